@@ -1,0 +1,71 @@
+// hosts.yaml: the fleet. Parses the file and expands every entry into slots
+// (the cartesian product of its lists), grouping slots by host. Pure: reads
+// only the text it is given.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/config/params.h"
+
+namespace runner {
+
+// Where a host is reached. `local` is true only for the bare word
+// "localhost" (no user, no port): it runs jobs as local processes.
+struct HostAddress {
+  std::string user;  // empty: the current user / ssh config decides
+  std::string host;  // name or address, without brackets for IPv6
+  int port = 0;      // 0: default (22 / ssh config)
+  bool local = false;
+};
+
+// Parses `host`, `user@host`, `host:port`, `user@host:port`, `[v6]:port`,
+// `[v6]`. Throws ConfigError (without position) on a malformed port or an
+// empty host.
+HostAddress parse_host_address(std::string_view text);
+
+// One unit of capacity: runs one job at a time.
+struct Slot {
+  int host = 0;      // index into Fleet::hosts
+  int index = 0;     // 0-based position among its host's slots
+  Params params;     // host parameters of this slot, file order, no `hostname`
+  std::string label; // for output prefixes: "node01 gpu=0", "node01 #2", "node01"
+};
+
+// All slots that share one hostname (after templating). Reached over one
+// pool of connections.
+struct Host {
+  std::string name;      // the hostname string as the user wrote/rendered it
+  HostAddress address;
+  std::vector<int> slots;  // indices into Fleet::slots, in slot-index order
+  int line = 0;            // hosts.yaml line of the first entry naming it
+};
+
+struct Fleet {
+  std::vector<Host> hosts;
+  std::vector<Slot> slots;
+};
+
+// Parses hosts.yaml text. `path` is used in error messages only.
+// Rules (SPEC section 1):
+//  - the document is a YAML sequence; an empty document is an error
+//    ("no hosts");
+//  - an item is a scalar hostname, or a mapping with key `hostname`
+//    (scalar or list) plus parameters (scalar or list of scalars);
+//  - a mapping expands to the cartesian product of its lists, `hostname`
+//    slowest, then the other keys in file order, the last fastest;
+//  - `slots: N` (positive integer) gives N anonymous slots per hostname,
+//    combined with any other parameters;
+//  - `hostname` may contain templates (<<x>> / {{ x }}) of its entry's
+//    parameters; it is rendered per product element;
+//  - slots of the same rendered hostname form one Host, indices continuing
+//    across entries.
+// Every error is a ConfigError naming path, line and column, e.g. an entry
+// without `hostname`, a nested mapping as a value, an empty list.
+Fleet parse_hosts(std::string_view text, const std::string& path);
+
+// Reads and parses the file; a missing file is a ConfigError saying so.
+Fleet load_hosts(const std::string& path);
+
+}  // namespace runner

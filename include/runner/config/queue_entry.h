@@ -1,0 +1,75 @@
+// One entry of queue.yaml and the jobs it stands for. Pure logic: expansion
+// of a product entry, the job it yields first, and the at most k entries that
+// hold the rest (SPEC section 2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "runner/config/params.h"
+
+namespace runner {
+
+// Keys with a meaning of their own; never plain job parameters.
+bool is_reserved_job_key(const std::string& key);  // "command", "slots"
+
+// One key of a queue entry with all its values, as written.
+struct EntryKey {
+  std::string name;
+  std::vector<std::string> values;  // a scalar is a list of one
+  bool was_list = false;            // written as a YAML sequence
+  int line = 0;                     // 1-based line of the key
+};
+
+// A queue.yaml entry. A plain string entry is represented as a single
+// `command` key with was_list = false and plain = true.
+struct QueueEntry {
+  std::vector<EntryKey> keys;  // file order; always contains "command"
+  bool plain = false;          // written as a bare string, not a mapping
+  int line = 0;                // 1-based position of the entry's value
+  int column = 0;
+};
+
+// One job: a command template plus its parameters.
+struct JobSpec {
+  std::string command;  // still a template
+  Params params;        // non-reserved keys, file order
+  int slots = 1;        // how many slots of one host it needs
+  int line = 0;         // line of the entry it came from
+};
+
+// Builds a QueueEntry from one item of the queue.yaml sequence. Throws
+// ConfigError (path, line, column) for: a mapping without `command`, a
+// nested mapping or null as a value, an empty list, `slots` that is not a
+// positive integer.
+QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path);
+
+// Number of jobs the entry stands for (product of list sizes).
+std::size_t job_count(const QueueEntry& entry);
+
+// All jobs, `command` slowest, then the other keys in file order, the last
+// fastest (SPEC section 2).
+std::vector<JobSpec> expand(const QueueEntry& entry);
+
+// The first job of expand(entry), without expanding the rest.
+JobSpec first_job(const QueueEntry& entry);
+
+// The entries that hold exactly the jobs of `entry` after its first one, in
+// the same order: at most k entries for k keys, keys in the same order as
+// `entry`, lists of one value written as scalars where the user wrote a
+// scalar. Empty when the entry had one job.
+std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry);
+
+// A job in canonical form: a mapping with `command` and one scalar value per
+// parameter (and `slots` when not 1), as entries of consumed.yaml.
+QueueEntry canonical_entry(const JobSpec& job);
+
+// YAML text of one sequence item ("- ..." lines, each ending in '\n'),
+// indented by `indent` spaces. A plain entry is written as `- <scalar>`.
+// Multi-line strings use literal block style. Parsing the text back with
+// parse_queue_entry gives an equal entry (keys, values, plain).
+std::string entry_to_yaml(const QueueEntry& entry, int indent = 0);
+
+}  // namespace runner

@@ -1,0 +1,26 @@
+// Shell quoting and the wrapper that runs a job in its own process group and
+// reports that group's id. Pure.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace runner {
+
+// `text` as one POSIX shell word: single-quoted, each ' written as '\''.
+std::string shell_quote(std::string_view text);
+
+// What is sent over SSH for a job: the remote login shell execs `sh`, which
+// prints "runner-pgid <pid>\n" on stdout (sshd makes the command's process a
+// session and group leader, so its pid is the group id) and then execs
+// `sh -c '<command>'`.
+std::string remote_job_command(std::string_view command);
+
+// Parses the first stdout line the wrapper prints ("runner-pgid 123").
+std::optional<long> parse_pgid_line(std::string_view line);
+
+// The command that sends `signal` to process group `pgid` on a host.
+std::string kill_group_command(long pgid, int signal);
+
+}  // namespace runner

@@ -1,0 +1,67 @@
+// The queue file on disk: taking the first job and appending jobs, each
+// under the queue lock, each writing a new file beside the old one and
+// renaming it over (fsync'd), so a crash never leaves a half-written queue.
+// A file that does not parse is never written.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "runner/config/queue_entry.h"
+#include "runner/queue/queue_lock.h"
+
+namespace runner {
+
+// Outcomes of QueueFile::take_first.
+struct Taken {
+  JobSpec job;
+};
+struct QueueEmpty {};
+struct HeadNotPlaceable {  // the first job exists but `can_place` said no
+  JobSpec job;
+};
+struct QueueUnavailable {  // locked by someone else, or does not parse
+  std::string reason;      // "locked by pid 12", or "queue.yaml:3:1: ..."
+  bool parse_error = false;
+};
+using TakeResult = std::variant<Taken, QueueEmpty, HeadNotPlaceable, QueueUnavailable>;
+
+class QueueFile {
+ public:
+  explicit QueueFile(std::string path, QueueLock::Warn warn = {});
+
+  const std::string& path() const { return m_path; }
+
+  // Under the lock: parse, look at the first job; if `can_place(job)` is
+  // true, remove it from the file, append it to consumed.yaml and return
+  // it. A missing queue file counts as empty.
+  TakeResult take_first(const std::function<bool(const JobSpec&)>& can_place);
+
+  // Parses the file without the lock (for validation and dry runs). Throws
+  // ConfigError. A missing file is a ConfigError.
+  std::vector<QueueEntry> read_entries() const;
+
+  // Under the lock (waiting up to `timeout_ms` for it): appends the items
+  // (YAML sequence-item text) to the queue. Throws ConfigError when the
+  // queue does not parse, or the items do not; std::runtime_error when the
+  // lock cannot be had in time.
+  void append(const std::string& items, int timeout_ms = 10000);
+
+  // consumed.yaml beside the queue file.
+  std::string consumed_path() const;
+
+ private:
+  std::string m_path;
+  QueueLock::Warn m_warn;
+};
+
+// Writes `text` to `path` atomically: a temporary file in the same
+// directory, fsync, rename, keeping the old file's permissions.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+// Reads a whole file; throws std::system_error when it cannot.
+std::string read_file(const std::string& path);
+
+}  // namespace runner

@@ -1,0 +1,36 @@
+// The queue lock: `<queue>.lock`, created with O_CREAT|O_EXCL holding the
+// owner's pid, removed on release: the protocol Pegasus uses, so both tools
+// can share a queue. A lock whose pid is not a live process is broken with a
+// warning (through the `warn` callback), never silently.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace runner {
+
+class QueueLock {
+ public:
+  using Warn = std::function<void(const std::string&)>;
+
+  // Tries once. Returns nullopt when another live process holds the lock;
+  // `holder` (if given) then describes it ("pid 1234"). Throws
+  // std::system_error for I/O errors other than EEXIST.
+  static std::optional<QueueLock> try_acquire(const std::string& queue_path, const Warn& warn,
+                                              std::string* holder = nullptr);
+
+  QueueLock(QueueLock&& other) noexcept;
+  QueueLock& operator=(QueueLock&& other) noexcept;
+  QueueLock(const QueueLock&) = delete;
+  QueueLock& operator=(const QueueLock&) = delete;
+  ~QueueLock();  // releases
+
+  static std::string lock_path(const std::string& queue_path);  // queue_path + ".lock"
+
+ private:
+  explicit QueueLock(std::string lock_path) : m_lock_path(std::move(lock_path)) {}
+  std::string m_lock_path;  // empty once moved from
+};
+
+}  // namespace runner

@@ -7,8 +7,6 @@
 // delivered to TransportEvents from inside step() (or connect()).
 #pragma once
 
-#include <poll.h>
-
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -16,9 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/exec/pollable.h"
+
 namespace runner {
 
-using Clock = std::chrono::steady_clock;
 using JobId = std::uint64_t;
 
 enum class OutputStream { out, err };
@@ -54,19 +53,6 @@ class TransportEvents {
   virtual void job_started(JobId job, long pgid) = 0;
   virtual void job_output(JobId job, OutputStream stream, std::string_view bytes) = 0;
   virtual void job_exited(JobId job, const JobExit& exit) = 0;
-};
-
-// Something the event loop polls.
-class Pollable {
- public:
-  virtual ~Pollable() = default;
-  // Appends the descriptors to wait on, with the events wanted.
-  virtual void poll_fds(std::vector<pollfd>& out) = 0;
-  // Makes all the progress possible without blocking. Called after every
-  // wake-up of the loop, whether or not one of its fds was ready.
-  virtual void step(Clock::time_point now) = 0;
-  // The latest time step() must run again even if no fd becomes ready.
-  virtual std::optional<Clock::time_point> deadline() const = 0;
 };
 
 // One host: its connection(s) and the jobs running there.

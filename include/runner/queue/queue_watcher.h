@@ -1,0 +1,32 @@
+// Notices, through inotify on its directory, when the queue file is written
+// or replaced and when its lock is released, so a waiting runner picks up
+// new jobs at once instead of polling.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "runner/exec/pollable.h"
+
+namespace runner {
+
+class QueueWatcher final : public Pollable {
+ public:
+  // Throws std::system_error when inotify is not available.
+  QueueWatcher(const std::string& queue_path, std::function<void()> on_change);
+  ~QueueWatcher() override;
+  QueueWatcher(const QueueWatcher&) = delete;
+  QueueWatcher& operator=(const QueueWatcher&) = delete;
+
+  void poll_fds(std::vector<pollfd>& out) override;
+  void step(Clock::time_point now) override;
+  std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
+
+ private:
+  int m_fd = -1;
+  std::string m_queue_name;
+  std::string m_lock_name;
+  std::function<void()> m_on_change;
+};
+
+}  // namespace runner

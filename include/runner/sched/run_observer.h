@@ -1,0 +1,42 @@
+// What the scheduler reports about a run, for the terminal, the journal and
+// the job logs. The scheduler decides; observers only record and show.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/config/hosts.h"
+#include "runner/config/queue_entry.h"
+#include "runner/exec/transport.h"
+
+namespace runner {
+
+// A job that has been given slots and started.
+struct RunningJob {
+  JobId id = 0;
+  JobSpec spec;
+  std::string command;     // rendered
+  int host = 0;
+  std::vector<int> slots;  // indices into Fleet::slots
+  std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
+  Clock::time_point start;
+  long pgid = 0;           // 0 until known
+};
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void host_ready(const Host& host) = 0;
+  virtual void host_failed(const Host& host, const TransportError& error) = 0;
+  virtual void job_started(const RunningJob& job) = 0;
+  virtual void job_pgid(const RunningJob& job) = 0;
+  virtual void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) = 0;
+  virtual void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) = 0;
+  // Something the user should know about the run as a whole: the queue is
+  // locked or does not parse, a job cannot be placed, stopping.
+  virtual void notice(const std::string& message) = 0;
+  virtual void warning(const std::string& message) = 0;
+};
+
+}  // namespace runner

@@ -1,0 +1,210 @@
+// Local slots: each job is `sh -c <command>` spawned as a child in its own
+// process group, stdin from /dev/null, stdout and stderr through
+// non-blocking pipes; a pidfd tells when it exits.
+#include "runner/exec/local_transport.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace runner {
+
+namespace {
+
+std::string signal_name(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  return abbrev ? abbrev : fmt::format("SIG{}", signal);
+}
+
+// One running child: its pipes and pidfd; -1 once closed.
+struct LocalJob {
+  pid_t pid = -1;
+  int pidfd = -1;
+  std::array<int, 2> pipes{-1, -1};  // stdout, stderr read ends
+  bool reaped = false;
+  JobExit exit;
+};
+
+class LocalTransport final : public HostTransport {
+ public:
+  LocalTransport(int host, TransportEvents& events) : m_host(host), m_events(events) {}
+
+  ~LocalTransport() override {
+    for (auto& [id, job] : m_jobs) {
+      if (!job.reaped) {
+        kill(-job.pid, SIGKILL);
+        waitpid(job.pid, nullptr, 0);
+      }
+      close_job_fds(job);
+    }
+  }
+
+  void connect() override { m_events.host_ready(m_host); }
+
+  void start_job(JobId id, const std::string& command) override {
+    LocalJob job;
+    std::string error = spawn(command, job);
+    if (!error.empty()) {
+      JobExit exit;
+      exit.error = error;
+      m_events.job_exited(id, exit);
+      return;
+    }
+    pid_t pid = job.pid;
+    m_jobs.emplace(id, job);
+    m_events.job_started(id, pid);
+  }
+
+  void signal_job(JobId id, int signal) override {
+    auto it = m_jobs.find(id);
+    if (it != m_jobs.end()) kill(-it->second.pid, signal);
+  }
+
+  void shutdown() override {}
+  bool idle() const override { return m_jobs.empty(); }
+
+  void poll_fds(std::vector<pollfd>& out) override {
+    for (auto& [id, job] : m_jobs) {
+      for (int fd : job.pipes)
+        if (fd >= 0) out.push_back({fd, POLLIN, 0});
+      if (!job.reaped) out.push_back({job.pidfd, POLLIN, 0});
+    }
+  }
+
+  void step(Clock::time_point) override {
+    for (auto it = m_jobs.begin(); it != m_jobs.end();) {
+      JobId id = it->first;
+      LocalJob& job = it->second;
+      drain(id, job);
+      if (!job.reaped) reap(job);
+      if (job.reaped && job.pipes[0] < 0 && job.pipes[1] < 0) {
+        JobExit exit = job.exit;
+        close_job_fds(job);
+        it = m_jobs.erase(it);
+        m_events.job_exited(id, exit);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
+
+ private:
+  static std::string spawn(const std::string& command, LocalJob& job) {
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
+    if (pipe2(err, O_CLOEXEC) != 0) {
+      close(out[0]);
+      close(out[1]);
+      return fmt::format("pipe: {}", std::strerror(errno));
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) sigaddset(&defaults, s);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+
+    const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+    int rc = posix_spawn(&job.pid, "/bin/sh", &actions, &attr, const_cast<char**>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    close(out[1]);
+    close(err[1]);
+    if (rc != 0) {
+      close(out[0]);
+      close(err[0]);
+      return fmt::format("cannot run /bin/sh: {}", std::strerror(rc));
+    }
+    job.pipes = {out[0], err[0]};
+    for (int fd : job.pipes) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    job.pidfd = pidfd_open(job.pid, 0);
+    if (job.pidfd < 0) {
+      std::string error = fmt::format("pidfd_open: {} (Linux 5.3 or later is needed)", std::strerror(errno));
+      kill(-job.pid, SIGKILL);
+      waitpid(job.pid, nullptr, 0);
+      close_job_fds(job);
+      return error;
+    }
+    return {};
+  }
+
+  void drain(JobId id, LocalJob& job) {
+    char buffer[65536];
+    for (int stream = 0; stream < 2; ++stream) {
+      int& fd = job.pipes[stream];
+      while (fd >= 0) {
+        ssize_t n = read(fd, buffer, sizeof buffer);
+        if (n > 0) {
+          m_events.job_output(id, stream == 0 ? OutputStream::out : OutputStream::err,
+                              std::string_view(buffer, static_cast<size_t>(n)));
+          if (static_cast<size_t>(n) < sizeof buffer) break;
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          close(fd);
+          fd = -1;
+        } else if (errno == EAGAIN) {
+          break;
+        }
+      }
+    }
+  }
+
+  static void reap(LocalJob& job) {
+    int status = 0;
+    pid_t r = waitpid(job.pid, &status, WNOHANG);
+    if (r != job.pid) return;
+    job.reaped = true;
+    if (WIFEXITED(status)) {
+      job.exit.code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      job.exit.signal = signal_name(WTERMSIG(status));
+    }
+    if (job.pidfd >= 0) {
+      close(job.pidfd);
+      job.pidfd = -1;
+    }
+  }
+
+  static void close_job_fds(LocalJob& job) {
+    for (int& fd : job.pipes)
+      if (fd >= 0) close(std::exchange(fd, -1));
+    if (job.pidfd >= 0) close(std::exchange(job.pidfd, -1));
+  }
+
+  int m_host;
+  TransportEvents& m_events;
+  std::map<JobId, LocalJob> m_jobs;
+};
+
+}  // namespace
+
+std::unique_ptr<HostTransport> make_local_transport(int host, TransportEvents& events) {
+  return std::make_unique<LocalTransport>(host, events);
+}
+
+}  // namespace runner

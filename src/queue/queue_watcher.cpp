@@ -1,0 +1,52 @@
+#include "runner/queue/queue_watcher.h"
+
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+
+namespace runner {
+
+QueueWatcher::QueueWatcher(const std::string& queue_path, std::function<void()> on_change)
+    : m_on_change(std::move(on_change)) {
+  std::filesystem::path path = std::filesystem::absolute(queue_path);
+  m_queue_name = path.filename().string();
+  m_lock_name = m_queue_name + ".lock";
+  m_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (m_fd < 0) throw std::system_error(errno, std::generic_category(), "inotify_init1");
+  std::string dir = path.parent_path().string();
+  if (inotify_add_watch(m_fd, dir.c_str(),
+                        IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MODIFY) < 0) {
+    int error = errno;
+    close(m_fd);
+    throw std::system_error(error, std::generic_category(), "inotify_add_watch " + dir);
+  }
+}
+
+QueueWatcher::~QueueWatcher() {
+  if (m_fd >= 0) close(m_fd);
+}
+
+void QueueWatcher::poll_fds(std::vector<pollfd>& out) { out.push_back({m_fd, POLLIN, 0}); }
+
+void QueueWatcher::step(Clock::time_point) {
+  alignas(inotify_event) char buffer[8192];
+  bool changed = false;
+  while (true) {
+    ssize_t n = read(m_fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    for (char* p = buffer; p < buffer + n;) {
+      auto* event = reinterpret_cast<inotify_event*>(p);
+      std::string_view name = event->len ? std::string_view(event->name) : std::string_view();
+      bool queue_written = name == m_queue_name && (event->mask & ~IN_DELETE);
+      bool lock_released = name == m_lock_name && (event->mask & IN_DELETE);
+      if (queue_written || lock_released || (event->mask & IN_Q_OVERFLOW)) changed = true;
+      p += sizeof(inotify_event) + event->len;
+    }
+  }
+  if (changed) m_on_change();
+}
+
+}  // namespace runner

@@ -1,0 +1,331 @@
+// The scheduling policy against scripted transports: no sockets, no sleeps;
+// time is passed in.
+#include "runner/sched/scheduler.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "sched/fakes.h"
+
+namespace runner {
+namespace {
+
+using testing::FakeTransport;
+using testing::ListSource;
+using testing::RecordingObserver;
+
+// hosts: name -> gpu values
+Fleet make_fleet(const std::vector<std::pair<std::string, std::vector<std::string>>>& hosts) {
+  Fleet fleet;
+  for (const auto& [name, gpus] : hosts) {
+    Host host;
+    host.name = name;
+    host.address.host = name;
+    int h = static_cast<int>(fleet.hosts.size());
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      Slot slot;
+      slot.host = h;
+      slot.index = static_cast<int>(i);
+      slot.params = {{"gpu", gpus[i]}};
+      slot.label = name + " gpu=" + gpus[i];
+      host.slots.push_back(static_cast<int>(fleet.slots.size()));
+      fleet.slots.push_back(slot);
+    }
+    fleet.hosts.push_back(host);
+  }
+  return fleet;
+}
+
+struct Harness {
+  Fleet fleet;
+  ListSource source;
+  RecordingObserver observer;
+  std::vector<std::unique_ptr<FakeTransport>> transports;
+  std::unique_ptr<Scheduler> scheduler;
+  Clock::time_point now{};
+  JobId next_id = 1;
+
+  explicit Harness(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
+    std::vector<HostTransport*> raw;
+    for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
+      transports.push_back(std::make_unique<FakeTransport>(static_cast<int>(h)));
+      raw.push_back(transports.back().get());
+    }
+    scheduler = std::make_unique<Scheduler>(fleet, raw, source, observer, options,
+                                            [this] { return next_id++; });
+    for (auto& t : transports) t->events = scheduler.get();
+  }
+
+  // One loop iteration: transports first, the scheduler last, as in a run.
+  void tick(Clock::duration advance = std::chrono::milliseconds(10)) {
+    now += advance;
+    for (auto& t : transports) t->step(now);
+    scheduler->step(now);
+  }
+
+  int run(int max_ticks = 1000) {
+    for (int i = 0; i < max_ticks && !scheduler->finished(); ++i) tick();
+    EXPECT_TRUE(scheduler->finished()) << "run did not finish";
+    return scheduler->exit_code();
+  }
+
+  std::vector<std::string> all_started() const {
+    std::vector<std::string> out;
+    for (const auto& t : transports)
+      for (const auto& [id, cmd] : t->started) out.push_back(cmd);
+    return out;
+  }
+};
+
+TEST(Scheduler, QueueModeRunsEveryJobOnceFifo) {
+  Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0", "1"}}}));
+  for (int i = 0; i < 9; ++i) h.source.add("job" + std::to_string(i));
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  auto started = h.all_started();
+  ASSERT_EQ(started.size(), 9u);
+  std::sort(started.begin(), started.end());
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(started[i], "job" + std::to_string(i));
+  // FIFO: the observer saw starts in queue order.
+  std::vector<std::string> starts;
+  for (const auto& e : h.observer.events)
+    if (e.rfind("start ", 0) == 0) starts.push_back(e.substr(e.rfind(' ') + 1));
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(starts[i], "job" + std::to_string(i));
+}
+
+TEST(Scheduler, NeverRunsMoreJobsThanSlots) {
+  Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}));
+  for (auto& t : h.transports)
+    t->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 3}; };
+  for (int i = 0; i < 10; ++i) h.source.add("j");
+  h.scheduler->start();
+  std::size_t peak = 0;
+  for (int i = 0; i < 200 && !h.scheduler->finished(); ++i) {
+    h.tick();
+    peak = std::max(peak, h.scheduler->running_count());
+    EXPECT_LE(h.transports[0]->running(), 2u);
+    EXPECT_LE(h.transports[1]->running(), 1u);
+  }
+  EXPECT_EQ(peak, 3u);
+  EXPECT_EQ(h.scheduler->exit_code(), 0);
+}
+
+TEST(Scheduler, MultiSlotJobTakesSlotsOfOneHost) {
+  Harness h(make_fleet({{"a", {"0"}}, {"b", {"2", "3"}}}));
+  h.source.add("train", 2);
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  ASSERT_EQ(h.transports[1]->started.size(), 1u);
+  EXPECT_TRUE(h.transports[0]->started.empty());
+  ASSERT_EQ(h.observer.finished.size(), 1u);
+  EXPECT_EQ(h.observer.finished[0].first.label, "b gpu=2,3");
+  EXPECT_EQ(h.observer.finished[0].first.slots, (std::vector<int>{1, 2}));
+}
+
+TEST(Scheduler, HeadOfLineJobWaitsForEnoughSlots) {
+  Harness h(make_fleet({{"a", {"0", "1"}}}));
+  h.transports[0]->outcome = [](const std::string& c) {
+    return FakeTransport::Outcome{.steps = c == "long" ? 5 : 1};
+  };
+  h.source.add("long");
+  h.source.add("pair", 2);
+  h.source.add("after");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  // "after" must not overtake "pair" although a slot was free meanwhile.
+  std::vector<std::string> order;
+  for (const auto& [id, cmd] : h.transports[0]->started) order.push_back(cmd);
+  EXPECT_EQ(order, (std::vector<std::string>{"long", "pair", "after"}));
+}
+
+TEST(Scheduler, JobLargerThanEveryHostEndsTheRunWithAnError) {
+  Harness h(make_fleet({{"a", {"0", "1"}}}));
+  h.source.add("huge", 4);
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 1);
+  EXPECT_TRUE(h.transports[0]->started.empty());
+  ASSERT_FALSE(h.observer.notices.empty());
+  EXPECT_NE(h.observer.notices[0].find("needs 4 slots"), std::string::npos);
+}
+
+TEST(Scheduler, FailedJobMakesExitCodeOne) {
+  Harness h(make_fleet({{"a", {"0"}}}));
+  h.transports[0]->outcome = [](const std::string& c) {
+    return FakeTransport::Outcome{.exit = JobExit{.code = c == "bad" ? 3 : 0}};
+  };
+  h.source.add("good");
+  h.source.add("bad");
+  h.source.add("good");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 1);
+  EXPECT_EQ(h.all_started().size(), 3u);  // queue mode goes on after a failure
+}
+
+TEST(Scheduler, UnreachableHostLeavesTheOthersWorking) {
+  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
+  h.transports[0]->connect_error = TransportError{TransportErrorKind::connect, "a: refused"};
+  for (int i = 0; i < 4; ++i) h.source.add("j");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  EXPECT_TRUE(h.transports[0]->started.empty());
+  EXPECT_EQ(h.transports[1]->started.size(), 4u);
+  EXPECT_NE(std::find(h.observer.events.begin(), h.observer.events.end(), "failed a: a: refused"),
+            h.observer.events.end());
+}
+
+TEST(Scheduler, NoUsableHostIsAFailure) {
+  Harness h(make_fleet({{"a", {"0"}}}));
+  h.transports[0]->connect_error = TransportError{TransportErrorKind::auth, "a: denied"};
+  h.source.add("j");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 1);
+}
+
+TEST(Scheduler, LostConnectionFailsItsJobs) {
+  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
+  for (auto& t : h.transports)
+    t->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 5}; };
+  h.source.add("one");
+  h.source.add("two");
+  h.source.add("three");
+  h.scheduler->start();
+  h.tick();
+  h.transports[0]->drop();
+  EXPECT_EQ(h.run(), 1);
+  int lost = 0;
+  for (const auto& [job, exit] : h.observer.finished) lost += exit.lost;
+  EXPECT_EQ(lost, 1);
+  EXPECT_EQ(h.transports[1]->started.size(), 2u);
+}
+
+TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
+  Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
+  // Slot a/0 is slow; no slot may begin job 2 before every slot ended job 1.
+  for (auto& t : h.transports)
+    t->outcome = [](const std::string& c) {
+      return FakeTransport::Outcome{.steps = c.find("gpu=0 host=a") != std::string::npos ? 4 : 1};
+    };
+  h.source.add("step1 gpu=<<gpu>> host=<<hostname>>");
+  h.source.add("step2 gpu=<<gpu>> host=<<hostname>>");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  EXPECT_EQ(h.all_started().size(), 6u);
+  std::size_t last_end_of_1 = 0, first_start_of_2 = h.observer.events.size();
+  for (std::size_t i = 0; i < h.observer.events.size(); ++i) {
+    const auto& e = h.observer.events[i];
+    if (e.rfind("end ", 0) == 0 && e.find("step1") != std::string::npos) last_end_of_1 = i;
+    if (e.rfind("start ", 0) == 0 && e.find("step2") != std::string::npos)
+      first_start_of_2 = std::min(first_start_of_2, i);
+  }
+  EXPECT_LT(last_end_of_1, first_start_of_2);
+}
+
+TEST(Scheduler, BroadcastStopsAfterAFailedStep) {
+  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
+  h.transports[1]->outcome = [](const std::string&) {
+    return FakeTransport::Outcome{.exit = JobExit{.code = 1}};
+  };
+  h.source.add("one");
+  h.source.add("two");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 1);
+  EXPECT_EQ(h.all_started().size(), 2u);
+  EXPECT_EQ(h.source.jobs.size(), 1u);  // "two" stays in the queue
+}
+
+TEST(Scheduler, BroadcastIgnoreErrorsGoesOn) {
+  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}),
+            SchedulerOptions{.mode = Mode::broadcast, .ignore_errors = true});
+  h.transports[1]->outcome = [](const std::string&) {
+    return FakeTransport::Outcome{.exit = JobExit{.code = 1}};
+  };
+  h.source.add("one");
+  h.source.add("two");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 1);
+  EXPECT_EQ(h.all_started().size(), 4u);
+  EXPECT_TRUE(h.source.jobs.empty());
+}
+
+TEST(Scheduler, StopSchedulingLetsRunningJobsFinish) {
+  Harness h(make_fleet({{"a", {"0"}}}));
+  h.transports[0]->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 3}; };
+  h.source.add("one");
+  h.source.add("two");
+  h.scheduler->start();
+  h.tick();
+  h.scheduler->stop_scheduling();
+  EXPECT_EQ(h.run(), 130);
+  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"one"}));
+  EXPECT_TRUE(h.transports[0]->signals.empty());
+  EXPECT_EQ(h.source.jobs.size(), 1u);
+}
+
+TEST(Scheduler, CancelSendsTermThenKillAfterGrace) {
+  Harness h(make_fleet({{"a", {"0", "1"}}}),
+            SchedulerOptions{.kill_grace = std::chrono::seconds(5)});
+  h.transports[0]->outcome = [](const std::string&) {
+    return FakeTransport::Outcome{.steps = 1'000'000};
+  };
+  h.source.add("x");
+  h.source.add("y");
+  h.scheduler->start();
+  h.tick();
+  ASSERT_EQ(h.scheduler->running_count(), 2u);
+  h.scheduler->cancel_running(h.now);
+  ASSERT_EQ(h.transports[0]->signals.size(), 2u);
+  EXPECT_EQ(h.transports[0]->signals[0].second, SIGTERM);
+  h.tick(std::chrono::seconds(1));
+  EXPECT_EQ(h.transports[0]->signals.size(), 2u);  // not yet
+  EXPECT_EQ(*h.scheduler->deadline(), h.now + std::chrono::seconds(4));
+  h.tick(std::chrono::seconds(5));
+  ASSERT_EQ(h.transports[0]->signals.size(), 4u);
+  EXPECT_EQ(h.transports[0]->signals[3].second, SIGKILL);
+  EXPECT_EQ(h.run(), 130);
+}
+
+TEST(Scheduler, DaemonWaitsForNewJobs) {
+  Harness h(make_fleet({{"a", {"0"}}}), SchedulerOptions{.daemon = true});
+  h.scheduler->start();
+  for (int i = 0; i < 20; ++i) h.tick();
+  EXPECT_FALSE(h.scheduler->finished());
+  int takes = h.source.takes;
+  for (int i = 0; i < 20; ++i) h.tick();
+  EXPECT_EQ(h.source.takes, takes) << "an idle daemon must not re-read an unchanged queue";
+  h.source.add("late");
+  h.scheduler->queue_changed();
+  h.tick();
+  h.tick();
+  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"late"}));
+  EXPECT_FALSE(h.scheduler->finished());
+}
+
+TEST(Scheduler, UnavailableQueueIsReportedOnceAndRetried) {
+  Harness h(make_fleet({{"a", {"0"}}}), SchedulerOptions{.retry_interval = std::chrono::seconds(1)});
+  h.source.unavailable = QueueUnavailable{"queue.yaml:3:1: bad indentation", true};
+  h.source.add("j");
+  h.scheduler->start();
+  for (int i = 0; i < 5; ++i) h.tick(std::chrono::milliseconds(300));
+  EXPECT_EQ(h.observer.notices.size(), 1u);
+  EXPECT_NE(h.observer.notices[0].find("queue.yaml:3:1"), std::string::npos);
+  EXPECT_GE(h.source.takes, 2);
+  EXPECT_TRUE(h.all_started().empty());
+  h.source.unavailable.reset();
+  EXPECT_EQ(h.run(), 0);
+  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"j"}));
+}
+
+TEST(Scheduler, RendersHostAndJobVariables) {
+  Harness h(make_fleet({{"node1", {"5", "6"}}}));
+  h.source.add("run <<model>> on <<hostname>> gpu <<gpu>> slots <<slots>>", 2, {{"model", "m"}});
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"run m on node1 gpu 5,6 slots 0,1"}));
+}
+
+}  // namespace
+}  // namespace runner

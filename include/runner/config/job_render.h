@@ -1,0 +1,42 @@
+// What a job sees when it runs: its variables on the slots it was given and
+// its rendered command (SPEC section 3), and the check, before anything
+// runs, that every queued job fits the fleet and renders. Pure logic.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runner/config/hosts.h"
+#include "runner/config/params.h"
+#include "runner/config/queue_entry.h"
+
+namespace runner {
+
+// How jobs meet slots: `queue` runs each job once on job.slots free slots of
+// one host; `broadcast` runs each job on every slot, one slot per run.
+enum class JobPlacement { queue, broadcast };
+
+// The variables of `job` on `slot_ids` (Fleet::slots indices, all of one
+// host, in allocation order), each name once: the job's parameters, then
+// `hostname` (Host::name) and `slots` (the Slot::index values,
+// comma-joined), then every host parameter that all the given slots define,
+// its values comma-joined in slot order ("2,3"). An earlier name shadows a
+// later one, so a job parameter overrides a host parameter.
+// Throws std::invalid_argument for no slots or slots of several hosts.
+Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
+
+// job.command rendered with job_variables. Throws UndefinedVariable.
+std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
+
+// Checks every job of every entry without running anything, and without
+// expanding products job by job. Throws ConfigError (queue_path, the
+// entry's line and column) for the first entry that
+//  - needs more slots than the largest host has (queue), or more than one
+//    slot (broadcast);
+//  - uses a variable that neither the job, nor a builtin (`hostname`,
+//    `slots`), nor every slot of every host that could run it defines
+//    (queue: hosts with at least job.slots slots; broadcast: all hosts).
+void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                   const std::string& queue_path, JobPlacement placement = JobPlacement::queue);
+
+}  // namespace runner

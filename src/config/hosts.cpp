@@ -1,0 +1,368 @@
+// hosts.yaml: parsing host addresses and expanding entries into the slots
+// and hosts of a Fleet (SPEC section 1). Pure except load_hosts, which reads
+// one file.
+#include "runner/config/hosts.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "runner/config/config_error.h"
+#include "runner/config/template.h"
+
+namespace runner {
+
+namespace {
+
+constexpr std::string_view k_hostname_key = "hostname";
+constexpr std::string_view k_slots_key = "slots";
+constexpr int k_max_slot_count = 100000;
+
+// A 1-based position in the hosts file.
+struct Position {
+  int line = 0;
+  int column = 0;
+};
+
+Position position_of(const YAML::Mark& mark) {
+  if (mark.is_null()) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+// yaml-cpp places an implicit null (`-` followed by nothing) at the next
+// token. Walk back over blanks to the `-` that introduced it, if there is one.
+Position position_of_empty_item(std::string_view text, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.pos < 0) return position_of(mark);
+  std::size_t pos = std::min(static_cast<std::size_t>(mark.pos), text.size());
+  while (pos > 0 && (text[pos - 1] == ' ' || text[pos - 1] == '\t' || text[pos - 1] == '\n' ||
+                     text[pos - 1] == '\r'))
+    --pos;
+  if (pos == 0 || text[pos - 1] != '-') return position_of(mark);
+  std::size_t dash = pos - 1;
+  std::size_t line_start = text.rfind('\n', dash);
+  line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + dash, '\n'));
+  return {line, static_cast<int>(dash - line_start) + 1};
+}
+
+bool parse_port(std::string_view text, int& port) {
+  if (text.empty() || text.size() > 5) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  std::from_chars(text.data(), text.data() + text.size(), port);
+  return port >= 1 && port <= 65535;
+}
+
+// One value of an entry key with where it was written.
+struct Value {
+  std::string text;
+  Position position;
+};
+
+// A key of a hosts.yaml mapping with all its values.
+struct EntryKeyValues {
+  std::string name;
+  std::vector<Value> values;
+};
+
+// Accumulates slots into a Fleet, grouping them by hostname.
+class FleetBuilder {
+ public:
+  explicit FleetBuilder(std::string path) : m_path(std::move(path)) {}
+
+  void add_slot(const std::string& hostname, Position where, int entry_line, Params params) {
+    int host_id = host_for(hostname, where, entry_line);
+    Host& host = m_fleet.hosts[host_id];
+    Slot slot;
+    slot.host = host_id;
+    slot.index = static_cast<int>(host.slots.size());
+    slot.params = std::move(params);
+    host.slots.push_back(static_cast<int>(m_fleet.slots.size()));
+    m_fleet.slots.push_back(std::move(slot));
+  }
+
+  Fleet finish() {
+    assign_labels();
+    return std::move(m_fleet);
+  }
+
+ private:
+  int host_for(const std::string& hostname, Position where, int entry_line) {
+    auto found = m_host_ids.find(hostname);
+    if (found != m_host_ids.end()) return found->second;
+    Host host;
+    host.name = hostname;
+    try {
+      host.address = parse_host_address(hostname);
+    } catch (const ConfigError& error) {
+      throw ConfigError(m_path, where.line, where.column, error.detail());
+    }
+    host.line = entry_line;
+    int id = static_cast<int>(m_fleet.hosts.size());
+    m_fleet.hosts.push_back(std::move(host));
+    m_host_ids.emplace(hostname, id);
+    return id;
+  }
+
+  // "node01 gpu=0"; the slot index is appended ("node01 #2") only when the
+  // hostname and parameters alone do not tell a slot apart from another.
+  void assign_labels() {
+    std::unordered_map<std::string, int> uses;
+    for (Slot& slot : m_fleet.slots) {
+      slot.label = m_fleet.hosts[slot.host].name;
+      for (const auto& [key, value] : slot.params) slot.label += fmt::format(" {}={}", key, value);
+      ++uses[slot.label];
+    }
+    for (Slot& slot : m_fleet.slots)
+      if (uses[slot.label] > 1) slot.label += fmt::format(" #{}", slot.index);
+  }
+
+  std::string m_path;
+  Fleet m_fleet;
+  std::unordered_map<std::string, int> m_host_ids;
+};
+
+// Parses one item of the hosts sequence into slots of the builder.
+class EntryParser {
+ public:
+  EntryParser(std::string_view text, const std::string& path, FleetBuilder& builder)
+      : m_text(text), m_path(path), m_builder(builder) {}
+
+  void parse(const YAML::Node& item) {
+    Position where = position_of(item.Mark());
+    switch (item.Type()) {
+      case YAML::NodeType::Scalar:
+        add_slots(Value{item.Scalar(), where}, where.line, {}, 1);
+        return;
+      case YAML::NodeType::Map:
+        parse_mapping(item);
+        return;
+      case YAML::NodeType::Sequence:
+        fail(where,
+             "a host entry is a hostname or a mapping with `hostname`, not a list; "
+             "write `- hostname: [a, b]` for several hosts");
+      default:
+        fail(position_of_empty_item(m_text, item.Mark()),
+             "empty host entry; write a hostname after `-` or remove the line");
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(Position where, const std::string& message) const {
+    throw ConfigError(m_path, where.line, where.column, message);
+  }
+
+  void parse_mapping(const YAML::Node& item) {
+    Position entry_where = position_of(item.Mark());
+    std::vector<Value> hostnames;
+    bool has_hostname = false;
+    int slot_count = 1;
+    std::vector<EntryKeyValues> keys;
+    std::vector<std::string> seen;
+
+    for (auto it = item.begin(); it != item.end(); ++it) {
+      const YAML::Node& key = it->first;
+      const YAML::Node& value = it->second;
+      Position key_where = position_of(key.Mark());
+      if (!key.IsScalar())
+        fail(key_where, "a host parameter name must be a plain word, e.g. `gpu:`");
+      std::string name = key.Scalar();
+      if (std::find(seen.begin(), seen.end(), name) != seen.end())
+        fail(key_where, fmt::format("`{}` appears twice in this entry; keep one", name));
+      seen.push_back(name);
+
+      if (name == k_slots_key) {
+        slot_count = parse_slot_count(value, key_where);
+        continue;
+      }
+      std::vector<Value> values = scalar_values(name, value, key_where);
+      if (name == k_hostname_key) {
+        hostnames = std::move(values);
+        has_hostname = true;
+      } else {
+        keys.push_back(EntryKeyValues{std::move(name), std::move(values)});
+      }
+    }
+    if (!has_hostname)
+      fail(entry_where, "host entry has no `hostname` key; add `hostname: <host>`");
+
+    for (const Value& hostname : hostnames) expand(hostname, entry_where.line, keys, slot_count);
+  }
+
+  // Every element of the product of `keys` (last key fastest) for one
+  // hostname value.
+  void expand(const Value& hostname, int entry_line, const std::vector<EntryKeyValues>& keys,
+              int slot_count) {
+    std::vector<std::size_t> digits(keys.size(), 0);
+    do {
+      Params params;
+      params.reserve(keys.size());
+      for (std::size_t k = 0; k < keys.size(); ++k)
+        params.emplace_back(keys[k].name, keys[k].values[digits[k]].text);
+      add_slots(hostname, entry_line, params, slot_count);
+    } while (advance(digits, keys));
+  }
+
+  // Steps the product counter, last key fastest; false after the last element.
+  static bool advance(std::vector<std::size_t>& digits, const std::vector<EntryKeyValues>& keys) {
+    for (std::size_t k = keys.size(); k-- > 0;) {
+      if (++digits[k] < keys[k].values.size()) return true;
+      digits[k] = 0;
+    }
+    return false;
+  }
+
+  void add_slots(const Value& hostname, int entry_line, const Params& params, int slot_count) {
+    std::string rendered;
+    try {
+      rendered = render_template(hostname.text,
+                                 [&](std::string_view name) { return find_param(params, name); });
+    } catch (const UndefinedVariable& undefined) {
+      fail(hostname.position,
+           fmt::format("hostname `{}` uses `{}`, which this entry does not define; add `{}:` to "
+                       "the entry",
+                       hostname.text, undefined.name, undefined.name));
+    }
+    for (int i = 0; i < slot_count; ++i)
+      m_builder.add_slot(rendered, hostname.position, entry_line, params);
+  }
+
+  int parse_slot_count(const YAML::Node& value, Position key_where) const {
+    const std::string hint = "`slots` must be a positive integer, e.g. `slots: 4`";
+    if (!value.IsScalar()) fail(value.IsNull() ? key_where : position_of(value.Mark()), hint);
+    const std::string& text = value.Scalar();
+    int count = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (error != std::errc() || end != text.data() + text.size() || count < 1 ||
+        count > k_max_slot_count)
+      fail(position_of(value.Mark()),
+           fmt::format("{} up to {} (got `{}`)", hint, k_max_slot_count, text));
+    return count;
+  }
+
+  std::vector<Value> scalar_values(const std::string& name, const YAML::Node& value,
+                                   Position key_where) const {
+    if (value.IsScalar()) return {Value{value.Scalar(), position_of(value.Mark())}};
+    if (value.IsNull())
+      fail(key_where, fmt::format("`{}` has no value; give a value or remove the key", name));
+    if (value.IsMap())
+      fail(position_of(value.Mark()),
+           fmt::format("`{}` is a mapping; use a value or a list of values", name));
+    if (value.size() == 0)
+      fail(position_of(value.Mark()),
+           fmt::format("`{}` is an empty list; give at least one value or remove the key", name));
+    std::vector<Value> values;
+    for (const YAML::Node& element : value) {
+      if (!element.IsScalar())
+        fail(element.IsNull() ? position_of(value.Mark()) : position_of(element.Mark()),
+             fmt::format("every element of `{}` must be a plain value (not a list, a mapping "
+                         "or empty)",
+                         name));
+      values.push_back(Value{element.Scalar(), position_of(element.Mark())});
+    }
+    return values;
+  }
+
+  std::string_view m_text;
+  const std::string& m_path;
+  FleetBuilder& m_builder;
+};
+
+}  // namespace
+
+HostAddress parse_host_address(std::string_view text) {
+  auto malformed = [&](std::string_view why) {
+    return ConfigError(fmt::format("bad host address `{}`: {}", text, why));
+  };
+  HostAddress address;
+  if (text == "localhost") {
+    address.host = "localhost";
+    address.local = true;
+    return address;
+  }
+  for (char c : text)
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') throw malformed("it contains whitespace");
+
+  std::string_view rest = text;
+  if (std::size_t at = rest.rfind('@'); at != std::string_view::npos) {
+    address.user = std::string(rest.substr(0, at));
+    if (address.user.empty()) throw malformed("the user before `@` is empty");
+    rest = rest.substr(at + 1);
+  }
+
+  std::string_view port;
+  bool has_port = false;
+  if (!rest.empty() && rest.front() == '[') {
+    std::size_t close = rest.find(']');
+    if (close == std::string_view::npos) throw malformed("`[` without a matching `]`");
+    std::string_view after = rest.substr(close + 1);
+    rest = rest.substr(1, close - 1);
+    if (!after.empty()) {
+      if (after.front() != ':') throw malformed("expected `:port` after `]`");
+      port = after.substr(1);
+      has_port = true;
+    }
+  } else if (std::count(rest.begin(), rest.end(), ':') == 1) {
+    std::size_t colon = rest.find(':');
+    port = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+    has_port = true;
+  }
+
+  if (rest.empty()) throw malformed("the host name is empty");
+  address.host = std::string(rest);
+  if (has_port && !parse_port(port, address.port))
+    throw malformed(fmt::format("port `{}` is not a number from 1 to 65535", port));
+  return address;
+}
+
+Fleet parse_hosts(std::string_view text, const std::string& path) {
+  YAML::Node document;
+  try {
+    document = YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& error) {
+    Position where = position_of(error.mark);
+    throw ConfigError(path, where.line, where.column, error.msg);
+  }
+  const std::string example = "e.g. `- node01` or `- hostname: node02`";
+  if (!document.IsDefined() || document.IsNull())
+    throw ConfigError(path, 0, 0, "no hosts; list at least one host, " + example);
+  if (!document.IsSequence()) {
+    Position where = position_of(document.Mark());
+    throw ConfigError(path, where.line, where.column,
+                      "the hosts file must be a YAML list of hosts, " + example);
+  }
+  if (document.size() == 0) {
+    Position where = position_of(document.Mark());
+    throw ConfigError(path, where.line, where.column,
+                      "no hosts; list at least one host, " + example);
+  }
+
+  FleetBuilder builder(path);
+  EntryParser parser(text, path, builder);
+  for (const YAML::Node& item : document) parser.parse(item);
+  return builder.finish();
+}
+
+Fleet load_hosts(const std::string& path) {
+  std::error_code ignored;
+  if (!std::filesystem::exists(path, ignored))
+    throw ConfigError(
+        fmt::format("hosts file not found: {} (create it, or pass --hosts-file)", path));
+  if (std::filesystem::is_directory(path, ignored))
+    throw ConfigError(fmt::format("hosts file {} is a directory; pass the YAML file itself", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in.is_open())
+    throw ConfigError(fmt::format("cannot read hosts file {}; check its permissions", path));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_hosts(text.str(), path);
+}
+
+}  // namespace runner

@@ -1,0 +1,213 @@
+// Job variables, rendered commands, and the up-front check that every
+// queued job can be placed on the fleet and rendered. Pure logic.
+#include "runner/config/job_render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+#include <unordered_set>
+
+#include "runner/config/config_error.h"
+#include "runner/config/template.h"
+
+namespace runner {
+
+namespace {
+
+constexpr std::string_view k_command_key = "command";
+constexpr std::string_view k_hostname_variable = "hostname";
+constexpr std::string_view k_slots_variable = "slots";
+constexpr std::size_t k_max_listed_hosts = 5;
+
+bool is_builtin(std::string_view name) {
+  return name == k_hostname_variable || name == k_slots_variable;
+}
+
+void add_unshadowed(Params& variables, std::string name, std::string value) {
+  for (const auto& [existing, unused] : variables)
+    if (existing == name) return;
+  variables.emplace_back(std::move(name), std::move(value));
+}
+
+// What validation needs to know about one host.
+struct HostSummary {
+  std::string name;
+  int slot_count = 0;
+  std::unordered_set<std::string> common_keys;  // defined by every slot
+  std::unordered_set<std::string> any_keys;     // defined by some slot
+};
+
+std::vector<HostSummary> summarize(const Fleet& fleet) {
+  std::vector<HostSummary> summaries;
+  summaries.reserve(fleet.hosts.size());
+  for (const Host& host : fleet.hosts) {
+    HostSummary summary;
+    summary.name = host.name;
+    summary.slot_count = static_cast<int>(host.slots.size());
+    bool first = true;
+    for (int slot_id : host.slots) {
+      std::unordered_set<std::string> keys;
+      for (const auto& [key, value] : fleet.slots[slot_id].params) keys.insert(key);
+      summary.any_keys.insert(keys.begin(), keys.end());
+      if (first) {
+        summary.common_keys = std::move(keys);
+        first = false;
+      } else {
+        std::erase_if(summary.common_keys, [&](const std::string& k) { return !keys.count(k); });
+      }
+    }
+    summaries.push_back(std::move(summary));
+  }
+  return summaries;
+}
+
+std::string list_hosts(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size() && i < k_max_listed_hosts; ++i)
+    text += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > k_max_listed_hosts)
+    text += fmt::format(" and {} more", names.size() - k_max_listed_hosts);
+  return text;
+}
+
+// Checks the entries of one queue file against one fleet.
+class Validator {
+ public:
+  Validator(const Fleet& fleet, const std::string& queue_path, JobPlacement placement)
+      : m_hosts(summarize(fleet)), m_path(queue_path), m_placement(placement) {
+    for (const HostSummary& host : m_hosts)
+      if (!m_largest || host.slot_count > m_largest->slot_count) m_largest = &host;
+  }
+
+  void check(const QueueEntry& entry) const {
+    auto [fewest, most] = slot_range(entry);
+    check_slots(entry, most);
+    std::vector<const HostSummary*> eligible;
+    for (const HostSummary& host : m_hosts)
+      if (m_placement == JobPlacement::broadcast || host.slot_count >= fewest)
+        eligible.push_back(&host);
+
+    for (const EntryKey& key : entry.keys) {
+      if (key.name != k_command_key) continue;
+      for (const std::string& command : key.values)
+        for (const std::string& name : template_variables(command))
+          check_variable(entry, name, eligible);
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const QueueEntry& entry, const std::string& message) const {
+    throw ConfigError(m_path, entry.line, entry.column, message);
+  }
+
+  std::pair<int, int> slot_range(const QueueEntry& entry) const {
+    int fewest = 1;
+    int most = 1;
+    for (const EntryKey& key : entry.keys) {
+      if (key.name != k_slots_variable) continue;
+      bool first = true;
+      for (const std::string& text : key.values) {
+        int count = 0;
+        auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
+        if (error != std::errc() || end != text.data() + text.size() || count < 1)
+          throw ConfigError(m_path, key.line, 0,
+                            fmt::format("`slots` must be a positive integer (got `{}`)", text));
+        fewest = first ? count : std::min(fewest, count);
+        most = first ? count : std::max(most, count);
+        first = false;
+      }
+    }
+    return {fewest, most};
+  }
+
+  void check_slots(const QueueEntry& entry, int most) const {
+    if (m_placement == JobPlacement::broadcast) {
+      if (most > 1)
+        fail(entry, fmt::format("job needs {} slots, but broadcast runs every job on each slot "
+                                "alone; remove `slots` or use queue mode",
+                                most));
+      return;
+    }
+    int largest = m_largest ? m_largest->slot_count : 0;
+    if (most > largest)
+      fail(entry, fmt::format("job needs {} slots but the largest host has {}{}", most, largest,
+                              m_largest ? fmt::format(" ({})", m_largest->name) : ""));
+  }
+
+  void check_variable(const QueueEntry& entry, const std::string& name,
+                      const std::vector<const HostSummary*>& eligible) const {
+    if (is_builtin(name)) return;
+    for (const EntryKey& key : entry.keys)
+      if (key.name == name && !is_reserved_job_key(key.name)) return;
+
+    std::vector<std::string> lacking;
+    bool some_define = false;
+    for (const HostSummary* host : eligible) {
+      bool somewhere = host->any_keys.count(name) > 0;
+      some_define = some_define || somewhere;
+      if (!host->common_keys.count(name))
+        lacking.push_back(somewhere ? host->name + " (some slots)" : host->name);
+    }
+    if (lacking.empty()) return;
+    if (!some_define)
+      fail(entry, fmt::format("the command uses `{0}`, which is not defined; add `{0}:` to this "
+                              "entry or to the hosts in the hosts file",
+                              name));
+    fail(entry, fmt::format("the command uses `{0}`, which not every host that could run it "
+                            "defines: {1} {2} it; add `{0}:` to those hosts or to this entry",
+                            name, list_hosts(lacking), lacking.size() == 1 ? "lacks" : "lack"));
+  }
+
+  std::vector<HostSummary> m_hosts;
+  const HostSummary* m_largest = nullptr;
+  const std::string& m_path;
+  JobPlacement m_placement;
+};
+
+}  // namespace
+
+Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids) {
+  if (slot_ids.empty()) throw std::invalid_argument("job_variables: no slots given");
+  const Slot& first = fleet.slots.at(slot_ids.front());
+  for (int id : slot_ids)
+    if (fleet.slots.at(id).host != first.host)
+      throw std::invalid_argument("job_variables: slots of several hosts given");
+
+  Params variables;
+  for (const auto& [key, value] : job.params) add_unshadowed(variables, key, value);
+  add_unshadowed(variables, std::string(k_hostname_variable), fleet.hosts.at(first.host).name);
+  std::string indices;
+  for (int id : slot_ids)
+    indices += (indices.empty() ? "" : ",") + std::to_string(fleet.slots[id].index);
+  add_unshadowed(variables, std::string(k_slots_variable), indices);
+
+  for (const auto& [key, unused] : first.params) {
+    std::string joined;
+    bool everywhere = true;
+    for (std::size_t i = 0; i < slot_ids.size() && everywhere; ++i) {
+      std::optional<std::string> value = find_param(fleet.slots[slot_ids[i]].params, key);
+      if (!value)
+        everywhere = false;
+      else
+        joined += (i == 0 ? "" : ",") + *value;
+    }
+    if (everywhere) add_unshadowed(variables, key, joined);
+  }
+  return variables;
+}
+
+std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids) {
+  Params variables = job_variables(job, fleet, slot_ids);
+  return render_template(job.command,
+                         [&](std::string_view name) { return find_param(variables, name); });
+}
+
+void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                   const std::string& queue_path, JobPlacement placement) {
+  Validator validator(fleet, queue_path, placement);
+  for (const QueueEntry& entry : entries) validator.check(entry);
+}
+
+}  // namespace runner

@@ -1,0 +1,213 @@
+// Command templates: both syntaxes, `replace`, and pass-through of shell
+// text that only looks like a template.
+#include "runner/config/template.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace runner {
+namespace {
+
+std::string render(std::string_view text, const std::map<std::string, std::string>& vars) {
+  return render_template(text, [&](std::string_view name) -> std::optional<std::string> {
+    auto found = vars.find(std::string(name));
+    if (found == vars.end()) return std::nullopt;
+    return found->second;
+  });
+}
+
+// Renders with no variables at all: any recognised expression throws.
+std::string render_plain(std::string_view text) { return render(text, {}); }
+
+const std::map<std::string, std::string> k_vars = {{"gpu", "3"},         {"model", "meta/llama-7B"},
+                                                   {"batch-size", "8"},  {"dotted.name", "d"},
+                                                   {"under_score", "u"}, {"x1", "one"},
+                                                   {"replace", "r"},     {"empty", ""}};
+
+TEST(Template, AngleSyntax) {
+  EXPECT_EQ(render("python run.py --gpu <<gpu>>", k_vars), "python run.py --gpu 3");
+}
+
+TEST(Template, AngleSyntaxIgnoresSpacesAndTabs) {
+  EXPECT_EQ(render("<< gpu >>|<<  gpu>>|<<gpu  >>|<<\tgpu\t>>", k_vars), "3|3|3|3");
+}
+
+TEST(Template, BraceSyntaxWithAndWithoutSpaces) {
+  EXPECT_EQ(render("{{gpu}}|{{ gpu }}|{{  gpu}}|{{\tgpu }}", k_vars), "3|3|3|3");
+}
+
+TEST(Template, TripleStashMeansTheSame) {
+  EXPECT_EQ(render("{{{gpu}}}|{{{ gpu }}}|{{{ model }}}", k_vars), "3|3|meta/llama-7B");
+}
+
+TEST(Template, NoHtmlEscaping) {
+  EXPECT_EQ(render("{{ v }}", {{"v", "<a href=\"x\">&'</a>"}}), "<a href=\"x\">&'</a>");
+}
+
+TEST(Template, NamesMayContainDashDotUnderscoreAndDigits) {
+  EXPECT_EQ(render("<<batch-size>> {{dotted.name}} <<under_score>> {{ x1 }}", k_vars), "8 d u one");
+}
+
+TEST(Template, AdjacentExpressionsAndEmptyValues) {
+  EXPECT_EQ(render("<<gpu>><<gpu>>{{gpu}}[<<empty>>]", k_vars), "333[]");
+}
+
+TEST(Template, BothSyntaxesInOneCommand) {
+  EXPECT_EQ(render("docker exec c<<gpu>> bench --model {{ model }}", k_vars),
+            "docker exec c3 bench --model meta/llama-7B");
+}
+
+TEST(Template, SubstitutedValuesAreNotExpandedAgain) {
+  EXPECT_EQ(render("<<a>>", {{"a", "<<b>> {{ b }}"}, {"b", "no"}}), "<<b>> {{ b }}");
+}
+
+TEST(Template, ReplaceInBraceSyntax) {
+  EXPECT_EQ(render("{{ replace model \"/\" \"--\" }}", k_vars), "meta--llama-7B");
+}
+
+TEST(Template, ReplaceInAngleSyntax) {
+  EXPECT_EQ(render("<<replace model \"/\" \"--\">>", k_vars), "meta--llama-7B");
+}
+
+TEST(Template, ReplaceWithSingleQuotes) {
+  EXPECT_EQ(render("<<replace model '/' '__'>>|{{replace model '-' ''}}", k_vars),
+            "meta__llama-7B|meta/llama7B");
+}
+
+TEST(Template, ReplaceMixedQuotesAndExtraSpaces) {
+  EXPECT_EQ(render("{{{  replace   model  '/'   \"+\"  }}}", k_vars), "meta+llama-7B");
+}
+
+TEST(Template, ReplaceReplacesEveryOccurrence) {
+  EXPECT_EQ(render("<<replace p \"/\" \"_\">>", {{"p", "/a/b/c/"}}), "_a_b_c_");
+  EXPECT_EQ(render("<<replace p \"aa\" \"a\">>", {{"p", "aaaa"}}), "aa");
+  EXPECT_EQ(render("<<replace p \"a\" \"aa\">>", {{"p", "aa"}}), "aaaa");
+}
+
+TEST(Template, ReplaceWithEmptyFromLeavesValueUnchanged) {
+  EXPECT_EQ(render("<<replace model \"\" \"x\">>", k_vars), "meta/llama-7B");
+}
+
+TEST(Template, ReplaceArgumentsMayHoldSpacesAndOtherQuotes) {
+  EXPECT_EQ(render("{{ replace v \" \" \"'\" }}", {{"v", "a b c"}}), "a'b'c");
+  EXPECT_EQ(render("{{ replace v '\"' ' ' }}", {{"v", "a\"b"}}), "a b");
+}
+
+TEST(Template, StringsTakeJsonEscapes) {
+  EXPECT_EQ(render("{{ replace v \"\\\"\" \"q\" }}", {{"v", "a\"b"}}), "aqb");
+  EXPECT_EQ(render("{{ replace v '\\'' \"q\" }}", {{"v", "a'b"}}), "aqb");
+  EXPECT_EQ(render("{{ replace v \"\\\\\" \"/\" }}", {{"v", "a\\b\\c"}}), "a/b/c");
+  EXPECT_EQ(render("<<replace v \"\\/\" \"\\t\">>", {{"v", "a/b"}}), "a\tb");
+  EXPECT_EQ(render("<<replace v \"x\" \"\\n\">>", {{"v", "axb"}}), "a\nb");
+}
+
+TEST(Template, UnknownEscapesKeepTheBackslash) {
+  EXPECT_EQ(render("<<replace v \"\\d\" \"_\">>", {{"v", "a\\db"}}), "a_b");
+}
+
+TEST(Template, ReplaceWithoutArgumentsIsAVariableNamedReplace) {
+  EXPECT_EQ(render("<<replace>> {{ replace }}", k_vars), "r r");
+}
+
+TEST(Template, MalformedReplaceIsLiteral) {
+  EXPECT_EQ(render_plain("{{ replace model \"/\" }}"), "{{ replace model \"/\" }}");
+  EXPECT_EQ(render_plain("<<replace model \"/\" \"-\" \"x\">>"),
+            "<<replace model \"/\" \"-\" \"x\">>");
+  EXPECT_EQ(render_plain("<<replace model / ->>"), "<<replace model / ->>");
+  EXPECT_EQ(render_plain("{{ replace model \"/ \"-\" }}"), "{{ replace model \"/ \"-\" }}");
+  EXPECT_EQ(render_plain("<<replace model\"/\"\"-\">>"), "<<replace model\"/\"\"-\">>");
+}
+
+TEST(Template, UndefinedVariableThrowsWithItsName) {
+  try {
+    render("run <<gpu>> <<missing>>", k_vars);
+    FAIL() << "expected UndefinedVariable";
+  } catch (const UndefinedVariable& error) {
+    EXPECT_EQ(error.name, "missing");
+  }
+}
+
+TEST(Template, UndefinedReplaceVariableThrows) {
+  try {
+    render("{{ replace nope \"a\" \"b\" }}", k_vars);
+    FAIL() << "expected UndefinedVariable";
+  } catch (const UndefinedVariable& error) {
+    EXPECT_EQ(error.name, "nope");
+  }
+}
+
+TEST(Template, HeredocsPassThrough) {
+  const std::string text = "cat <<EOF > out.txt\nhello\nEOF\ncat <<-END\n\tx\nEND\ncat << 'Q'\nQ\n";
+  EXPECT_EQ(render_plain(text), text);
+  EXPECT_TRUE(template_variables(text).empty());
+}
+
+TEST(Template, HereStringPassesThrough) {
+  EXPECT_EQ(render_plain("grep x <<< \"$line\""), "grep x <<< \"$line\"");
+}
+
+TEST(Template, ShiftsPassThrough) {
+  EXPECT_EQ(render_plain("echo $((1<<2)) $((8>>1)) $((1 << 4))"),
+            "echo $((1<<2)) $((8>>1)) $((1 << 4))");
+}
+
+TEST(Template, RedirectionsPassThrough) {
+  EXPECT_EQ(render_plain("a >> log 2>&1 < in <<EOF"), "a >> log 2>&1 < in <<EOF");
+}
+
+TEST(Template, JsonAndLoneBracesPassThrough) {
+  for (std::string text : {"{\"a\": 1}", "{\"a\": {\"b\": [1, 2]}}", "{{", "}}", "{{ }}", "{{}}",
+                           "<<>>", "<< >>", "{ {x} }", "{{x}", "{x}}", "x={{", "{{\"a\": 1}}"}) {
+    EXPECT_EQ(render_plain(text), text) << text;
+    EXPECT_TRUE(template_variables(text).empty()) << text;
+  }
+}
+
+TEST(Template, GoTemplatesOfOtherToolsPassThrough) {
+  const std::string text =
+      "docker ps --format '{{.Names}}' && docker inspect -f '{{ .State.Running }}' c && "
+      "docker inspect -f '{{json .Config}}' c";
+  EXPECT_EQ(render_plain(text), text);
+}
+
+TEST(Template, ExpressionsDoNotSpanLines) {
+  EXPECT_EQ(render_plain("<<\ngpu>> {{ gpu\n}}"), "<<\ngpu>> {{ gpu\n}}");
+}
+
+TEST(Template, NamesMustStartWithLetterDigitOrUnderscore) {
+  EXPECT_EQ(render_plain("<<-x>> <<.x>>"), "<<-x>> <<.x>>");
+  EXPECT_EQ(render("<<_x>> <<9x>>", {{"_x", "a"}, {"9x", "b"}}), "a b");
+}
+
+TEST(Template, ExtraDelimiterCharactersStayAround) {
+  EXPECT_EQ(render("<<<gpu>>>", k_vars), "<3>");
+  EXPECT_EQ(render("{{{{gpu}}}}", k_vars), "{3}");
+  EXPECT_EQ(render("{{{gpu}}", k_vars), "{3");
+  EXPECT_EQ(render("{{gpu}}}", k_vars), "3}");
+}
+
+TEST(Template, MismatchedDelimitersAreLiteral) {
+  EXPECT_EQ(render("<<gpu}} {{gpu>> <<gpu> {gpu}} <<gpu", k_vars),
+            "<<gpu}} {{gpu>> <<gpu> {gpu}} <<gpu");
+}
+
+TEST(Template, VariablesInOrderOfFirstUseWithoutDuplicates) {
+  EXPECT_EQ(template_variables("<<b>> {{ a }} <<b>> {{{ c }}} <<replace d \"/\" \"-\">> {{a}}"),
+            (std::vector<std::string>{"b", "a", "c", "d"}));
+}
+
+TEST(Template, VariablesOfReplaceInBothSyntaxes) {
+  EXPECT_EQ(template_variables("{{ replace model '/' '-' }} <<replace task \"a\" \"b\">>"),
+            (std::vector<std::string>{"model", "task"}));
+}
+
+TEST(Template, VariablesOfPlainTextIsEmpty) {
+  EXPECT_TRUE(template_variables("").empty());
+  EXPECT_TRUE(template_variables("nvidia-smi").empty());
+}
+
+TEST(Template, EmptyTemplateRendersEmpty) { EXPECT_EQ(render_plain(""), ""); }
+
+}  // namespace
+}  // namespace runner

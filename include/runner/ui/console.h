@@ -1,0 +1,101 @@
+// The terminal side of a run. Job output goes to one stream (stdout), each
+// line prefixed with its slot ("[node01 gpu=0] ..."), the label coloured per
+// slot on a TTY; runner messages go to another (stderr) as "runner: ...".
+//
+// Every line reaches the file descriptor whole: job lines are gathered in a
+// buffer that is written only at line ends (on a TTY after every job_output
+// call, otherwise when it grows large or on flush()), and each message is
+// one write(). Call flush() whenever the event loop is about to wait.
+//
+// Threading: none; one Console per process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "runner/exec/transport.h"
+#include "runner/ui/line_splitter.h"
+
+namespace runner {
+
+// `--color auto|always|never`.
+enum class ColorMode { automatic, always, never };
+
+// Whether text written to `fd` gets ANSI colours. `always` and `never` decide
+// outright; `automatic` colours only a TTY, and only when NO_COLOR is unset
+// or empty and TERM is not "dumb".
+bool color_enabled(ColorMode mode, int fd);
+
+// The SGR parameters ("36", "1;32", ...) of the label colour of slot `slot`:
+// eight hues, then the same hues in bold, repeating.
+std::string slot_color(int slot);
+
+// Writes all of `bytes` to `fd`, retrying after EINTR, short writes and
+// EAGAIN. False when the descriptor fails (e.g. EPIPE).
+bool write_all(int fd, std::string_view bytes);
+
+// Prints job output and runner messages.
+class Console {
+ public:
+  // out_fd receives job lines, err_fd runner messages. print_period N
+  // prints a job's lines 1, N+1, 2N+1, ...; 0 prints none.
+  Console(int out_fd, int err_fd, ColorMode color = ColorMode::automatic,
+          std::size_t print_period = 1);
+  // Same, for stdio streams (flushed first, then written through their fds).
+  Console(std::FILE* out, std::FILE* err, ColorMode color = ColorMode::automatic,
+          std::size_t print_period = 1);
+  ~Console();
+  Console(const Console&) = delete;
+  Console& operator=(const Console&) = delete;
+
+  // Bytes a job wrote to its stdout or stderr; both become job lines. `slot`
+  // picks the label colour; `label` ("node01 gpu=0") is taken from the
+  // job's first call.
+  void job_output(JobId job, int slot, std::string_view label, OutputStream stream,
+                  std::string_view bytes);
+  // The job ended: prints its unterminated last lines and forgets it.
+  void job_finished(JobId job);
+
+  // "runner: <message>"
+  void info(std::string_view message);
+  // "runner: warning: <message>"
+  void warn(std::string_view message);
+  // "runner: error: <message>"
+  void error(std::string_view message);
+  // Writes `text` to the message stream as it is (e.g. the end-of-run summary).
+  void write_block(std::string_view text);
+
+  // Writes buffered job lines out.
+  void flush();
+
+  bool colors_output() const { return m_color_out; }
+  bool colors_messages() const { return m_color_err; }
+
+ private:
+  struct JobState {
+    std::string prefix;  // "[label] ", with colour codes when colouring
+    LineSplitter out;
+    LineSplitter err;
+    std::uint64_t lines = 0;
+  };
+
+  JobState& job_state(JobId job, int slot, std::string_view label);
+  void add_line(JobState& state, std::string_view line);
+  void message(std::string_view kind, std::string_view sgr, std::string_view text);
+
+  int m_out_fd;
+  int m_err_fd;
+  std::size_t m_period;
+  bool m_color_out;
+  bool m_color_err;
+  bool m_out_tty;
+  bool m_out_failed = false;
+  std::string m_buffer;
+  std::unordered_map<JobId, JobState> m_jobs;
+};
+
+}  // namespace runner

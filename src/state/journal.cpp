@@ -1,0 +1,281 @@
+// Journal: writing records as single O_APPEND writes, and reading the
+// file back line by line in one linear pass.
+#include "runner/state/journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "runner/state/state_dir.h"
+
+namespace runner {
+
+namespace {
+
+constexpr std::size_t k_read_chunk = 1 << 20;
+
+std::string errno_text() { return std::strerror(errno); }
+
+// Calls on_line(std::string_view) for every '\n'-terminated line of `fd`,
+// from its current offset to the end, reading in fixed chunks. Returns the
+// unterminated tail (empty when the file ends with '\n').
+template <typename OnLine>
+std::string for_each_line(int fd, const std::string& path, OnLine on_line) {
+  std::string carry;
+  std::string chunk(k_read_chunk, '\0');
+  for (;;) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw StateError("cannot read " + path + ": " + errno_text());
+    if (n == 0) break;
+    std::string_view data(chunk.data(), static_cast<std::size_t>(n));
+    for (;;) {
+      std::size_t eol = data.find('\n');
+      if (eol == std::string_view::npos) break;
+      if (carry.empty()) {
+        on_line(data.substr(0, eol));
+      } else {
+        carry.append(data.substr(0, eol));
+        on_line(std::string_view(carry));
+        carry.clear();
+      }
+      data.remove_prefix(eol + 1);
+    }
+    carry.append(data);
+  }
+  return carry;
+}
+
+nlohmann::json parse_record(std::string_view line) {
+  return nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+// The value of a line's top-level "job" key when it is an unsigned integer.
+// Scans only as far as that key (the third one in records written here) and
+// does not need the rest of the line: a job whose start record was cut short
+// by a crash may have run, so its id must not be handed out again.
+std::optional<JobId> job_id_of(std::string_view line) {
+  int depth = 0;
+  std::size_t i = 0;
+  const std::size_t n = line.size();
+  auto skip_blanks = [&] {
+    while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+  };
+  while (i < n) {
+    char c = line[i];
+    if (c == '"') {
+      std::size_t start = ++i;
+      while (i < n && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
+      if (i >= n) return std::nullopt;
+      bool is_job = depth == 1 && line.substr(start, i - start) == "job";
+      ++i;
+      if (!is_job) continue;
+      skip_blanks();
+      if (i >= n || line[i] != ':') continue;
+      ++i;
+      skip_blanks();
+      JobId value = 0;
+      std::size_t digits = 0;
+      for (; i < n && line[i] >= '0' && line[i] <= '9' && digits < 19; ++i, ++digits) {
+        value = value * 10 + static_cast<JobId>(line[i] - '0');
+      }
+      if (digits > 0) return value;
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    ++i;
+  }
+  return std::nullopt;
+}
+
+std::string random_run_id() {
+  std::random_device device;
+  return fmt::format("{:08x}", device());
+}
+
+nlohmann::ordered_json string_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+}
+
+}  // namespace
+
+std::string journal_path(const std::string& state_dir) { return state_dir + "/journal.jsonl"; }
+
+std::string format_utc_time(std::chrono::system_clock::time_point time) {
+  using namespace std::chrono;
+  auto ms = duration_cast<milliseconds>(time.time_since_epoch()).count();
+  long long millis = ms % 1000;
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  if (millis < 0) {
+    millis += 1000;
+    --seconds;
+  }
+  struct tm utc {};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", utc.tm_year + 1900,
+                     utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
+}
+
+Journal::Journal(const std::string& state_dir, bool durable)
+    : m_path(journal_path(state_dir)), m_run_id(random_run_id()), m_durable(durable) {
+  m_fd = ::open(m_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (m_fd < 0) throw StateError("cannot open the journal " + m_path + ": " + errno_text());
+  if (m_durable) {
+    // The file itself may be new: make its directory entry durable too.
+    int dir = ::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      ::fsync(dir);
+      ::close(dir);
+    }
+  }
+  auto note_job = [this](std::string_view line) {
+    if (std::optional<JobId> job = job_id_of(line)) m_last_job = std::max(m_last_job, *job);
+  };
+  std::string tail;
+  try {
+    tail = for_each_line(m_fd, m_path, note_job);
+  } catch (...) {
+    ::close(m_fd);
+    throw;
+  }
+  note_job(tail);
+  if (!tail.empty() && !write_line("\n")) {
+    std::string reason = m_error;
+    ::close(m_fd);
+    throw StateError(reason);
+  }
+}
+
+Journal::~Journal() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+bool Journal::write_line(std::string_view line) {
+  while (!line.empty()) {
+    ssize_t n = ::write(m_fd, line.data(), line.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (m_error.empty()) m_error = "cannot write to the journal " + m_path + ": " + errno_text();
+      return false;
+    }
+    line.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (m_durable && ::fdatasync(m_fd) != 0) {
+    if (m_error.empty()) m_error = "cannot sync the journal " + m_path + ": " + errno_text();
+    return false;
+  }
+  return true;
+}
+
+bool Journal::append(const nlohmann::ordered_json& record) {
+  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  line.push_back('\n');
+  return write_line(line);
+}
+
+namespace {
+
+nlohmann::ordered_json header(std::string_view event) {
+  nlohmann::ordered_json record;
+  record["event"] = event;
+  record["time"] = format_utc_time(std::chrono::system_clock::now());
+  return record;
+}
+
+}  // namespace
+
+bool Journal::run_start(std::string_view mode, std::string_view hosts_file,
+                        std::string_view queue_file) {
+  nlohmann::ordered_json record = header("run_start");
+  record["run"] = m_run_id;
+  record["pid"] = static_cast<long>(::getpid());
+  record["mode"] = mode;
+  record["hosts_file"] = hosts_file;
+  record["queue_file"] = queue_file;
+  return append(record);
+}
+
+bool Journal::job_start(const JobStartRecord& start) {
+  m_last_job = std::max(m_last_job, start.job);
+  nlohmann::ordered_json record = header("job_start");
+  record["job"] = start.job;
+  record["run"] = m_run_id;
+  record["command"] = start.command;
+  record["slot"] = start.slot;
+  record["host"] = start.host;
+  record["slot_index"] = start.slot_indices.empty() ? 0 : start.slot_indices.front();
+  if (start.slot_indices.size() > 1) record["slot_indices"] = start.slot_indices;
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : start.params) params[key] = value;
+  record["params"] = std::move(params);
+  record["line"] = start.line;
+  return append(record);
+}
+
+bool Journal::job_pgid(JobId job, long pgid) {
+  nlohmann::ordered_json record = header("job_pgid");
+  record["job"] = job;
+  record["pgid"] = pgid;
+  return append(record);
+}
+
+bool Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration) {
+  nlohmann::ordered_json record = header("job_end");
+  record["job"] = job;
+  bool exited = exit.signal.empty() && exit.error.empty() && exit.code >= 0;
+  record["exit"] = exited ? nlohmann::ordered_json(exit.code) : nlohmann::ordered_json(nullptr);
+  record["signal"] = string_or_null(exit.signal);
+  record["error"] = string_or_null(exit.error);
+  record["lost"] = exit.lost;
+  record["duration_ms"] = duration.count();
+  return append(record);
+}
+
+bool Journal::host_failed(std::string_view host, std::string_view message) {
+  nlohmann::ordered_json record = header("host_failed");
+  record["host"] = host;
+  record["message"] = message;
+  return append(record);
+}
+
+bool Journal::run_end(std::string_view status) {
+  nlohmann::ordered_json record = header("run_end");
+  record["run"] = m_run_id;
+  record["status"] = status;
+  return append(record);
+}
+
+std::vector<nlohmann::json> read_journal(const std::string& path) {
+  std::vector<nlohmann::json> records;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return records;
+    throw StateError("cannot open the journal " + path + ": " + errno_text());
+  }
+  auto keep = [&records](std::string_view line) {
+    if (line.empty()) return;
+    nlohmann::json record = parse_record(line);
+    if (record.is_object()) records.push_back(std::move(record));
+  };
+  try {
+    std::string tail = for_each_line(fd, path, keep);
+    // A complete record whose newline was not written yet is still whole.
+    keep(tail);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
+  return records;
+}
+
+}  // namespace runner

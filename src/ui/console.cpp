@@ -1,0 +1,153 @@
+// Console: prefixed, optionally coloured job lines and runner messages,
+// written whole-line with retries on EINTR and short writes.
+#include "runner/ui/console.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace runner {
+
+namespace {
+
+// Buffered job output is written once it reaches this size (not on a TTY).
+constexpr std::size_t k_flush_threshold = 64 * 1024;
+
+// Distinct on dark and light backgrounds; red is left for errors.
+constexpr std::array<std::string_view, 8> k_palette = {"36", "32", "33", "35",
+                                                       "34", "96", "92", "95"};
+
+constexpr std::string_view k_reset = "\x1b[0m";
+
+}  // namespace
+
+bool color_enabled(ColorMode mode, int fd) {
+  if (mode == ColorMode::always) return true;
+  if (mode == ColorMode::never) return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::strcmp(term, "dumb") == 0) return false;
+  return isatty(fd) == 1;
+}
+
+std::string slot_color(int slot) {
+  if (slot < 0) slot = 0;
+  std::string hue(k_palette[slot % k_palette.size()]);
+  bool bold = (slot / k_palette.size()) % 2 == 1;
+  return bold ? "1;" + hue : hue;
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pfd{fd, POLLOUT, 0};
+      if (::poll(&pfd, 1, -1) < 0 && errno != EINTR) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+Console::Console(int out_fd, int err_fd, ColorMode color, std::size_t print_period)
+    : m_out_fd(out_fd),
+      m_err_fd(err_fd),
+      m_period(print_period),
+      m_color_out(color_enabled(color, out_fd)),
+      m_color_err(color_enabled(color, err_fd)),
+      m_out_tty(isatty(out_fd) == 1) {}
+
+Console::Console(std::FILE* out, std::FILE* err, ColorMode color, std::size_t print_period)
+    : Console((std::fflush(out), fileno(out)), (std::fflush(err), fileno(err)), color,
+              print_period) {}
+
+Console::~Console() { flush(); }
+
+Console::JobState& Console::job_state(JobId job, int slot, std::string_view label) {
+  auto [it, inserted] = m_jobs.try_emplace(job);
+  JobState& state = it->second;
+  if (inserted) {
+    if (m_color_out) {
+      state.prefix.append("\x1b[").append(slot_color(slot)).append("m[");
+      state.prefix.append(label).append("]").append(k_reset).append(" ");
+    } else {
+      state.prefix.append("[").append(label).append("] ");
+    }
+  }
+  return state;
+}
+
+void Console::add_line(JobState& state, std::string_view line) {
+  if (state.lines++ % m_period != 0) return;
+  m_buffer.append(state.prefix);
+  m_buffer.append(line);
+  m_buffer.push_back('\n');
+  if (m_buffer.size() >= k_flush_threshold) flush();
+}
+
+void Console::job_output(JobId job, int slot, std::string_view label, OutputStream stream,
+                         std::string_view bytes) {
+  if (m_period == 0) return;
+  JobState& state = job_state(job, slot, label);
+  LineSplitter& splitter = stream == OutputStream::out ? state.out : state.err;
+  splitter.feed(bytes, [&](std::string_view line) { add_line(state, line); });
+  if (m_out_tty) flush();
+}
+
+void Console::job_finished(JobId job) {
+  auto it = m_jobs.find(job);
+  if (it == m_jobs.end()) return;
+  JobState& state = it->second;
+  auto emit = [&](std::string_view line) { add_line(state, line); };
+  state.out.finish(emit);
+  state.err.finish(emit);
+  m_jobs.erase(it);
+  if (m_out_tty) flush();
+}
+
+void Console::message(std::string_view kind, std::string_view sgr, std::string_view text) {
+  flush();
+  std::string line = "runner: ";
+  if (!kind.empty()) {
+    if (m_color_err) {
+      line.append("\x1b[").append(sgr).append("m").append(kind).append(k_reset);
+    } else {
+      line.append(kind);
+    }
+    line.push_back(' ');
+  }
+  line.append(text);
+  line.push_back('\n');
+  write_all(m_err_fd, line);
+}
+
+void Console::info(std::string_view message_text) { message("", "", message_text); }
+
+void Console::warn(std::string_view message_text) { message("warning:", "1;33", message_text); }
+
+void Console::error(std::string_view message_text) { message("error:", "1;31", message_text); }
+
+void Console::write_block(std::string_view text) {
+  flush();
+  write_all(m_err_fd, text);
+}
+
+void Console::flush() {
+  if (m_buffer.empty()) return;
+  // Once the output is gone (a closed pipe), drop job lines instead of
+  // retrying every flush.
+  if (!m_out_failed && !write_all(m_out_fd, m_buffer)) m_out_failed = true;
+  m_buffer.clear();
+}
+
+}  // namespace runner

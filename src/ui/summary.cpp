@@ -1,0 +1,140 @@
+// Formatting of the end-of-run summary.
+#include "runner/ui/summary.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace runner {
+
+namespace {
+
+enum class Outcome { succeeded, failed, lost, cancelled };
+
+Outcome outcome_of(const FinishedJob& job) {
+  if (job.exit.lost) return Outcome::lost;
+  if (job.exit.succeeded()) return Outcome::succeeded;
+  if (job.cancelled) return Outcome::cancelled;
+  return Outcome::failed;
+}
+
+std::string reason_of(const FinishedJob& job) {
+  std::string how;
+  if (!job.exit.error.empty()) {
+    how = job.exit.error;
+  } else if (!job.exit.signal.empty()) {
+    how = "killed by " + job.exit.signal;
+  } else {
+    how = fmt::format("exit {}", job.exit.code);
+  }
+  switch (outcome_of(job)) {
+    case Outcome::lost:
+      return job.exit.error.empty() ? "lost" : "lost: " + job.exit.error;
+    case Outcome::cancelled:
+      return "cancelled (" + how + ")";
+    default:
+      return how;
+  }
+}
+
+std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::size_t utf8_length(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+// Byte offset of the `chars`-th character of `text`.
+std::size_t utf8_offset(std::string_view text, std::size_t chars) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;
+    if (seen == chars) return i;
+    ++seen;
+  }
+  return text.size();
+}
+
+}  // namespace
+
+std::string format_duration(std::chrono::milliseconds duration) {
+  long long ms = std::max<long long>(0, duration.count());
+  if (ms < 1000) return fmt::format("{}ms", ms);
+  if (ms < 60'000) return fmt::format("{}.{}s", ms / 1000, ms % 1000 / 100);
+  long long s = ms / 1000;
+  if (s < 3600) return fmt::format("{}m {:02}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h {:02}m {:02}s", s / 3600, s % 3600 / 60, s % 60);
+  return fmt::format("{}d {:02}h {:02}m", s / 86400, s % 86400 / 3600, s % 3600 / 60);
+}
+
+std::string shorten_command(std::string_view command, std::size_t max_chars) {
+  std::string flat;
+  flat.reserve(std::min(command.size(), max_chars * 4 + 4));
+  bool space = false;
+  for (char c : command) {
+    bool blank = c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+    if (blank) {
+      space = !flat.empty();
+      continue;
+    }
+    if (space) flat.push_back(' ');
+    space = false;
+    flat.push_back(c);
+    // Enough to decide; the rest is cut anyway.
+    if (flat.size() > max_chars * 4 + 4) break;
+  }
+  if (utf8_length(flat) <= max_chars) return flat;
+  if (max_chars == 0) return std::string();
+  flat.resize(utf8_offset(flat, max_chars - 1));
+  while (!flat.empty() && flat.back() == ' ') flat.pop_back();
+  return flat + "…";
+}
+
+std::string format_summary(const std::vector<FinishedJob>& jobs,
+                           std::chrono::milliseconds wall_time, std::size_t max_listed) {
+  std::size_t counts[4] = {0, 0, 0, 0};
+  std::vector<const FinishedJob*> unsuccessful;
+  for (const FinishedJob& job : jobs) {
+    Outcome outcome = outcome_of(job);
+    ++counts[static_cast<int>(outcome)];
+    if (outcome != Outcome::succeeded) unsuccessful.push_back(&job);
+  }
+  std::sort(unsuccessful.begin(), unsuccessful.end(),
+            [](const FinishedJob* a, const FinishedJob* b) { return a->id < b->id; });
+
+  std::string text = "runner: ";
+  if (jobs.empty()) {
+    text += "no jobs ran";
+  } else {
+    text += count_of(jobs.size(), "job", "jobs") + ": ";
+    text += fmt::format("{} succeeded, {} failed", counts[int(Outcome::succeeded)],
+                        counts[int(Outcome::failed)]);
+    if (counts[int(Outcome::lost)]) text += fmt::format(", {} lost", counts[int(Outcome::lost)]);
+    if (counts[int(Outcome::cancelled)]) {
+      text += fmt::format(", {} cancelled", counts[int(Outcome::cancelled)]);
+    }
+  }
+  text += "; wall time " + format_duration(wall_time) + "\n";
+
+  std::size_t listed = std::min(max_listed, unsuccessful.size());
+  for (std::size_t i = 0; i < listed; ++i) {
+    const FinishedJob& job = *unsuccessful[i];
+    text += fmt::format("  #{}", job.id);
+    if (!job.label.empty()) text += " [" + job.label + "]";
+    text += " " + reason_of(job);
+    if (job.duration.count() > 0) text += " after " + format_duration(job.duration);
+    if (!job.log_path.empty()) text += " — log: " + job.log_path;
+    text += "\n";
+    std::string command = shorten_command(job.command);
+    if (!command.empty()) text += "      " + command + "\n";
+  }
+  if (listed < unsuccessful.size()) {
+    text += fmt::format("  … and {} more\n", unsuccessful.size() - listed);
+  }
+  return text;
+}
+
+}  // namespace runner

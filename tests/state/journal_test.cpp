@@ -1,0 +1,240 @@
+// The journal: records read back with their fields, job ids that continue
+// across runs, and a journal cut short by a crash.
+#include "runner/state/journal.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "runner/state/state_dir.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using nlohmann::json;
+
+class JournalTest : public ::testing::Test {
+ protected:
+  JournalTest() : m_dir(m_temp.file("queue.runner")) { ensure_state_dir(m_dir); }
+
+  std::string journal_text() const { return m_temp.read("queue.runner/journal.jsonl"); }
+  void append_raw(const std::string& text) const {
+    std::ofstream out(journal_path(m_dir), std::ios::binary | std::ios::app);
+    out << text;
+  }
+
+  testing::TempDir m_temp;
+  std::string m_dir;
+};
+
+TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
+  std::string run;
+  {
+    Journal journal(m_dir);
+    run = journal.run_id();
+    EXPECT_EQ(journal.path(), m_dir + "/journal.jsonl");
+    JobId id = journal.next_job_id();
+    EXPECT_EQ(id, 1u);
+    EXPECT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml"));
+    JobStartRecord start;
+    start.job = id;
+    start.command = "python bench.py --model 'llama 7B'";
+    start.slot = "node01 gpu=2";
+    start.host = "node01";
+    start.slot_indices = {2};
+    start.params = {{"model", "llama 7B"}, {"batch", "4"}};
+    start.line = 3;
+    EXPECT_TRUE(journal.job_start(start));
+    EXPECT_TRUE(journal.job_pgid(id, 4242));
+    JobExit exit;
+    exit.code = 3;
+    EXPECT_TRUE(journal.job_end(id, exit, std::chrono::milliseconds(1234)));
+    JobExit killed;
+    killed.signal = "TERM";
+    EXPECT_TRUE(journal.job_end(id, killed, std::chrono::milliseconds(5)));
+    JobExit lost;
+    lost.lost = true;
+    lost.error = "connection to node01 dropped";
+    EXPECT_TRUE(journal.job_end(id, lost, std::chrono::milliseconds(6)));
+    EXPECT_TRUE(journal.host_failed("node02", "node02: authentication failed"));
+    EXPECT_TRUE(journal.run_end("failed"));
+    EXPECT_EQ(journal.error(), "");
+  }
+  std::vector<json> records = read_journal(journal_path(m_dir));
+  ASSERT_EQ(records.size(), 8u);
+  std::regex iso(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
+  for (const json& record : records) {
+    EXPECT_TRUE(std::regex_match(record.at("time").get<std::string>(), iso)) << record;
+  }
+
+  EXPECT_EQ(records[0]["event"], "run_start");
+  EXPECT_EQ(records[0]["run"], run);
+  EXPECT_EQ(records[0]["pid"], static_cast<long>(getpid()));
+  EXPECT_EQ(records[0]["mode"], "queue");
+  EXPECT_EQ(records[0]["hosts_file"], "hosts.yaml");
+  EXPECT_EQ(records[0]["queue_file"], "queue.yaml");
+
+  EXPECT_EQ(records[1]["event"], "job_start");
+  EXPECT_EQ(records[1]["job"], 1);
+  EXPECT_EQ(records[1]["run"], run);
+  EXPECT_EQ(records[1]["command"], "python bench.py --model 'llama 7B'");
+  EXPECT_EQ(records[1]["slot"], "node01 gpu=2");
+  EXPECT_EQ(records[1]["host"], "node01");
+  EXPECT_EQ(records[1]["slot_index"], 2);
+  EXPECT_FALSE(records[1].contains("slot_indices"));
+  EXPECT_EQ(records[1]["params"], (json{{"model", "llama 7B"}, {"batch", "4"}}));
+  EXPECT_EQ(records[1]["line"], 3);
+
+  EXPECT_EQ(records[2]["event"], "job_pgid");
+  EXPECT_EQ(records[2]["pgid"], 4242);
+
+  EXPECT_EQ(records[3]["event"], "job_end");
+  EXPECT_EQ(records[3]["job"], 1);
+  EXPECT_EQ(records[3]["exit"], 3);
+  EXPECT_TRUE(records[3]["signal"].is_null());
+  EXPECT_TRUE(records[3]["error"].is_null());
+  EXPECT_EQ(records[3]["lost"], false);
+  EXPECT_EQ(records[3]["duration_ms"], 1234);
+
+  EXPECT_TRUE(records[4]["exit"].is_null());
+  EXPECT_EQ(records[4]["signal"], "TERM");
+
+  EXPECT_TRUE(records[5]["exit"].is_null());
+  EXPECT_EQ(records[5]["lost"], true);
+  EXPECT_EQ(records[5]["error"], "connection to node01 dropped");
+
+  EXPECT_EQ(records[6]["event"], "host_failed");
+  EXPECT_EQ(records[6]["host"], "node02");
+  EXPECT_EQ(records[6]["message"], "node02: authentication failed");
+
+  EXPECT_EQ(records[7]["event"], "run_end");
+  EXPECT_EQ(records[7]["status"], "failed");
+}
+
+TEST_F(JournalTest, OneLinePerRecordEvenForMultiLineCommands) {
+  Journal journal(m_dir);
+  JobStartRecord start;
+  start.job = journal.next_job_id();
+  start.command = "echo 'a\nb'\n";
+  start.slot_indices = {0, 1};
+  ASSERT_TRUE(journal.job_start(start));
+  ASSERT_TRUE(journal.run_end("ok"));
+  std::string text = journal_text();
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+  EXPECT_EQ(text.rfind("{\"event\":\"job_start\",\"time\":", 0), 0u) << text;
+  std::vector<json> records = read_journal(journal.path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0]["command"], "echo 'a\nb'\n");
+  EXPECT_EQ(records[0]["slot_index"], 0);
+  EXPECT_EQ(records[0]["slot_indices"], (json{0, 1}));
+}
+
+TEST_F(JournalTest, InvalidUtf8IsWrittenNotThrown) {
+  Journal journal(m_dir);
+  JobStartRecord start;
+  start.job = journal.next_job_id();
+  start.command = "printf '\xff\xfe'";
+  EXPECT_TRUE(journal.job_start(start));
+  EXPECT_EQ(read_journal(journal.path()).size(), 1u);
+}
+
+TEST_F(JournalTest, JobIdsContinueAcrossRuns) {
+  {
+    Journal journal(m_dir);
+    EXPECT_EQ(journal.next_job_id(), 1u);
+    EXPECT_EQ(journal.next_job_id(), 2u);
+    JobStartRecord start;
+    start.job = 2;
+    journal.job_start(start);
+    journal.job_end(2, JobExit{}, std::chrono::milliseconds(1));
+  }
+  {
+    Journal journal(m_dir, /*durable=*/true);
+    EXPECT_EQ(journal.next_job_id(), 3u);
+    JobStartRecord start;
+    start.job = 40;
+    journal.job_start(start);
+  }
+  Journal journal(m_dir);
+  EXPECT_EQ(journal.next_job_id(), 41u);
+  EXPECT_EQ(journal.next_job_id(), 42u);
+}
+
+TEST_F(JournalTest, OnlyTheRecordsOwnJobFieldCounts) {
+  {
+    Journal journal(m_dir);
+    JobStartRecord start;
+    start.job = 8;
+    start.command = R"(echo '{"job":9000}')";
+    start.params = {{"job", "7000"}};
+    journal.job_start(start);
+  }
+  Journal journal(m_dir);
+  EXPECT_EQ(journal.next_job_id(), 9u);
+}
+
+TEST_F(JournalTest, RunIdsDiffer) {
+  Journal first(m_dir);
+  Journal second(m_dir);
+  EXPECT_EQ(first.run_id().size(), 8u);
+  EXPECT_NE(first.run_id(), second.run_id());
+}
+
+TEST_F(JournalTest, TruncatedLastLineIsTolerated) {
+  {
+    Journal journal(m_dir);
+    JobStartRecord start;
+    start.job = 5;
+    journal.job_start(start);
+  }
+  // A crash in the middle of a record (written by hand: the journal never
+  // writes half a line itself) that also mentions a larger job id.
+  append_raw(R"({"event":"job_start","time":"2024-01-01T00:00:00.000Z","job":99,"comm)");
+  std::vector<json> records = read_journal(journal_path(m_dir));
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["job"], 5);
+
+  {
+    Journal journal(m_dir);
+    // Job 99 may have run before the crash: its id is not handed out again.
+    EXPECT_EQ(journal.next_job_id(), 100u);
+    EXPECT_TRUE(journal.run_end("ok"));
+  }
+  records = read_journal(journal_path(m_dir));
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1]["event"], "run_end");
+}
+
+TEST_F(JournalTest, LargeJournalIsScannedWhole) {
+  std::string text;
+  for (int id = 1; id <= 5000; ++id) {
+    text += R"({"event":"job_end","time":"2024-01-01T00:00:00.000Z","job":)" + std::to_string(id) +
+            R"(,"exit":0,"signal":null,"error":null,"lost":false,)" +
+            R"("duration_ms":10,"pad":")" + std::string(200, 'p') + "\"}\n";
+  }
+  append_raw(text);
+  Journal journal(m_dir);
+  EXPECT_GT(text.size(), std::size_t{1} << 20);  // more than one read
+  EXPECT_EQ(journal.next_job_id(), 5001u);
+  EXPECT_EQ(read_journal(journal.path()).size(), 5000u);
+}
+
+TEST_F(JournalTest, MissingJournalHasNoRecords) {
+  EXPECT_TRUE(read_journal(m_temp.file("nowhere/journal.jsonl")).empty());
+}
+
+TEST_F(JournalTest, UnopenableJournalThrows) {
+  EXPECT_THROW(Journal(m_temp.file("no/such/dir")), StateError);
+}
+
+TEST(JournalTime, FormatsUtcWithMilliseconds) {
+  using namespace std::chrono;
+  system_clock::time_point time{milliseconds(1714566896789)};
+  EXPECT_EQ(format_utc_time(time), "2024-05-01T12:34:56.789Z");
+  EXPECT_EQ(format_utc_time(system_clock::time_point{}), "1970-01-01T00:00:00.000Z");
+}
+
+}  // namespace
+}  // namespace runner

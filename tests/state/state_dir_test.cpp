@@ -1,0 +1,46 @@
+// Naming and creating the state directory beside a queue file.
+#include "runner/state/state_dir.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+TEST(StateDir, NamedAfterTheQueueFile) {
+  EXPECT_EQ(state_dir_for("dir/queue.yaml"), "dir/queue.runner");
+  EXPECT_EQ(state_dir_for("/abs/q.yml"), "/abs/q.runner");
+  EXPECT_EQ(state_dir_for("queue.YAML"), "queue.runner");
+  EXPECT_EQ(state_dir_for("jobs"), "jobs.runner");
+  EXPECT_EQ(state_dir_for("jobs.txt"), "jobs.txt.runner");
+  EXPECT_EQ(state_dir_for("my.yaml.d/queue"), "my.yaml.d/queue.runner");
+  EXPECT_EQ(state_dir_for("dir/.yaml"), "dir/.yaml.runner");
+}
+
+TEST(StateDir, CreatedWithItsLogsFolderOnDemand) {
+  testing::TempDir temp;
+  std::string dir = state_dir_for(temp.file("queue.yaml"));
+  EXPECT_FALSE(std::filesystem::exists(dir));
+  ensure_state_dir(dir);
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/logs"));
+  EXPECT_EQ(logs_dir(dir), dir + "/logs");
+  ensure_state_dir(dir);  // already there: fine
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/logs"));
+}
+
+TEST(StateDir, FailureNamesThePath) {
+  testing::TempDir temp;
+  std::string blocker = temp.write("queue.runner", "a file, not a folder");
+  try {
+    ensure_state_dir(blocker);
+    FAIL() << "expected StateError";
+  } catch (const StateError& error) {
+    EXPECT_NE(std::string(error.what()).find(blocker), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace runner

@@ -58,8 +58,8 @@ JobSpec first_job(const QueueEntry& entry);
 
 // The entries that hold exactly the jobs of `entry` after its first one, in
 // the same order: at most k entries for k keys, keys in the same order as
-// `entry`, lists of one value written as scalars where the user wrote a
-// scalar. Empty when the entry had one job.
+// `entry`, a key left with one value written as a scalar (was_list false).
+// Empty when the entry had one job.
 std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry);
 
 // A job in canonical form: a mapping with `command` and one scalar value per

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,9 @@ struct QueueDocument {
   std::string path;  // for messages
   std::string text;
   std::vector<EntrySpan> entries;
-  bool block_style = true;  // false for a flow sequence `[a, b]` at top level
+  bool block_style = true;  // false for a flow sequence `[a, b]` at top level, or when
+                            // the entries cannot be told apart in the text; such a
+                            // file is rewritten whole
 };
 
 // Parses the whole file. Empty text, only comments, `~` or `[]` give no

@@ -1,7 +1,8 @@
 // The queue lock: `<queue>.lock`, created with O_CREAT|O_EXCL holding the
 // owner's pid, removed on release: the protocol Pegasus uses, so both tools
 // can share a queue. A lock whose pid is not a live process is broken with a
-// warning (through the `warn` callback), never silently.
+// warning (through the `warn` callback), never silently. A lock file with no
+// pid in it (Pegasus writes none) counts as held for as long as it exists.
 #pragma once
 
 #include <functional>

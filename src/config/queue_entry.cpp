@@ -1,0 +1,321 @@
+// queue.yaml entries: parsing one item, expanding it into jobs in the order
+// SPEC section 2 gives, splitting off its first job as at most k entries, and
+// writing entries back as YAML that parses to the same entry. Pure logic.
+#include "runner/config/queue_entry.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include "runner/config/config_error.h"
+
+namespace runner {
+
+namespace {
+
+constexpr const char* k_command = "command";
+constexpr const char* k_slots = "slots";
+// More slots than any one host could have; keeps the number sane.
+constexpr int k_max_slots = 1 << 20;
+
+int line_of(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark().line + 1 : 0; }
+int column_of(const YAML::Node& node) {
+  return node.Mark().column >= 0 ? node.Mark().column + 1 : 0;
+}
+
+[[noreturn]] void fail_at(const std::string& path, const YAML::Node& node,
+                          const std::string& message) {
+  throw ConfigError(path, line_of(node), column_of(node), message);
+}
+
+// The value of one `slots` element, or nullopt when it is not a positive integer.
+std::optional<int> parse_slots(const std::string& text) {
+  int value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  if (begin != end && *begin == '+') ++begin;
+  if (begin == end || *begin < '0' || *begin > '9') return std::nullopt;
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr != end || value <= 0 || value > k_max_slots) return std::nullopt;
+  return value;
+}
+
+int slots_value(const std::string& text) {
+  // Values were checked by parse_queue_entry; entries built by hand may not be.
+  return parse_slots(text).value_or(1);
+}
+
+// `at` is where a missing value is reported: the key, since an empty value's
+// own position is that of whatever follows it.
+std::string scalar_value(const YAML::Node& node, const YAML::Node& at, const std::string& path,
+                         const std::string& key) {
+  if (node.IsNull())
+    fail_at(path, at,
+            fmt::format("`{}` has no value; write a value, a list like [a, b], or remove the key",
+                        key));
+  if (node.IsMap())
+    fail_at(path, node,
+            fmt::format("`{}` is a mapping; a value must be a scalar or a list of scalars", key));
+  if (node.IsSequence())
+    fail_at(path, node,
+            fmt::format("`{}` holds a nested list; a value must be a scalar or a list of scalars",
+                        key));
+  return node.Scalar();
+}
+
+void check_slots(const YAML::Node& node, const std::string& value, const std::string& path) {
+  if (!parse_slots(value))
+    fail_at(path, node,
+            fmt::format("`slots` must be a positive integer (the number of slots of one host the "
+                        "job needs), not `{}`",
+                        value));
+}
+
+EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const std::string& path) {
+  if (!key_node.IsScalar())
+    fail_at(path, key_node, "a key of a queue entry must be a plain name like `model`");
+  EntryKey key;
+  key.name = key_node.Scalar();
+  key.line = line_of(key_node);
+  if (value.IsSequence()) {
+    key.was_list = true;
+    if (value.size() == 0)
+      fail_at(path, value,
+              fmt::format("`{}` is an empty list, which would give no jobs; give it at least one "
+                          "value or remove the entry",
+                          key.name));
+    for (const auto& element : value) {
+      key.values.push_back(scalar_value(element, element, path, key.name));
+      if (key.name == k_slots) check_slots(element, key.values.back(), path);
+    }
+  } else {
+    key.values.push_back(scalar_value(value, key_node, path, key.name));
+    if (key.name == k_slots) check_slots(value, key.values.back(), path);
+  }
+  return key;
+}
+
+// Position of `command` first, then every other key in file order.
+std::vector<std::size_t> expansion_order(const QueueEntry& entry) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < entry.keys.size(); ++i)
+    if (entry.keys[i].name == k_command) order.push_back(i);
+  for (std::size_t i = 0; i < entry.keys.size(); ++i)
+    if (entry.keys[i].name != k_command) order.push_back(i);
+  return order;
+}
+
+// The job that takes value `choice[i]` of key i (keys in file order).
+JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) {
+  JobSpec job;
+  job.line = entry.line;
+  for (std::size_t i = 0; i < entry.keys.size(); ++i) {
+    const EntryKey& key = entry.keys[i];
+    const std::string& value = key.values[choice[i]];
+    if (key.name == k_command)
+      job.command = value;
+    else if (key.name == k_slots)
+      job.slots = slots_value(value);
+    else
+      job.params.emplace_back(key.name, value);
+  }
+  return job;
+}
+
+// One scalar in YAML, quoted only as much as it needs (YAML::Emitter decides).
+std::string emit_scalar(const std::string& value) {
+  YAML::Emitter out;
+  out << value;
+  return std::string(out.c_str(), out.size());
+}
+
+bool whitespace_only(std::string_view line) {
+  return !line.empty() && line.find_first_not_of(" \t") == std::string_view::npos;
+}
+
+// A multi-line string that literal block style (`|` or `|-`) writes back
+// exactly; anything unusual is left to the emitter's double quotes.
+bool fits_literal_block(const std::string& value) {
+  if (value.find('\n') == std::string::npos) return false;
+  if (value.size() >= 2 && value.compare(value.size() - 2, 2, "\n\n") == 0) return false;
+  for (unsigned char c : value)
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return false;
+  bool seen_text = false;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    std::size_t stop = value.find('\n', start);
+    if (stop == std::string::npos) stop = value.size();
+    std::string_view line(value.data() + start, stop - start);
+    if (whitespace_only(line)) return false;
+    if (!line.empty() && !seen_text) {
+      if (line.front() == ' ' || line.front() == '\t') return false;
+      seen_text = true;
+    }
+    start = stop + 1;
+  }
+  return seen_text;
+}
+
+// `value` as it follows "key:" or "- " (without the separating space), its
+// continuation lines indented by `body_indent`; no final newline.
+std::string scalar_text(const std::string& value, int body_indent) {
+  if (!fits_literal_block(value)) return emit_scalar(value);
+  bool clip = value.back() == '\n';
+  std::string out = clip ? "|" : "|-";
+  std::string pad(body_indent, ' ');
+  std::size_t start = 0;
+  std::size_t size = clip ? value.size() - 1 : value.size();
+  while (start <= size) {
+    std::size_t stop = value.find('\n', start);
+    if (stop == std::string::npos || stop > size) stop = size;
+    out += '\n';
+    if (stop > start) out += pad + value.substr(start, stop - start);
+    start = stop + 1;
+  }
+  return out;
+}
+
+std::string flow_list(const std::vector<std::string>& values) {
+  YAML::Emitter out;
+  out << YAML::Flow << YAML::BeginSeq;
+  for (const auto& value : values) out << value;
+  out << YAML::EndSeq;
+  return std::string(out.c_str(), out.size());
+}
+
+}  // namespace
+
+bool is_reserved_job_key(const std::string& key) { return key == k_command || key == k_slots; }
+
+QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
+  QueueEntry entry;
+  entry.line = line_of(item);
+  entry.column = column_of(item);
+  if (item.IsNull())
+    fail_at(path, item, "empty queue entry; write a command after the `-`, or remove the line");
+  if (item.IsSequence())
+    fail_at(path, item,
+            "a queue entry must be a command or a mapping with a `command` key, not a list");
+  if (item.IsScalar()) {
+    entry.plain = true;
+    entry.keys.push_back(EntryKey{k_command, {item.Scalar()}, false, entry.line});
+    return entry;
+  }
+  std::set<std::string> seen;
+  for (const auto& pair : item) {
+    EntryKey key = parse_key(pair.first, pair.second, path);
+    if (!seen.insert(key.name).second)
+      fail_at(path, pair.first,
+              fmt::format("`{}` appears twice in this entry; keep one of them", key.name));
+    entry.keys.push_back(std::move(key));
+  }
+  if (!seen.count(k_command))
+    fail_at(path, item,
+            "this entry has no `command` key; add `command: ...` (the shell command to run)");
+  return entry;
+}
+
+std::size_t job_count(const QueueEntry& entry) {
+  std::size_t count = 1;
+  for (const auto& key : entry.keys) {
+    std::size_t n = key.values.size();
+    if (n != 0 && count > std::numeric_limits<std::size_t>::max() / n)
+      return std::numeric_limits<std::size_t>::max();
+    count *= n;
+  }
+  return count;
+}
+
+std::vector<JobSpec> expand(const QueueEntry& entry) {
+  std::vector<JobSpec> jobs;
+  for (const auto& key : entry.keys)
+    if (key.values.empty()) return jobs;
+  std::vector<std::size_t> order = expansion_order(entry);
+  std::vector<std::size_t> choice(entry.keys.size(), 0);
+  while (true) {
+    jobs.push_back(job_at(entry, choice));
+    // Advance the odometer, the last key in expansion order fastest.
+    std::size_t d = order.size();
+    while (d > 0) {
+      std::size_t key = order[d - 1];
+      if (++choice[key] < entry.keys[key].values.size()) break;
+      choice[key] = 0;
+      --d;
+    }
+    if (d == 0) return jobs;
+  }
+}
+
+JobSpec first_job(const QueueEntry& entry) {
+  return job_at(entry, std::vector<std::size_t>(entry.keys.size(), 0));
+}
+
+std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry) {
+  std::vector<QueueEntry> rest;
+  std::vector<std::size_t> order = expansion_order(entry);
+  // rank[i]: position of key i in expansion order.
+  std::vector<std::size_t> rank(entry.keys.size());
+  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
+  for (std::size_t split = order.size(); split-- > 0;) {
+    if (entry.keys[order[split]].values.size() < 2) continue;
+    QueueEntry part;
+    part.line = entry.line;
+    part.column = entry.column;
+    for (std::size_t i = 0; i < entry.keys.size(); ++i) {
+      const EntryKey& key = entry.keys[i];
+      EntryKey out{key.name, {}, false, key.line};
+      if (rank[i] < split)
+        out.values.push_back(key.values.front());
+      else if (rank[i] == split)
+        out.values.assign(key.values.begin() + 1, key.values.end());
+      else
+        out.values = key.values;
+      out.was_list = out.values.size() > 1;
+      part.keys.push_back(std::move(out));
+    }
+    rest.push_back(std::move(part));
+  }
+  return rest;
+}
+
+QueueEntry canonical_entry(const JobSpec& job) {
+  QueueEntry entry;
+  entry.line = job.line;
+  entry.keys.push_back(EntryKey{k_command, {job.command}, false, 0});
+  for (const auto& [name, value] : job.params)
+    entry.keys.push_back(EntryKey{name, {value}, false, 0});
+  if (job.slots != 1)
+    entry.keys.push_back(EntryKey{k_slots, {std::to_string(job.slots)}, false, 0});
+  return entry;
+}
+
+std::string entry_to_yaml(const QueueEntry& entry, int indent) {
+  std::string pad(indent, ' ');
+  if (entry.plain && entry.keys.size() == 1 && entry.keys[0].values.size() == 1)
+    return pad + "- " + scalar_text(entry.keys[0].values[0], indent + 2) + "\n";
+  std::string out;
+  for (std::size_t i = 0; i < entry.keys.size(); ++i) {
+    const EntryKey& key = entry.keys[i];
+    out += pad + (i == 0 ? "- " : "  ") + emit_scalar(key.name) + ":";
+    bool list = key.was_list || key.values.size() != 1;
+    if (!list) {
+      out += " " + scalar_text(key.values[0], indent + 4) + "\n";
+      continue;
+    }
+    bool multi_line = false;
+    for (const auto& value : key.values) multi_line = multi_line || fits_literal_block(value);
+    if (!multi_line) {
+      out += " " + flow_list(key.values) + "\n";
+      continue;
+    }
+    out += "\n";
+    for (const auto& value : key.values)
+      out += pad + "    - " + scalar_text(value, indent + 6) + "\n";
+  }
+  return out;
+}
+
+}  // namespace runner

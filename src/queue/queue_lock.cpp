@@ -1,0 +1,141 @@
+// The queue lock file `<queue>.lock` (SPEC section 5). Created with
+// O_CREAT|O_EXCL and our pid written into it; removed on release only while
+// it still holds our pid. A lock naming a process that does not exist is
+// broken with a warning. An empty lock file is what Pegasus leaves (it writes
+// no pid), or one being written right now: it counts as held.
+#include "runner/queue/queue_lock.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <system_error>
+
+namespace runner {
+
+namespace {
+
+std::system_error io_error(const std::string& what) {
+  return std::system_error(errno, std::generic_category(), what);
+}
+
+// The lock file's contents; nullopt when it does not exist (any more).
+std::optional<std::string> read_lock(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw io_error("cannot read the queue lock " + path);
+  }
+  std::string text;
+  char buffer[256];
+  while (text.size() < 4096) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
+// The pid on the first line, or nullopt when there is none.
+std::optional<pid_t> pid_in(const std::string& text) {
+  std::size_t end = text.find_first_of("\r\n");
+  std::string_view line = std::string_view(text).substr(0, end);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  pid_t pid = 0;
+  auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), pid);
+  if (line.empty() || ec != std::errc() || ptr != line.data() + line.size() || pid <= 0)
+    return std::nullopt;
+  return pid;
+}
+
+bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+std::string pid_line(pid_t pid) { return std::to_string(pid) + "\n"; }
+
+// Creates the lock file holding our pid; false when it already exists.
+bool create_lock(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return false;
+    throw io_error("cannot create the queue lock " + path);
+  }
+  std::string text = pid_line(::getpid());
+  ssize_t written = ::write(fd, text.data(), text.size());
+  int saved = errno;
+  ::close(fd);
+  if (written != static_cast<ssize_t>(text.size())) {
+    ::unlink(path.c_str());
+    errno = written < 0 ? saved : EIO;
+    throw io_error("cannot write the queue lock " + path);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<QueueLock> QueueLock::try_acquire(const std::string& queue_path, const Warn& warn,
+                                                std::string* holder) {
+  std::string path = lock_path(queue_path);
+  // Once more after breaking a stale lock or seeing one vanish.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (create_lock(path)) return QueueLock(path);
+    std::optional<std::string> text = read_lock(path);
+    if (!text) continue;
+    std::optional<pid_t> pid = pid_in(*text);
+    if (!pid) {
+      if (holder) *holder = "another process (its lock file " + path + " names no pid)";
+      return std::nullopt;
+    }
+    if (*pid == ::getpid() || process_exists(*pid)) {
+      if (holder) *holder = fmt::format("pid {}", *pid);
+      return std::nullopt;
+    }
+    // Only remove the file if it is still the stale one we looked at.
+    std::optional<std::string> again = read_lock(path);
+    if (!again) continue;
+    if (*again != *text) {
+      if (holder) *holder = "another process";
+      return std::nullopt;
+    }
+    if (warn)
+      warn(fmt::format("breaking stale lock {} left by pid {}, which is not running", path, *pid));
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+      throw io_error("cannot remove the stale queue lock " + path);
+  }
+  if (holder) *holder = "another process";
+  return std::nullopt;
+}
+
+QueueLock::QueueLock(QueueLock&& other) noexcept : m_lock_path(std::move(other.m_lock_path)) {
+  other.m_lock_path.clear();
+}
+
+QueueLock& QueueLock::operator=(QueueLock&& other) noexcept {
+  if (this != &other) {
+    QueueLock released(std::move(*this));
+    m_lock_path = std::move(other.m_lock_path);
+    other.m_lock_path.clear();
+  }
+  return *this;
+}
+
+QueueLock::~QueueLock() {
+  if (m_lock_path.empty()) return;
+  try {
+    std::optional<std::string> text = read_lock(m_lock_path);
+    if (text && pid_in(*text) == ::getpid()) ::unlink(m_lock_path.c_str());
+  } catch (const std::exception&) {
+    // A lock we cannot read is not ours to remove.
+  }
+}
+
+std::string QueueLock::lock_path(const std::string& queue_path) { return queue_path + ".lock"; }
+
+}  // namespace runner

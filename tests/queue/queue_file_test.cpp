@@ -1,0 +1,435 @@
+// Tests for the queue file on disk: taking jobs under the lock, recording
+// them in consumed.yaml, never writing a file that does not parse, edits
+// made during a take, and appends from several processes at once.
+#include "runner/queue/queue_file.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runner/config/config_error.h"
+#include "runner/queue/queue_document.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+std::string describe(const JobSpec& job) {
+  std::string out = job.command;
+  for (const auto& [name, value] : job.params) out += " " + name + "=" + value;
+  if (job.slots != 1) out += " slots=" + std::to_string(job.slots);
+  return out;
+}
+
+std::vector<std::string> jobs_in(const std::string& text) {
+  std::vector<std::string> jobs;
+  for (const auto& span : parse_queue_document(text, "test").entries)
+    for (const auto& job : expand(span.entry)) jobs.push_back(describe(job));
+  return jobs;
+}
+
+bool always(const JobSpec&) { return true; }
+
+// Runs `body` in a child process; its exit status is 0 when it returns true.
+pid_t spawn(const std::function<bool()>& body) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    bool ok = false;
+    try {
+      ok = body();
+    } catch (...) {
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  return pid;
+}
+
+int exit_status(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A child process that lives until this object goes away.
+class LiveProcess {
+ public:
+  LiveProcess() {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe");
+    m_pid = ::fork();
+    if (m_pid == 0) {
+      ::close(fds[1]);
+      char byte;
+      while (::read(fds[0], &byte, 1) > 0) {
+      }
+      ::_exit(0);
+    }
+    ::close(fds[0]);
+    m_pipe = fds[1];
+  }
+  ~LiveProcess() {
+    ::close(m_pipe);
+    ::waitpid(m_pid, nullptr, 0);
+  }
+  pid_t pid() const { return m_pid; }
+
+ private:
+  pid_t m_pid = -1;
+  int m_pipe = -1;
+};
+
+const std::string k_queue =
+    "# campaign\n"
+    "- command: bench <<model>> <<batch>> <<seed>>\n"
+    "  model: [llama, vicuna]   # models\n"
+    "  batch: [1, 2, 4]\n"
+    "  seed: [7, 8]\n"
+    "\n"
+    "# afterwards\n"
+    "- echo done\n";
+
+TEST(QueueFileTest, MissingQueueIsEmpty) {
+  testing::TempDir dir;
+  QueueFile queue(dir.file("queue.yaml"));
+  EXPECT_TRUE(std::holds_alternative<QueueEmpty>(queue.take_first(always)));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+}
+
+TEST(QueueFileTest, DrainsAProductOneJobAtATimeAndRecordsEachInConsumed) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", k_queue));
+  EXPECT_EQ(queue.consumed_path(), dir.file("consumed.yaml"));
+  std::vector<std::string> taken;
+  std::vector<JobSpec> taken_jobs;
+  while (true) {
+    TakeResult result = queue.take_first(always);
+    if (std::holds_alternative<QueueEmpty>(result)) break;
+    ASSERT_TRUE(std::holds_alternative<Taken>(result));
+    taken.push_back(describe(std::get<Taken>(result).job));
+    taken_jobs.push_back(std::get<Taken>(result).job);
+    // The comment about the last entry stays while the product drains.
+    if (taken.size() < 13) {
+      EXPECT_NE(dir.read("queue.yaml").find("\n\n# afterwards\n- echo done\n"), std::string::npos);
+    }
+    ASSERT_LE(taken.size(), 13u);
+  }
+  EXPECT_EQ(taken, jobs_in(k_queue));
+  EXPECT_EQ(taken.size(), 13u);
+  EXPECT_EQ(dir.read("queue.yaml"), "# campaign\n\n# afterwards\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+  // consumed.yaml holds one canonical entry per job, in order.
+  QueueDocument consumed = parse_queue_document(dir.read("consumed.yaml"), "consumed.yaml");
+  ASSERT_EQ(consumed.entries.size(), taken.size());
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    std::vector<JobSpec> back = expand(consumed.entries[i].entry);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(describe(back[0]), taken[i]);
+    for (const auto& key : consumed.entries[i].entry.keys) EXPECT_FALSE(key.was_list);
+  }
+  EXPECT_EQ(jobs_in(dir.read("consumed.yaml")), taken);
+}
+
+TEST(QueueFileTest, ConsumedEntriesCarrySlotsAndPasteBack) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- command: train <<m>>\n  slots: [2, 1]\n  m: a\n"));
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_EQ(dir.read("consumed.yaml"),
+            "- command: train <<m>>\n  m: a\n  slots: 2\n"
+            "- command: train <<m>>\n  m: a\n");
+}
+
+TEST(QueueFileTest, HeadThatCannotBePlacedStaysInTheQueue) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- command: big\n  slots: 8\n- small\n"));
+  int asked = 0;
+  TakeResult result = queue.take_first([&](const JobSpec& job) {
+    ++asked;
+    EXPECT_EQ(job.slots, 8);
+    return false;
+  });
+  ASSERT_TRUE(std::holds_alternative<HeadNotPlaceable>(result));
+  EXPECT_EQ(std::get<HeadNotPlaceable>(result).job.command, "big");
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(dir.read("queue.yaml"), "- command: big\n  slots: 8\n- small\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("consumed.yaml")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+}
+
+TEST(QueueFileTest, QueueThatDoesNotParseIsLeftAloneAndReportedWithPosition) {
+  testing::TempDir dir;
+  std::string broken = "- a\n- command: [b,\n  m: x\n";
+  QueueFile queue(dir.write("queue.yaml", broken));
+  TakeResult result = queue.take_first(always);
+  ASSERT_TRUE(std::holds_alternative<QueueUnavailable>(result));
+  const QueueUnavailable& unavailable = std::get<QueueUnavailable>(result);
+  EXPECT_TRUE(unavailable.parse_error);
+  EXPECT_EQ(unavailable.reason.rfind(dir.file("queue.yaml") + ":", 0), 0u) << unavailable.reason;
+  EXPECT_EQ(dir.read("queue.yaml"), broken);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("consumed.yaml")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+
+  dir.write("queue.yaml", "- a\n- model: [x]\n");
+  result = queue.take_first(always);
+  ASSERT_TRUE(std::holds_alternative<QueueUnavailable>(result));
+  EXPECT_EQ(std::get<QueueUnavailable>(result).reason.rfind(dir.file("queue.yaml") + ":2:3:", 0),
+            0u)
+      << std::get<QueueUnavailable>(result).reason;
+  EXPECT_EQ(dir.read("queue.yaml"), "- a\n- model: [x]\n");
+}
+
+TEST(QueueFileTest, LockedQueueIsUnavailable) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- a\n"));
+  LiveProcess other;
+  dir.write("queue.yaml.lock", std::to_string(other.pid()) + "\n");
+  TakeResult result = queue.take_first(always);
+  ASSERT_TRUE(std::holds_alternative<QueueUnavailable>(result));
+  EXPECT_EQ(std::get<QueueUnavailable>(result).reason,
+            "locked by pid " + std::to_string(other.pid()));
+  EXPECT_FALSE(std::get<QueueUnavailable>(result).parse_error);
+  EXPECT_EQ(dir.read("queue.yaml"), "- a\n");
+}
+
+TEST(QueueFileTest, StaleLockIsBrokenWithAWarningAndTheJobTaken) {
+  testing::TempDir dir;
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  dir.write("queue.yaml.lock", std::to_string(dead) + "\n");
+  std::vector<std::string> warnings;
+  QueueFile queue(dir.write("queue.yaml", "- a\n"),
+                  [&](const std::string& message) { warnings.push_back(message); });
+  EXPECT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("pid " + std::to_string(dead)), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+}
+
+TEST(QueueFileTest, KeepsPermissionsAndSymlinks) {
+  testing::TempDir dir;
+  std::string real = dir.write("real.yaml", "- a\n- b\n");
+  ASSERT_EQ(::chmod(real.c_str(), 0640), 0);
+  std::filesystem::create_symlink(real, dir.file("queue.yaml"));
+  QueueFile queue(dir.file("queue.yaml"));
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("queue.yaml")));
+  EXPECT_EQ(dir.read("real.yaml"), "- b\n");
+  struct stat info {};
+  ASSERT_EQ(::stat(real.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0640u);
+  // Nothing but the files we made is left in the directory.
+  std::set<std::string> names;
+  for (const auto& item : std::filesystem::directory_iterator(dir.path()))
+    names.insert(item.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"real.yaml", "queue.yaml", "consumed.yaml"}));
+}
+
+TEST(QueueFileTest, AnEditDuringATakeIsKeptAndTheTakeStartsOver) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- old-first\n- second\n"));
+  std::vector<std::string> asked;
+  TakeResult result = queue.take_first([&](const JobSpec& job) {
+    asked.push_back(job.command);
+    // An editor saving its buffer without the lock, between read and write.
+    if (asked.size() == 1) dir.write("queue.yaml", "- new-first\n- old-first\n- second\n");
+    return true;
+  });
+  ASSERT_TRUE(std::holds_alternative<Taken>(result));
+  EXPECT_EQ(std::get<Taken>(result).job.command, "new-first");
+  EXPECT_EQ(asked, (std::vector<std::string>{"old-first", "new-first"}));
+  EXPECT_EQ(dir.read("queue.yaml"), "- old-first\n- second\n");
+  EXPECT_EQ(dir.read("consumed.yaml"), "- command: new-first\n");
+}
+
+TEST(QueueFileTest, AQueueThatKeepsChangingIsUnavailableForNow) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- a\n"));
+  int calls = 0;
+  TakeResult result = queue.take_first([&](const JobSpec&) {
+    dir.write("queue.yaml", "- edit" + std::to_string(++calls) + "\n");
+    return true;
+  });
+  ASSERT_TRUE(std::holds_alternative<QueueUnavailable>(result));
+  EXPECT_FALSE(std::get<QueueUnavailable>(result).parse_error);
+  EXPECT_EQ(dir.read("queue.yaml"), "- edit2\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("consumed.yaml")));
+}
+
+TEST(QueueFileTest, ReadEntriesParsesWithoutTouching) {
+  testing::TempDir dir;
+  QueueFile missing(dir.file("queue.yaml"));
+  EXPECT_THROW(missing.read_entries(), ConfigError);
+  QueueFile queue(dir.write("queue.yaml", k_queue));
+  std::vector<QueueEntry> entries = queue.read_entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(job_count(entries[0]), 12u);
+  EXPECT_EQ(entries[1].line, 8);
+  EXPECT_EQ(dir.read("queue.yaml"), k_queue);
+}
+
+TEST(QueueFileTest, AppendCreatesAMissingQueue) {
+  testing::TempDir dir;
+  QueueFile queue(dir.file("queue.yaml"));
+  queue.append("- echo one\n");
+  EXPECT_EQ(dir.read("queue.yaml"), "- echo one\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+}
+
+TEST(QueueFileTest, AppendKeepsTheQueueAsWritten) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", k_queue));
+  queue.append("# more\n- command: extra <<x>>\n  x: [1, 2]\n");
+  EXPECT_EQ(dir.read("queue.yaml"), k_queue + "# more\n- command: extra <<x>>\n  x: [1, 2]\n");
+}
+
+TEST(QueueFileTest, AppendNeverWritesAQueueThatDoesNotParse) {
+  testing::TempDir dir;
+  std::string broken = "- [unclosed\n";
+  QueueFile queue(dir.write("queue.yaml", broken));
+  EXPECT_THROW(queue.append("- a\n"), ConfigError);
+  EXPECT_EQ(dir.read("queue.yaml"), broken);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+}
+
+TEST(QueueFileTest, AppendRejectsInvalidItems) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- a\n"));
+  EXPECT_THROW(queue.append("- model: [x]\n"), ConfigError);
+  EXPECT_THROW(queue.append("key: value\n"), ConfigError);
+  EXPECT_EQ(dir.read("queue.yaml"), "- a\n");
+}
+
+TEST(QueueFileTest, AppendWaitsForTheLockOfAnotherProcess) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- a\n"));
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  pid_t holder = spawn([&] {
+    std::optional<QueueLock> lock = QueueLock::try_acquire(queue.path(), {});
+    if (!lock) return false;
+    if (::write(ready[1], "x", 1) != 1) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    dir.write("released-by-holder", "yes");
+    return true;
+  });
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  queue.append("- b\n", 10000);
+  // The holder let go before the append could write.
+  EXPECT_EQ(dir.read("released-by-holder"), "yes");
+  EXPECT_EQ(dir.read("queue.yaml"), "- a\n- b\n");
+  EXPECT_EQ(exit_status(holder), 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST(QueueFileTest, AppendGivesUpWhenTheLockStaysTaken) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- a\n"));
+  LiveProcess other;
+  dir.write("queue.yaml.lock", std::to_string(other.pid()) + "\n");
+  try {
+    queue.append("- b\n", 30);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("pid " + std::to_string(other.pid())),
+              std::string::npos);
+  }
+  EXPECT_EQ(dir.read("queue.yaml"), "- a\n");
+}
+
+TEST(QueueFileTest, ConcurrentAppendsFromSeveralProcessesAllLand) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "# jobs\n"));
+  constexpr int k_writers = 4;
+  constexpr int k_jobs = 10;
+  std::vector<pid_t> writers;
+  for (int w = 0; w < k_writers; ++w)
+    writers.push_back(spawn([&, w] {
+      for (int j = 0; j < k_jobs; ++j)
+        queue.append("- job-" + std::to_string(w) + "-" + std::to_string(j) + "\n", 20000);
+      return true;
+    }));
+  for (pid_t pid : writers) EXPECT_EQ(exit_status(pid), 0);
+  std::vector<std::string> jobs = jobs_in(dir.read("queue.yaml"));
+  ASSERT_EQ(jobs.size(), static_cast<std::size_t>(k_writers * k_jobs));
+  for (int w = 0; w < k_writers; ++w) {
+    // Each writer's jobs are all there, in the order it added them.
+    std::vector<std::string> mine;
+    std::string prefix = "job-" + std::to_string(w) + "-";
+    for (const auto& job : jobs)
+      if (job.rfind(prefix, 0) == 0) mine.push_back(job);
+    std::vector<std::string> expected;
+    for (int j = 0; j < k_jobs; ++j) expected.push_back(prefix + std::to_string(j));
+    EXPECT_EQ(mine, expected);
+  }
+  EXPECT_EQ(dir.read("queue.yaml").rfind("# jobs\n", 0), 0u);
+}
+
+TEST(QueueFileTest, ConcurrentTakersNeverTakeAJobTwice) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml",
+                            "- command: job <<i>>\n  i: [0, 1, 2, 3, 4, 5, 6, 7, 8, "
+                            "9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]\n"));
+  constexpr int k_takers = 3;
+  std::vector<pid_t> takers;
+  for (int t = 0; t < k_takers; ++t)
+    takers.push_back(spawn([&, t] {
+      std::string mine;
+      while (true) {
+        TakeResult result = queue.take_first(always);
+        if (std::holds_alternative<QueueEmpty>(result)) break;
+        if (auto* taken = std::get_if<Taken>(&result))
+          mine += "- " + taken->job.params[0].second + "\n";
+        else if (std::holds_alternative<QueueUnavailable>(result))
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        else
+          return false;
+      }
+      dir.write("taken-" + std::to_string(t), mine);
+      return true;
+    }));
+  for (pid_t pid : takers) EXPECT_EQ(exit_status(pid), 0);
+  std::vector<std::string> all;
+  for (int t = 0; t < k_takers; ++t)
+    for (const auto& job : jobs_in(dir.read("taken-" + std::to_string(t)))) all.push_back(job);
+  std::sort(all.begin(), all.end(),
+            [](const std::string& a, const std::string& b) { return std::stoi(a) < std::stoi(b); });
+  std::vector<std::string> expected;
+  for (int i = 0; i < 20; ++i) expected.push_back(std::to_string(i));
+  EXPECT_EQ(all, expected);
+  EXPECT_EQ(jobs_in(dir.read("consumed.yaml")).size(), 20u);
+  EXPECT_TRUE(jobs_in(dir.read("queue.yaml")).empty());
+}
+
+TEST(QueueFileTest, WriteFileAtomicallyReplacesContentAndKeepsMode) {
+  testing::TempDir dir;
+  std::string path = dir.write("file.yaml", "old\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+  write_file_atomically(path, "new\n");
+  EXPECT_EQ(read_file(path), "new\n");
+  struct stat info {};
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0600u);
+  write_file_atomically(dir.file("fresh.yaml"), "x\n");
+  EXPECT_EQ(read_file(dir.file("fresh.yaml")), "x\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
+                          std::filesystem::directory_iterator()),
+            2);
+  EXPECT_THROW(read_file(dir.file("absent")), std::system_error);
+}
+
+}  // namespace
+}  // namespace runner

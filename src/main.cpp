@@ -1,1 +1,3 @@
-int main() { return 0; }
+#include "runner/cli/options.h"
+
+int main(int argc, char** argv) { return runner::run_cli(argc, argv); }

@@ -21,9 +21,11 @@ void EventLoop::run_once(std::optional<Clock::duration> max_wait) {
   if (max_wait) wake = wake ? std::min(*wake, now + *max_wait) : now + *max_wait;
 
   int timeout_ms = -1;
-  if (wake) {
+  if (wake && *wake <= now) {
+    timeout_ms = 0;
+  } else if (wake) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(*wake - now).count();
-    timeout_ms = static_cast<int>(std::clamp<long long>(left, 0, 60'000));
+    timeout_ms = static_cast<int>(std::min<long long>(left, 60'000));
   }
   if (poll(m_fds.data(), m_fds.size(), timeout_ms) < 0 && errno != EINTR)
     throw std::system_error(errno, std::generic_category(), "poll");

@@ -6,7 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/pidfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -143,7 +143,7 @@ class LocalTransport final : public HostTransport {
     }
     job.pipes = {out[0], err[0]};
     for (int fd : job.pipes) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-    job.pidfd = pidfd_open(job.pid, 0);
+    job.pidfd = static_cast<int>(syscall(SYS_pidfd_open, job.pid, 0));
     if (job.pidfd < 0) {
       std::string error = fmt::format("pidfd_open: {} (Linux 5.3 or later is needed)", std::strerror(errno));
       kill(-job.pid, SIGKILL);

@@ -105,7 +105,7 @@ void Scheduler::step(Clock::time_point now) {
     m_retry_at.reset();
     m_queue_dirty = true;
   }
-  if (m_stopping || !m_queue_dirty) return;
+  if (!can_take_now()) return;
   if (m_options.mode == Mode::queue)
     pump_queue(now);
   else
@@ -113,15 +113,20 @@ void Scheduler::step(Clock::time_point now) {
 }
 
 std::optional<Clock::time_point> Scheduler::deadline() const {
+  if (can_take_now()) return Clock::time_point::min();
   if (m_kill_at && !m_running.empty()) return m_kill_at;
   return m_retry_at;
 }
 
+bool Scheduler::can_take_now() const {
+  if (m_stopping || !m_queue_dirty) return false;
+  if (m_options.mode == Mode::broadcast) return !any_host_connecting() && m_running.empty();
+  for (std::size_t s = 0; s < m_slot_job.size(); ++s)
+    if (m_slot_job[s] == 0 && m_host_state[m_fleet.slots[s].host] == HostState::ready) return true;
+  return false;
+}
+
 void Scheduler::pump_queue(Clock::time_point now) {
-  if (!any_host_ready()) {
-    if (!any_host_connecting()) m_queue_dirty = false;
-    return;
-  }
   m_queue_dirty = false;
   while (true) {
     if (std::none_of(m_slot_job.begin(), m_slot_job.end(), [](JobId j) { return j == 0; })) {
@@ -169,9 +174,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
 }
 
 void Scheduler::pump_broadcast(Clock::time_point now) {
-  if (any_host_connecting()) return;
   m_queue_dirty = false;
-  if (!m_running.empty()) return;
   if (m_step_failed && !m_options.ignore_errors) {
     m_observer.notice("a job failed; stopping (use --ignore-errors to go on)");
     m_stopping = true;

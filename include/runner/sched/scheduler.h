@@ -81,6 +81,9 @@ class Scheduler final : public TransportEvents, public Pollable {
  private:
   enum class HostState { connecting, ready, failed };
 
+  // Whether step() would take jobs: the queue may have changed and a job
+  // could start now. deadline() is "at once" exactly then.
+  bool can_take_now() const;
   void pump_queue(Clock::time_point now);
   void pump_broadcast(Clock::time_point now);
   // Slots for `job` on one ready host, or nullopt.

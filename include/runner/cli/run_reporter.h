@@ -1,0 +1,44 @@
+// Records and shows a run: job output to the terminal (prefixed per slot)
+// and to each job's log file, every transition to the journal, and what the
+// end-of-run summary needs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runner/sched/run_observer.h"
+#include "runner/state/job_log.h"
+#include "runner/state/journal.h"
+#include "runner/ui/console.h"
+#include "runner/ui/summary.h"
+
+namespace runner {
+
+class RunReporter final : public RunObserver {
+ public:
+  RunReporter(const Fleet& fleet, Console& console, Journal& journal, JobLogs& logs);
+
+  void host_ready(const Host& host) override;
+  void host_failed(const Host& host, const TransportError& error) override;
+  void job_started(const RunningJob& job) override;
+  void job_pgid(const RunningJob& job) override;
+  void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) override;
+  void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) override;
+  void notice(const std::string& message) override;
+  void warning(const std::string& message) override;
+
+  const std::vector<FinishedJob>& finished() const { return m_finished; }
+  const std::vector<std::string>& failed_hosts() const { return m_failed_hosts; }
+
+ private:
+  const Fleet& m_fleet;
+  Console& m_console;
+  Journal& m_journal;
+  JobLogs& m_logs;
+  std::vector<FinishedJob> m_finished;
+  std::vector<std::string> m_failed_hosts;
+};
+
+}  // namespace runner

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Sets up, builds, and runs every test (unit and integration: the integration
+# tests start their own sshd on 127.0.0.1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh
+ctest --test-dir build --output-on-failure -j2 --timeout 300

@@ -1,0 +1,67 @@
+// `runner add CMD...` and `runner add -f FILE`: append jobs to the queue
+// under the lock, so a running runner never sees half an edit.
+#include <fmt/format.h>
+
+#include "runner/cli/options.h"
+#include "runner/config/config_error.h"
+#include "runner/queue/queue_document.h"
+#include "runner/queue/queue_file.h"
+
+namespace runner {
+
+namespace {
+
+// The YAML items to append, and how many jobs they hold.
+std::pair<std::string, std::size_t> items_to_add(const AddOptions& options) {
+  std::string items;
+  std::size_t jobs = 0;
+  if (!options.from_file.empty()) {
+    std::string text;
+    try {
+      text = read_file(options.from_file);
+    } catch (const std::system_error& e) {
+      throw ConfigError(options.from_file, 0, 0, fmt::format("cannot read: {}", e.what()));
+    }
+    // Appended as written, comments included; parsed here to count and check.
+    for (const EntrySpan& span : parse_queue_document(text, options.from_file).entries)
+      jobs += job_count(span.entry);
+    items += text;
+    if (!items.empty() && items.back() != '\n') items += '\n';
+  }
+  if (!options.command.empty()) {
+    std::string command = fmt::format("{}", fmt::join(options.command, " "));
+    QueueEntry entry;
+    entry.plain = true;
+    entry.keys.push_back(EntryKey{"command", {command}, false, 0});
+    items += entry_to_yaml(entry);
+    jobs += 1;
+  }
+  return {items, jobs};
+}
+
+}  // namespace
+
+int add_jobs(const AddOptions& options) {
+  if (options.command.empty() && options.from_file.empty())
+    throw ConfigError("nothing to add: give a command (runner add echo hi) or -f FILE");
+  auto [items, jobs] = items_to_add(options);
+  if (jobs == 0) {
+    fmt::print(stderr, "runner: {} holds no jobs; nothing added\n", options.from_file);
+    return 0;
+  }
+  QueueFile queue(options.queue_file,
+                  [](const std::string& m) { fmt::print(stderr, "runner: warning: {}\n", m); });
+  try {
+    queue.append(items);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "runner: error: {}\n", e.what());
+    return 1;
+  }
+  fmt::print(stderr, "runner: added {} job{} to {}\n", jobs, jobs == 1 ? "" : "s",
+             options.queue_file);
+  return 0;
+}
+
+}  // namespace runner

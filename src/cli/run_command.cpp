@@ -1,0 +1,142 @@
+// `runner queue` and `runner broadcast`: load and validate everything, then
+// drive the scheduler, the transports and the queue watcher in one event
+// loop until the run is over.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "runner/cli/options.h"
+#include "runner/cli/run_reporter.h"
+#include "runner/config/config_error.h"
+#include "runner/config/hosts.h"
+#include "runner/config/job_render.h"
+#include "runner/exec/event_loop.h"
+#include "runner/exec/local_transport.h"
+#include "runner/exec/signal_watcher.h"
+#include "runner/queue/queue_file.h"
+#include "runner/queue/queue_watcher.h"
+#include "runner/state/state_dir.h"
+
+namespace runner {
+
+namespace {
+
+std::vector<std::unique_ptr<HostTransport>> make_transports(const Fleet& fleet,
+                                                            const SshOptions& ssh,
+                                                            TransportEvents& events) {
+  std::vector<std::unique_ptr<HostTransport>> transports;
+  for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
+    const HostAddress& address = fleet.hosts[h].address;
+    int index = static_cast<int>(h);
+    transports.push_back(address.local ? make_local_transport(index, events)
+                                       : make_ssh_transport(index, address, ssh, events));
+  }
+  return transports;
+}
+
+// Closes connections politely, giving them a moment.
+void shut_down(EventLoop& loop, std::vector<std::unique_ptr<HostTransport>>& transports) {
+  for (auto& t : transports) t->shutdown();
+  auto give_up = Clock::now() + std::chrono::seconds(3);
+  auto all_idle = [&] {
+    return std::all_of(transports.begin(), transports.end(), [](auto& t) { return t->idle(); });
+  };
+  while (!all_idle() && Clock::now() < give_up) loop.run_once(std::chrono::milliseconds(100));
+}
+
+// A reader that goes away (`runner q | head`) must not kill the run, and
+// hundreds of concurrent jobs need more descriptors than the default.
+void prepare_process() {
+  signal(SIGPIPE, SIG_IGN);
+  rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+}  // namespace
+
+int run_jobs(const RunOptions& options) {
+  prepare_process();
+  Fleet fleet = load_hosts(options.hosts_file);
+  Console console(stdout, stderr, options.color, options.print_period);
+  QueueFile queue(options.queue_file, [&](const std::string& m) { console.warn(m); });
+  if (!options.daemon && !std::filesystem::exists(options.queue_file))
+    throw ConfigError(options.queue_file, 0, 0,
+                      "queue file not found (create it, or pass --queue-file)");
+  if (std::filesystem::exists(options.queue_file))
+    validate_jobs(queue.read_entries(), fleet, options.queue_file,
+                  options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast);
+
+  std::string state_dir =
+      options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
+  ensure_state_dir(state_dir);
+  Journal journal(state_dir);
+  JobLogs logs(state_dir);
+  journal.run_start(options.mode == Mode::queue ? "queue" : "broadcast", options.hosts_file,
+                    options.queue_file);
+  RunReporter reporter(fleet, console, journal, logs);
+
+  QueueFileSource source(queue);
+  SchedulerOptions scheduler_options;
+  scheduler_options.mode = options.mode;
+  scheduler_options.daemon = options.daemon;
+  scheduler_options.ignore_errors = options.ignore_errors;
+
+  // Transports report to the scheduler, which needs the transports: build
+  // the scheduler over raw pointers filled in right after.
+  std::vector<HostTransport*> raw(fleet.hosts.size(), nullptr);
+  std::vector<std::unique_ptr<HostTransport>> transports;
+  Scheduler scheduler(fleet, {}, source, reporter, scheduler_options,
+                      [&] { return journal.next_job_id(); });
+  transports = make_transports(fleet, options.ssh, scheduler);
+  for (std::size_t h = 0; h < transports.size(); ++h) raw[h] = transports[h].get();
+  scheduler.set_transports(raw);
+
+  EventLoop loop;
+  for (auto& t : transports) loop.add(t.get());
+  QueueWatcher watcher(options.queue_file, [&] { scheduler.queue_changed(); });
+  loop.add(&watcher);
+  int interrupts = 0;
+  SignalWatcher signals([&](int) {
+    ++interrupts;
+    if (interrupts == 1) {
+      scheduler.stop_scheduling();
+      if (scheduler.running_count() > 0)
+        console.info(fmt::format(
+            "stopping: no new jobs; {} still running (interrupt again to kill them)",
+            scheduler.running_count()));
+    } else {
+      console.info("killing running jobs");
+      scheduler.cancel_running(Clock::now());
+    }
+  });
+  loop.add(&signals);
+  loop.add(&scheduler);
+
+  auto started = Clock::now();
+  scheduler.start();
+  while (!scheduler.finished()) {
+    console.flush();
+    logs.flush();
+    loop.run_once();
+  }
+  console.flush();
+  logs.flush();
+  shut_down(loop, transports);
+
+  int status = scheduler.exit_code();
+  auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
+  if (!reporter.finished().empty() || status != 0)
+    console.write_block(format_summary(reporter.finished(), wall));
+  journal.run_end(status == 0 ? "ok" : status == 130 ? "interrupted" : "failed");
+  return status;
+}
+
+}  // namespace runner

@@ -1,0 +1,216 @@
+// The real binary on local slots: what a user sees and what is left on disk.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+int lines_with_event(const std::string& journal, const std::string& event) {
+  return count(journal, "\"event\":\"" + event + "\"");
+}
+
+struct LocalRun : ::testing::Test {
+  TempDir dir;
+
+  void SetUp() override { dir.write("hosts.yaml", "- hostname: localhost\n  gpu: [0, 1]\n"); }
+
+  ProcessResult runner(std::vector<std::string> args, const std::string& input = "") {
+    auto spec = testing::runner_spec(std::move(args), dir.path());
+    spec.input = input;
+    return testing::run_process(spec);
+  }
+};
+
+TEST_F(LocalRun, DrainsTheQueueWithPrefixedOutputLogsAndJournal) {
+  dir.write("queue.yaml",
+            "# my campaign\n"
+            "- echo first on <<gpu>>\n"
+            "- command: echo <<model>> bs=<<bs>> gpu=<<gpu>>\n"
+            "  model: [a, b]\n"
+            "  bs: [1, 2]\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(count(r.out, "\n"), 5);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[localhost gpu=[01]\] first on [01]\n)")));
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[localhost gpu=([01])\] b bs=2 gpu=\1\n)")));
+  // The queue is empty, its comment kept.
+  EXPECT_EQ(dir.read("queue.yaml"), "# my campaign\n");
+  // consumed.yaml holds the five jobs in canonical form.
+  YAML::Node consumed = YAML::LoadFile(dir.file("consumed.yaml"));
+  ASSERT_EQ(consumed.size(), 5u);
+  EXPECT_EQ(consumed[4]["command"].as<std::string>(), "echo <<model>> bs=<<bs>> gpu=<<gpu>>");
+  EXPECT_EQ(consumed[4]["model"].as<std::string>(), "b");
+  EXPECT_EQ(consumed[4]["bs"].as<std::string>(), "2");
+  // The journal and one log per job.
+  std::string journal = dir.read("queue.runner/journal.jsonl");
+  EXPECT_EQ(lines_with_event(journal, "job_start"), 5);
+  EXPECT_EQ(lines_with_event(journal, "job_end"), 5);
+  EXPECT_EQ(lines_with_event(journal, "run_end"), 1);
+  int logs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.file("queue.runner/logs"))) {
+    ++logs;
+    std::ifstream in(entry.path());
+    std::string content((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_FALSE(content.empty()) << entry.path();
+  }
+  EXPECT_EQ(logs, 5);
+}
+
+TEST_F(LocalRun, FailedJobGivesExitOneAndASummaryNamingIt) {
+  dir.write("queue.yaml", "- echo fine\n- echo broken >&2; exit 3\n- echo also fine\n");
+  ProcessResult r = runner({"q"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("also fine"), std::string::npos) << "queue mode goes on after a failure";
+  EXPECT_NE(r.err.find("exit 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("queue.runner/logs/"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("echo broken"), std::string::npos) << r.err;
+}
+
+TEST_F(LocalRun, CommandsRunExactlyAsWritten) {
+  dir.write("queue.yaml",
+            "- |-\n"
+            "  printf '%s|' \"it's\" '$HOME' \"a\\\\b\"\n"
+            "  echo; echo 'second line'\n");
+  ProcessResult r = runner({"queue", "--print-period", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("] it's|$HOME|a\\b|\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("] second line\n"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalRun, PrintPeriodZeroPrintsNoJobLinesButLogsEverything) {
+  dir.write("queue.yaml", "- seq 1 5\n");
+  ProcessResult r = runner({"queue", "-p", "0"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(dir.read("queue.runner/logs/1.log"), "1\n2\n3\n4\n5\n");
+}
+
+TEST_F(LocalRun, BroadcastRunsEveryStepOnEverySlotInLockstep) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 3\n");
+  // Step 2 checks that all three step-1 markers exist before any step-2 job
+  // ran: a step-2 job that started early would fail.
+  dir.write("queue.yaml",
+            "- sleep 0.<<slots>>; touch one-<<slots>>\n"
+            "- test $(ls one-* | wc -l) -eq 3 && touch two-<<slots>>\n");
+  ProcessResult r = runner({"broadcast"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* f : {"one-0", "one-1", "one-2", "two-0", "two-1", "two-2"})
+    EXPECT_TRUE(std::filesystem::exists(dir.file(f))) << f;
+}
+
+TEST_F(LocalRun, BroadcastStopsAfterAFailedStepUnlessIgnoringErrors) {
+  dir.write("queue.yaml", "- test <<gpu>> -eq 0\n- touch after-<<gpu>>\n");
+  ProcessResult r = runner({"b"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("after-0")));
+  EXPECT_NE(dir.read("queue.yaml").find("touch after"), std::string::npos)
+      << "the step that did not run stays in the queue";
+
+  ProcessResult again = runner({"b", "--ignore-errors"});
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("after-0")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("after-1")));
+}
+
+TEST_F(LocalRun, MultiSlotJobsGetJoinedHostParameters) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  gpu: [4, 5, 6, 7]\n");
+  dir.write("queue.yaml", "- command: echo gpus=<<gpu>> slots=<<slots>>\n  slots: 4\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("[localhost gpu=4,5,6,7] gpus=4,5,6,7 slots=0,1,2,3\n"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(LocalRun, PegasusFilesAndFlagsWorkUnchanged) {
+  dir.write("pegasus-hosts.yaml", "- hostname:\n    - localhost\n  container:\n    - c0\n");
+  dir.write("pegasus-queue.yaml",
+            "- command:\n"
+            "    - echo {{ container }} {{ replace model \"/\" \"--\" }}\n"
+            "  model:\n"
+            "    - meta/llama\n");
+  ProcessResult r = runner({"--hosts-file", "pegasus-hosts.yaml", "q", "--queue-file",
+                            "pegasus-queue.yaml", "-p", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("c0 meta--llama\n"), std::string::npos) << r.out;
+}
+
+// --- bad input: exit 2, nothing runs, no byte of the user's files lost ---
+
+struct BadInput : LocalRun {
+  void expect_refused(const std::string& queue, const std::string& message_pattern) {
+    dir.write("queue.yaml", queue);
+    ProcessResult r = runner({"queue"});
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex(message_pattern))) << r.err;
+    EXPECT_EQ(dir.read("queue.yaml"), queue) << "the queue file was changed";
+    EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << "a job ran";
+    EXPECT_FALSE(std::filesystem::exists(dir.file("consumed.yaml")));
+  }
+};
+
+TEST_F(BadInput, MissingHostsFile) {
+  std::filesystem::remove(dir.file("hosts.yaml"));
+  expect_refused("- touch ran\n", "hosts file not found");
+}
+
+TEST_F(BadInput, MissingQueueFile) {
+  ProcessResult r = runner({"queue"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("queue.yaml"), std::string::npos) << r.err;
+}
+
+TEST_F(BadInput, UnparsableHostsFileNamesLineAndColumn) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  gpu: [0, 1\n");
+  expect_refused("- touch ran\n", R"(hosts\.yaml:\d+:\d+: )");
+}
+
+TEST_F(BadInput, UnparsableQueueNamesLineAndColumn) {
+  // yaml-cpp notices an unclosed list where the file ends.
+  expect_refused("- touch ran\n- command: [unclosed\n", R"(queue\.yaml:3:1: .*not valid YAML)");
+  expect_refused("- touch ran\n  bad: indentation\n", R"(queue\.yaml:2:\d+: )");
+}
+
+TEST_F(BadInput, EntryWithoutCommand) {
+  expect_refused("- touch ran\n- model: [a]\n", R"(queue\.yaml:2:\d+: .*command)");
+}
+
+TEST_F(BadInput, HostEntryWithoutHostname) {
+  dir.write("hosts.yaml", "- gpu: [0]\n");
+  expect_refused("- touch ran\n", "hostname");
+}
+
+TEST_F(BadInput, JobNeedingMoreSlotsThanAnyHost) {
+  expect_refused("- touch ran\n- command: echo big\n  slots: 3\n", "3 slots");
+}
+
+TEST_F(BadInput, UndefinedTemplateVariable) {
+  expect_refused("- touch ran\n- echo <<modle>>\n", "modle");
+}
+
+TEST_F(BadInput, UnknownFlag) {
+  dir.write("queue.yaml", "- touch ran\n");
+  ProcessResult r = runner({"queue", "--no-such-flag"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
+}
+
+}  // namespace
+}  // namespace runner

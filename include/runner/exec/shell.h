@@ -23,4 +23,8 @@ std::optional<long> parse_pgid_line(std::string_view line);
 // The command that sends `signal` to process group `pgid` on a host.
 std::string kill_group_command(long pgid, int signal);
 
+// The signal's name without "SIG" ("TERM" for SIGTERM), as SSH reports
+// exit signals; the decimal number for a signal without a portable name.
+std::string signal_name(int signal);
+
 }  // namespace runner

@@ -24,7 +24,15 @@ struct SshOptions {
   bool accept_new_host_keys = false;
   // Try ssh-agent identities (SSH_AUTH_SOCK) first.
   bool use_agent = true;
+  // The agent's socket. Empty: $SSH_AUTH_SOCK.
+  std::string agent_socket;
+  // TCP connect, SSH handshake, host-key check and authentication of one
+  // connection must finish within this.
   std::chrono::milliseconds connect_timeout{10000};
+  // While jobs run, a connection silent this long gets a keepalive request;
+  // one silent for (keepalive_count_max + 1) intervals is lost. Zero: never.
+  std::chrono::milliseconds keepalive_interval{15000};
+  int keepalive_count_max = 3;
 };
 
 std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,

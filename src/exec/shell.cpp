@@ -1,0 +1,78 @@
+// Shell quoting and the remote job wrapper (see runner/exec/shell.h). Pure.
+#include "runner/exec/shell.h"
+
+#include <csignal>
+#include <string>
+
+namespace runner {
+
+namespace {
+
+constexpr std::string_view k_pgid_prefix = "runner-pgid ";
+
+struct SignalName {
+  int number;
+  const char* name;
+};
+
+constexpr SignalName k_signal_names[] = {
+    {SIGHUP, "HUP"},       {SIGINT, "INT"},   {SIGQUIT, "QUIT"},   {SIGILL, "ILL"},
+    {SIGTRAP, "TRAP"},     {SIGABRT, "ABRT"}, {SIGBUS, "BUS"},     {SIGFPE, "FPE"},
+    {SIGKILL, "KILL"},     {SIGUSR1, "USR1"}, {SIGSEGV, "SEGV"},   {SIGUSR2, "USR2"},
+    {SIGPIPE, "PIPE"},     {SIGALRM, "ALRM"}, {SIGTERM, "TERM"},   {SIGCHLD, "CHLD"},
+    {SIGCONT, "CONT"},     {SIGSTOP, "STOP"}, {SIGTSTP, "TSTP"},   {SIGTTIN, "TTIN"},
+    {SIGTTOU, "TTOU"},     {SIGURG, "URG"},   {SIGXCPU, "XCPU"},   {SIGXFSZ, "XFSZ"},
+    {SIGVTALRM, "VTALRM"}, {SIGPROF, "PROF"}, {SIGWINCH, "WINCH"}, {SIGSYS, "SYS"},
+};
+
+}  // namespace
+
+std::string shell_quote(std::string_view text) {
+  std::string quoted;
+  quoted.reserve(text.size() + 2);
+  quoted += '\'';
+  for (char c : text) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  quoted += '\'';
+  return quoted;
+}
+
+std::string remote_job_command(std::string_view command) {
+  // `--` keeps a command that starts with '-' or '+' from being read as options.
+  std::string inner = "echo \"runner-pgid $$\"; exec sh -c -- " + shell_quote(command);
+  return "exec sh -c -- " + shell_quote(inner);
+}
+
+std::optional<long> parse_pgid_line(std::string_view line) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+  if (line.substr(0, k_pgid_prefix.size()) != k_pgid_prefix) return std::nullopt;
+  std::string_view digits = line.substr(k_pgid_prefix.size());
+  if (digits.empty() || digits.size() > 18) return std::nullopt;
+  long value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  if (value <= 0) return std::nullopt;
+  return value;
+}
+
+std::string kill_group_command(long pgid, int signal) {
+  // `kill -s NAME -- -PGID` is understood by dash, bash and zsh alike, with
+  // a name or a number.
+  return "kill -s " + signal_name(signal) + " -- -" + std::to_string(pgid);
+}
+
+std::string signal_name(int signal) {
+  for (const SignalName& entry : k_signal_names) {
+    if (entry.number == signal) return entry.name;
+  }
+  return std::to_string(signal);
+}
+
+}  // namespace runner

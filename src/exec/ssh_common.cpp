@@ -1,0 +1,122 @@
+// libssh2 set-up and small helpers shared by the SSH transport's pieces.
+#include "ssh_common.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace runner::ssh {
+
+namespace {
+
+constexpr char k_base64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+}  // namespace
+
+void initialize_libssh2() {
+  static std::once_flag once;
+  std::call_once(once, [] { libssh2_init(0); });
+}
+
+std::string last_error(LIBSSH2_SESSION* session) {
+  if (!session) return "no session";
+  char* message = nullptr;
+  int length = 0;
+  libssh2_session_last_error(session, &message, &length, 0);
+  if (!message || length <= 0) return "unknown error";
+  return std::string(message, static_cast<size_t>(length));
+}
+
+bool is_session_error(int rc) {
+  switch (rc) {
+    case LIBSSH2_ERROR_SOCKET_NONE:
+    case LIBSSH2_ERROR_BANNER_RECV:
+    case LIBSSH2_ERROR_BANNER_SEND:
+    case LIBSSH2_ERROR_INVALID_MAC:
+    case LIBSSH2_ERROR_KEX_FAILURE:
+    case LIBSSH2_ERROR_ALLOC:
+    case LIBSSH2_ERROR_SOCKET_SEND:
+    case LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE:
+    case LIBSSH2_ERROR_TIMEOUT:
+    case LIBSSH2_ERROR_DECRYPT:
+    case LIBSSH2_ERROR_SOCKET_DISCONNECT:
+    case LIBSSH2_ERROR_PROTO:
+    case LIBSSH2_ERROR_SOCKET_TIMEOUT:
+    case LIBSSH2_ERROR_SOCKET_RECV:
+    case LIBSSH2_ERROR_ENCRYPT:
+    case LIBSSH2_ERROR_BAD_SOCKET:
+    case LIBSSH2_ERROR_COMPRESS:
+    case LIBSSH2_ERROR_ZLIB:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  auto byte = [&](size_t at) { return static_cast<unsigned char>(bytes[at]); };
+  for (; i + 2 < bytes.size(); i += 3) {
+    unsigned value = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
+    out += k_base64_alphabet[(value >> 18) & 63];
+    out += k_base64_alphabet[(value >> 12) & 63];
+    out += k_base64_alphabet[(value >> 6) & 63];
+    out += k_base64_alphabet[value & 63];
+  }
+  if (i + 1 == bytes.size()) {
+    unsigned value = byte(i) << 16;
+    out += k_base64_alphabet[(value >> 18) & 63];
+    out += k_base64_alphabet[(value >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == bytes.size()) {
+    unsigned value = (byte(i) << 16) | (byte(i + 1) << 8);
+    out += k_base64_alphabet[(value >> 18) & 63];
+    out += k_base64_alphabet[(value >> 12) & 63];
+    out += k_base64_alphabet[(value >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  std::string out;
+  unsigned value = 0;
+  int bits = 0;
+  for (char c : text) {
+    int digit;
+    if (c >= 'A' && c <= 'Z') {
+      digit = c - 'A';
+    } else if (c >= 'a' && c <= 'z') {
+      digit = c - 'a' + 26;
+    } else if (c >= '0' && c <= '9') {
+      digit = c - '0' + 52;
+    } else if (c == '+') {
+      digit = 62;
+    } else if (c == '/') {
+      digit = 63;
+    } else if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t') {
+      continue;
+    } else {
+      return std::nullopt;
+    }
+    value = (value << 6) | static_cast<unsigned>(digit);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((value >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+std::string describe_duration(std::chrono::milliseconds duration) {
+  auto ms = duration.count();
+  if (ms < 1000) return fmt::format("{} ms", ms);
+  if (ms % 1000 == 0) return fmt::format("{} s", ms / 1000);
+  return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000.0);
+}
+
+}  // namespace runner::ssh

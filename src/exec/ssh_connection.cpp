@@ -1,0 +1,873 @@
+// One SSH connection: its set-up state machine and its channels. Every
+// libssh2 call is non-blocking; after LIBSSH2_ERROR_EAGAIN the same call is
+// repeated with the same arguments on a later step. Threading: none.
+#include "ssh_connection.h"
+
+#include <fmt/format.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include "runner/exec/shell.h"
+#include "ssh_known_hosts.h"
+
+namespace runner::ssh {
+
+namespace {
+
+constexpr int k_max_handshake_attempts = 5;
+constexpr auto k_first_backoff = std::chrono::milliseconds(50);
+constexpr auto k_refusal_pause = std::chrono::milliseconds(20);
+// sshd frees a session slot only after a loop iteration that follows our
+// channel close; an open that arrives with the close may still be refused.
+constexpr auto k_close_settling = std::chrono::milliseconds(200);
+constexpr auto k_disconnect_grace = std::chrono::seconds(2);
+// Output before the wrapper's "runner-pgid" line (login-shell noise) is
+// passed on line by line; past this much without it, stop looking.
+constexpr size_t k_max_head = 64 * 1024;
+constexpr size_t k_first_bytes_kept = 512;
+
+// Whether the server's first bytes hold an SSH identification line.
+bool has_ssh_banner(const std::string& first_bytes) {
+  return first_bytes.rfind("SSH-", 0) == 0 || first_bytes.find("\nSSH-") != std::string::npos;
+}
+
+// The first line the server sent, printable, for messages.
+std::string first_line(const std::string& first_bytes) {
+  std::string line = first_bytes.substr(0, first_bytes.find_first_of("\r\n"));
+  for (char& c : line) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return line;
+}
+
+std::string lowercase_first(std::string text) {
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
+}
+
+std::string host_part(const std::string& address_text) {
+  if (!address_text.empty() && address_text[0] == '[') {
+    return address_text.substr(1, address_text.find(']') - 1);
+  }
+  return address_text.substr(0, address_text.rfind(':'));
+}
+
+JobExit not_started(const std::string& why, int signal) {
+  JobExit exit;
+  exit.signal = signal_name(signal);
+  exit.error = why;
+  return exit;
+}
+
+}  // namespace
+
+SshConnection::SshConnection(const HostTarget& target, HostHints& hints, JobSink& sink)
+    : m_target(target),
+      m_hints(hints),
+      m_sink(sink),
+      m_display(target.port == 22 ? target.name : fmt::format("{}:{}", target.name, target.port)),
+      m_random(std::random_device{}()),
+      m_limit(hints.channel_limit) {}
+
+SshConnection::~SshConnection() { destroy_session(); }
+
+// ---------------------------------------------------------------------------
+// Setting up
+
+void SshConnection::start(Clock::time_point now) {
+  m_now = now;
+  std::string error;
+  m_addresses = resolve_host(m_target.name, m_target.port, error);
+  if (m_addresses.empty()) {
+    fail(TransportErrorKind::connect,
+         fmt::format("{}: cannot resolve the host name: {}", m_display, error));
+    destroy_session();
+    return;
+  }
+  connect_next_address();
+  if (m_state == State::failed) destroy_session();
+}
+
+void SshConnection::connect_next_address() {
+  while (m_address_index < m_addresses.size()) {
+    const SocketAddress& address = m_addresses[m_address_index];
+    m_display = host_part(address.text) == m_target.name
+                    ? address.text
+                    : fmt::format("{} ({})", m_target.name, address.text);
+    bool in_progress = false;
+    int error_number = 0;
+    int fd = start_tcp_connect(address, in_progress, error_number);
+    if (fd < 0) {
+      m_connect_errors += fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
+                                      address.text, lowercase_first(std::strerror(error_number)));
+      ++m_address_index;
+      continue;
+    }
+    m_fd = fd;
+    m_attempt_deadline = m_now + m_target.options.connect_timeout;
+    m_bytes_in = 0;
+    m_first_bytes.clear();
+    m_peer_closed = false;
+    m_socket_errno = 0;
+    if (in_progress) {
+      m_phase = Phase::tcp_connect;
+    } else {
+      begin_handshake();
+    }
+    return;
+  }
+  if (m_addresses.size() == 1) {
+    fail(
+        TransportErrorKind::connect,
+        fmt::format("{}: {}", m_display, m_connect_errors.substr(m_connect_errors.find(": ") + 2)));
+  } else {
+    fail(TransportErrorKind::connect,
+         fmt::format("{}: cannot connect ({})", m_target.name, m_connect_errors));
+  }
+}
+
+void SshConnection::begin_handshake() {
+  initialize_libssh2();
+  m_session = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
+  if (!m_session) {
+    fail(TransportErrorKind::protocol, fmt::format("{}: cannot create an SSH session", m_display));
+    return;
+  }
+  libssh2_session_callback_set(m_session, LIBSSH2_CALLBACK_RECV,
+                               reinterpret_cast<void*>(&SshConnection::receive_hook));
+  libssh2_session_set_blocking(m_session, 0);
+  HostKeyPolicy policy{m_target.options.known_hosts, m_target.name, m_target.port,
+                       m_target.options.accept_new_host_keys, m_display};
+  std::string methods = host_key_method_preference(m_session, policy);
+  if (!methods.empty()) {
+    libssh2_session_method_pref(m_session, LIBSSH2_METHOD_HOSTKEY, methods.c_str());
+  }
+  ++m_handshake_attempt;
+  m_phase = Phase::handshake;
+}
+
+ssize_t SshConnection::receive_hook(int fd, void* buffer, size_t length, int flags,
+                                    void** abstract) {
+  auto* self = static_cast<SshConnection*>(*abstract);
+  ssize_t received = ::recv(fd, buffer, length, flags);
+  if (received > 0) {
+    if (self->m_first_bytes.size() < k_first_bytes_kept) {
+      size_t keep =
+          std::min(static_cast<size_t>(received), k_first_bytes_kept - self->m_first_bytes.size());
+      self->m_first_bytes.append(static_cast<const char*>(buffer), keep);
+    }
+    self->m_bytes_in += static_cast<size_t>(received);
+    self->m_last_inbound = self->m_now;
+    return received;
+  }
+  if (received == 0) {
+    self->m_peer_closed = true;
+    return 0;
+  }
+  int error_number = errno;
+  if (error_number == EAGAIN || error_number == EWOULDBLOCK || error_number == EINTR) {
+    return -EAGAIN;
+  }
+  self->m_socket_errno = error_number;
+  return -error_number;
+}
+
+void SshConnection::step_connecting(Clock::time_point now) {
+  if (m_phase == Phase::backoff) {
+    if (now < m_backoff_until) return;
+    m_address_index = 0;
+    m_connect_errors.clear();
+    connect_next_address();
+    if (m_state == State::failed) return;
+  }
+
+  if (m_phase != Phase::backoff && now >= m_attempt_deadline) {
+    const char* doing = m_phase == Phase::tcp_connect ? "connecting"
+                        : m_phase == Phase::handshake ? "waiting for the SSH handshake"
+                                                      : "authenticating";
+    fail(TransportErrorKind::timeout,
+         fmt::format("{}: timed out after {} while {}", m_display,
+                     describe_duration(m_target.options.connect_timeout), doing));
+    return;
+  }
+
+  if (m_phase == Phase::tcp_connect) {
+    int result = tcp_connect_result(m_fd);
+    if (result < 0) return;
+    if (result > 0) {
+      m_connect_errors +=
+          fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
+                      m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
+      ::close(m_fd);
+      m_fd = -1;
+      ++m_address_index;
+      connect_next_address();
+      return;
+    }
+    m_progressed = true;
+    begin_handshake();
+    if (m_state == State::failed) return;
+  }
+
+  if (m_phase == Phase::handshake) {
+    int rc = libssh2_session_handshake(m_session, m_fd);
+    if (rc == LIBSSH2_ERROR_EAGAIN) return;
+    m_progressed = true;
+    if (rc != 0) {
+      bool banner_seen = has_ssh_banner(m_first_bytes);
+      if (!banner_seen && m_handshake_attempt < k_max_handshake_attempts) {
+        // Closed before the banner: sshd drops handshakes beyond MaxStartups
+        // (after writing "Exceeded MaxStartups"). Try again shortly, at a
+        // jittered time so that a burst spreads out.
+        destroy_session();
+        std::uniform_real_distribution<double> jitter(0.5, 1.5);
+        auto delay = k_first_backoff * (1 << (m_handshake_attempt - 1)) * jitter(m_random);
+        m_backoff_until = now + std::chrono::duration_cast<Clock::duration>(delay);
+        m_phase = Phase::backoff;
+        return;
+      }
+      if (!banner_seen) {
+        std::string said = m_first_bytes.empty()
+                               ? std::string()
+                               : fmt::format(" (it said \"{}\")", first_line(m_first_bytes));
+        fail(TransportErrorKind::connect,
+             fmt::format("{}: the server closed the connection before the SSH handshake{}, "
+                         "{} times; is it an SSH server? sshd's MaxStartups may be refusing "
+                         "this many connections at once",
+                         m_display, said, m_handshake_attempt));
+      } else {
+        fail(TransportErrorKind::protocol,
+             fmt::format("{}: SSH handshake failed: {}", m_display, last_error(m_session)));
+      }
+      return;
+    }
+    HostKeyPolicy policy{m_target.options.known_hosts, m_target.name, m_target.port,
+                         m_target.options.accept_new_host_keys, m_display};
+    if (std::optional<TransportError> refused = verify_host_key(m_session, policy)) {
+      fail(refused->kind, refused->message);
+      return;
+    }
+    AuthSettings settings;
+    settings.user = m_target.user;
+    settings.host = m_target.name;
+    settings.display = m_display;
+    settings.use_agent = m_target.options.use_agent;
+    settings.agent_socket = m_target.options.agent_socket;
+    settings.identity_files = m_target.options.identity_files;
+    settings.identity_files_explicit = true;
+    settings.preferred = m_hints.working_identity;
+    m_auth = std::make_unique<Authenticator>(m_session, std::move(settings));
+    m_phase = Phase::authenticate;
+  }
+
+  if (m_phase == Phase::authenticate) {
+    Authenticator::Progress progress = m_auth->step();
+    if (progress == Authenticator::Progress::pending) return;
+    m_progressed = true;
+    if (progress == Authenticator::Progress::failed) {
+      fail(m_auth->error().kind, m_auth->error().message);
+      return;
+    }
+    m_hints.working_identity = m_auth->identity();
+    m_auth.reset();
+    libssh2_keepalive_config(m_session, 1, 1);
+    m_phase = Phase::ready;
+    m_state = State::ready;
+    m_was_ready = true;
+    m_last_inbound = now;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The event-loop interface
+
+void SshConnection::poll_fds(std::vector<pollfd>& out) const {
+  if (m_fd < 0) return;
+  short events = 0;
+  switch (m_phase) {
+    case Phase::tcp_connect:
+      events = POLLOUT;
+      break;
+    case Phase::backoff:
+    case Phase::done:
+      return;
+    default:
+      if (m_blocked_channel || m_blocked_open) {
+        events = POLLOUT;
+      } else {
+        events = POLLIN;
+        if (blocked_outbound()) events |= POLLOUT;
+      }
+  }
+  out.push_back(pollfd{m_fd, events, 0});
+}
+
+void SshConnection::step(Clock::time_point now) {
+  m_now = now;
+  m_progressed = false;
+  if (m_state == State::connecting) step_connecting(now);
+  if (m_state == State::ready || m_state == State::closing) step_session(now);
+  if (m_state == State::failed) destroy_session();
+}
+
+std::optional<Clock::time_point> SshConnection::deadline() const {
+  if (m_state == State::failed || m_state == State::closed) return std::nullopt;
+  if (m_progressed) return m_now;
+  switch (m_phase) {
+    case Phase::tcp_connect:
+    case Phase::handshake:
+    case Phase::authenticate:
+      return m_attempt_deadline;
+    case Phase::backoff:
+      return m_backoff_until;
+    case Phase::disconnect:
+      return m_disconnect_deadline;
+    case Phase::done:
+      return std::nullopt;
+    case Phase::ready:
+      break;
+  }
+  std::optional<Clock::time_point> next;
+  auto consider = [&](Clock::time_point at) {
+    if (!next || at < *next) next = at;
+  };
+  if (!m_waiting.empty() && m_refused_until > m_now) consider(m_refused_until);
+  auto interval = m_target.options.keepalive_interval;
+  if (interval.count() > 0 && m_busy_since != Clock::time_point{}) {
+    Clock::time_point since = std::max(m_last_inbound, m_busy_since);
+    consider(since + interval * (m_target.options.keepalive_count_max + 1));
+    consider(std::max(since + interval, m_last_keepalive + interval));
+  }
+  return next;
+}
+
+// ---------------------------------------------------------------------------
+// Work
+
+bool SshConnection::accepts_work(Clock::time_point now) const {
+  if (m_state != State::ready) return false;
+  if (now < m_refused_until) return false;
+  return !m_limit || load() < *m_limit;
+}
+
+int SshConnection::load() const {
+  return static_cast<int>(m_channels.size() + (m_opening ? 1 : 0) + m_waiting.size());
+}
+
+void SshConnection::add_work(ChannelWork work) {
+  if (work.kind == ChannelWork::Kind::signal) {
+    auto first_job = std::find_if(m_waiting.begin(), m_waiting.end(), [](const ChannelWork& w) {
+      return w.kind != ChannelWork::Kind::signal;
+    });
+    m_waiting.insert(first_job, std::move(work));
+  } else {
+    m_waiting.push_back(std::move(work));
+  }
+  m_progressed = true;
+}
+
+std::vector<ChannelWork> SshConnection::take_returned() { return std::exchange(m_returned, {}); }
+
+bool SshConnection::has_jobs() const {
+  auto is_job = [](const ChannelWork& work) { return work.kind == ChannelWork::Kind::job; };
+  if (std::any_of(m_waiting.begin(), m_waiting.end(), is_job)) return true;
+  if (m_opening && is_job(m_opening->work) && !m_opening->silent) return true;
+  return std::any_of(m_channels.begin(), m_channels.end(), [&](const auto& channel) {
+    return is_job(channel->work) && !channel->silent;
+  });
+}
+
+bool SshConnection::signal_job(JobId job, int signal) {
+  auto is_this = [&](const ChannelWork& work) {
+    return work.kind == ChannelWork::Kind::job && work.job == job;
+  };
+  std::string why = fmt::format("stopped by SIG{} before it started", signal_name(signal));
+  for (auto it = m_waiting.begin(); it != m_waiting.end(); ++it) {
+    if (is_this(*it)) {
+      m_waiting.erase(it);
+      m_sink.job_exited(job, not_started(why, signal));
+      return true;
+    }
+  }
+  if (m_opening && is_this(m_opening->work)) {
+    if (!m_opening->silent) m_sink.job_exited(job, not_started(why, signal));
+    m_opening->silent = true;
+    return true;
+  }
+  for (auto& channel : m_channels) {
+    if (!is_this(channel->work)) continue;
+    if (channel->silent) return true;
+    if (!channel->exec_attempted) {
+      channel->silent = true;
+      m_sink.job_exited(job, not_started(why, signal));
+    } else if (channel->pgid_known && channel->pgid > 0) {
+      send_signal(*channel, signal);
+    } else {
+      channel->pending_signals.push_back(signal);
+    }
+    return true;
+  }
+  return false;
+}
+
+void SshConnection::send_signal(Channel& channel, int signal) {
+  ChannelWork work;
+  work.kind = ChannelWork::Kind::signal;
+  work.job = channel.work.job;
+  work.pgid = channel.pgid;
+  work.signal = signal;
+  int in_use = static_cast<int>(m_channels.size() + (m_opening ? 1 : 0));
+  if (m_limit && in_use >= *m_limit) {
+    // No room for another channel here; any connection to the host will do.
+    m_returned.push_back(std::move(work));
+  } else {
+    add_work(std::move(work));
+  }
+}
+
+void SshConnection::close() {
+  if (m_state == State::connecting) {
+    abandon();
+    m_state = State::closed;
+    return;
+  }
+  if (m_state == State::ready) m_state = State::closing;
+}
+
+void SshConnection::abandon() {
+  destroy_session();
+  m_waiting.clear();
+  m_phase = Phase::done;
+  if (m_state != State::failed) m_state = State::closed;
+}
+
+void SshConnection::drop(const std::string& reason) {
+  lose(reason);
+  destroy_session();
+}
+
+std::vector<JobId> SshConnection::lost_jobs() const { return m_lost; }
+
+std::vector<ChannelWork> SshConnection::take_unstarted() { return std::exchange(m_unstarted, {}); }
+
+// ---------------------------------------------------------------------------
+// Running channels
+
+bool SshConnection::blocked_outbound() const {
+  return m_session &&
+         (libssh2_session_block_directions(m_session) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
+}
+
+SshConnection::Outcome SshConnection::classify(int rc, Channel* channel) {
+  if (rc == LIBSSH2_ERROR_EAGAIN || rc == LIBSSH2_ERROR_BAD_USE) {
+    // A request that is half sent must be completed by the same call before
+    // any other call may send.
+    if (blocked_outbound()) {
+      if (channel) {
+        m_blocked_channel = channel;
+      } else {
+        m_blocked_open = true;
+      }
+    }
+    return Outcome::blocked;
+  }
+  if (is_session_error(rc)) {
+    lose(socket_failure());
+    return Outcome::broken;
+  }
+  return Outcome::progressed;
+}
+
+bool SshConnection::send_queue_empty() const {
+  // libssh2 cannot resume a keepalive that was only partly written (the
+  // packet lives on its stack), so send one only when it surely fits.
+  if (blocked_outbound() || m_blocked_channel || m_blocked_open) return false;
+  int queued = 0;
+  return ioctl(m_fd, SIOCOUTQ, &queued) == 0 && queued < 4096;
+}
+
+std::string SshConnection::socket_failure() const {
+  if (m_socket_errno != 0) return lowercase_first(std::strerror(m_socket_errno));
+  if (m_peer_closed) return "the server closed the connection";
+  return last_error(m_session);
+}
+
+void SshConnection::step_session(Clock::time_point now) {
+  // A half-sent request goes first.
+  if (m_blocked_channel) {
+    Channel* channel = std::exchange(m_blocked_channel, nullptr);
+    Outcome outcome = step_channel(*channel);
+    if (outcome == Outcome::broken) return;
+    if (outcome == Outcome::finished) {
+      m_channels.erase(std::find_if(m_channels.begin(), m_channels.end(),
+                                    [&](const auto& c) { return c.get() == channel; }));
+    }
+    if (m_blocked_channel) return;
+  }
+  if (m_blocked_open) {
+    m_blocked_open = false;
+    if (step_open() == Outcome::broken) return;
+    if (m_blocked_open) return;
+  }
+
+  // Open channels, one at a time; each needs the server's answer.
+  while (true) {
+    Outcome outcome = step_open();
+    if (outcome == Outcome::broken || m_blocked_open) return;
+    if (outcome != Outcome::progressed) break;
+  }
+
+  // A read on one channel may queue packets for the others: step them all.
+  for (size_t i = 0; i < m_channels.size();) {
+    Outcome outcome = step_channel(*m_channels[i]);
+    if (outcome == Outcome::broken) return;
+    if (outcome == Outcome::finished) {
+      m_channels.erase(m_channels.begin() + static_cast<std::ptrdiff_t>(i));
+      m_progressed = true;
+    } else {
+      ++i;
+    }
+    if (m_blocked_channel) return;
+  }
+
+  if (m_peer_closed || m_socket_errno != 0) {
+    lose(socket_failure());
+    return;
+  }
+
+  keepalive(now);
+  if (m_state == State::failed) return;
+
+  bool busy = !m_channels.empty() || m_opening || !m_waiting.empty();
+  if (!busy && m_state == State::ready) {
+    maybe_start_pump();
+    return;
+  }
+  if (!busy && m_state == State::closing) {
+    if (m_phase != Phase::disconnect) {
+      m_phase = Phase::disconnect;
+      m_disconnect_deadline = now + k_disconnect_grace;
+    }
+    int rc = libssh2_session_disconnect(m_session, "runner is done");
+    if (rc == LIBSSH2_ERROR_EAGAIN && now < m_disconnect_deadline) return;
+    destroy_session();
+    m_phase = Phase::done;
+    m_state = State::closed;
+    m_progressed = true;
+  }
+}
+
+void SshConnection::maybe_start_pump() {
+  // Nothing reads an idle session, yet the server may speak (a keepalive
+  // request from ClientAliveInterval, a disconnect). Peek, and let a
+  // throwaway channel open make libssh2 process what arrived.
+  char byte;
+  ssize_t peeked = ::recv(m_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (peeked == 0) {
+    lose("the server closed the connection");
+  } else if (peeked > 0) {
+    ChannelWork pump;
+    pump.kind = ChannelWork::Kind::pump;
+    m_waiting.push_back(pump);
+    m_progressed = true;
+  } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    lose(lowercase_first(std::strerror(errno)));
+  }
+}
+
+SshConnection::Outcome SshConnection::step_open() {
+  if (!m_opening) {
+    if (m_waiting.empty() || m_now < m_refused_until) return Outcome::finished;
+    if (m_limit && static_cast<int>(m_channels.size()) >= *m_limit) return Outcome::finished;
+    m_opening = std::make_unique<Channel>();
+    m_opening->work = std::move(m_waiting.front());
+    m_waiting.pop_front();
+  }
+  LIBSSH2_CHANNEL* handle = libssh2_channel_open_session(m_session);
+  if (handle) {
+    m_opening->handle = handle;
+    m_channels.push_back(std::move(m_opening));
+    m_progressed = true;
+    return Outcome::progressed;
+  }
+  int rc = libssh2_session_last_errno(m_session);
+  if (rc == LIBSSH2_ERROR_EAGAIN) return classify(rc, nullptr);
+  if (is_session_error(rc)) return classify(rc, nullptr);
+
+  std::unique_ptr<Channel> refused = std::move(m_opening);
+  m_progressed = true;
+  int open_now = static_cast<int>(m_channels.size());
+  bool is_job = refused->work.kind == ChannelWork::Kind::job;
+  bool settling = m_last_close != Clock::time_point{} && m_now - m_last_close < k_close_settling;
+  if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE && settling) {
+    // Probably the slot of a channel that just closed: try again shortly.
+    if (!refused->silent) m_waiting.push_front(std::move(refused->work));
+    m_refused_until = m_now + k_refusal_pause;
+    return Outcome::finished;
+  }
+  if (rc != LIBSSH2_ERROR_CHANNEL_FAILURE || open_now == 0) {
+    if (is_job && !refused->silent) {
+      JobExit exit;
+      exit.error = fmt::format("{}: the server refused a session channel: {}", m_display,
+                               last_error(m_session));
+      m_sink.job_exited(refused->work.job, exit);
+    }
+    return Outcome::progressed;
+  }
+  // sshd's MaxSessions: remember this connection's limit and hand the work
+  // back, so that the pool places it on another connection.
+  if (!m_limit || open_now < *m_limit) m_limit = open_now;
+  if (!m_hints.channel_limit || *m_limit < *m_hints.channel_limit) m_hints.channel_limit = m_limit;
+  if (refused->work.kind != ChannelWork::Kind::pump && !refused->silent) {
+    m_returned.push_back(std::move(refused->work));
+  }
+  while (!m_waiting.empty()) {
+    if (m_waiting.front().kind != ChannelWork::Kind::pump) {
+      m_returned.push_back(std::move(m_waiting.front()));
+    }
+    m_waiting.pop_front();
+  }
+  return Outcome::finished;
+}
+
+SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
+  using Step = Channel::Step;
+  if (channel.step == Step::exec) {
+    if (channel.work.kind == ChannelWork::Kind::pump || channel.silent) {
+      channel.step = Step::release;
+    } else {
+      if (channel.request.empty()) {
+        channel.request = channel.work.kind == ChannelWork::Kind::job
+                              ? remote_job_command(channel.work.command)
+                              : kill_group_command(channel.work.pgid, channel.work.signal);
+      }
+      channel.exec_attempted = true;
+      int rc = libssh2_channel_process_startup(channel.handle, "exec", 4, channel.request.data(),
+                                               static_cast<unsigned>(channel.request.size()));
+      if (rc != 0) {
+        Outcome outcome = classify(rc, &channel);
+        if (outcome != Outcome::progressed) return outcome;
+        if (channel.work.kind == ChannelWork::Kind::job) {
+          JobExit exit;
+          exit.error = fmt::format("{}: the server refused to run the command: {}", m_display,
+                                   last_error(m_session));
+          m_sink.job_exited(channel.work.job, exit);
+        }
+        channel.silent = true;
+        channel.step = Step::release;
+      } else {
+        channel.step = Step::send_eof;
+      }
+      m_progressed = true;
+    }
+  }
+  if (channel.step == Step::send_eof) {
+    int rc = libssh2_channel_send_eof(channel.handle);
+    if (rc != 0) {
+      Outcome outcome = classify(rc, &channel);
+      if (outcome != Outcome::progressed) return outcome;
+    }
+    channel.step = Step::read;
+  }
+  if (channel.step == Step::read) {
+    Outcome outcome = read_channel(channel);
+    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (!libssh2_channel_eof(channel.handle)) return Outcome::blocked;
+    channel.step = Step::close;
+    m_progressed = true;
+  }
+  if (channel.step == Step::close) {
+    int rc = libssh2_channel_close(channel.handle);
+    if (rc != 0) {
+      Outcome outcome = classify(rc, &channel);
+      if (outcome != Outcome::progressed) return outcome;
+    }
+    channel.step = Step::wait_closed;
+  }
+  if (channel.step == Step::wait_closed) {
+    int rc = libssh2_channel_wait_closed(channel.handle);
+    if (rc != 0) {
+      Outcome outcome = classify(rc, &channel);
+      if (outcome != Outcome::progressed) return outcome;
+    }
+    finish_channel(channel);
+    channel.step = Step::release;
+  }
+  if (channel.step == Step::release) {
+    int rc = libssh2_channel_free(channel.handle);
+    if (rc != 0) {
+      Outcome outcome = classify(rc, &channel);
+      if (outcome != Outcome::progressed) return outcome;
+    }
+    channel.handle = nullptr;
+    m_last_close = m_now;
+    return Outcome::finished;
+  }
+  return Outcome::blocked;
+}
+
+SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
+  char buffer[32 * 1024];
+  for (int stream : {0, SSH_EXTENDED_DATA_STDERR}) {
+    while (true) {
+      ssize_t got = libssh2_channel_read_ex(channel.handle, stream, buffer, sizeof buffer);
+      if (got > 0) {
+        m_progressed = true;
+        std::string_view bytes(buffer, static_cast<size_t>(got));
+        if (stream == 0) {
+          handle_stdout(channel, bytes);
+        } else if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
+          m_sink.job_output(channel.work.job, OutputStream::err, bytes);
+        }
+        continue;
+      }
+      if (got == 0) break;
+      Outcome outcome = classify(static_cast<int>(got), &channel);
+      if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+      break;
+    }
+  }
+  return Outcome::blocked;
+}
+
+void SshConnection::handle_stdout(Channel& channel, std::string_view bytes) {
+  if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
+  JobId job = channel.work.job;
+  if (channel.pgid_known) {
+    m_sink.job_output(job, OutputStream::out, bytes);
+    return;
+  }
+  // Hold everything until the wrapper's line: lines before it come from the
+  // login shell's start-up files and are passed on after job_started.
+  channel.head.append(bytes);
+  size_t& line_start = channel.head_scanned;
+  size_t newline;
+  while ((newline = channel.head.find('\n', line_start)) != std::string::npos) {
+    std::string_view line(channel.head.data() + line_start, newline + 1 - line_start);
+    if (std::optional<long> pgid = parse_pgid_line(line)) {
+      std::string text = std::exchange(channel.head, {});
+      text.erase(line_start, newline + 1 - line_start);
+      channel.pgid_known = true;
+      channel.pgid = *pgid;
+      m_sink.job_started(job, *pgid);
+      for (int signal : std::exchange(channel.pending_signals, {})) send_signal(channel, signal);
+      if (!text.empty()) m_sink.job_output(job, OutputStream::out, text);
+      return;
+    }
+    line_start = newline + 1;
+  }
+  if (channel.head.size() > k_max_head) {
+    channel.pgid_known = true;
+    m_sink.job_output(job, OutputStream::out, std::exchange(channel.head, {}));
+  }
+}
+
+void SshConnection::finish_channel(Channel& channel) {
+  if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
+  JobId job = channel.work.job;
+  bool wrapper_ran = channel.pgid_known;
+  if (!channel.head.empty()) {
+    m_sink.job_output(job, OutputStream::out, std::exchange(channel.head, {}));
+  }
+  JobExit exit;
+  exit.code = libssh2_channel_get_exit_status(channel.handle);
+  char* signal = nullptr;
+  size_t signal_length = 0;
+  libssh2_channel_get_exit_signal(channel.handle, &signal, &signal_length, nullptr, nullptr,
+                                  nullptr, nullptr);
+  if (signal) {
+    exit.signal.assign(signal, signal_length);
+    exit.code = -1;
+    libssh2_free(m_session, signal);
+  }
+  if (!wrapper_ran) {
+    exit.error = fmt::format(
+        "{}: the job did not start: the login shell of {} ended (status {}) without running "
+        "the command; is it a POSIX shell that accepts `-c`?",
+        m_display, m_target.user, exit.code);
+  }
+  m_sink.job_exited(job, exit);
+}
+
+void SshConnection::keepalive(Clock::time_point now) {
+  auto interval = m_target.options.keepalive_interval;
+  bool busy = !m_channels.empty() || m_opening;
+  if (!busy || interval.count() <= 0) {
+    m_busy_since = {};
+    return;
+  }
+  if (m_busy_since == Clock::time_point{}) m_busy_since = now;
+  Clock::time_point since = std::max(m_last_inbound, m_busy_since);
+  auto silence = now - since;
+  int count = std::max(0, m_target.options.keepalive_count_max);
+  if (silence >= interval * (count + 1)) {
+    lose(fmt::format(
+        "no answer for {} (keepalive)",
+        describe_duration(std::chrono::duration_cast<std::chrono::milliseconds>(silence))));
+    return;
+  }
+  if (silence >= interval && now - m_last_keepalive >= interval && send_queue_empty()) {
+    int seconds_to_next = 0;
+    int rc = libssh2_keepalive_send(m_session, &seconds_to_next);
+    m_last_keepalive = now;
+    if (rc != 0 && is_session_error(rc)) lose(socket_failure());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Ending
+
+void SshConnection::fail(TransportErrorKind kind, const std::string& message) {
+  m_state = State::failed;
+  m_error = {kind, message};
+  m_phase = Phase::done;
+  while (!m_waiting.empty()) {
+    m_unstarted.push_back(std::move(m_waiting.front()));
+    m_waiting.pop_front();
+  }
+}
+
+void SshConnection::lose(const std::string& reason) {
+  if (m_state == State::failed) return;
+  auto collect = [&](Channel& channel) {
+    if (channel.silent || channel.work.kind == ChannelWork::Kind::pump) return;
+    if (channel.exec_attempted) {
+      if (channel.work.kind == ChannelWork::Kind::job) m_lost.push_back(channel.work.job);
+    } else {
+      m_unstarted.push_back(channel.work);
+    }
+  };
+  for (auto& channel : m_channels) collect(*channel);
+  if (m_opening) collect(*m_opening);
+  fail(TransportErrorKind::disconnected, fmt::format("{}: connection lost: {}", m_display, reason));
+}
+
+void SshConnection::destroy_session() {
+  m_auth.reset();
+  m_blocked_channel = nullptr;
+  m_blocked_open = false;
+  if (m_session) {
+    // With the socket shut down no send can return EAGAIN, so freeing the
+    // session (which closes its channels) completes in one call.
+    if (m_fd >= 0) ::shutdown(m_fd, SHUT_RDWR);
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      if (libssh2_session_free(m_session) != LIBSSH2_ERROR_EAGAIN) break;
+    }
+    m_session = nullptr;
+  }
+  m_channels.clear();
+  m_opening.reset();
+  if (m_fd >= 0) {
+    ::close(m_fd);
+    m_fd = -1;
+  }
+}
+
+}  // namespace runner::ssh

@@ -1,0 +1,170 @@
+// Private to the SSH transport: one SSH connection to a host and the
+// channels that run over it. A passive state machine: TCP connect,
+// handshake (retried when sshd drops it before the banner), host-key check,
+// authentication, then one channel per job, opened one at a time.
+// Threading: none; the pool (ssh_transport.cpp) steps it from the event loop.
+#pragma once
+
+#include <poll.h>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ssh_auth.h"
+#include "ssh_common.h"
+#include "ssh_socket.h"
+
+namespace runner::ssh {
+
+class SshConnection {
+ public:
+  enum class State {
+    connecting,  // TCP, handshake, host key, authentication
+    ready,       // runs channels
+    closing,     // no new work; disconnects once its channels are done
+    closed,      // disconnected politely
+    failed,      // could not connect, or broke: see error()
+  };
+
+  SshConnection(const HostTarget& target, HostHints& hints, JobSink& sink);
+  ~SshConnection();
+  SshConnection(const SshConnection&) = delete;
+  SshConnection& operator=(const SshConnection&) = delete;
+
+  // Resolves the host and starts the TCP connect; may fail at once.
+  void start(Clock::time_point now);
+  void poll_fds(std::vector<pollfd>& out) const;
+  void step(Clock::time_point now);
+  std::optional<Clock::time_point> deadline() const;
+
+  State state() const { return m_state; }
+  // Whether it ever reached `ready`.
+  bool was_ready() const { return m_was_ready; }
+  const TransportError& error() const { return m_error; }
+  // "node03 (127.0.0.1:2222)"
+  const std::string& display() const { return m_display; }
+
+  // Whether add_work() would be taken up without exceeding what sshd allows.
+  bool accepts_work(Clock::time_point now) const;
+  // Channels in use plus work waiting for one.
+  int load() const;
+  // Queues work for a channel; signals go before jobs.
+  void add_work(ChannelWork work);
+  // Work this connection gave back (sshd refused the channel): take it and
+  // place it elsewhere.
+  std::vector<ChannelWork> take_returned();
+  // Routes a signal for one of this connection's jobs: reports job_exited at
+  // once for a job whose command was not sent yet. False if the job is not here.
+  bool signal_job(JobId job, int signal);
+  // Whether a job's command runs or waits here.
+  bool has_jobs() const;
+
+  // Stops taking work; disconnects politely once no channel is open.
+  void close();
+  // Drops the connection at once (channels and all), without reporting.
+  void abandon();
+  // Breaks the connection as if it was lost for `reason`: lost_jobs() and
+  // take_unstarted() then say what it carried.
+  void drop(const std::string& reason);
+
+  // After a failure: the jobs whose command may have run (their outcome is
+  // unknown), and the work that never started, taken out of the connection.
+  std::vector<JobId> lost_jobs() const;
+  std::vector<ChannelWork> take_unstarted();
+
+ private:
+  enum class Phase { tcp_connect, handshake, backoff, authenticate, ready, disconnect, done };
+
+  // One open (or opening) channel and the work it carries.
+  struct Channel {
+    enum class Step { exec, send_eof, read, close, wait_closed, release };
+    ChannelWork work;
+    LIBSSH2_CHANNEL* handle = nullptr;
+    Step step = Step::exec;
+    std::string request;  // the exec request, kept for retries after EAGAIN
+    bool exec_attempted = false;
+    bool silent = false;      // its job was already reported as ended
+    bool pgid_known = false;  // the wrapper's line was seen (or given up on)
+    long pgid = 0;
+    std::string head;         // stdout before the wrapper's line
+    size_t head_scanned = 0;  // where head's first unchecked line starts
+    std::vector<int> pending_signals;
+  };
+
+  // What one call into libssh2 did.
+  enum class Outcome { progressed, blocked, finished, broken };
+
+  static ssize_t receive_hook(int fd, void* buffer, size_t length, int flags, void** abstract);
+
+  void connect_next_address();
+  void begin_handshake();
+  void step_connecting(Clock::time_point now);
+  void step_session(Clock::time_point now);
+  void maybe_start_pump();
+  Outcome step_open();
+  Outcome step_channel(Channel& channel);
+  Outcome read_channel(Channel& channel);
+  void handle_stdout(Channel& channel, std::string_view bytes);
+  void finish_channel(Channel& channel);
+  void send_signal(Channel& channel, int signal);
+  void keepalive(Clock::time_point now);
+  bool blocked_outbound() const;
+  bool send_queue_empty() const;
+  Outcome classify(int rc, Channel* channel);
+  // Why the socket broke, as precisely as known.
+  std::string socket_failure() const;
+
+  void fail(TransportErrorKind kind, const std::string& message);
+  void lose(const std::string& reason);
+  void destroy_session();
+
+  const HostTarget& m_target;
+  HostHints& m_hints;
+  JobSink& m_sink;
+  State m_state = State::connecting;
+  Phase m_phase = Phase::tcp_connect;
+  bool m_was_ready = false;
+  TransportError m_error;
+  std::string m_display;
+
+  std::vector<SocketAddress> m_addresses;
+  size_t m_address_index = 0;
+  std::string m_connect_errors;
+  int m_fd = -1;
+  LIBSSH2_SESSION* m_session = nullptr;
+  std::unique_ptr<Authenticator> m_auth;
+  int m_handshake_attempt = 0;
+  Clock::time_point m_now{};
+  Clock::time_point m_attempt_deadline{};
+  Clock::time_point m_backoff_until{};
+  Clock::time_point m_disconnect_deadline{};
+  std::minstd_rand m_random;
+
+  // Filled in by receive_hook.
+  size_t m_bytes_in = 0;
+  std::string m_first_bytes;  // the start of what the server sent
+  bool m_peer_closed = false;
+  int m_socket_errno = 0;
+  Clock::time_point m_last_inbound{};
+  Clock::time_point m_busy_since{};
+  Clock::time_point m_last_keepalive{};
+
+  std::deque<ChannelWork> m_waiting;
+  std::unique_ptr<Channel> m_opening;  // the one channel being opened
+  std::vector<std::unique_ptr<Channel>> m_channels;
+  std::optional<int> m_limit;            // channels sshd allows here
+  Clock::time_point m_refused_until{};   // after a refusal below the limit
+  Clock::time_point m_last_close{};      // when a channel here last ended
+  Channel* m_blocked_channel = nullptr;  // its request is half sent
+  bool m_blocked_open = false;           // the channel open is half sent
+  bool m_progressed = false;             // the last step did something
+  std::vector<ChannelWork> m_returned;
+  std::vector<JobId> m_lost;
+  std::vector<ChannelWork> m_unstarted;
+};
+
+}  // namespace runner::ssh

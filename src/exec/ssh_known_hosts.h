@@ -1,0 +1,39 @@
+// Private to the SSH transport: the OpenSSH known_hosts file. Chooses which
+// host-key types to negotiate, checks the key a server presented and, when
+// allowed, records a new one.
+#pragma once
+
+#include <libssh2.h>
+
+#include <optional>
+#include <string>
+
+#include "runner/exec/transport.h"
+
+namespace runner::ssh {
+
+// What the check needs to know about the host and the user's choices.
+struct HostKeyPolicy {
+  std::string known_hosts;  // the file
+  std::string host;         // as written by the user (and as keyscan takes it)
+  int port = 22;
+  bool accept_new = false;
+  std::string display;  // "node03 (127.0.0.1:2222)", for messages
+};
+
+// How the host appears in known_hosts: "host", or "[host]:port" off port 22.
+std::string known_hosts_name(const std::string& host, int port);
+
+// The host-key methods to offer libssh2 before the handshake: only the key
+// types known_hosts holds for this host, so that a server with several keys
+// is asked for the one we can check (libssh2 prefers ECDSA otherwise); all
+// methods, ed25519 first, for a host not in the file. Empty if none apply.
+std::string host_key_method_preference(LIBSSH2_SESSION* session, const HostKeyPolicy& policy);
+
+// Checks the key of the finished handshake. An unknown key is refused (with
+// the command that records it) or, with accept_new, appended to the file; a
+// changed key is always refused.
+std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session,
+                                              const HostKeyPolicy& policy);
+
+}  // namespace runner::ssh

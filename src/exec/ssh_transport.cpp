@@ -1,0 +1,358 @@
+// The SSH HostTransport: a pool of connections to one host. Jobs go to the
+// first connection with room; a second connection opens only when sshd's
+// MaxSessions refuses a channel, and at most a few handshake at once (sshd's
+// MaxStartups drops bursts). Public calls only queue requests; all work and
+// every event happen in connect() and step(). Threading: none.
+#include "runner/exec/ssh_transport.h"
+
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "runner/exec/shell.h"
+#include "ssh_common.h"
+#include "ssh_connection.h"
+
+namespace runner {
+
+namespace {
+
+using ssh::ChannelWork;
+using ssh::SshConnection;
+
+constexpr int k_max_concurrent_handshakes = 4;
+
+std::string home_directory() {
+  if (const char* home = std::getenv("HOME"); home && *home) return home;
+  if (passwd* entry = getpwuid(getuid())) return entry->pw_dir;
+  return "/";
+}
+
+std::string login_user(const HostAddress& address) {
+  if (!address.user.empty()) return address.user;
+  if (const char* user = std::getenv("USER"); user && *user) return user;
+  if (passwd* entry = getpwuid(getuid())) return entry->pw_name;
+  return "root";
+}
+
+ssh::HostTarget make_target(int host, const HostAddress& address, const SshOptions& options) {
+  ssh::HostTarget target;
+  target.host = host;
+  target.name = address.host;
+  target.user = login_user(address);
+  target.port = address.port > 0 ? address.port : 22;
+  target.options = options;
+  std::string ssh_dir = home_directory() + "/.ssh";
+  if (target.options.known_hosts.empty()) target.options.known_hosts = ssh_dir + "/known_hosts";
+  if (target.options.identity_files.empty()) {
+    for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
+      std::string path = ssh_dir + "/" + name;
+      if (access(path.c_str(), F_OK) == 0) target.options.identity_files.push_back(path);
+    }
+  }
+  return target;
+}
+
+class SshTransport final : public HostTransport, public ssh::JobSink {
+ public:
+  SshTransport(int host, const HostAddress& address, const SshOptions& options,
+               TransportEvents& events)
+      : m_host(host), m_target(make_target(host, address, options)), m_events(events) {}
+
+  void connect() override {
+    if (m_phase != Phase::created) return;
+    m_phase = Phase::connecting;
+    Clock::time_point now = Clock::now();
+    open_connection(now);
+    settle(now);
+  }
+
+  void start_job(JobId job, const std::string& command) override {
+    ChannelWork work;
+    work.kind = ChannelWork::Kind::job;
+    work.job = job;
+    work.command = command;
+    m_pending.push_back(std::move(work));
+    m_requested = true;
+  }
+
+  void signal_job(JobId job, int signal) override {
+    m_signals.emplace_back(job, signal);
+    m_requested = true;
+  }
+
+  void shutdown() override {
+    m_shutting_down = true;
+    m_requested = true;
+  }
+
+  bool idle() const override {
+    return m_connections.empty() && m_pending.empty() && m_control.empty() && m_signals.empty() &&
+           m_assigned.empty();
+  }
+
+  void poll_fds(std::vector<pollfd>& out) override {
+    for (const auto& connection : m_connections) connection->poll_fds(out);
+  }
+
+  void step(Clock::time_point now) override {
+    for (size_t i = 0; i < m_connections.size(); ++i) m_connections[i]->step(now);
+    settle(now);
+  }
+
+  std::optional<Clock::time_point> deadline() const override {
+    if (m_requested || !m_signals.empty()) return Clock::time_point{};
+    if (m_phase == Phase::failed && !m_pending.empty()) return Clock::time_point{};
+    if (m_shutting_down && m_assigned.empty() && m_pending.empty() && !m_connections.empty()) {
+      bool all_closing = std::all_of(m_connections.begin(), m_connections.end(), [](auto& c) {
+        return c->state() == SshConnection::State::closing;
+      });
+      if (!all_closing) return Clock::time_point{};
+    }
+    std::optional<Clock::time_point> next;
+    for (const auto& connection : m_connections) {
+      std::optional<Clock::time_point> at = connection->deadline();
+      if (at && (!next || *at < *next)) next = at;
+    }
+    if (m_phase == Phase::ready && (!m_pending.empty() || !m_control.empty())) {
+      // Work waits: step soon if some connection could take it now.
+      for (const auto& connection : m_connections) {
+        if (connection->accepts_work(Clock::now())) return Clock::time_point{};
+      }
+    }
+    return next;
+  }
+
+ private:
+  enum class Phase { created, connecting, ready, failed };
+
+  // JobSink: what connections report about jobs.
+  void job_started(JobId job, long pgid) override { m_events.job_started(job, pgid); }
+  void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
+    m_events.job_output(job, stream, bytes);
+  }
+  void job_exited(JobId job, const JobExit& exit) override {
+    m_assigned.erase(job);
+    m_events.job_exited(job, exit);
+  }
+
+  SshConnection& open_connection(Clock::time_point now) {
+    m_connections.push_back(std::make_unique<SshConnection>(m_target, m_hints, *this));
+    SshConnection& connection = *m_connections.back();
+    connection.start(now);
+    return connection;
+  }
+
+  // Reacts to what the connections did, places waiting work, and grows or
+  // shrinks the pool.
+  void settle(Clock::time_point now) {
+    m_requested = false;
+    for (size_t i = 0; i < m_connections.size(); ++i) {
+      SshConnection& connection = *m_connections[i];
+      for (ChannelWork& work : connection.take_returned()) requeue(std::move(work), false);
+      if (connection.state() == SshConnection::State::ready && !m_ready_reported &&
+          m_phase == Phase::connecting) {
+        m_ready_reported = true;
+        m_phase = Phase::ready;
+        m_events.host_ready(m_host);
+      }
+      if (connection.state() == SshConnection::State::failed) {
+        if (handle_failure(connection)) return;
+      }
+    }
+    std::erase_if(m_connections, [](const auto& connection) {
+      return connection->state() == SshConnection::State::failed ||
+             connection->state() == SshConnection::State::closed;
+    });
+
+    deliver_signals();
+    if (m_phase == Phase::failed) {
+      refuse_pending();
+      return;
+    }
+    if (m_phase == Phase::ready) {
+      place_work(now);
+      grow(now);
+    }
+    if (m_shutting_down) close_when_done();
+  }
+
+  // Returns true when the whole host failed (the pool is gone).
+  bool handle_failure(SshConnection& connection) {
+    for (ChannelWork& work : connection.take_unstarted()) requeue(std::move(work), true);
+    if (connection.was_ready()) {
+      // A broken connection with running jobs: the host is gone. One that
+      // ran nothing yet (idle, or dropped by the server just as work came)
+      // is replaced; its work waits for the new connection.
+      if (connection.lost_jobs().empty()) return false;
+      fail_host(connection.error());
+      return true;
+    }
+
+    bool others = std::any_of(m_connections.begin(), m_connections.end(), [&](const auto& c) {
+      return c.get() != &connection && (c->state() == SshConnection::State::ready ||
+                                        c->state() == SshConnection::State::connecting);
+    });
+    if (!others) {
+      fail_host(connection.error());
+      return true;
+    }
+    // An extra connection could not be made: make do with those that exist.
+    int ready = static_cast<int>(
+        std::count_if(m_connections.begin(), m_connections.end(),
+                      [](const auto& c) { return c->state() == SshConnection::State::ready; }));
+    m_connection_cap = std::max(1, ready);
+    return false;
+  }
+
+  // Every job on the host ends: lost if its command was sent, refused if not.
+  void fail_host(TransportError error) {
+    m_phase = Phase::failed;
+    for (auto& connection : m_connections) {
+      if (connection->state() != SshConnection::State::failed) connection->drop(error.message);
+      for (ChannelWork& work : connection->take_unstarted()) requeue(std::move(work), true);
+    }
+    m_connections.clear();
+    JobExit lost;
+    lost.lost = true;
+    lost.error = error.message;
+    std::vector<JobId> running;
+    for (const auto& [job, connection] : m_assigned) running.push_back(job);
+    for (JobId job : running) job_exited(job, lost);
+    m_control.clear();
+    refuse_pending();
+    m_events.host_failed(m_host, error);
+  }
+
+  void refuse_pending() {
+    while (!m_pending.empty()) {
+      ChannelWork work = std::move(m_pending.front());
+      m_pending.pop_front();
+      JobExit exit;
+      exit.error = fmt::format("not started: {} is unusable", m_target.name);
+      m_events.job_exited(work.job, exit);
+    }
+    m_signals.clear();
+  }
+
+  void requeue(ChannelWork work, bool at_front) {
+    if (work.kind == ChannelWork::Kind::pump) return;
+    if (work.kind == ChannelWork::Kind::signal) {
+      m_control.push_back(std::move(work));
+      return;
+    }
+    m_assigned.erase(work.job);
+    if (at_front) {
+      m_pending.push_front(std::move(work));
+    } else {
+      m_pending.push_back(std::move(work));
+    }
+  }
+
+  void deliver_signals() {
+    for (auto [job, signal] : std::exchange(m_signals, {})) {
+      auto queued = std::find_if(m_pending.begin(), m_pending.end(),
+                                 [&](const ChannelWork& w) { return w.job == job; });
+      if (queued != m_pending.end()) {
+        m_pending.erase(queued);
+        JobExit exit;
+        exit.signal = signal_name(signal);
+        exit.error = fmt::format("stopped by SIG{} before it started", exit.signal);
+        m_events.job_exited(job, exit);
+        continue;
+      }
+      auto assigned = m_assigned.find(job);
+      if (assigned == m_assigned.end()) continue;  // already ended
+      SshConnection* connection = assigned->second;
+      connection->signal_job(job, signal);
+      for (ChannelWork& work : connection->take_returned()) requeue(std::move(work), false);
+    }
+  }
+
+  void place_work(Clock::time_point now) {
+    auto place = [&](std::deque<ChannelWork>& queue) {
+      while (!queue.empty()) {
+        auto target = std::find_if(m_connections.begin(), m_connections.end(),
+                                   [&](const auto& c) { return c->accepts_work(now); });
+        if (target == m_connections.end()) return;
+        ChannelWork work = std::move(queue.front());
+        queue.pop_front();
+        if (work.kind == ChannelWork::Kind::job) m_assigned[work.job] = target->get();
+        (*target)->add_work(std::move(work));
+      }
+    };
+    place(m_control);
+    place(m_pending);
+  }
+
+  // Opens connections for work that no connection has room for.
+  void grow(Clock::time_point now) {
+    size_t waiting = m_pending.size() + m_control.size();
+    if (waiting == 0) return;
+    int connecting = 0;
+    int live = 0;
+    for (const auto& connection : m_connections) {
+      if (connection->state() == SshConnection::State::connecting) ++connecting;
+      if (connection->state() == SshConnection::State::connecting ||
+          connection->state() == SshConnection::State::ready) {
+        ++live;
+      }
+    }
+    int per_connection = std::max(1, m_hints.channel_limit.value_or(1 << 20));
+    int wanted = static_cast<int>((waiting + per_connection - 1) / per_connection) - connecting;
+    int room = k_max_concurrent_handshakes - connecting;
+    if (m_connection_cap) room = std::min(room, *m_connection_cap - live);
+    for (int i = 0; i < std::min(wanted, room); ++i) open_connection(now);
+    // A connection may fail at once (e.g. the name no longer resolves).
+    for (const auto& connection : m_connections) {
+      if (connection->state() == SshConnection::State::failed) {
+        if (handle_failure(*connection)) return;
+      }
+    }
+    std::erase_if(m_connections, [](const auto& connection) {
+      return connection->state() == SshConnection::State::failed;
+    });
+  }
+
+  void close_when_done() {
+    if (!m_assigned.empty() || !m_pending.empty() || !m_control.empty()) return;
+    for (auto& connection : m_connections) connection->close();
+    std::erase_if(m_connections, [](const auto& connection) {
+      return connection->state() == SshConnection::State::closed;
+    });
+  }
+
+  int m_host;
+  ssh::HostTarget m_target;
+  TransportEvents& m_events;
+  ssh::HostHints m_hints;
+  Phase m_phase = Phase::created;
+  bool m_ready_reported = false;
+  bool m_shutting_down = false;
+  bool m_requested = false;  // a public call queued something: step soon
+  std::optional<int> m_connection_cap;
+  std::vector<std::unique_ptr<SshConnection>> m_connections;
+  std::deque<ChannelWork> m_pending;  // jobs not yet on a connection
+  std::deque<ChannelWork> m_control;  // signals not yet on a connection
+  std::vector<std::pair<JobId, int>> m_signals;
+  std::map<JobId, SshConnection*> m_assigned;  // jobs on a connection
+};
+
+}  // namespace
+
+std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
+                                                  const SshOptions& options,
+                                                  TransportEvents& events) {
+  return std::make_unique<SshTransport>(host, address, options, events);
+}
+
+}  // namespace runner

@@ -1,0 +1,160 @@
+// Shell quoting and the job wrapper, checked against a real /bin/sh.
+#include "runner/exec/shell.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/sshd.h"
+
+namespace runner {
+namespace {
+
+// Runs `script` with /bin/sh -c and returns its stdout.
+std::string run_sh(const std::string& script) {
+  int out[2];
+  if (pipe(out) != 0) return "<pipe failed>";
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    close(out[1]);
+    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  std::string text;
+  char buffer[4096];
+  ssize_t got;
+  while ((got = read(out[0], buffer, sizeof buffer)) > 0)
+    text.append(buffer, static_cast<size_t>(got));
+  close(out[0]);
+  waitpid(pid, nullptr, 0);
+  return text;
+}
+
+const std::vector<std::string> k_nasty = {
+    "",
+    "plain",
+    "it's",
+    "'",
+    "''",
+    "'leading and trailing'",
+    "double \" quote",
+    "$HOME and ${PATH} and $(id) and `id`",
+    "back\\slash\\",
+    "\\'",
+    "new\nline\n",
+    "tab\there",
+    "glob * ? [a]",
+    "; & | < > ( ) { } ! #",
+    "-n",
+    "h\xc3\xa9llo",
+};
+
+TEST(ShellQuote, RoundTripsThroughSh) {
+  for (const std::string& text : k_nasty) {
+    EXPECT_EQ(run_sh("printf '%s' " + shell_quote(text)), text) << "for: " << text;
+  }
+}
+
+TEST(ShellQuote, WrapsInSingleQuotes) {
+  EXPECT_EQ(shell_quote("abc"), "'abc'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+}
+
+TEST(RemoteJobCommand, PrintsPgidLineThenRunsCommandExactly) {
+  std::string command =
+      "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash'; echo\n"
+      "echo \"second line $((1 + 2))\"";
+  std::string direct = run_sh(command);
+  std::string wrapped = run_sh(remote_job_command(command));
+  size_t newline = wrapped.find('\n');
+  ASSERT_NE(newline, std::string::npos);
+  std::optional<long> pgid = parse_pgid_line(wrapped.substr(0, newline + 1));
+  ASSERT_TRUE(pgid.has_value()) << wrapped;
+  EXPECT_GT(*pgid, 0);
+  EXPECT_EQ(wrapped.substr(newline + 1), direct);
+  EXPECT_EQ(direct, "single 'quoted'|dollar $HOME|back\\slash|\nsecond line 3\n");
+}
+
+TEST(RemoteJobCommand, CommandStartingWithDashIsNotAnOption) {
+  std::string wrapped = run_sh(remote_job_command("-x 2>/dev/null; echo survived"));
+  EXPECT_NE(wrapped.find("runner-pgid "), std::string::npos);
+  // `-x` runs as a command (not found), then the rest of the line.
+  EXPECT_NE(wrapped.find("survived\n"), std::string::npos) << wrapped;
+}
+
+TEST(RemoteJobCommand, PgidIsTheWrapperProcess) {
+  // The pid the wrapper prints is the process that becomes the command.
+  std::string wrapped = run_sh(remote_job_command("echo $$"));
+  size_t newline = wrapped.find('\n');
+  ASSERT_NE(newline, std::string::npos);
+  std::optional<long> pgid = parse_pgid_line(wrapped.substr(0, newline));
+  ASSERT_TRUE(pgid.has_value());
+  EXPECT_EQ(wrapped.substr(newline + 1), std::to_string(*pgid) + "\n");
+}
+
+TEST(ParsePgidLine, AcceptsTheWrapperLine) {
+  EXPECT_EQ(parse_pgid_line("runner-pgid 123"), 123);
+  EXPECT_EQ(parse_pgid_line("runner-pgid 4194304\n"), 4194304);
+}
+
+TEST(ParsePgidLine, RejectsAnythingElse) {
+  EXPECT_FALSE(parse_pgid_line(""));
+  EXPECT_FALSE(parse_pgid_line("runner-pgid "));
+  EXPECT_FALSE(parse_pgid_line("runner-pgid x12"));
+  EXPECT_FALSE(parse_pgid_line("runner-pgid 12 "));
+  EXPECT_FALSE(parse_pgid_line("runner-pgid -5"));
+  EXPECT_FALSE(parse_pgid_line("runner-pgid 0"));
+  EXPECT_FALSE(parse_pgid_line(" runner-pgid 12"));
+  EXPECT_FALSE(parse_pgid_line("hello from .bashrc"));
+  EXPECT_FALSE(parse_pgid_line("runner-pgid 99999999999999999999999"));
+}
+
+TEST(KillGroupCommand, NamesSignalAndGroup) {
+  EXPECT_EQ(kill_group_command(123, SIGTERM), "kill -s TERM -- -123");
+  EXPECT_EQ(kill_group_command(7, SIGKILL), "kill -s KILL -- -7");
+}
+
+TEST(KillGroupCommand, KillsTheWholeGroupThroughSh) {
+  pid_t leader = fork();
+  if (leader == 0) {
+    setpgid(0, 0);
+    execl("/bin/sh", "sh", "-c", "sleep 30 & sleep 30; wait", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(leader, leader);
+  // Give the group's shell time to start its children.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  run_sh(kill_group_command(leader, SIGTERM));
+  int status = 0;
+  ASSERT_EQ(waitpid(leader, &status, 0), leader);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!testing::running_group_members(leader).empty() &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(testing::running_group_members(leader).empty()) << "a process of the group survived";
+}
+
+TEST(SignalName, UsesNamesWithoutSigPrefix) {
+  EXPECT_EQ(signal_name(SIGTERM), "TERM");
+  EXPECT_EQ(signal_name(SIGKILL), "KILL");
+  EXPECT_EQ(signal_name(SIGINT), "INT");
+  EXPECT_EQ(signal_name(SIGUSR1), "USR1");
+  EXPECT_EQ(signal_name(250), "250");
+}
+
+}  // namespace
+}  // namespace runner

@@ -1,0 +1,271 @@
+// The real binary against real sshd instances on 127.0.0.1 (several ports =
+// several hosts), with a throwaway key and known_hosts: never ~/.ssh.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "support/process.h"
+#include "support/sshd.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Process;
+using testing::ProcessResult;
+using testing::Sshd;
+using testing::TempDir;
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+// A port on 127.0.0.1 where nothing listens.
+int closed_port() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+struct SshFleet : ::testing::Test {
+  TempDir dir;
+  std::vector<std::unique_ptr<Sshd>> hosts;
+  std::string key;
+
+  // Starts `n` sshd hosts sharing one client key, and writes known_hosts.
+  void start_hosts(int n, testing::SshdOptions options = {}) {
+    for (int i = 0; i < n; ++i) {
+      if (!key.empty()) options.client_key = key;
+      auto sshd = Sshd::start(dir.file("sshd" + std::to_string(i)), options);
+      if (!sshd) {
+        if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it";
+        GTEST_SKIP() << "no sshd on this machine";
+      }
+      key = sshd->client_key();
+      hosts.push_back(std::move(sshd));
+    }
+    std::string known;
+    for (auto& h : hosts) known += h->known_hosts_line() + "\n";
+    dir.write("known_hosts", known);
+  }
+
+  std::string host_name(int i) const {
+    return hosts[i]->user() + "@127.0.0.1:" + std::to_string(hosts[i]->port());
+  }
+
+  // hosts.yaml with every host and `slots` slots each.
+  void write_hosts(int slots) {
+    std::string text;
+    for (std::size_t i = 0; i < hosts.size(); ++i)
+      text += "- hostname: " + host_name(i) + "\n  slots: " + std::to_string(slots) + "\n";
+    dir.write("hosts.yaml", text);
+  }
+
+  testing::ProcessSpec spec(std::vector<std::string> args) {
+    for (std::string extra : {"--identity", key.c_str(), "--known-hosts"}) args.push_back(extra);
+    args.push_back(dir.file("known_hosts"));
+    return testing::runner_spec(std::move(args), dir.path());
+  }
+
+  ProcessResult runner(std::vector<std::string> args) { return testing::run_process(spec(args)); }
+};
+
+TEST_F(SshFleet, QueueModeSpreadsJobsOverThreeHostsInParallel) {
+  start_hosts(3);
+  if (hosts.size() < 3) return;
+  write_hosts(2);
+  std::filesystem::create_directory(dir.file("running"));
+  // Each job marks itself running, sleeps, and reports how many jobs were
+  // running at that moment.
+  std::string running = dir.file("running");
+  dir.write("queue.yaml",
+            "- command: >-\n"
+            "    touch " + running + "/<<i>>; sleep 0.4;\n"
+            "    echo job <<i>> on <<hostname>> slot <<slots>> saw $(ls " + running + " | wc -l);\n"
+            "    rm " + running + "/<<i>>\n"
+            "  i: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  std::set<std::string> jobs_seen, hosts_seen;
+  int most_at_once = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    auto at = line.find("] job ");
+    ASSERT_NE(at, std::string::npos) << line;
+    std::istringstream words(line.substr(at + 2));
+    std::string job, id, on, host, slot, index, saw;
+    int n = 0;
+    words >> job >> id >> on >> host >> slot >> index >> saw >> n;
+    EXPECT_TRUE(jobs_seen.insert(id).second) << "job " << id << " ran twice";
+    hosts_seen.insert(host);
+    most_at_once = std::max(most_at_once, n);
+  }
+  EXPECT_EQ(jobs_seen.size(), 12u);
+  EXPECT_EQ(hosts_seen.size(), 3u);
+  EXPECT_GE(most_at_once, 4) << "jobs did not run in parallel across slots";
+  EXPECT_LE(most_at_once, 6) << "more jobs ran at once than there are slots";
+  YAML::Node consumed = YAML::LoadFile(dir.file("consumed.yaml"));
+  EXPECT_EQ(consumed.size(), 12u);
+  EXPECT_EQ(count(dir.read("queue.runner/journal.jsonl"), "\"event\":\"job_end\""), 12);
+}
+
+TEST_F(SshFleet, BroadcastRunsInLockstepOnEverySlot) {
+  start_hosts(2);
+  if (hosts.size() < 2) return;
+  write_hosts(2);
+  std::string marks = dir.file("marks");
+  std::filesystem::create_directory(marks);
+  dir.write("queue.yaml",
+            "- sleep 0.<<slots>>; touch " + marks + "/one-$(echo <<hostname>> | tr -dc 0-9)-<<slots>>\n"
+            "- test $(ls " + marks + " | grep -c one-) -eq 4 && echo all four\n");
+  ProcessResult r = runner({"broadcast"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(count(r.out, "] all four\n"), 4) << r.out;
+}
+
+TEST_F(SshFleet, CommandsWithQuotesDollarsBackslashesAndNewlinesRunExactly) {
+  start_hosts(1);
+  if (hosts.empty()) return;
+  write_hosts(1);
+  dir.write("queue.yaml",
+            "- |-\n"
+            "  printf '%s|' \"it's\" '$HOME' \"a\\\\b\" \"$((6*7))\"\n"
+            "  echo; echo 'second line'\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("] it's|$HOME|a\\b|42|\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("] second line\n"), std::string::npos) << r.out;
+}
+
+TEST_F(SshFleet, FailingJobIsReportedWithExitStatusAndLog) {
+  start_hosts(1);
+  if (hosts.empty()) return;
+  write_hosts(1);
+  dir.write("queue.yaml", "- echo fine\n- echo bad >&2; exit 7\n");
+  ProcessResult r = runner({"queue"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("exit 7"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("] bad\n"), std::string::npos) << r.out;
+}
+
+TEST_F(SshFleet, MultiSlotJobHoldsSlotsOfOneHost) {
+  start_hosts(2);
+  if (hosts.size() < 2) return;
+  dir.write("hosts.yaml", "- hostname: " + host_name(0) + "\n  gpu: [0]\n- hostname: " +
+                              host_name(1) + "\n  gpu: [2, 3]\n");
+  dir.write("queue.yaml", "- command: echo gpus <<gpu>> on <<hostname>>\n  slots: 2\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("gpus 2,3 on " + host_name(1)), std::string::npos) << r.out;
+}
+
+TEST_F(SshFleet, UnreachableHostIsNamedAndTheOthersKeepWorking) {
+  start_hosts(1);
+  if (hosts.empty()) return;
+  int port = closed_port();
+  dir.write("hosts.yaml", "- " + host_name(0) + "\n- 127.0.0.1:" + std::to_string(port) + "\n");
+  dir.write("queue.yaml", "- echo a\n- echo b\n- echo c\n");
+  ProcessResult r = runner({"queue"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(std::to_string(port)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+  EXPECT_EQ(count(r.out, "\n"), 3) << r.out;
+}
+
+TEST_F(SshFleet, RefusedKeyIsExplained) {
+  start_hosts(1);
+  if (hosts.empty()) return;
+  write_hosts(1);
+  dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
+  ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                          dir.file("stranger")}})
+                .status,
+            0);
+  key = dir.file("stranger");
+  ProcessResult r = runner({"queue"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("authentication"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stranger"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
+  EXPECT_NE(dir.read("queue.yaml").find("touch"), std::string::npos) << "the job must stay queued";
+}
+
+TEST_F(SshFleet, UnknownHostKeyIsRefusedUnlessAccepted) {
+  start_hosts(1);
+  if (hosts.empty()) return;
+  write_hosts(1);
+  dir.write("known_hosts", "");
+  dir.write("queue.yaml", "- echo trusted now\n");
+  ProcessResult refused = runner({"queue"});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("ssh-keyscan"), std::string::npos) << refused.err;
+  EXPECT_EQ(dir.read("known_hosts"), "");
+
+  ProcessResult accepted = runner({"queue", "--accept-new-host-keys"});
+  EXPECT_EQ(accepted.status, 0) << accepted.err;
+  EXPECT_NE(accepted.out.find("] trusted now"), std::string::npos);
+  EXPECT_NE(dir.read("known_hosts").find(std::to_string(hosts[0]->port())), std::string::npos);
+}
+
+TEST_F(SshFleet, ChangedHostKeyIsAlwaysRefused) {
+  start_hosts(1);
+  if (hosts.empty()) return;
+  write_hosts(1);
+  // A known_hosts line with another key for the same [host]:port.
+  ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                          dir.file("impostor")}})
+                .status,
+            0);
+  std::string impostor = dir.read("impostor.pub");
+  std::string line = "[127.0.0.1]:" + std::to_string(hosts[0]->port()) + " " +
+                     impostor.substr(0, impostor.rfind(' '));
+  dir.write("known_hosts", line + "\n");
+  dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
+  ProcessResult r = runner({"queue", "--accept-new-host-keys"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("changed"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
+  EXPECT_EQ(dir.read("known_hosts"), line + "\n");
+}
+
+TEST_F(SshFleet, SecondInterruptKillsRemoteJobs) {
+  start_hosts(2);
+  if (hosts.size() < 2) return;
+  write_hosts(1);
+  std::string marker = "sleep " + std::to_string(100 + getpid() % 900) + ".75";
+  dir.write("queue.yaml", "- " + marker + " & " + marker + "; wait\n- " + marker + "\n");
+  auto run = std::make_unique<Process>(spec({"queue"}));
+  for (int i = 0; i < 200 && testing::live_processes_running(marker) < 3; ++i)
+    usleep(50'000);
+  ASSERT_EQ(testing::live_processes_running(marker), 3) << run->peek_err();
+  run->signal(SIGINT);
+  ASSERT_TRUE(run->wait_for_output("interrupt again", 5s)) << run->peek_err();
+  run->signal(SIGINT);
+  ProcessResult r = run->wait();
+  EXPECT_EQ(r.status, 130) << r.err;
+  for (int i = 0; i < 100 && testing::live_processes_running(marker) > 0; ++i)
+    usleep(20'000);
+  EXPECT_EQ(testing::live_processes_running(marker), 0);
+}
+
+}  // namespace
+}  // namespace runner

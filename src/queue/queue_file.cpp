@@ -146,61 +146,91 @@ void append_consumed(const std::string& path, const std::string& text) {
 QueueFile::QueueFile(std::string path, QueueLock::Warn warn)
     : m_path(std::move(path)), m_warn(std::move(warn)) {}
 
-TakeResult QueueFile::take_first(const std::function<bool(const JobSpec&)>& can_place) {
+TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_place) {
+  TakeBatch batch;
   std::string holder;
   std::optional<QueueLock> lock;
   try {
     lock = QueueLock::try_acquire(m_path, m_warn, &holder);
   } catch (const std::system_error& error) {
-    return QueueUnavailable{error.what()};
+    batch.stopped = QueueUnavailable{error.what()};
+    return batch;
   }
-  if (!lock) return QueueUnavailable{fmt::format("locked by {}", holder)};
+  if (!lock) {
+    batch.stopped = QueueUnavailable{fmt::format("locked by {}", holder)};
+    return batch;
+  }
   std::string target = write_target(m_path);
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::optional<std::string> text;
-    try {
-      text = read_if_exists(target);
-    } catch (const std::system_error& error) {
-      return QueueUnavailable{error.what()};
-    }
-    if (!text) return QueueEmpty{};
-    QueueDocument doc;
-    try {
-      doc = parse_queue_document(std::move(*text), m_path);
-    } catch (const ConfigError& error) {
-      return QueueUnavailable{error.what(), true};
-    }
-    std::optional<JobSpec> job = peek_first_job(doc);
-    if (!job) return QueueEmpty{};
-    if (!can_place(*job)) return HeadNotPlaceable{std::move(*job)};
-    try {
-      std::string temporary = write_temporary(target, text_without_first_job(doc));
-      std::optional<std::string> now;
-      try {
-        now = read_if_exists(target);
-      } catch (...) {
-        ::unlink(temporary.c_str());
-        throw;
-      }
-      if (now != doc.text) {
-        ::unlink(temporary.c_str());
-        continue;
-      }
-      commit(temporary, target);
-    } catch (const std::system_error& error) {
-      return QueueUnavailable{error.what()};
-    }
-    try {
-      append_consumed(consumed_path(), entry_to_yaml(canonical_entry(*job)));
-    } catch (const std::system_error& error) {
-      // The job is out of the queue already; running it beats losing it.
-      if (m_warn)
-        m_warn(fmt::format("`{}` left the queue but is missing from consumed.yaml: {}",
-                           job->command, error.what()));
-    }
-    return Taken{std::move(*job)};
+  std::optional<std::string> original;
+  try {
+    original = read_if_exists(target);
+  } catch (const std::system_error& error) {
+    batch.stopped = QueueUnavailable{error.what()};
+    return batch;
   }
-  return QueueUnavailable{fmt::format("{} kept changing while a job was taken from it", m_path)};
+  if (!original) return batch;  // no file: an empty queue
+  QueueDocument doc;
+  try {
+    doc = parse_queue_document(*original, m_path);
+  } catch (const ConfigError& error) {
+    batch.stopped = QueueUnavailable{error.what(), true};
+    return batch;
+  }
+  while (true) {
+    std::optional<JobSpec> job = peek_first_job(doc);
+    if (!job) break;
+    if (!can_place(*job)) {
+      batch.stopped = HeadNotPlaceable{std::move(*job)};
+      break;
+    }
+    batch.taken.push_back(std::move(*job));
+    doc = parse_queue_document(text_without_first_job(doc), m_path);
+  }
+  if (batch.taken.empty()) return batch;
+
+  try {
+    std::string temporary = write_temporary(target, doc.text);
+    std::optional<std::string> now;
+    try {
+      now = read_if_exists(target);
+    } catch (...) {
+      ::unlink(temporary.c_str());
+      throw;
+    }
+    if (now != original) {
+      // Someone edited the file without the lock: take nothing, look again.
+      ::unlink(temporary.c_str());
+      batch.taken.clear();
+      batch.stopped = QueueUnavailable{fmt::format("{} changed while jobs were taken", m_path)};
+      return batch;
+    }
+    commit(temporary, target);
+  } catch (const std::system_error& error) {
+    batch.taken.clear();
+    batch.stopped = QueueUnavailable{error.what()};
+    return batch;
+  }
+  std::string consumed;
+  for (const JobSpec& job : batch.taken) consumed += entry_to_yaml(canonical_entry(job));
+  try {
+    append_consumed(consumed_path(), consumed);
+  } catch (const std::system_error& error) {
+    // The jobs are out of the queue already; running them beats losing them.
+    if (m_warn)
+      m_warn(fmt::format("{} jobs left the queue but are missing from consumed.yaml: {}",
+                         batch.taken.size(), error.what()));
+  }
+  return batch;
+}
+
+TakeResult QueueFile::take_first(const std::function<bool(const JobSpec&)>& can_place) {
+  bool placed_one = false;
+  TakeBatch batch = take_while([&](const JobSpec& job) {
+    if (placed_one) return false;
+    return placed_one = can_place(job);
+  });
+  if (!batch.taken.empty()) return Taken{std::move(batch.taken.front())};
+  return std::visit([](auto&& stop) -> TakeResult { return stop; }, batch.stopped);
 }
 
 std::vector<QueueEntry> QueueFile::read_entries() const {

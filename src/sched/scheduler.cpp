@@ -11,6 +11,13 @@
 
 namespace runner {
 
+namespace {
+
+// Marks a slot promised to a job that is being taken from the queue.
+constexpr JobId k_reserved = ~JobId{0};
+
+}  // namespace
+
 Scheduler::Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports, JobSource& source,
                      RunObserver& observer, SchedulerOptions options,
                      std::function<JobId()> next_job_id)
@@ -128,49 +135,51 @@ bool Scheduler::can_take_now() const {
 
 void Scheduler::pump_queue(Clock::time_point now) {
   m_queue_dirty = false;
-  while (true) {
-    if (std::none_of(m_slot_job.begin(), m_slot_job.end(), [](JobId j) { return j == 0; })) {
-      m_queue_dirty = true;  // look again when a slot frees
-      return;
-    }
+  // Jobs the queue lets us take, each with the slots reserved for it.
+  struct Placement {
     std::vector<int> slots;
     std::string command;
-    bool rendered_ok = true;
-    TakeResult result = m_source.take_first([&](const JobSpec& job) {
-      auto placed = place(job);
-      if (!placed) return false;
-      slots = *placed;
-      rendered_ok = render(job, slots, &command);
-      return rendered_ok;
-    });
-    if (auto* taken = std::get_if<Taken>(&result)) {
-      m_queue_empty = false;
-      m_blocked = false;
-      m_last_report.clear();
-      launch(taken->job, std::move(slots), std::move(command), now);
-      continue;
-    }
-    if (auto* head = std::get_if<HeadNotPlaceable>(&result)) {
-      m_queue_empty = false;
-      if (!rendered_ok || (m_running.empty() && !any_host_connecting())) {
-        // Nothing will change until the user edits the queue.
-        if (rendered_ok) {
-          int largest = 0;
-          for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
-            if (m_host_state[h] == HostState::ready)
-              largest = std::max<int>(largest, m_fleet.hosts[h].slots.size());
-          report_once(fmt::format(
-              "the next job (queue line {}) needs {} slots of one host, but the largest usable "
-              "host has {}; edit the queue to go on",
-              head->job.line, head->job.slots, largest));
-        }
-        if (!m_options.daemon) m_unrunnable = true;
+  };
+  std::vector<Placement> placements;
+  bool rendered_ok = true;
+  TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
+    auto slots = place(job);
+    if (!slots) return false;
+    std::string command;
+    rendered_ok = render(job, *slots, &command);
+    if (!rendered_ok) return false;
+    for (int slot : *slots) m_slot_job[slot] = k_reserved;
+    placements.push_back({std::move(*slots), std::move(command)});
+    return true;
+  });
+  for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
+    for (int slot : placements[i].slots) m_slot_job[slot] = 0;  // not taken after all
+  if (!batch.taken.empty()) {
+    m_queue_empty = false;
+    m_last_report.clear();
+  }
+  for (std::size_t i = 0; i < batch.taken.size(); ++i)
+    launch(batch.taken[i], std::move(placements[i].slots), std::move(placements[i].command), now);
+
+  if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
+    m_queue_empty = false;
+    if (!rendered_ok || (m_running.empty() && !any_host_connecting())) {
+      // Nothing will change until the user edits the queue.
+      if (rendered_ok) {
+        int largest = 0;
+        for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
+          if (m_host_state[h] == HostState::ready)
+            largest = std::max<int>(largest, m_fleet.hosts[h].slots.size());
+        report_once(fmt::format(
+            "the next job (queue line {}) needs {} slots of one host, but the largest usable "
+            "host has {}; edit the queue to go on",
+            head->job.line, head->job.slots, largest));
       }
-      return;
+      if (!m_options.daemon) m_unrunnable = true;
     }
-    handle_no_job(result, now);
     return;
   }
+  handle_stop(batch, now);
 }
 
 void Scheduler::pump_broadcast(Clock::time_point now) {
@@ -182,43 +191,50 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   }
   if (!any_host_ready()) return;
   m_step_failed = false;
+  // One job per step: it runs on every slot of every ready host.
   std::vector<std::pair<int, std::string>> commands;
-  TakeResult result = m_source.take_first([&](const JobSpec& job) {
-    commands.clear();
+  TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
+    if (!commands.empty()) return false;
     for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {
       if (m_host_state[m_fleet.slots[s].host] != HostState::ready) continue;
       std::string command;
-      if (!render(job, {static_cast<int>(s)}, &command)) return false;
+      if (!render(job, {static_cast<int>(s)}, &command)) {
+        commands.clear();
+        return false;
+      }
       commands.emplace_back(static_cast<int>(s), std::move(command));
     }
     return true;
   });
-  if (auto* taken = std::get_if<Taken>(&result)) {
+  if (!batch.taken.empty()) {
     m_queue_empty = false;
     m_last_report.clear();
-    for (auto& [slot, command] : commands) launch(taken->job, {slot}, std::move(command), now);
+    for (auto& [slot, command] : commands) launch(batch.taken.front(), {slot}, std::move(command), now);
     return;
   }
-  if (std::holds_alternative<HeadNotPlaceable>(result)) {
+  if (std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {
     if (!m_options.daemon) m_unrunnable = true;
     return;
   }
-  handle_no_job(result, now);
+  handle_stop(batch, now);
 }
 
-bool Scheduler::handle_no_job(const TakeResult& result, Clock::time_point now) {
-  if (std::holds_alternative<QueueEmpty>(result)) {
-    m_queue_empty = true;
-    m_last_report.clear();
-    return false;
+void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
+  if (std::holds_alternative<QueueEmpty>(batch.stopped)) {
+    if (batch.taken.empty()) {
+      m_queue_empty = true;
+      m_last_report.clear();
+    }
+    return;
   }
-  const auto& unavailable = std::get<QueueUnavailable>(result);
-  m_queue_empty = false;
-  report_once(unavailable.parse_error
-                  ? fmt::format("{}; fix the file, the run goes on when it parses", unavailable.reason)
-                  : fmt::format("queue {}; waiting", unavailable.reason));
-  m_retry_at = now + m_options.retry_interval;
-  return false;
+  if (const auto* unavailable = std::get_if<QueueUnavailable>(&batch.stopped)) {
+    m_queue_empty = false;
+    report_once(unavailable->parse_error
+                    ? fmt::format("{}; fix the file, the run goes on when it parses",
+                                  unavailable->reason)
+                    : fmt::format("queue {}; waiting", unavailable->reason));
+    m_retry_at = now + m_options.retry_interval;
+  }
 }
 
 std::optional<std::vector<int>> Scheduler::place(const JobSpec& job) const {

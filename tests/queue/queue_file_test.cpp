@@ -4,6 +4,7 @@
 #include "runner/queue/queue_file.h"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -236,35 +237,47 @@ TEST(QueueFileTest, KeepsPermissionsAndSymlinks) {
   EXPECT_EQ(names, (std::set<std::string>{"real.yaml", "queue.yaml", "consumed.yaml"}));
 }
 
-TEST(QueueFileTest, AnEditDuringATakeIsKeptAndTheTakeStartsOver) {
+TEST(QueueFileTest, AnEditDuringATakeIsKeptAndNothingIsTaken) {
   testing::TempDir dir;
   QueueFile queue(dir.write("queue.yaml", "- old-first\n- second\n"));
   std::vector<std::string> asked;
-  TakeResult result = queue.take_first([&](const JobSpec& job) {
+  TakeBatch batch = queue.take_while([&](const JobSpec& job) {
     asked.push_back(job.command);
     // An editor saving its buffer without the lock, between read and write.
     if (asked.size() == 1) dir.write("queue.yaml", "- new-first\n- old-first\n- second\n");
-    return true;
+    return asked.size() == 1;
   });
+  EXPECT_TRUE(batch.taken.empty());
+  ASSERT_TRUE(std::holds_alternative<QueueUnavailable>(batch.stopped));
+  EXPECT_FALSE(std::get<QueueUnavailable>(batch.stopped).parse_error);
+  EXPECT_EQ(dir.read("queue.yaml"), "- new-first\n- old-first\n- second\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("consumed.yaml")));
+
+  // The next look takes from the edited file.
+  TakeResult result = queue.take_first(always);
   ASSERT_TRUE(std::holds_alternative<Taken>(result));
   EXPECT_EQ(std::get<Taken>(result).job.command, "new-first");
-  EXPECT_EQ(asked, (std::vector<std::string>{"old-first", "new-first"}));
   EXPECT_EQ(dir.read("queue.yaml"), "- old-first\n- second\n");
   EXPECT_EQ(dir.read("consumed.yaml"), "- command: new-first\n");
 }
 
-TEST(QueueFileTest, AQueueThatKeepsChangingIsUnavailableForNow) {
+TEST(QueueFileTest, TakeWhileTakesJobsInOrderInOneWrite) {
   testing::TempDir dir;
-  QueueFile queue(dir.write("queue.yaml", "- a\n"));
-  int calls = 0;
-  TakeResult result = queue.take_first([&](const JobSpec&) {
-    dir.write("queue.yaml", "- edit" + std::to_string(++calls) + "\n");
-    return true;
-  });
-  ASSERT_TRUE(std::holds_alternative<QueueUnavailable>(result));
-  EXPECT_FALSE(std::get<QueueUnavailable>(result).parse_error);
-  EXPECT_EQ(dir.read("queue.yaml"), "- edit2\n");
-  EXPECT_FALSE(std::filesystem::exists(dir.file("consumed.yaml")));
+  QueueFile queue(dir.write("queue.yaml", "# top\n- command: j<<i>>\n  i: [1, 2, 3, 4]\n- last\n"));
+  int room = 3;
+  TakeBatch batch = queue.take_while([&](const JobSpec&) { return room-- > 0; });
+  ASSERT_EQ(batch.taken.size(), 3u);
+  EXPECT_EQ(batch.taken[0].params, (Params{{"i", "1"}}));
+  EXPECT_EQ(batch.taken[2].params, (Params{{"i", "3"}}));
+  ASSERT_TRUE(std::holds_alternative<HeadNotPlaceable>(batch.stopped));
+  EXPECT_EQ(std::get<HeadNotPlaceable>(batch.stopped).job.params, (Params{{"i", "4"}}));
+  EXPECT_EQ(dir.read("queue.yaml"), "# top\n- command: j<<i>>\n  i: 4\n- last\n");
+  EXPECT_EQ(YAML::LoadFile(dir.file("consumed.yaml")).size(), 3u);
+
+  batch = queue.take_while([](const JobSpec&) { return true; });
+  EXPECT_EQ(batch.taken.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<QueueEmpty>(batch.stopped));
+  EXPECT_EQ(dir.read("queue.yaml"), "# top\n");
 }
 
 TEST(QueueFileTest, ReadEntriesParsesWithoutTouching) {

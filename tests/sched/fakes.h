@@ -105,14 +105,22 @@ class ListSource final : public JobSource {
     jobs.push_back(JobSpec{command, std::move(params), slots, static_cast<int>(jobs.size()) + 1});
   }
 
-  TakeResult take_first(const std::function<bool(const JobSpec&)>& can_place) override {
+  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place) override {
     ++takes;
-    if (unavailable) return *unavailable;
-    if (jobs.empty()) return QueueEmpty{};
-    if (!can_place(jobs.front())) return HeadNotPlaceable{jobs.front()};
-    JobSpec job = jobs.front();
-    jobs.pop_front();
-    return Taken{job};
+    TakeBatch batch;
+    if (unavailable) {
+      batch.stopped = *unavailable;
+      return batch;
+    }
+    while (!jobs.empty()) {
+      if (!can_place(jobs.front())) {
+        batch.stopped = HeadNotPlaceable{jobs.front()};
+        return batch;
+      }
+      batch.taken.push_back(jobs.front());
+      jobs.pop_front();
+    }
+    return batch;
   }
 };
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "runner/config/queue_entry.h"
 #include "runner/queue/queue_lock.h"
@@ -28,15 +29,27 @@ struct QueueUnavailable {  // locked by someone else, or does not parse
 };
 using TakeResult = std::variant<Taken, QueueEmpty, HeadNotPlaceable, QueueUnavailable>;
 
+// Outcome of QueueFile::take_while: the jobs taken, in queue order, and why
+// it stopped taking.
+struct TakeBatch {
+  std::vector<JobSpec> taken;
+  std::variant<QueueEmpty, HeadNotPlaceable, QueueUnavailable> stopped;
+};
+
 class QueueFile {
  public:
   explicit QueueFile(std::string path, QueueLock::Warn warn = {});
 
   const std::string& path() const { return m_path; }
 
-  // Under the lock: parse, look at the first job; if `can_place(job)` is
-  // true, remove it from the file, append it to consumed.yaml and return
-  // it. A missing queue file counts as empty.
+  // Under the lock, in one read and one write: while the first job of the
+  // queue satisfies `can_place(job)` (which may reserve room for it), take
+  // it. The taken jobs leave the file and are appended to consumed.yaml. If
+  // the file changed meanwhile (an editor does not take the lock), nothing
+  // is taken and the result says so. A missing queue file counts as empty.
+  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place);
+
+  // take_while for at most one job.
   TakeResult take_first(const std::function<bool(const JobSpec&)>& can_place);
 
   // Parses the file without the lock (for validation and dry runs). Throws

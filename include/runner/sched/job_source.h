@@ -11,16 +11,17 @@ namespace runner {
 class JobSource {
  public:
   virtual ~JobSource() = default;
-  // Looks at the first job; removes and returns it only if can_place(job).
-  virtual TakeResult take_first(const std::function<bool(const JobSpec&)>& can_place) = 0;
+  // Takes jobs from the front of the queue, in order, while can_place(job)
+  // says yes; see QueueFile::take_while.
+  virtual TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place) = 0;
 };
 
 // The queue file as a JobSource.
 class QueueFileSource final : public JobSource {
  public:
   explicit QueueFileSource(QueueFile& file) : m_file(file) {}
-  TakeResult take_first(const std::function<bool(const JobSpec&)>& can_place) override {
-    return m_file.take_first(can_place);
+  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place) override {
+    return m_file.take_while(can_place);
   }
 
  private:

@@ -93,8 +93,8 @@ class Scheduler final : public TransportEvents, public Pollable {
   bool render(const JobSpec& job, const std::vector<int>& slots, std::string* command);
   void launch(const JobSpec& job, std::vector<int> slots, std::string command,
               Clock::time_point now);
-  // Handles a take that did not yield a job; false to stop taking.
-  bool handle_no_job(const TakeResult& result, Clock::time_point now);
+  // Notes why taking stopped: an empty queue, or one that cannot be read.
+  void handle_stop(const TakeBatch& batch, Clock::time_point now);
   void report_once(const std::string& message);
   bool any_host_connecting() const;
   bool any_host_ready() const;

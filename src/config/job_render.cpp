@@ -17,6 +17,7 @@ namespace runner {
 namespace {
 
 constexpr std::string_view k_command_key = "command";
+constexpr std::string_view k_cancel_key = "cancel";
 constexpr std::string_view k_hostname_variable = "hostname";
 constexpr std::string_view k_slots_variable = "slots";
 constexpr std::size_t k_max_listed_hosts = 5;
@@ -90,7 +91,7 @@ class Validator {
         eligible.push_back(&host);
 
     for (const EntryKey& key : entry.keys) {
-      if (key.name != k_command_key) continue;
+      if (key.name != k_command_key && key.name != k_cancel_key) continue;
       for (const std::string& command : key.values)
         for (const std::string& name : template_variables(command))
           check_variable(entry, name, eligible);
@@ -198,10 +199,14 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
   return variables;
 }
 
-std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids) {
+std::string render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
+                           const std::vector<int>& slot_ids) {
   Params variables = job_variables(job, fleet, slot_ids);
-  return render_template(job.command,
-                         [&](std::string_view name) { return find_param(variables, name); });
+  return render_template(text, [&](std::string_view name) { return find_param(variables, name); });
+}
+
+std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids) {
+  return render_for_job(job.command, job, fleet, slot_ids);
 }
 
 void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "runner/config/config_error.h"
+#include "runner/config/duration.h"
 
 namespace runner {
 
@@ -18,6 +19,9 @@ namespace {
 
 constexpr const char* k_command = "command";
 constexpr const char* k_slots = "slots";
+constexpr const char* k_timeout = "timeout";
+constexpr const char* k_retries = "retries";
+constexpr const char* k_cancel = "cancel";
 // More slots than any one host could have; keeps the number sane.
 constexpr int k_max_slots = 1 << 20;
 
@@ -66,12 +70,30 @@ std::string scalar_value(const YAML::Node& node, const YAML::Node& at, const std
   return node.Scalar();
 }
 
-void check_slots(const YAML::Node& node, const std::string& value, const std::string& path) {
-  if (!parse_slots(value))
+// The value of one `retries` element, or nullopt when it is not a count.
+std::optional<int> parse_retries(const std::string& text) {
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || value < 0 ||
+      value > 1000)
+    return std::nullopt;
+  return value;
+}
+
+// Checks one value of a reserved key that has a form of its own.
+void check_reserved_value(const std::string& key, const YAML::Node& node, const std::string& value,
+                          const std::string& path) {
+  if (key == k_slots && !parse_slots(value))
     fail_at(path, node,
             fmt::format("`slots` must be a positive integer (the number of slots of one host the "
                         "job needs), not `{}`",
                         value));
+  if (key == k_timeout && !parse_duration(value))
+    fail_at(path, node,
+            fmt::format("`timeout` must be a duration like 90s, 45m, 2h or 1h30m, not `{}`", value));
+  if (key == k_retries && !parse_retries(value))
+    fail_at(path, node,
+            fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
 }
 
 EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const std::string& path) {
@@ -89,11 +111,11 @@ EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const st
                           key.name));
     for (const auto& element : value) {
       key.values.push_back(scalar_value(element, element, path, key.name));
-      if (key.name == k_slots) check_slots(element, key.values.back(), path);
+      check_reserved_value(key.name, element, key.values.back(), path);
     }
   } else {
     key.values.push_back(scalar_value(value, key_node, path, key.name));
-    if (key.name == k_slots) check_slots(value, key.values.back(), path);
+    check_reserved_value(key.name, value, key.values.back(), path);
   }
   return key;
 }
@@ -119,6 +141,14 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.command = value;
     else if (key.name == k_slots)
       job.slots = slots_value(value);
+    else if (key.name == k_timeout) {
+      job.timeout = parse_duration(value);
+      job.timeout_text = value;
+    }
+    else if (key.name == k_retries)
+      job.retries = parse_retries(value);
+    else if (key.name == k_cancel)
+      job.cancel = value;
     else
       job.params.emplace_back(key.name, value);
   }
@@ -188,7 +218,10 @@ std::string flow_list(const std::vector<std::string>& values) {
 
 }  // namespace
 
-bool is_reserved_job_key(const std::string& key) { return key == k_command || key == k_slots; }
+bool is_reserved_job_key(const std::string& key) {
+  return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
+         key == k_cancel;
+}
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
   QueueEntry entry;
@@ -289,6 +322,10 @@ QueueEntry canonical_entry(const JobSpec& job) {
     entry.keys.push_back(EntryKey{name, {value}, false, 0});
   if (job.slots != 1)
     entry.keys.push_back(EntryKey{k_slots, {std::to_string(job.slots)}, false, 0});
+  if (job.timeout) entry.keys.push_back(EntryKey{k_timeout, {job.timeout_text}, false, 0});
+  if (job.retries)
+    entry.keys.push_back(EntryKey{k_retries, {std::to_string(*job.retries)}, false, 0});
+  if (!job.cancel.empty()) entry.keys.push_back(EntryKey{k_cancel, {job.cancel}, false, 0});
   return entry;
 }
 

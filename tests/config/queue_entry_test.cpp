@@ -398,3 +398,61 @@ TEST(QueueEntryTest, LongListRemainderIsOneEntryOfOneLine) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST(QueueEntryReservedKeys, TimeoutRetriesAndCancelAreJobSettingsNotParameters) {
+  QueueEntry entry = entry_from(
+      "- command: python bench.py --m <<m>>\n"
+      "  m: [a, b]\n"
+      "  timeout: 1h30m\n"
+      "  retries: 2\n"
+      "  cancel: docker exec c<<gpu>> pkill -f bench.py\n");
+  std::vector<JobSpec> jobs = expand(entry);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].params, (Params{{"m", "a"}}));
+  EXPECT_EQ(jobs[0].timeout, std::chrono::milliseconds(5'400'000));
+  EXPECT_EQ(jobs[0].retries, 2);
+  EXPECT_EQ(jobs[0].cancel, "docker exec c<<gpu>> pkill -f bench.py");
+
+  // consumed.yaml keeps them, as written, and they parse back the same.
+  QueueEntry canonical = canonical_entry(jobs[1]);
+  std::string yaml = entry_to_yaml(canonical);
+  EXPECT_NE(yaml.find("timeout: 1h30m"), std::string::npos) << yaml;
+  JobSpec again = first_job(entry_from(yaml));
+  EXPECT_EQ(again.timeout, jobs[1].timeout);
+  EXPECT_EQ(again.retries, 2);
+  EXPECT_EQ(again.cancel, jobs[1].cancel);
+  EXPECT_EQ(again.params, jobs[1].params);
+}
+
+TEST(QueueEntryReservedKeys, BadValuesAreReportedWhereTheyAre) {
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"- command: x\n  timeout: soon\n", "timeout"},
+           {"- command: x\n  timeout: [1m, -2s]\n", "timeout"},
+           {"- command: x\n  retries: -1\n", "retries"},
+           {"- command: x\n  retries: many\n", "retries"}}) {
+    try {
+      entry_from(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.line(), 2) << text;
+      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(QueueEntryReservedKeys, DefaultsAreUnset) {
+  JobSpec job = first_job(entry_from("- echo hi\n"));
+  EXPECT_FALSE(job.timeout);
+  EXPECT_FALSE(job.retries);
+  EXPECT_TRUE(job.cancel.empty());
+  EXPECT_TRUE(is_reserved_job_key("timeout"));
+  EXPECT_TRUE(is_reserved_job_key("retries"));
+  EXPECT_TRUE(is_reserved_job_key("cancel"));
+  EXPECT_FALSE(is_reserved_job_key("model"));
+}
+
+}  // namespace
+}  // namespace runner

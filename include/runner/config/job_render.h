@@ -28,6 +28,11 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
 // job.command rendered with job_variables. Throws UndefinedVariable.
 std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
 
+// Any template of the job (its `cancel:` command) rendered with
+// job_variables. Throws UndefinedVariable.
+std::string render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
+                           const std::vector<int>& slot_ids);
+
 // Checks every job of every entry without running anything, and without
 // expanding products job by job. Throws ConfigError (queue_path, the
 // entry's line and column) for the first entry that

@@ -3,6 +3,8 @@
 // hold the rest (SPEC section 2).
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +14,9 @@
 
 namespace runner {
 
-// Keys with a meaning of their own; never plain job parameters.
-bool is_reserved_job_key(const std::string& key);  // "command", "slots"
+// Keys with a meaning of their own; never plain job parameters:
+// "command", "slots", "timeout", "retries", "cancel".
+bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
 struct EntryKey {
@@ -38,6 +41,14 @@ struct JobSpec {
   Params params;        // non-reserved keys, file order
   int slots = 1;        // how many slots of one host it needs
   int line = 0;         // line of the entry it came from
+  // `timeout:` — stopped (TERM, then KILL) when it runs longer.
+  std::optional<std::chrono::milliseconds> timeout;
+  std::string timeout_text;  // as written, for consumed.yaml
+  // `retries:` — how often a failed run is run again.
+  std::optional<int> retries;
+  // `cancel:` — a command template run on the job's slots to stop what its
+  // process group cannot reach (e.g. a process inside a container).
+  std::string cancel;
 };
 
 // Builds a QueueEntry from one item of the queue.yaml sequence. Throws

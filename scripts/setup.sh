@@ -8,6 +8,8 @@ packages=(
   libssh2-1-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libgtest-dev
   openssh-server openssh-client procps
+  parallel pdsh python3  # the peers of the benchmark suite (bench/, ctest bench_smoke)
+  chromium
 )
 
 missing=()

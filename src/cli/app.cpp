@@ -14,6 +14,23 @@ namespace runner {
 
 namespace {
 
+// How hosts are reached: the ssh configuration and what overrides it.
+void add_ssh_flags(CLI::App& app, SshOptions& ssh) {
+  app.add_option("--ssh-config", ssh.config_file,
+                 "OpenSSH client configuration to resolve hosts with, like ssh -F (default "
+                 "~/.ssh/config)");
+  app.add_option("--known-hosts", ssh.known_hosts,
+                 "known_hosts file to check host keys against (default: the ssh configuration's, "
+                 "~/.ssh/known_hosts)");
+  app.add_flag("--accept-new-host-keys", ssh.accept_new_host_keys,
+               "Add unknown host keys to known_hosts instead of refusing, like "
+               "StrictHostKeyChecking accept-new (changed keys are always refused)");
+  app.add_option("--identity", ssh.identity_files,
+                 "Private key to authenticate with (repeatable; default: ssh-agent, then the ssh "
+                 "configuration's IdentityFile, ~/.ssh/id_ed25519, id_ecdsa, id_rsa)");
+  app.add_flag("!--no-agent", ssh.use_agent, "Do not use ssh-agent identities");
+}
+
 void add_run_flags(CLI::App& app, RunOptions& o) {
   app.add_option("--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)");
   app.add_option("--queue-file", o.queue_file, "The queue (default: queue.yaml)");
@@ -33,22 +50,43 @@ void add_run_flags(CLI::App& app, RunOptions& o) {
                                            {"always", ColorMode::always},
                                            {"never", ColorMode::never}},
           CLI::ignore_case));
-  app.add_option("--known-hosts", o.ssh.known_hosts,
-                 "known_hosts file to check host keys against (default ~/.ssh/known_hosts)");
-  app.add_flag("--accept-new-host-keys", o.ssh.accept_new_host_keys,
-               "Add unknown host keys to known_hosts instead of refusing (changed keys are "
-               "always refused)");
-  app.add_option("--identity", o.ssh.identity_files,
-                 "Private key to authenticate with (repeatable; default: ssh-agent, then "
-                 "~/.ssh/id_ed25519, id_ecdsa, id_rsa)");
-  app.add_flag("!--no-agent", o.ssh.use_agent, "Do not use ssh-agent identities");
+  add_ssh_flags(app, o.ssh);
+  app.add_flag("--resume", o.resume,
+               "After a crash: check the jobs the last run left running, kill what is left of "
+               "them, and run them again first");
+  app.add_option("--timeout", o.timeout,
+                 "Stop jobs that run longer than this (90s, 45m, 2h, 1h30m) unless they say "
+                 "`timeout:` themselves");
+  app.add_option("--retries", o.retries,
+                 "Run a failed job again up to N times unless it says `retries:` itself")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--max-requeue", o.max_requeue,
+                 "Put a job lost with its host back in the queue up to N times (default 2)")
+      ->check(CLI::Range(0, 1000));
+  app.add_flag("--keep-orphans", o.keep_orphans,
+               "Do not kill what lost jobs left running when their host comes back");
+  app.add_flag("-n,--dry-run", o.dry_run,
+               "Print every job with the slot it would get and its rendered command; run "
+               "nothing, change no file");
+  app.add_flag("--quiet", o.quiet,
+               "No job output and no status line on the terminal (logs keep everything)");
+  app.add_flag("--no-status", o.no_status, "No live status line below the output");
+}
+
+// --queue-file and --state-dir of the commands that read a campaign.
+void add_state_flags(CLI::App& app, std::string& queue_file, std::string& state_dir) {
+  app.add_option("--queue-file", queue_file,
+                 "The campaign's queue; its state is beside it (default: queue.yaml)");
+  app.add_option("--state-dir", state_dir, "The campaign's state directory (default: queue.runner/)");
 }
 
 // Pegasus takes its mode as a positional argument among flags
 // (`pegasus -d q`); CLI11 wants the subcommand before its flags. Moves the
 // first mode word to the front.
 std::vector<std::string> mode_first(int argc, char** argv) {
-  static const std::set<std::string> modes = {"queue", "q", "broadcast", "b", "lock", "l", "add"};
+  static const std::set<std::string> modes = {"queue", "q",   "broadcast", "b",     "lock",
+                                              "l",     "add", "status",    "log",   "report",
+                                              "check"};
   std::vector<std::string> args(argv + 1, argv + argc);
   auto mode = std::find_if(args.begin(), args.end(),
                            [](const std::string& a) { return modes.count(a) > 0; });
@@ -88,6 +126,35 @@ int run_cli(int argc, char** argv) {
   add->add_option("command", add_options.command, "The command to append, as one job");
   add->positionals_at_end(true);
 
+  StatusOptions status_options;
+  auto* status = app.add_subcommand("status", "Show what a running (or finished) campaign does");
+  add_state_flags(*status, status_options.queue_file, status_options.state_dir);
+  status->add_flag("--json", status_options.json, "One JSON object (one line per refresh with --watch)");
+  status->add_flag("-w,--watch", status_options.watch, "Refresh until the run ends");
+  status->add_option("--interval", status_options.interval, "Seconds between refreshes (default 2)")
+      ->check(CLI::PositiveNumber);
+
+  LogOptions log_options;
+  auto* log = app.add_subcommand("log", "Print a job's saved output");
+  add_state_flags(*log, log_options.queue_file, log_options.state_dir);
+  log->add_option("job", log_options.job, "The job's id (12 or #12)")->required();
+  log->add_flag("-f,--follow", log_options.follow, "Keep printing while the job runs");
+
+  ReportOptions report_options;
+  auto* report = app.add_subcommand("report", "Write an HTML report of a campaign");
+  add_state_flags(*report, report_options.queue_file, report_options.state_dir);
+  report->add_option("-o,--output", report_options.output,
+                     "Where to write it (default: report.html in the state directory; - for "
+                     "stdout)");
+  report->add_option("--run", report_options.runs, "Show this run (repeatable; default the latest)");
+  report->add_flag("--all", report_options.all_runs, "Show every run of the state directory");
+
+  CheckOptions check_options;
+  auto* check = app.add_subcommand(
+      "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
+  check->add_option("--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)");
+  add_ssh_flags(*check, check_options.ssh);
+
   try {
     std::vector<std::string> args = mode_first(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes them last to first
@@ -102,6 +169,10 @@ int run_cli(int argc, char** argv) {
     if (*broadcast) return run_jobs(broadcast_options);
     if (*lock) return lock_queue(lock_options);
     if (*add) return add_jobs(add_options);
+    if (*status) return show_status(status_options);
+    if (*log) return show_log(log_options);
+    if (*report) return write_report(report_options);
+    if (*check) return check_hosts(check_options);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "runner: error: {}\n", e.what());
     return 2;

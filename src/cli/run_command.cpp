@@ -5,13 +5,17 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "runner/cli/options.h"
+#include "runner/cli/resume.h"
 #include "runner/cli/run_reporter.h"
+#include "runner/config/duration.h"
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"
 #include "runner/config/job_render.h"
@@ -20,14 +24,16 @@
 #include "runner/exec/signal_watcher.h"
 #include "runner/queue/queue_file.h"
 #include "runner/queue/queue_watcher.h"
+#include "runner/state/journal_replay.h"
 #include "runner/state/state_dir.h"
+#include "runner/ui/status_line.h"
 
 namespace runner {
 
 namespace {
 
 std::vector<std::unique_ptr<HostTransport>> make_transports(const Fleet& fleet,
-                                                            const SshOptions& ssh,
+                                                            std::shared_ptr<SshContext> ssh,
                                                             TransportEvents& events) {
   std::vector<std::unique_ptr<HostTransport>> transports;
   for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
@@ -60,34 +66,84 @@ void prepare_process() {
   }
 }
 
+// The live status line, unless asked not to, in CI, or without a terminal.
+std::unique_ptr<StatusLine> make_status_line(const RunOptions& options, const Fleet& fleet,
+                                             Console& console) {
+  const char* ci = std::getenv("CI");
+  bool in_ci = ci && *ci && std::strcmp(ci, "false") != 0 && std::strcmp(ci, "0") != 0;
+  if (options.quiet || options.no_status || in_ci || !console.enable_status()) return nullptr;
+  std::size_t runs_per_job = options.mode == Mode::broadcast ? fleet.slots.size() : 1;
+  std::string queue_file = options.queue_file;
+  return std::make_unique<StatusLine>(
+      console, fleet.slots.size(), runs_per_job,
+      [queue_file] { return count_queued_jobs(queue_file); }, Clock::now());
+}
+
+RunStartRecord run_start_record(const RunOptions& options, const Fleet& fleet,
+                                std::optional<std::size_t> queued) {
+  RunStartRecord record;
+  record.mode = options.mode == Mode::queue ? "queue" : "broadcast";
+  record.hosts_file = options.hosts_file;
+  record.queue_file = options.queue_file;
+  for (const Slot& slot : fleet.slots)
+    record.slots.push_back({slot.label, fleet.hosts[slot.host].name, slot.index, slot.params});
+  record.queued = queued;
+  return record;
+}
+
 }  // namespace
 
 int run_jobs(const RunOptions& options) {
+  if (options.dry_run) return dry_run_jobs(options);
   prepare_process();
   Fleet fleet = load_hosts(options.hosts_file);
-  Console console(stdout, stderr, options.color, options.print_period);
+  Console console(stdout, stderr, options.color, options.quiet ? 0 : options.print_period);
   QueueFile queue(options.queue_file, [&](const std::string& m) { console.warn(m); });
   if (!options.daemon && !std::filesystem::exists(options.queue_file))
     throw ConfigError(options.queue_file, 0, 0,
                       "queue file not found (create it, or pass --queue-file)");
-  if (std::filesystem::exists(options.queue_file))
-    validate_jobs(queue.read_entries(), fleet, options.queue_file,
+  std::optional<std::size_t> queued = 0;
+  if (std::filesystem::exists(options.queue_file)) {
+    std::vector<QueueEntry> entries = queue.read_entries();
+    validate_jobs(entries, fleet, options.queue_file,
                   options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast);
+    queued = 0;
+    for (const QueueEntry& entry : entries) *queued += job_count(entry);
+  }
+  std::shared_ptr<SshContext> ssh =
+      prepare_ssh(fleet, options.ssh, [&](const std::string& m) { console.warn(m); });
 
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   ensure_state_dir(state_dir);
   Journal journal(state_dir);
+  std::vector<OrphanJob> orphans = jobs_to_resume(replay_journal(read_journal(journal.path())),
+                                                  fleet, journal.path(), options.resume);
   JobLogs logs(state_dir);
-  journal.run_start(options.mode == Mode::queue ? "queue" : "broadcast", options.hosts_file,
-                    options.queue_file);
+  journal.run_start(run_start_record(options, fleet, queued));
+  for (const OrphanJob& orphan : orphans)
+    if (orphan.was_running)
+      journal.job_end(orphan.id, JobExit{.error = "the runner that started it stopped", .lost = true},
+                      std::chrono::milliseconds(0), options.mode == Mode::queue);
+  journal.sync();
   RunReporter reporter(fleet, console, journal, logs);
+  std::unique_ptr<StatusLine> status_line = make_status_line(options, fleet, console);
+  reporter.set_status_line(status_line.get());
 
   QueueFileSource source(queue);
   SchedulerOptions scheduler_options;
   scheduler_options.mode = options.mode;
   scheduler_options.daemon = options.daemon;
   scheduler_options.ignore_errors = options.ignore_errors;
+  scheduler_options.max_requeue = options.max_requeue;
+  scheduler_options.default_retries = options.retries;
+  scheduler_options.keep_orphans = options.keep_orphans;
+  if (!options.timeout.empty()) {
+    scheduler_options.default_timeout = parse_duration(options.timeout);
+    if (!scheduler_options.default_timeout)
+      throw ConfigError(fmt::format("--timeout {}: not a duration (try 90s, 45m, 2h or 1h30m)",
+                                    options.timeout));
+  }
 
   // Transports report to the scheduler, which needs the transports: build
   // the scheduler over raw pointers filled in right after.
@@ -95,13 +151,17 @@ int run_jobs(const RunOptions& options) {
   std::vector<std::unique_ptr<HostTransport>> transports;
   Scheduler scheduler(fleet, {}, source, reporter, scheduler_options,
                       [&] { return journal.next_job_id(); });
-  transports = make_transports(fleet, options.ssh, scheduler);
+  transports = make_transports(fleet, ssh, scheduler);
   for (std::size_t h = 0; h < transports.size(); ++h) raw[h] = transports[h].get();
   scheduler.set_transports(raw);
+  scheduler.adopt_orphans(std::move(orphans));
 
   EventLoop loop;
   for (auto& t : transports) loop.add(t.get());
-  QueueWatcher watcher(options.queue_file, [&] { scheduler.queue_changed(); });
+  QueueWatcher watcher(options.queue_file, [&] {
+    scheduler.queue_changed();
+    if (status_line) status_line->queue_changed();
+  });
   loop.add(&watcher);
   int interrupts = 0;
   SignalWatcher signals([&](int) {
@@ -119,6 +179,7 @@ int run_jobs(const RunOptions& options) {
   });
   loop.add(&signals);
   loop.add(&scheduler);
+  if (status_line) loop.add(status_line.get());
 
   auto started = Clock::now();
   scheduler.start();
@@ -129,12 +190,13 @@ int run_jobs(const RunOptions& options) {
   }
   console.flush();
   logs.flush();
+  if (status_line) status_line->finish();
   shut_down(loop, transports);
 
   int status = scheduler.exit_code();
   auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   if (!reporter.finished().empty() || status != 0)
-    console.write_block(format_summary(reporter.finished(), wall));
+    console.write_block(format_run_summary(reporter.finished(), reporter.slot_usage(), wall));
   journal.run_end(status == 0 ? "ok" : status == 130 ? "interrupted" : "failed");
   return status;
 }

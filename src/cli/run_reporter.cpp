@@ -5,7 +5,9 @@
 namespace runner {
 
 RunReporter::RunReporter(const Fleet& fleet, Console& console, Journal& journal, JobLogs& logs)
-    : m_fleet(fleet), m_console(console), m_journal(journal), m_logs(logs) {}
+    : m_fleet(fleet), m_console(console), m_journal(journal), m_logs(logs) {
+  for (const Slot& slot : fleet.slots) m_slot_usage.push_back({slot.label});
+}
 
 void RunReporter::host_ready(const Host&) {}
 
@@ -13,6 +15,7 @@ void RunReporter::host_failed(const Host& host, const TransportError& error) {
   m_failed_hosts.push_back(host.name);
   m_console.error(fmt::format("{}: no jobs will run there", error.message));
   m_journal.host_failed(host.name, error.message);
+  if (m_status) m_status->host_failed(host.slots.size());
 }
 
 void RunReporter::job_started(const RunningJob& job) {
@@ -24,8 +27,19 @@ void RunReporter::job_started(const RunningJob& job) {
   for (int slot : job.slots) record.slot_indices.push_back(m_fleet.slots[slot].index);
   record.params = job.spec.params;
   record.line = job.spec.line;
+  record.template_command = job.spec.command;
+  record.slots_needed = job.spec.slots;
+  record.timeout = job.spec.timeout_text;
+  record.retries = job.spec.retries;
+  record.cancel = job.spec.cancel;
+  record.attempt = job.attempt;
+  record.requeues = job.requeues;
   m_journal.job_start(record);
-  m_logs.open(job.id);
+  m_logs.open(job.id, job.attempt > 1);
+  if (job.attempt > 1)
+    m_logs.append(job.id, fmt::format("--- runner: attempt {} of #{}, on {} ---\n", job.attempt,
+                                      job.id, job.label));
+  if (m_status) m_status->job_started(job.id, job.slots.size(), job.start);
 }
 
 void RunReporter::job_pgid(const RunningJob& job) { m_journal.job_pgid(job.id, job.pgid); }
@@ -39,7 +53,22 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
   auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
   m_console.job_finished(job.id);
   m_logs.close(job.id);
-  m_journal.job_end(job.id, exit, duration);
+  m_journal.job_end(job.id, exit, duration, job.will_rerun);
+  if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun);
+  for (int slot : job.slots) {
+    m_slot_usage[slot].busy += duration;
+    ++m_slot_usage[slot].jobs;
+  }
+  std::string why = !exit.error.empty()    ? exit.error
+                    : exit.cancelled       ? "cancelled"
+                    : exit.timed_out       ? "timed out"
+                    : !exit.signal.empty() ? "killed by " + exit.signal
+                                           : fmt::format("exit {}", exit.code);
+  if (job.will_rerun) {
+    m_console.warn(fmt::format("#{} [{}] {}; running it again", job.id, job.label,
+                               exit.lost ? "lost with its host" : why));
+    return;
+  }
   FinishedJob finished;
   finished.id = job.id;
   finished.label = job.label;
@@ -47,14 +76,13 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
   finished.exit = exit;
   finished.log_path = m_logs.path(job.id);
   finished.duration = duration;
+  finished.cancelled = exit.cancelled;
   m_finished.push_back(std::move(finished));
-  if (!exit.succeeded()) {
-    std::string why = !exit.error.empty()    ? exit.error
-                      : !exit.signal.empty() ? "killed by " + exit.signal
-                                             : fmt::format("exit {}", exit.code);
+  if (!exit.succeeded() && !exit.cancelled)
     m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label, why));
-  }
 }
+
+void RunReporter::checkpoint() { m_journal.sync(); }
 
 void RunReporter::notice(const std::string& message) { m_console.info(message); }
 

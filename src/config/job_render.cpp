@@ -199,6 +199,23 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
   return variables;
 }
 
+std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids) {
+  if (slot_ids.size() == 1) return fleet.slots[slot_ids.front()].label;
+  const Slot& first = fleet.slots[slot_ids.front()];
+  std::string label = fleet.hosts[first.host].name;
+  if (first.params.empty()) {
+    std::vector<std::string> indices;
+    for (int s : slot_ids) indices.push_back(std::to_string(fleet.slots[s].index));
+    return fmt::format("{} #{}", label, fmt::join(indices, ","));
+  }
+  for (const auto& [key, value] : first.params) {
+    std::vector<std::string> values;
+    for (int s : slot_ids) values.push_back(find_param(fleet.slots[s].params, key).value_or("?"));
+    label += fmt::format(" {}={}", key, fmt::join(values, ","));
+  }
+  return label;
+}
+
 std::string render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
                            const std::vector<int>& slot_ids) {
   Params variables = job_variables(job, fleet, slot_ids);

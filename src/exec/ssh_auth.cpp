@@ -24,6 +24,7 @@ struct KeyFileInfo {
   std::string problem;  // non-empty: do not try it, say this instead
   bool encrypted = false;
   bool rsa = false;
+  std::string public_blob;  // empty when the file does not show it
 };
 
 bool read_whole(const std::string& path, std::string& text, std::string& error) {
@@ -83,6 +84,7 @@ KeyFileInfo inspect_key_file(const std::string& path) {
       return info;
     }
     info.encrypted = *cipher != "none";
+    info.public_blob = std::string(*public_blob);
     size_t type_at = 0;
     std::optional<std::string_view> type = wire_string(*public_blob, type_at);
     info.rsa = type && *type == "ssh-rsa";
@@ -102,6 +104,15 @@ bool public_file_is_rsa(const std::string& path) {
   std::string type;
   in >> type;
   return type == "ssh-rsa";
+}
+
+// The key blob of an OpenSSH .pub file ("TYPE BASE64 COMMENT").
+std::string public_file_blob(const std::string& path) {
+  std::ifstream in(path);
+  std::string type;
+  std::string encoded;
+  in >> type >> encoded;
+  return base64_decode(encoded).value_or("");
 }
 
 bool agent_key_is_rsa(const libssh2_agent_publickey* key) {
@@ -163,6 +174,21 @@ Authenticator::Progress Authenticator::step() {
 
   while (m_next < m_candidates.size()) {
     Candidate& candidate = m_candidates[m_next];
+    if (candidate.encrypted && !candidate.passphrase_asked) {
+      candidate.passphrase_asked = true;
+      std::optional<std::string> passphrase =
+          m_settings.passphrase ? m_settings.passphrase(candidate.id) : std::nullopt;
+      if (!passphrase) {
+        m_notes.push_back(fmt::format(
+            "{} (encrypted, and {}: add it to ssh-agent with ssh-add, or run from a terminal)",
+            candidate.description,
+            m_settings.passphrase ? "no passphrase was given"
+                                  : "there is no terminal to ask for its passphrase"));
+        ++m_next;
+        continue;
+      }
+      candidate.passphrase = *passphrase;
+    }
     int rc;
     if (candidate.from_agent) {
       rc = libssh2_agent_userauth(m_agent, user.c_str(), candidate.agent_key);
@@ -170,12 +196,32 @@ Authenticator::Progress Authenticator::step() {
       rc = libssh2_userauth_publickey_fromfile_ex(
           m_session, user.c_str(), static_cast<unsigned>(user.size()),
           candidate.public_file.empty() ? nullptr : candidate.public_file.c_str(),
-          candidate.id.c_str(), "");
+          candidate.id.c_str(), candidate.passphrase.c_str());
     }
     if (rc == LIBSSH2_ERROR_EAGAIN) return Progress::pending;
     if (rc == 0) {
       m_identity = candidate.id;
+      m_method = candidate.from_agent  ? "agent key " + candidate.description
+                 : candidate.encrypted ? "key " + candidate.description + " (passphrase)"
+                                       : "key " + candidate.description;
       return Progress::done;
+    }
+    bool cannot_use = rc == LIBSSH2_ERROR_FILE || rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED;
+    if (candidate.encrypted && cannot_use) {
+      // Most likely a mistyped passphrase: ask again (the asker gives up
+      // after a few tries).
+      if (m_settings.passphrase_failed) {
+        m_settings.passphrase_failed(candidate.id, candidate.passphrase);
+      }
+      candidate.passphrase.clear();
+      if (++candidate.passphrase_failures >= 3) {
+        m_notes.push_back(fmt::format("{} (its passphrase was not accepted: {})",
+                                      candidate.description, last_error(m_session)));
+        ++m_next;
+      } else {
+        candidate.passphrase_asked = false;
+      }
+      continue;
     }
     if (candidate.from_agent) {
       ++m_agent_keys_tried;
@@ -208,6 +254,10 @@ Authenticator::Progress Authenticator::step() {
 
 void Authenticator::collect_candidates() {
   m_collected = true;
+  // OpenSSH's order: agent keys that are also identity files (in the files'
+  // order), the agent's other keys (not with IdentitiesOnly), then the
+  // identity files the agent does not hold.
+  std::vector<Candidate> agent_keys;
   if (m_settings.use_agent) {
     std::string socket = m_settings.agent_socket;
     if (socket.empty()) {
@@ -231,19 +281,19 @@ void Authenticator::collect_candidates() {
           Candidate candidate;
           candidate.from_agent = true;
           candidate.agent_key = key;
-          candidate.id = "agent:" + base64_encode(std::string_view(
-                                        reinterpret_cast<const char*>(key->blob), key->blob_len));
+          candidate.public_blob.assign(reinterpret_cast<const char*>(key->blob), key->blob_len);
+          candidate.id = "agent:" + base64_encode(candidate.public_blob);
           candidate.description = key->comment && *key->comment ? key->comment : "agent key";
           candidate.rsa = agent_key_is_rsa(key);
-          m_candidates.push_back(candidate);
-          ++m_agent_keys;
+          agent_keys.push_back(candidate);
           previous = key;
         }
-        if (m_agent_keys == 0) m_agent_note = "ssh-agent holds no keys";
+        if (agent_keys.empty()) m_agent_note = "ssh-agent holds no keys";
       }
     }
   }
 
+  std::vector<Candidate> files;
   for (const std::string& path : m_settings.identity_files) {
     if (access(path.c_str(), F_OK) != 0) {
       if (m_settings.identity_files_explicit) m_notes.push_back(path + " (no such file)");
@@ -254,18 +304,47 @@ void Authenticator::collect_candidates() {
       m_notes.push_back(fmt::format("{} ({})", path, info.problem));
       continue;
     }
-    if (info.encrypted) {
-      m_notes.push_back(fmt::format(
-          "{} (encrypted: passphrases are not supported; add the key to ssh-agent instead)", path));
-      continue;
-    }
     Candidate candidate;
     candidate.id = path;
     candidate.description = path;
+    candidate.encrypted = info.encrypted;
+    candidate.public_blob = info.public_blob;
     std::string public_file = path + ".pub";
-    if (access(public_file.c_str(), R_OK) == 0) candidate.public_file = public_file;
+    if (access(public_file.c_str(), R_OK) == 0) {
+      candidate.public_file = public_file;
+      if (candidate.public_blob.empty()) candidate.public_blob = public_file_blob(public_file);
+    }
     candidate.rsa = info.rsa || (!candidate.public_file.empty() && public_file_is_rsa(public_file));
-    m_candidates.push_back(candidate);
+    files.push_back(candidate);
+  }
+
+  std::vector<bool> agent_used(agent_keys.size(), false);
+  std::vector<Candidate> files_left;
+  for (Candidate& file : files) {
+    bool in_agent = false;
+    for (size_t i = 0; i < agent_keys.size(); ++i) {
+      if (!agent_used[i] && !file.public_blob.empty() &&
+          agent_keys[i].public_blob == file.public_blob) {
+        agent_used[i] = true;
+        m_candidates.push_back(agent_keys[i]);
+        in_agent = true;
+        break;
+      }
+    }
+    if (!in_agent) files_left.push_back(std::move(file));
+  }
+  for (size_t i = 0; i < agent_keys.size(); ++i) {
+    if (agent_used[i]) continue;
+    if (m_settings.identities_only) {
+      m_notes.push_back(fmt::format("agent key {} (IdentitiesOnly: not an identity file)",
+                                    agent_keys[i].description));
+      continue;
+    }
+    m_candidates.push_back(agent_keys[i]);
+  }
+  for (Candidate& file : files_left) m_candidates.push_back(std::move(file));
+  for (const Candidate& candidate : m_candidates) {
+    if (candidate.from_agent) ++m_agent_keys;
   }
 
   if (!m_settings.preferred.empty()) {
@@ -285,24 +364,27 @@ std::string Authenticator::tried_summary() const {
   if (m_agent_keys_tried > 0) {
     parts.push_back(
         fmt::format("agent ({} key{})", m_agent_keys_tried, m_agent_keys_tried == 1 ? "" : "s"));
-  } else if (m_settings.use_agent && !m_agent_note.empty()) {
-    parts.push_back(fmt::format("no agent: {}", m_agent_note));
   }
   for (const std::string& file : m_tried_files) parts.push_back(file);
+  if (parts.empty()) parts.push_back("no key");
+  if (m_agent_keys_tried == 0 && m_settings.use_agent && !m_agent_note.empty()) {
+    parts.push_back(m_agent_note);
+  }
   if (!m_notes.empty()) parts.push_back(fmt::format("skipped {}", fmt::join(m_notes, ", ")));
-  return fmt::format("{}", fmt::join(parts, ", "));
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 Authenticator::Progress Authenticator::fail(const std::string& cause) {
   std::string message = cause;
-  if (m_rsa_tried) {
+  // libssh2 signs with rsa-sha2-256/512 from 1.11 on.
+  if (m_rsa_tried && LIBSSH2_VERSION_NUM < 0x010b00) {
     const char* banner = libssh2_session_banner_get(m_session);
     std::string server = banner ? fmt::format(" (the server says {})", banner) : "";
     message += fmt::format(
-        ". Note: an RSA key was tried, and libssh2 1.10 can sign with RSA only as ssh-rsa "
-        "(SHA-1), which OpenSSH 8.8 and later refuse{}; use an ed25519 or ECDSA key instead "
-        "(ssh-keygen -t ed25519)",
-        server);
+        ". Note: an RSA key was tried, and libssh2 {} can sign with RSA only as ssh-rsa "
+        "(SHA-1), which OpenSSH 8.8 and later refuse{}; use an ed25519 key instead "
+        "(ssh-keygen -t ed25519, then ssh-copy-id)",
+        LIBSSH2_VERSION, server);
   }
   m_error = {TransportErrorKind::auth, message};
   return Progress::failed;

@@ -5,6 +5,8 @@
 
 #include <libssh2.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +23,15 @@ struct AuthSettings {
   std::string agent_socket;  // empty: $SSH_AUTH_SOCK
   std::vector<std::string> identity_files;
   bool identity_files_explicit = false;  // missing files are worth a note
+  // IdentitiesOnly: of the agent's keys, offer only those of identity_files.
+  bool identities_only = false;
   // An identity that worked for this host before; tried first.
   std::string preferred;
+  // The passphrase of an encrypted key file (asked once per key and run);
+  // nullopt when none can be had. Empty function: there is no one to ask.
+  std::function<std::optional<std::string>(const std::string& key)> passphrase;
+  // Called when the server or libssh2 rejected `passphrase` for `key`.
+  std::function<void(const std::string& key, const std::string& passphrase)> passphrase_failed;
 };
 
 // Authenticates one handshaken session. Call step() whenever the session's
@@ -41,6 +50,8 @@ class Authenticator {
   const TransportError& error() const { return m_error; }
   // When done: the identity that worked (to pass as `preferred` next time).
   const std::string& identity() const { return m_identity; }
+  // When done: how, for people ("agent key me@laptop", "key ~/.ssh/id_ed25519").
+  const std::string& method() const { return m_method; }
 
  private:
   // One key to try.
@@ -50,7 +61,12 @@ class Authenticator {
     bool from_agent = false;
     libssh2_agent_publickey* agent_key = nullptr;
     std::string public_file;  // empty: derive from the private key
+    std::string public_blob;  // the public key, when known (to match agent keys)
     bool rsa = false;
+    bool encrypted = false;
+    std::string passphrase;  // for an encrypted file, once asked
+    bool passphrase_asked = false;
+    int passphrase_failures = 0;
   };
 
   void collect_candidates();
@@ -72,6 +88,7 @@ class Authenticator {
   std::vector<std::string> m_notes;  // keys skipped, and why
   bool m_rsa_tried = false;
   std::string m_identity;
+  std::string m_method;
   TransportError m_error;
 };
 

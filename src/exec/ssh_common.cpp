@@ -2,8 +2,12 @@
 #include "ssh_common.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <mutex>
+#include <utility>
+
+#include "runner/exec/shell.h"
 
 namespace runner::ssh {
 
@@ -13,6 +17,12 @@ constexpr char k_base64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 }  // namespace
+
+Tunnel::~Tunnel() {
+  if (fd >= 0) ::close(fd);
+}
+
+int Tunnel::take_fd() { return std::exchange(fd, -1); }
 
 void initialize_libssh2() {
   static std::once_flag once;
@@ -110,6 +120,13 @@ std::optional<std::string> base64_decode(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string shell_word(std::string_view text) {
+  bool plain = !text.empty() && text.find_first_not_of(
+                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789/._-+~@:,=") == std::string_view::npos;
+  return plain ? std::string(text) : shell_quote(text);
 }
 
 std::string describe_duration(std::chrono::milliseconds duration) {

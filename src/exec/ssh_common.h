@@ -6,22 +6,61 @@
 #include <libssh2.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "runner/exec/ssh_config.h"
 #include "runner/exec/ssh_transport.h"
 #include "runner/exec/transport.h"
 
+namespace runner {
+class SshContext;
+}
+
 namespace runner::ssh {
 
-// One host as every connection to it sees it, defaults filled in.
+// One host (or jump host) as every connection to it sees it: the ssh
+// configuration applied, the command line's overrides on top.
 struct HostTarget {
   int host = 0;
-  std::string name;  // HostAddress::host, as the user wrote it
-  std::string user;  // login user
+  std::string name;      // as the user wrote it: hosts.yaml, or a ProxyJump hop
+  std::string hostname;  // what is connected to (HostName)
+  std::string user;      // login user
   int port = 22;
-  SshOptions options;  // identity_files and known_hosts resolved
+  // The name known_hosts records (HostKeyAlias, else hostname); with
+  // HostKeyAlias it is recorded without the port, as OpenSSH does.
+  std::string known_hosts_host;
+  bool host_key_alias = false;
+  // Checked in order; new keys are added to the first.
+  std::vector<std::string> known_hosts_files;
+  HostKeyChecking host_key_checking = HostKeyChecking::ask;
+  bool identities_only = false;
+  bool identity_files_explicit = false;  // missing key files are worth a note
+  bool batch_mode = false;               // never ask for a passphrase
+  // ProxyJump hops, nearest first, each resolved; their own `jumps` are empty.
+  std::vector<HostTarget> jumps;
+  SshOptions options;  // identity_files, agent and timeouts resolved
+  SshContext* context = nullptr;
+};
+
+// One direct-tcpip channel of a jump host's connection, bridged to a
+// socketpair; the connection to the next host uses the other end as its socket.
+struct Tunnel {
+  enum class State { waiting, open, failed };
+  std::string host;
+  int port = 0;
+  State state = State::waiting;
+  int fd = -1;  // the next host's end, until its connection takes it
+  TransportError error;
+  Tunnel() = default;
+  Tunnel(const Tunnel&) = delete;
+  Tunnel& operator=(const Tunnel&) = delete;
+  ~Tunnel();
+  // Hands the socket over (the caller closes it).
+  int take_fd();
 };
 
 // What all connections to one host learn and share.
@@ -32,15 +71,17 @@ struct HostHints {
   std::string working_identity;
 };
 
-// Work that needs a channel: a job, a signal to a job's process group, or a
-// channel opened and dropped only to make libssh2 read an idle session.
+// Work that needs a channel: a job, a signal to a job's process group, a
+// channel opened and dropped only to make libssh2 read an idle session, or
+// a tunnel to the next host behind a jump host.
 struct ChannelWork {
-  enum class Kind { job, signal, pump };
+  enum class Kind { job, signal, pump, tunnel };
   Kind kind = Kind::job;
   JobId job = 0;
-  std::string command;  // job: the user's command
-  long pgid = 0;        // signal: the target group
-  int signal = 0;       // signal: the signal number
+  std::string command;           // job: the user's command
+  long pgid = 0;                 // signal: the target group
+  int signal = 0;                // signal: the signal number
+  std::weak_ptr<Tunnel> tunnel;  // tunnel: gone when the next host gave up
 };
 
 // Where a connection reports what its jobs do.
@@ -64,6 +105,10 @@ bool is_session_error(int rc);
 std::string base64_encode(std::string_view bytes);
 // Decodes standard base64, skipping whitespace; nullopt on a bad character.
 std::optional<std::string> base64_decode(std::string_view text);
+
+// `text` as a shell word for a command shown to the user: as it is when
+// that is safe, single-quoted otherwise.
+std::string shell_word(std::string_view text);
 
 // "10 s", "1.5 s", "200 ms"
 std::string describe_duration(std::chrono::milliseconds duration);

@@ -15,6 +15,8 @@
 #include <cstring>
 
 #include "runner/exec/shell.h"
+#include "ssh_context.h"
+#include "ssh_jump.h"
 #include "ssh_known_hosts.h"
 
 namespace runner::ssh {
@@ -23,6 +25,7 @@ namespace {
 
 constexpr int k_max_handshake_attempts = 5;
 constexpr auto k_first_backoff = std::chrono::milliseconds(50);
+constexpr auto k_max_backoff = std::chrono::milliseconds(1000);
 constexpr auto k_refusal_pause = std::chrono::milliseconds(20);
 // sshd frees a session slot only after a loop iteration that follows our
 // channel close; an open that arrives with the close may still be refused.
@@ -32,6 +35,8 @@ constexpr auto k_disconnect_grace = std::chrono::seconds(2);
 // passed on line by line; past this much without it, stop looking.
 constexpr size_t k_max_head = 64 * 1024;
 constexpr size_t k_first_bytes_kept = 512;
+// How often a connection waiting for its turn at the handshake limit looks again.
+constexpr auto k_gate_poll = std::chrono::milliseconds(10);
 
 // Whether the server's first bytes hold an SSH identification line.
 bool has_ssh_banner(const std::string& first_bytes) {
@@ -68,13 +73,21 @@ JobExit not_started(const std::string& why, int signal) {
 
 }  // namespace
 
-SshConnection::SshConnection(const HostTarget& target, HostHints& hints, JobSink& sink)
+SshConnection::Channel::~Channel() {
+  if (bridge_fd >= 0) ::close(bridge_fd);
+}
+
+SshConnection::SshConnection(const HostTarget& target, HostHints& hints, JobSink& sink,
+                             std::shared_ptr<JumpLink> via)
     : m_target(target),
       m_hints(hints),
       m_sink(sink),
+      m_via(std::move(via)),
       m_display(target.port == 22 ? target.name : fmt::format("{}:{}", target.name, target.port)),
       m_random(std::random_device{}()),
-      m_limit(hints.channel_limit) {}
+      m_limit(hints.channel_limit) {
+  if (m_via) m_display = fmt::format("{} (via {})", target.name, m_via->route_name());
+}
 
 SshConnection::~SshConnection() { destroy_session(); }
 
@@ -83,16 +96,55 @@ SshConnection::~SshConnection() { destroy_session(); }
 
 void SshConnection::start(Clock::time_point now) {
   m_now = now;
-  std::string error;
-  m_addresses = resolve_host(m_target.name, m_target.port, error);
-  if (m_addresses.empty()) {
-    fail(TransportErrorKind::connect,
-         fmt::format("{}: cannot resolve the host name: {}", m_display, error));
-    destroy_session();
+  if (m_via) {
+    m_gate_key = fmt::format("{} via {}:{}", m_via->route_name(), m_target.hostname, m_target.port);
+  } else {
+    std::string error;
+    m_addresses = resolve_host(m_target.hostname, m_target.port, error);
+    if (m_addresses.empty()) {
+      std::string name = m_target.hostname == m_target.name
+                             ? m_target.name
+                             : fmt::format("{} (HostName {})", m_target.name, m_target.hostname);
+      fail(TransportErrorKind::connect,
+           fmt::format("{}: cannot resolve the host name: {}", name, error));
+      destroy_session();
+      return;
+    }
+    m_gate_key = m_addresses.front().text;
+  }
+  m_phase = Phase::gate;
+  if (enter_gate()) begin_transport();
+  if (m_state == State::failed) destroy_session();
+}
+
+bool SshConnection::enter_gate() {
+  if (m_in_gate) return true;
+  if (m_target.context && !m_target.context->enter_handshake(m_gate_key)) return false;
+  m_in_gate = true;
+  return true;
+}
+
+void SshConnection::leave_gate() {
+  if (!m_in_gate) return;
+  m_in_gate = false;
+  if (m_target.context) m_target.context->leave_handshake(m_gate_key);
+}
+
+void SshConnection::begin_transport() {
+  if (m_first_attempt == Clock::time_point{}) m_first_attempt = m_now;
+  m_bytes_in = 0;
+  m_first_bytes.clear();
+  m_peer_closed = false;
+  m_socket_errno = 0;
+  if (m_via) {
+    m_tunnel = m_via->open_tunnel(m_target.hostname, m_target.port, m_now);
+    set_attempt_deadline();
+    m_phase = Phase::tunnel;
     return;
   }
+  m_address_index = 0;
+  m_connect_errors.clear();
   connect_next_address();
-  if (m_state == State::failed) destroy_session();
 }
 
 void SshConnection::connect_next_address() {
@@ -111,7 +163,7 @@ void SshConnection::connect_next_address() {
       continue;
     }
     m_fd = fd;
-    m_attempt_deadline = m_now + m_target.options.connect_timeout;
+    set_attempt_deadline();
     m_bytes_in = 0;
     m_first_bytes.clear();
     m_peer_closed = false;
@@ -143,9 +195,7 @@ void SshConnection::begin_handshake() {
   libssh2_session_callback_set(m_session, LIBSSH2_CALLBACK_RECV,
                                reinterpret_cast<void*>(&SshConnection::receive_hook));
   libssh2_session_set_blocking(m_session, 0);
-  HostKeyPolicy policy{m_target.options.known_hosts, m_target.name, m_target.port,
-                       m_target.options.accept_new_host_keys, m_display};
-  std::string methods = host_key_method_preference(m_session, policy);
+  std::string methods = host_key_method_preference(m_session, host_key_policy());
   if (!methods.empty()) {
     libssh2_session_method_pref(m_session, LIBSSH2_METHOD_HOSTKEY, methods.c_str());
   }
@@ -179,23 +229,75 @@ ssize_t SshConnection::receive_hook(int fd, void* buffer, size_t length, int fla
   return -error_number;
 }
 
+void SshConnection::set_attempt_deadline() {
+  m_attempt_deadline = m_now + m_target.options.connect_timeout;
+  m_prompted_before = m_target.context ? m_target.context->time_in_prompts() : Clock::duration{};
+}
+
+Clock::time_point SshConnection::attempt_deadline() const {
+  // Time spent waiting for someone to type a passphrase does not count.
+  if (!m_target.context) return m_attempt_deadline;
+  return m_attempt_deadline + (m_target.context->time_in_prompts() - m_prompted_before);
+}
+
+HostKeyPolicy SshConnection::host_key_policy() const {
+  HostKeyPolicy policy;
+  policy.files = m_target.known_hosts_files;
+  if (policy.files.empty()) policy.files.push_back(m_target.options.known_hosts);
+  policy.host = m_target.known_hosts_host.empty() ? m_target.hostname : m_target.known_hosts_host;
+  if (policy.host.empty()) policy.host = m_target.name;
+  policy.port = m_target.host_key_alias ? 22 : m_target.port;
+  policy.checking = m_target.host_key_checking;
+  policy.display = m_display;
+  if (m_via || m_target.host_key_alias) {
+    // ssh-keyscan cannot go through a jump host (nor knows HostKeyAlias):
+    // let ssh itself record the key.
+    std::string config = m_target.options.config_file.empty()
+                             ? std::string()
+                             : " -F " + shell_word(m_target.options.config_file);
+    policy.record_command = fmt::format(
+        "ssh{} -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile={} -p {} -l {} {} true",
+        config, shell_word(policy.files.front()), m_target.port, shell_word(m_target.user),
+        shell_word(m_target.name));
+  }
+  return policy;
+}
+
 void SshConnection::step_connecting(Clock::time_point now) {
   if (m_phase == Phase::backoff) {
     if (now < m_backoff_until) return;
-    m_address_index = 0;
-    m_connect_errors.clear();
-    connect_next_address();
+    m_phase = Phase::gate;
+  }
+  if (m_phase == Phase::gate) {
+    if (!enter_gate()) return;
+    m_progressed = true;
+    begin_transport();
     if (m_state == State::failed) return;
   }
 
-  if (m_phase != Phase::backoff && now >= m_attempt_deadline) {
+  if (now >= attempt_deadline()) {
     const char* doing = m_phase == Phase::tcp_connect ? "connecting"
+                        : m_phase == Phase::tunnel    ? "waiting for the jump host's tunnel"
                         : m_phase == Phase::handshake ? "waiting for the SSH handshake"
                                                       : "authenticating";
     fail(TransportErrorKind::timeout,
          fmt::format("{}: timed out after {} while {}", m_display,
                      describe_duration(m_target.options.connect_timeout), doing));
     return;
+  }
+
+  if (m_phase == Phase::tunnel) {
+    if (m_tunnel->state == Tunnel::State::waiting) return;
+    m_progressed = true;
+    if (m_tunnel->state == Tunnel::State::failed) {
+      fail(m_tunnel->error.kind, fmt::format("{}: cannot reach it through its jump host: {}",
+                                             m_display, m_tunnel->error.message));
+      return;
+    }
+    m_fd = m_tunnel->take_fd();
+    m_tunnel.reset();
+    begin_handshake();
+    if (m_state == State::failed) return;
   }
 
   if (m_phase == Phase::tcp_connect) {
@@ -222,14 +324,22 @@ void SshConnection::step_connecting(Clock::time_point now) {
     m_progressed = true;
     if (rc != 0) {
       bool banner_seen = has_ssh_banner(m_first_bytes);
-      if (!banner_seen && m_handshake_attempt < k_max_handshake_attempts) {
-        // Closed before the banner: sshd drops handshakes beyond MaxStartups
-        // (after writing "Exceeded MaxStartups"). Try again shortly, at a
-        // jittered time so that a burst spreads out.
+      // sshd says so when it drops a handshake beyond MaxStartups: then keep
+      // trying for as long as a connection may take. Any other close before
+      // the banner is retried a few times.
+      bool max_startups = m_first_bytes.find("MaxStartups") != std::string::npos;
+      bool retry = max_startups ? now - m_first_attempt < m_target.options.connect_timeout
+                                : m_handshake_attempt < k_max_handshake_attempts;
+      if (!banner_seen && retry) {
+        // Allow fewer at once, and try again shortly, at a jittered time so
+        // that a burst spreads out.
+        if (m_target.context) m_target.context->handshake_refused(m_gate_key);
         destroy_session();
         std::uniform_real_distribution<double> jitter(0.5, 1.5);
-        auto delay = k_first_backoff * (1 << (m_handshake_attempt - 1)) * jitter(m_random);
-        m_backoff_until = now + std::chrono::duration_cast<Clock::duration>(delay);
+        auto backoff = std::min<Clock::duration>(
+            k_first_backoff * (1 << std::min(m_handshake_attempt - 1, 10)), k_max_backoff);
+        m_backoff_until =
+            now + std::chrono::duration_cast<Clock::duration>(backoff * jitter(m_random));
         m_phase = Phase::backoff;
         return;
       }
@@ -248,9 +358,8 @@ void SshConnection::step_connecting(Clock::time_point now) {
       }
       return;
     }
-    HostKeyPolicy policy{m_target.options.known_hosts, m_target.name, m_target.port,
-                         m_target.options.accept_new_host_keys, m_display};
-    if (std::optional<TransportError> refused = verify_host_key(m_session, policy)) {
+    if (std::optional<TransportError> refused =
+            verify_host_key(m_session, host_key_policy(), m_host_key_status)) {
       fail(refused->kind, refused->message);
       return;
     }
@@ -261,8 +370,16 @@ void SshConnection::step_connecting(Clock::time_point now) {
     settings.use_agent = m_target.options.use_agent;
     settings.agent_socket = m_target.options.agent_socket;
     settings.identity_files = m_target.options.identity_files;
-    settings.identity_files_explicit = true;
+    settings.identity_files_explicit = m_target.identity_files_explicit;
+    settings.identities_only = m_target.identities_only;
     settings.preferred = m_hints.working_identity;
+    if (SshContext* context = m_target.context;
+        context && !m_target.batch_mode && context->can_ask_passphrase()) {
+      settings.passphrase = [context](const std::string& key) { return context->passphrase(key); };
+      settings.passphrase_failed = [context](const std::string& key, const std::string& phrase) {
+        context->passphrase_failed(key, phrase);
+      };
+    }
     m_auth = std::make_unique<Authenticator>(m_session, std::move(settings));
     m_phase = Phase::authenticate;
   }
@@ -276,7 +393,9 @@ void SshConnection::step_connecting(Clock::time_point now) {
       return;
     }
     m_hints.working_identity = m_auth->identity();
+    m_auth_method = m_auth->method();
     m_auth.reset();
+    leave_gate();
     libssh2_keepalive_config(m_session, 1, 1);
     m_phase = Phase::ready;
     m_state = State::ready;
@@ -307,6 +426,13 @@ void SshConnection::poll_fds(std::vector<pollfd>& out) const {
       }
   }
   out.push_back(pollfd{m_fd, events, 0});
+  for (const auto& channel : m_channels) {
+    if (channel->bridge_fd < 0) continue;
+    short bridge_events = 0;
+    if (channel->to_remote.empty() && !channel->local_eof) bridge_events |= POLLIN;
+    if (!channel->to_local.empty()) bridge_events |= POLLOUT;
+    if (bridge_events) out.push_back(pollfd{channel->bridge_fd, bridge_events, 0});
+  }
 }
 
 void SshConnection::step(Clock::time_point now) {
@@ -321,10 +447,13 @@ std::optional<Clock::time_point> SshConnection::deadline() const {
   if (m_state == State::failed || m_state == State::closed) return std::nullopt;
   if (m_progressed) return m_now;
   switch (m_phase) {
+    case Phase::gate:
+      return m_now + k_gate_poll;
     case Phase::tcp_connect:
+    case Phase::tunnel:
     case Phase::handshake:
     case Phase::authenticate:
-      return m_attempt_deadline;
+      return attempt_deadline();
     case Phase::backoff:
       return m_backoff_until;
     case Phase::disconnect:
@@ -585,16 +714,22 @@ void SshConnection::maybe_start_pump() {
 SshConnection::Outcome SshConnection::step_open() {
   if (!m_opening) {
     if (m_waiting.empty() || m_now < m_refused_until) return Outcome::finished;
-    if (m_limit && static_cast<int>(m_channels.size()) >= *m_limit) return Outcome::finished;
+    if (m_limit && static_cast<int>(m_channels.size()) >= *m_limit &&
+        m_waiting.front().kind != ChannelWork::Kind::tunnel) {
+      return Outcome::finished;
+    }
     m_opening = std::make_unique<Channel>();
     m_opening->work = std::move(m_waiting.front());
     m_waiting.pop_front();
+    if (!m_round_trip) m_open_started = m_now;
   }
+  if (m_opening->work.kind == ChannelWork::Kind::tunnel) return open_tunnel_channel();
   LIBSSH2_CHANNEL* handle = libssh2_channel_open_session(m_session);
   if (handle) {
     m_opening->handle = handle;
     m_channels.push_back(std::move(m_opening));
     m_progressed = true;
+    if (!m_round_trip) m_round_trip = m_now - m_open_started;
     return Outcome::progressed;
   }
   int rc = libssh2_session_last_errno(m_session);
@@ -637,8 +772,158 @@ SshConnection::Outcome SshConnection::step_open() {
   return Outcome::finished;
 }
 
+SshConnection::Outcome SshConnection::open_tunnel_channel() {
+  Channel& opening = *m_opening;
+  if (!opening.tunnel) {
+    opening.tunnel = opening.work.tunnel.lock();
+    if (!opening.tunnel) {
+      // The next host's connection gave up before its tunnel was asked for.
+      m_opening.reset();
+      m_progressed = true;
+      return Outcome::progressed;
+    }
+  }
+  Tunnel& tunnel = *opening.tunnel;
+  LIBSSH2_CHANNEL* handle =
+      libssh2_channel_direct_tcpip_ex(m_session, tunnel.host.c_str(), tunnel.port, "127.0.0.1", 22);
+  if (handle) {
+    opening.handle = handle;
+    m_channels.push_back(std::move(m_opening));
+    m_progressed = true;
+    if (!m_round_trip) m_round_trip = m_now - m_open_started;
+    return Outcome::progressed;
+  }
+  int rc = libssh2_session_last_errno(m_session);
+  if (rc == LIBSSH2_ERROR_EAGAIN || is_session_error(rc)) return classify(rc, nullptr);
+  std::string why = last_error(m_session);
+  std::string hint;
+  if (why.find("prohibited") != std::string::npos) {
+    hint =
+        "; the jump host's sshd does not allow it: check AllowTcpForwarding and PermitOpen in "
+        "its sshd_config";
+  } else if (why.find("connect failed") != std::string::npos) {
+    hint =
+        "; the jump host cannot connect there: is the HostName right, and the port open "
+        "from the jump host?";
+  }
+  tunnel.state = Tunnel::State::failed;
+  tunnel.error = {TransportErrorKind::connect,
+                  fmt::format("{} refused a tunnel to {}:{} ({}){}", m_display, tunnel.host,
+                              tunnel.port, why, hint)};
+  m_opening.reset();
+  m_progressed = true;
+  return Outcome::progressed;
+}
+
+SshConnection::Outcome SshConnection::start_bridge(Channel& channel) {
+  std::shared_ptr<Tunnel> tunnel = std::move(channel.tunnel);
+  m_progressed = true;
+  if (!tunnel || tunnel.use_count() == 1) {
+    // The next host's connection gave up meanwhile.
+    channel.silent = true;
+    channel.step = Channel::Step::close;
+    return Outcome::progressed;
+  }
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
+    tunnel->state = Tunnel::State::failed;
+    tunnel->error = {TransportErrorKind::connect,
+                     fmt::format("{}: cannot make a socket pair for a tunnel: {}", m_display,
+                                 std::strerror(errno))};
+    channel.silent = true;
+    channel.step = Channel::Step::close;
+    return Outcome::progressed;
+  }
+  tunnel->fd = pair[0];
+  tunnel->state = Tunnel::State::open;
+  channel.bridge_fd = pair[1];
+  channel.exec_attempted = true;
+  channel.step = Channel::Step::bridge;
+  return Outcome::progressed;
+}
+
+SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) {
+  done = false;
+  char buffer[32 * 1024];
+  // Towards the next host: what came through the channel.
+  while (true) {
+    if (!channel.to_local.empty()) {
+      ssize_t sent = ::send(channel.bridge_fd, channel.to_local.data(), channel.to_local.size(),
+                            MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (sent > 0) {
+        channel.to_local.erase(0, static_cast<size_t>(sent));
+        m_progressed = true;
+        continue;
+      }
+      if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+      done = true;  // the next host's connection is gone
+      return Outcome::progressed;
+    }
+    ssize_t got = libssh2_channel_read(channel.handle, buffer, sizeof buffer);
+    if (got > 0) {
+      channel.to_local.assign(buffer, static_cast<size_t>(got));
+      m_progressed = true;
+      continue;
+    }
+    if (got == 0) break;
+    Outcome outcome = classify(static_cast<int>(got), &channel);
+    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    break;
+  }
+  if (channel.to_local.empty() && libssh2_channel_eof(channel.handle)) {
+    done = true;  // the far end closed
+    return Outcome::progressed;
+  }
+  // Towards the jump host: what the next host's connection wrote.
+  while (true) {
+    if (!channel.to_remote.empty()) {
+      ssize_t written =
+          libssh2_channel_write(channel.handle, channel.to_remote.data(), channel.to_remote.size());
+      if (written > 0) {
+        channel.to_remote.erase(0, static_cast<size_t>(written));
+        m_progressed = true;
+        continue;
+      }
+      if (written == 0) break;
+      Outcome outcome = classify(static_cast<int>(written), &channel);
+      if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+      break;
+    }
+    if (channel.local_eof) {
+      done = true;
+      return Outcome::progressed;
+    }
+    ssize_t got = ::recv(channel.bridge_fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (got > 0) {
+      channel.to_remote.assign(buffer, static_cast<size_t>(got));
+      m_progressed = true;
+      continue;
+    }
+    if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      channel.local_eof = true;
+      m_progressed = true;
+      continue;
+    }
+    break;
+  }
+  return Outcome::blocked;
+}
+
 SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
   using Step = Channel::Step;
+  if (channel.work.kind == ChannelWork::Kind::tunnel) {
+    if (channel.step == Step::exec) start_bridge(channel);
+    if (channel.step == Step::bridge) {
+      bool done = false;
+      Outcome outcome = pump_tunnel(channel, done);
+      if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+      if (!done) return Outcome::blocked;
+      ::close(channel.bridge_fd);
+      channel.bridge_fd = -1;
+      channel.step = Step::close;
+      m_progressed = true;
+    }
+  }
   if (channel.step == Step::exec) {
     if (channel.work.kind == ChannelWork::Kind::pump || channel.silent) {
       channel.step = Step::release;
@@ -825,6 +1110,7 @@ void SshConnection::keepalive(Clock::time_point now) {
 // Ending
 
 void SshConnection::fail(TransportErrorKind kind, const std::string& message) {
+  leave_gate();
   m_state = State::failed;
   m_error = {kind, message};
   m_phase = Phase::done;
@@ -850,6 +1136,8 @@ void SshConnection::lose(const std::string& reason) {
 }
 
 void SshConnection::destroy_session() {
+  leave_gate();
+  m_tunnel.reset();
   m_auth.reset();
   m_blocked_channel = nullptr;
   m_blocked_open = false;

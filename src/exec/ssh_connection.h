@@ -1,7 +1,9 @@
 // Private to the SSH transport: one SSH connection to a host and the
-// channels that run over it. A passive state machine: TCP connect,
+// channels that run over it. A passive state machine: a turn at the
+// server's handshake limit, TCP connect (or a tunnel through a jump host),
 // handshake (retried when sshd drops it before the banner), host-key check,
-// authentication, then one channel per job, opened one at a time.
+// authentication, then one channel per job, opened one at a time. A jump
+// host's connection carries tunnels instead of jobs.
 // Threading: none; the pool (ssh_transport.cpp) steps it from the event loop.
 #pragma once
 
@@ -16,9 +18,12 @@
 
 #include "ssh_auth.h"
 #include "ssh_common.h"
+#include "ssh_known_hosts.h"
 #include "ssh_socket.h"
 
 namespace runner::ssh {
+
+class JumpLink;
 
 class SshConnection {
  public:
@@ -30,7 +35,9 @@ class SshConnection {
     failed,      // could not connect, or broke: see error()
   };
 
-  SshConnection(const HostTarget& target, HostHints& hints, JobSink& sink);
+  // `via`: the jump host to reach the target through (ProxyJump); null: TCP.
+  SshConnection(const HostTarget& target, HostHints& hints, JobSink& sink,
+                std::shared_ptr<JumpLink> via = nullptr);
   ~SshConnection();
   SshConnection(const SshConnection&) = delete;
   SshConnection& operator=(const SshConnection&) = delete;
@@ -47,6 +54,11 @@ class SshConnection {
   const TransportError& error() const { return m_error; }
   // "node03 (127.0.0.1:2222)"
   const std::string& display() const { return m_display; }
+  // Once ready: how it authenticated, and how the host key was found.
+  const std::string& auth_method() const { return m_auth_method; }
+  const std::string& host_key_status() const { return m_host_key_status; }
+  // The time from a channel-open request to its answer, once one was opened.
+  std::optional<Clock::duration> round_trip() const { return m_round_trip; }
 
   // Whether add_work() would be taken up without exceeding what sshd allows.
   bool accepts_work(Clock::time_point now) const;
@@ -77,11 +89,21 @@ class SshConnection {
   std::vector<ChannelWork> take_unstarted();
 
  private:
-  enum class Phase { tcp_connect, handshake, backoff, authenticate, ready, disconnect, done };
+  enum class Phase {
+    gate,  // waiting for a turn at the server's handshake limit
+    tcp_connect,
+    tunnel,  // waiting for the jump host to open the tunnel
+    handshake,
+    backoff,
+    authenticate,
+    ready,
+    disconnect,
+    done
+  };
 
   // One open (or opening) channel and the work it carries.
   struct Channel {
-    enum class Step { exec, send_eof, read, close, wait_closed, release };
+    enum class Step { exec, send_eof, read, bridge, close, wait_closed, release };
     ChannelWork work;
     LIBSSH2_CHANNEL* handle = nullptr;
     Step step = Step::exec;
@@ -93,6 +115,17 @@ class SshConnection {
     std::string head;         // stdout before the wrapper's line
     size_t head_scanned = 0;  // where head's first unchecked line starts
     std::vector<int> pending_signals;
+    // A tunnel: kept while its channel opens; then the jump side of the
+    // socketpair, and bytes in flight.
+    std::shared_ptr<Tunnel> tunnel;
+    int bridge_fd = -1;
+    std::string to_local;   // from the channel, not yet written to bridge_fd
+    std::string to_remote;  // from bridge_fd, not yet written to the channel
+    bool local_eof = false;
+    Channel() = default;
+    Channel(const Channel&) = delete;
+    Channel& operator=(const Channel&) = delete;
+    ~Channel();
   };
 
   // What one call into libssh2 did.
@@ -100,14 +133,23 @@ class SshConnection {
 
   static ssize_t receive_hook(int fd, void* buffer, size_t length, int flags, void** abstract);
 
+  bool enter_gate();
+  void leave_gate();
+  void begin_transport();
   void connect_next_address();
   void begin_handshake();
+  HostKeyPolicy host_key_policy() const;
+  void set_attempt_deadline();
+  Clock::time_point attempt_deadline() const;
   void step_connecting(Clock::time_point now);
   void step_session(Clock::time_point now);
   void maybe_start_pump();
   Outcome step_open();
   Outcome step_channel(Channel& channel);
   Outcome read_channel(Channel& channel);
+  Outcome open_tunnel_channel();
+  Outcome start_bridge(Channel& channel);
+  Outcome pump_tunnel(Channel& channel, bool& done);
   void handle_stdout(Channel& channel, std::string_view bytes);
   void finish_channel(Channel& channel);
   void send_signal(Channel& channel, int signal);
@@ -125,6 +167,14 @@ class SshConnection {
   const HostTarget& m_target;
   HostHints& m_hints;
   JobSink& m_sink;
+  std::shared_ptr<JumpLink> m_via;
+  std::shared_ptr<Tunnel> m_tunnel;  // until its socket is taken
+  std::string m_gate_key;            // the server, for the handshake limit
+  bool m_in_gate = false;
+  std::string m_auth_method;
+  std::string m_host_key_status;
+  std::optional<Clock::duration> m_round_trip;
+  Clock::time_point m_open_started{};
   State m_state = State::connecting;
   Phase m_phase = Phase::tcp_connect;
   bool m_was_ready = false;
@@ -138,8 +188,10 @@ class SshConnection {
   LIBSSH2_SESSION* m_session = nullptr;
   std::unique_ptr<Authenticator> m_auth;
   int m_handshake_attempt = 0;
+  Clock::time_point m_first_attempt{};  // of this connection, for MaxStartups retries
   Clock::time_point m_now{};
   Clock::time_point m_attempt_deadline{};
+  Clock::duration m_prompted_before{};  // the context's time in prompts then
   Clock::time_point m_backoff_until{};
   Clock::time_point m_disconnect_deadline{};
   std::minstd_rand m_random;

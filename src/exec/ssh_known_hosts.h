@@ -7,18 +7,22 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "runner/exec/ssh_config.h"
 #include "runner/exec/transport.h"
 
 namespace runner::ssh {
 
 // What the check needs to know about the host and the user's choices.
 struct HostKeyPolicy {
-  std::string known_hosts;  // the file
-  std::string host;         // as written by the user (and as keyscan takes it)
+  // known_hosts files, read in order; a new key is added to the first.
+  std::vector<std::string> files;
+  std::string host;  // the name known_hosts records (HostKeyAlias, else HostName)
   int port = 22;
-  bool accept_new = false;
-  std::string display;  // "node03 (127.0.0.1:2222)", for messages
+  HostKeyChecking checking = HostKeyChecking::ask;
+  std::string display;         // "node03 (127.0.0.1:2222)", for messages
+  std::string record_command;  // the shell command that records the key; empty: ssh-keyscan
 };
 
 // How the host appears in known_hosts: "host", or "[host]:port" off port 22.
@@ -31,9 +35,11 @@ std::string known_hosts_name(const std::string& host, int port);
 std::string host_key_method_preference(LIBSSH2_SESSION* session, const HostKeyPolicy& policy);
 
 // Checks the key of the finished handshake. An unknown key is refused (with
-// the command that records it) or, with accept_new, appended to the file; a
-// changed key is always refused.
-std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session,
-                                              const HostKeyPolicy& policy);
+// the command that records it) unless the policy accepts new keys, then it
+// is appended to the first file; a changed or revoked key is always
+// refused. On success `status` says how the key was found ("known",
+// "added to FILE").
+std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy,
+                                              std::string& status);
 
 }  // namespace runner::ssh

@@ -1,18 +1,18 @@
 // The SSH HostTransport: a pool of connections to one host. Jobs go to the
 // first connection with room; a second connection opens only when sshd's
 // MaxSessions refuses a channel, and at most a few handshake at once (sshd's
-// MaxStartups drops bursts). Public calls only queue requests; all work and
-// every event happen in connect() and step(). Threading: none.
+// MaxStartups drops bursts). The host is resolved through the ssh
+// configuration; a host behind ProxyJump is reached through the run's shared
+// jump connection, which this transport steps too. Public calls only queue
+// requests; all work and every event happen in connect() and step().
+// Threading: none.
 #include "runner/exec/ssh_transport.h"
 
 #include <fmt/format.h>
-#include <pwd.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <chrono>
 #include <deque>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <utility>
@@ -21,6 +21,8 @@
 #include "runner/exec/shell.h"
 #include "ssh_common.h"
 #include "ssh_connection.h"
+#include "ssh_context.h"
+#include "ssh_jump.h"
 
 namespace runner {
 
@@ -31,49 +33,44 @@ using ssh::SshConnection;
 
 constexpr int k_max_concurrent_handshakes = 4;
 
-std::string home_directory() {
-  if (const char* home = std::getenv("HOME"); home && *home) return home;
-  if (passwd* entry = getpwuid(getuid())) return entry->pw_dir;
-  return "/";
-}
-
-std::string login_user(const HostAddress& address) {
-  if (!address.user.empty()) return address.user;
-  if (const char* user = std::getenv("USER"); user && *user) return user;
-  if (passwd* entry = getpwuid(getuid())) return entry->pw_name;
-  return "root";
-}
-
-ssh::HostTarget make_target(int host, const HostAddress& address, const SshOptions& options) {
-  ssh::HostTarget target;
-  target.host = host;
-  target.name = address.host;
-  target.user = login_user(address);
-  target.port = address.port > 0 ? address.port : 22;
-  target.options = options;
-  std::string ssh_dir = home_directory() + "/.ssh";
-  if (target.options.known_hosts.empty()) target.options.known_hosts = ssh_dir + "/known_hosts";
-  if (target.options.identity_files.empty()) {
-    for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
-      std::string path = ssh_dir + "/" + name;
-      if (access(path.c_str(), F_OK) == 0) target.options.identity_files.push_back(path);
-    }
-  }
-  return target;
-}
-
 class SshTransport final : public HostTransport, public ssh::JobSink {
  public:
-  SshTransport(int host, const HostAddress& address, const SshOptions& options,
+  SshTransport(int host, const HostAddress& address, std::shared_ptr<SshContext> context,
                TransportEvents& events)
-      : m_host(host), m_target(make_target(host, address, options)), m_events(events) {}
+      : m_host(host), m_address(address), m_context(std::move(context)), m_events(events) {}
 
   void connect() override {
-    if (m_phase != Phase::created) return;
+    if (m_phase == Phase::connecting || m_phase == Phase::ready) return;
+    // A first connect, or again after host_failed: start afresh.
     m_phase = Phase::connecting;
+    m_ready_reported = false;
+    m_shutting_down = false;
+    m_connection_cap.reset();
+    m_info.reset();
+    m_link.reset();
+    TransportError error;
+    std::optional<ssh::HostTarget> target = m_context->target_for(m_host, m_address, error);
+    if (!target) {
+      fail_host(error);
+      return;
+    }
+    m_target = std::move(*target);
     Clock::time_point now = Clock::now();
     open_connection(now);
     settle(now);
+  }
+
+  std::optional<SshHostInfo> info() const {
+    if (!m_info) return std::nullopt;
+    SshHostInfo info = *m_info;
+    for (const auto& connection : m_connections) {
+      if (std::optional<Clock::duration> round_trip = connection->round_trip()) {
+        info.round_trip = std::chrono::duration_cast<std::chrono::microseconds>(*round_trip);
+        break;
+      }
+    }
+    if (!info.round_trip) info.round_trip = m_round_trip;
+    return info;
   }
 
   void start_job(JobId job, const std::string& command) override {
@@ -101,10 +98,12 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
   }
 
   void poll_fds(std::vector<pollfd>& out) override {
+    if (m_link) m_link->poll_fds(out);
     for (const auto& connection : m_connections) connection->poll_fds(out);
   }
 
   void step(Clock::time_point now) override {
+    if (m_link) m_link->step(now);
     for (size_t i = 0; i < m_connections.size(); ++i) m_connections[i]->step(now);
     settle(now);
   }
@@ -118,7 +117,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
       });
       if (!all_closing) return Clock::time_point{};
     }
-    std::optional<Clock::time_point> next;
+    std::optional<Clock::time_point> next = m_link ? m_link->deadline() : std::nullopt;
     for (const auto& connection : m_connections) {
       std::optional<Clock::time_point> at = connection->deadline();
       if (at && (!next || *at < *next)) next = at;
@@ -146,7 +145,11 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
   }
 
   SshConnection& open_connection(Clock::time_point now) {
-    m_connections.push_back(std::make_unique<SshConnection>(m_target, m_hints, *this));
+    if (!m_target.jumps.empty()) {
+      // The live link to the last jump host (a new one if it broke).
+      m_link = m_context->jump_link(m_target.jumps, m_target.jumps.size());
+    }
+    m_connections.push_back(std::make_unique<SshConnection>(m_target, m_hints, *this, m_link));
     SshConnection& connection = *m_connections.back();
     connection.start(now);
     return connection;
@@ -163,7 +166,13 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
           m_phase == Phase::connecting) {
         m_ready_reported = true;
         m_phase = Phase::ready;
+        m_info = SshHostInfo{connection.display(), connection.auth_method(),
+                             connection.host_key_status(), std::nullopt};
         m_events.host_ready(m_host);
+      }
+      if (!m_round_trip && connection.round_trip()) {
+        m_round_trip =
+            std::chrono::duration_cast<std::chrono::microseconds>(*connection.round_trip());
       }
       if (connection.state() == SshConnection::State::failed) {
         if (handle_failure(connection)) return;
@@ -230,6 +239,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     for (JobId job : running) job_exited(job, lost);
     m_control.clear();
     refuse_pending();
+    m_link.reset();
     m_events.host_failed(m_host, error);
   }
 
@@ -238,7 +248,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
       ChannelWork work = std::move(m_pending.front());
       m_pending.pop_front();
       JobExit exit;
-      exit.error = fmt::format("not started: {} is unusable", m_target.name);
+      exit.error = fmt::format("not started: {} is unusable", m_address.host);
       m_events.job_exited(work.job, exit);
     }
     m_signals.clear();
@@ -329,10 +339,17 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     std::erase_if(m_connections, [](const auto& connection) {
       return connection->state() == SshConnection::State::closed;
     });
+    // The jump connection closes once no transport holds it.
+    if (m_connections.empty()) m_link.reset();
   }
 
   int m_host;
+  HostAddress m_address;
+  std::shared_ptr<SshContext> m_context;
   ssh::HostTarget m_target;
+  std::shared_ptr<ssh::JumpLink> m_link;  // the jump host in front, if any
+  std::optional<SshHostInfo> m_info;
+  std::optional<std::chrono::microseconds> m_round_trip;
   TransportEvents& m_events;
   ssh::HostHints m_hints;
   Phase m_phase = Phase::created;
@@ -349,10 +366,32 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
 
 }  // namespace
 
+std::shared_ptr<SshContext> make_ssh_context(const SshOptions& options) {
+  return std::make_shared<SshContext>(options);
+}
+
+std::vector<SshConfigProblem> resolve_ssh_config(SshContext& context,
+                                                 const std::vector<HostAddress>& addresses) {
+  return context.resolve(addresses);
+}
+
+std::string ssh_config_note(const SshContext& context) { return context.note(); }
+
+std::optional<SshHostInfo> ssh_host_info(const HostTransport& transport) {
+  auto* ssh = dynamic_cast<const SshTransport*>(&transport);
+  return ssh ? ssh->info() : std::nullopt;
+}
+
+std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
+                                                  std::shared_ptr<SshContext> context,
+                                                  TransportEvents& events) {
+  return std::make_unique<SshTransport>(host, address, std::move(context), events);
+}
+
 std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
                                                   const SshOptions& options,
                                                   TransportEvents& events) {
-  return std::make_unique<SshTransport>(host, address, options, events);
+  return std::make_unique<SshTransport>(host, address, make_ssh_context(options), events);
 }
 
 }  // namespace runner

@@ -441,4 +441,180 @@ std::string text_with_appended(const QueueDocument& doc, const std::string& item
   return rewrite_whole(doc.text, expected);
 }
 
+// ---------------------------------------------------------------------------
+// FrontTaker
+
+namespace {
+
+int count_lines(std::string_view text) {
+  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void shift_lines(QueueEntry& entry, int by) {
+  entry.line += by;
+  for (auto& key : entry.keys) key.line += by;
+}
+
+// Whether every value fits on one line, so that entry_to_yaml writes the
+// entry as lines that are all content (no block scalar, no blank line).
+bool single_line_values(const QueueEntry& entry) {
+  for (const auto& key : entry.keys)
+    for (const auto& value : key.values)
+      if (value.find_first_of("\r\n") != std::string::npos) return false;
+  return true;
+}
+
+// The entries `text` holds on its own, or nullopt when it does not parse.
+std::optional<std::vector<QueueEntry>> parse_fragment(const std::string& text) {
+  try {
+    return parse_entries(load_root(text, ""), "");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+FrontTaker::FrontTaker(QueueDocument doc) : m_base(std::move(doc)) {
+  if (!m_base.entries.empty()) {
+    m_cursor = m_base.entries.front().begin;
+    m_head = m_base.text.substr(0, m_cursor);
+    m_head_lines = m_cursor_lines = count_lines(m_head);
+  }
+}
+
+std::optional<JobSpec> FrontTaker::peek() const {
+  if (!m_front.empty()) {
+    JobSpec job = first_job(m_front.front().entry);
+    job.line += m_head_lines;
+    return job;
+  }
+  if (m_next >= m_base.entries.size()) return std::nullopt;
+  JobSpec job = first_job(m_base.entries[m_next].entry);
+  job.line += m_head_lines - m_cursor_lines;
+  return job;
+}
+
+void FrontTaker::take() {
+  if (!take_fast()) take_slow();
+}
+
+bool FrontTaker::take_fast() {
+  if (!m_base.block_style) return false;
+  bool written = !m_front.empty();
+  const QueueEntry& first = written ? m_front.front().entry : m_base.entries[m_next].entry;
+  std::vector<QueueEntry> rest = remainder_after_first(first);
+  for (const auto& entry : rest)
+    if (!single_line_values(entry)) return false;
+
+  const std::string& base = m_base.text;
+  int indent = m_base.entries.front().indent;
+  bool crlf = written ? uses_crlf(m_front.front().text)
+                      : uses_crlf(base, m_base.entries[m_next].begin);
+  std::size_t after = m_cursor;  // where the base text resumes after the entry
+  std::size_t next = m_next;     // the base entry after it
+  if (!written) {
+    const EntrySpan& span = m_base.entries[m_next];
+    // An anchor in the entry may be used by an alias further on, which only
+    // a parse of the whole file sees.
+    if (std::string_view(base).substr(span.begin, span.end - span.begin).find('&') != k_npos &&
+        base.find('*', span.end) != k_npos)
+      return false;
+    after = span.end;
+    next = m_next + 1;
+  }
+
+  // The new text and what follows it up to the end of the next entry must
+  // parse to the rest of the entry followed by that next entry.
+  std::vector<std::string> texts;
+  std::string window;
+  for (const auto& entry : rest) {
+    texts.push_back(with_line_ends(entry_to_yaml(entry, indent), crlf));
+    window += texts.back();
+  }
+  std::vector<QueueEntry> expected = rest;
+  if (written && m_front.size() > 1) {
+    window += m_front[1].text;
+    expected.push_back(m_front[1].entry);
+  } else if (next < m_base.entries.size()) {
+    window.append(base, after, m_base.entries[next].end - after);
+    expected.push_back(m_base.entries[next].entry);
+  } else {
+    window.append(base, after, k_npos);
+  }
+  std::optional<std::vector<QueueEntry>> parsed = parse_fragment(window);
+  if (!parsed || parsed->size() != expected.size()) return false;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    if (!same_entry((*parsed)[i], expected[i])) return false;
+
+  if (written) {
+    m_front_lines -= m_front.front().lines;
+    m_front.pop_front();
+  } else {
+    const EntrySpan& span = m_base.entries[m_next];
+    std::string_view gap = std::string_view(base).substr(m_cursor, span.begin - m_cursor);
+    m_head.append(gap);
+    m_head_lines += count_lines(gap);
+    m_cursor_lines += count_lines(std::string_view(base).substr(m_cursor, after - m_cursor));
+    m_cursor = after;
+    m_next = next;
+  }
+  int lines_before = 0;
+  std::vector<Written> added;
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    Written entry{std::move((*parsed)[i]), std::move(texts[i]), 0};
+    entry.lines = count_lines(entry.text);
+    shift_lines(entry.entry, -lines_before);
+    lines_before += entry.lines;
+    added.push_back(std::move(entry));
+  }
+  m_front_lines += lines_before;
+  m_front.insert(m_front.begin(), std::make_move_iterator(added.begin()),
+                 std::make_move_iterator(added.end()));
+  return true;
+}
+
+void FrontTaker::take_slow() {
+  QueueDocument current = materialize();
+  *this = FrontTaker(parse_queue_document(text_without_first_job(current), current.path));
+}
+
+QueueDocument FrontTaker::materialize() {
+  QueueDocument doc;
+  doc.path = m_base.path;
+  doc.block_style = m_base.block_style;
+  if (m_base.entries.empty()) {
+    doc.text = m_base.text;
+    return doc;
+  }
+  doc.text = m_head;
+  int indent = m_base.entries.front().indent;
+  int lines = m_head_lines;
+  for (Written& written : m_front) {
+    EntrySpan span{std::move(written.entry), doc.text.size(), 0, indent};
+    shift_lines(span.entry, lines);
+    doc.text += written.text;
+    span.end = doc.text.size();
+    lines += written.lines;
+    doc.entries.push_back(std::move(span));
+  }
+  std::ptrdiff_t offset =
+      static_cast<std::ptrdiff_t>(doc.text.size()) - static_cast<std::ptrdiff_t>(m_cursor);
+  int line_offset = lines - m_cursor_lines;
+  doc.text.append(m_base.text, m_cursor, k_npos);
+  for (std::size_t i = m_next; i < m_base.entries.size(); ++i) {
+    EntrySpan span = std::move(m_base.entries[i]);
+    span.begin = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(span.begin) + offset);
+    span.end = static_cast<std::size_t>(static_cast<std::ptrdiff_t>(span.end) + offset);
+    shift_lines(span.entry, line_offset);
+    doc.entries.push_back(std::move(span));
+  }
+  return doc;
+}
+
+QueueDocument FrontTaker::finish() && {
+  if (m_head.size() == m_cursor && m_front.empty() && m_next == 0) return std::move(m_base);
+  return materialize();
+}
+
 }  // namespace runner

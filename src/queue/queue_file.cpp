@@ -16,6 +16,7 @@
 #include <system_error>
 #include <thread>
 
+#include "own_changes.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
 
@@ -60,9 +61,9 @@ void sync_directory(const std::string& directory) {
   ::close(fd);
 }
 
-// A new file beside `path` holding `text`, fsync'd, with the permissions of
-// the file it will replace.
-std::string write_temporary(const std::string& path, const std::string& text) {
+// A new file beside `path` holding `text` (fsync'd when `sync`), with the
+// permissions of the file it will replace.
+std::string write_temporary(const std::string& path, const std::string& text, bool sync = true) {
   std::filesystem::path target(path);
   std::string directory = directory_of(path);
   struct stat old {};
@@ -87,7 +88,7 @@ std::string write_temporary(const std::string& path, const std::string& text) {
       }
     }
     write_all(fd, text, temporary);
-    if (::fsync(fd) != 0) throw io_error(errno, "cannot sync " + temporary);
+    if (sync && ::fsync(fd) != 0) throw io_error(errno, "cannot sync " + temporary);
   } catch (...) {
     ::close(fd);
     ::unlink(temporary.c_str());
@@ -101,13 +102,14 @@ std::string write_temporary(const std::string& path, const std::string& text) {
   return temporary;
 }
 
-void commit(const std::string& temporary, const std::string& path) {
+void commit(const std::string& temporary, const std::string& path, bool sync = true) {
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
     int error = errno;
     ::unlink(temporary.c_str());
     throw io_error(error, "cannot replace " + path);
   }
-  sync_directory(directory_of(path));
+  own_changes::note_queue_replaced(path);
+  if (sync) sync_directory(directory_of(path));
 }
 
 // The file's text, or nullopt when it does not exist.
@@ -121,7 +123,8 @@ std::optional<std::string> read_if_exists(const std::string& path) {
 }
 
 // Appends `text` to consumed.yaml (created if missing), starting on a new
-// line even if someone left the file without a final newline.
+// line even if someone left the file without a final newline. Not synced:
+// the record follows the queue, which is not synced either.
 void append_consumed(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw io_error(errno, "cannot open " + path);
@@ -133,7 +136,6 @@ void append_consumed(const std::string& path, const std::string& text) {
         ::pread(fd, &last, 1, info.st_size - 1) == 1 && last != '\n')
       out.insert(out.begin(), '\n');
     write_all(fd, out, path);
-    ::fsync(fd);
   } catch (...) {
     ::close(fd);
     throw;
@@ -157,6 +159,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
     return batch;
   }
   if (!lock) {
+    own_changes::note_blocked(QueueLock::lock_path(m_path));
     batch.stopped = QueueUnavailable{fmt::format("locked by {}", holder)};
     return batch;
   }
@@ -168,28 +171,42 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
     batch.stopped = QueueUnavailable{error.what()};
     return batch;
   }
-  if (!original) return batch;  // no file: an empty queue
-  QueueDocument doc;
-  try {
-    doc = parse_queue_document(*original, m_path);
-  } catch (const ConfigError& error) {
-    batch.stopped = QueueUnavailable{error.what(), true};
+  if (!original) {  // no file: an empty queue
+    m_cache.reset();
     return batch;
   }
+  QueueDocument doc;
+  if (m_cache && m_cache->text == *original) {
+    doc = std::move(*m_cache);
+  } else {
+    try {
+      doc = parse_queue_document(*original, m_path);
+    } catch (const ConfigError& error) {
+      m_cache.reset();
+      batch.stopped = QueueUnavailable{error.what(), true};
+      return batch;
+    }
+  }
+  m_cache.reset();
+  FrontTaker taker(std::move(doc));
   while (true) {
-    std::optional<JobSpec> job = peek_first_job(doc);
+    std::optional<JobSpec> job = taker.peek();
     if (!job) break;
     if (!can_place(*job)) {
       batch.stopped = HeadNotPlaceable{std::move(*job)};
       break;
     }
     batch.taken.push_back(std::move(*job));
-    doc = parse_queue_document(text_without_first_job(doc), m_path);
+    taker.take();
   }
-  if (batch.taken.empty()) return batch;
+  doc = std::move(taker).finish();
+  if (batch.taken.empty()) {
+    m_cache = std::move(doc);
+    return batch;
+  }
 
   try {
-    std::string temporary = write_temporary(target, doc.text);
+    std::string temporary = write_temporary(target, doc.text, false);
     std::optional<std::string> now;
     try {
       now = read_if_exists(target);
@@ -204,12 +221,13 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
       batch.stopped = QueueUnavailable{fmt::format("{} changed while jobs were taken", m_path)};
       return batch;
     }
-    commit(temporary, target);
+    commit(temporary, target, false);
   } catch (const std::system_error& error) {
     batch.taken.clear();
     batch.stopped = QueueUnavailable{error.what()};
     return batch;
   }
+  m_cache = std::move(doc);
   std::string consumed;
   for (const JobSpec& job : batch.taken) consumed += entry_to_yaml(canonical_entry(job));
   try {

@@ -1,3 +1,6 @@
+// QueueWatcher: inotify on the queue's directory. This process's own
+// replacements of the queue are not news, nor is a lock release that no
+// take waited for (see own_changes.h).
 #include "runner/queue/queue_watcher.h"
 
 #include <sys/inotify.h>
@@ -7,6 +10,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "own_changes.h"
+
 namespace runner {
 
 QueueWatcher::QueueWatcher(const std::string& queue_path, std::function<void()> on_change)
@@ -14,6 +19,9 @@ QueueWatcher::QueueWatcher(const std::string& queue_path, std::function<void()> 
   std::filesystem::path path = std::filesystem::absolute(queue_path);
   m_queue_name = path.filename().string();
   m_lock_name = m_queue_name + ".lock";
+  m_queue_path = path.string();
+  m_lock_path = m_queue_path + ".lock";
+  own_changes::forget(m_queue_path, m_lock_path);
   m_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (m_fd < 0) throw std::system_error(errno, std::generic_category(), "inotify_init1");
   std::string dir = path.parent_path().string();
@@ -40,8 +48,12 @@ void QueueWatcher::step(Clock::time_point) {
     for (char* p = buffer; p < buffer + n;) {
       auto* event = reinterpret_cast<inotify_event*>(p);
       std::string_view name = event->len ? std::string_view(event->name) : std::string_view();
-      bool queue_written = name == m_queue_name && (event->mask & ~IN_DELETE);
-      bool lock_released = name == m_lock_name && (event->mask & IN_DELETE);
+      bool queue_written = name == m_queue_name && (event->mask & ~IN_DELETE) &&
+                           !((event->mask & IN_MOVED_TO) &&
+                             own_changes::take_queue_replaced(m_queue_path));
+      bool lock_released = name == m_lock_name && (event->mask & IN_DELETE) &&
+                           own_changes::take_blocked(m_lock_path);
+      if (event->mask & IN_Q_OVERFLOW) own_changes::forget(m_queue_path, m_lock_path);
       if (queue_written || lock_released || (event->mask & IN_Q_OVERFLOW)) changed = true;
       p += sizeof(inotify_event) + event->len;
     }

@@ -8,6 +8,7 @@
 
 #include "runner/config/job_render.h"
 #include "runner/config/template.h"
+#include "runner/exec/shell.h"
 
 namespace runner {
 
@@ -15,6 +16,22 @@ namespace {
 
 // Marks a slot promised to a job that is being taken from the queue.
 constexpr JobId k_reserved = ~JobId{0};
+// Ids of the runner's own commands on hosts; job ids stay far below.
+constexpr JobId k_first_control_id = JobId{1} << 62;
+
+bool permanent(const TransportError& error) {
+  return error.kind == TransportErrorKind::auth || error.kind == TransportErrorKind::host_key;
+}
+
+// Kills every listed process group that still exists, saying which it found.
+// (`kill -s 0 --`: dash takes no `--` after `-0`.)
+std::string kill_groups_command(const std::vector<long>& pgids) {
+  std::string command;
+  for (long pgid : pgids)
+    command += fmt::format(
+        "if kill -s 0 -- -{0} 2>/dev/null; then kill -s KILL -- -{0}; echo {0}; fi; ", pgid);
+  return command + "true";
+}
 
 }  // namespace
 
@@ -28,7 +45,43 @@ Scheduler::Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports,
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
       m_host_state(fleet.hosts.size(), HostState::connecting),
-      m_slot_job(fleet.slots.size(), 0) {}
+      m_host_was_ready(fleet.hosts.size(), false),
+      m_reconnect_tries(fleet.hosts.size(), 0),
+      m_reconnect_at(fleet.hosts.size()),
+      m_leftover_groups(fleet.hosts.size()),
+      m_orphans(fleet.hosts.size()),
+      m_slot_job(fleet.slots.size(), 0),
+      m_next_control_id(k_first_control_id) {}
+
+void Scheduler::adopt_orphans(std::vector<OrphanJob> orphans) {
+  for (OrphanJob& orphan : orphans) {
+    if (orphan.host >= 0 && orphan.pgid > 0) {
+      m_orphans[orphan.host].push_back(std::move(orphan));
+      continue;
+    }
+    if (orphan.was_running)
+      m_observer.warning(
+        orphan.host < 0
+            ? fmt::format("job #{} ran on a host that is no longer in the hosts file; if it still "
+                          "runs there, stop it by hand",
+                          orphan.id)
+            : fmt::format("job #{} had not reported its process group on {}; if it still runs "
+                          "there, stop it by hand",
+                          orphan.id, m_fleet.hosts[orphan.host].name));
+    rerun_orphan(std::move(orphan));
+  }
+}
+
+void Scheduler::rerun_orphan(OrphanJob orphan) {
+  if (m_options.mode == Mode::broadcast) {
+    m_observer.warning(fmt::format(
+        "job #{} was one slot's share of a broadcast step; broadcast steps are not run again "
+        "(it is in consumed.yaml)",
+        orphan.id));
+    return;
+  }
+  m_reruns.push_back(Rerun{orphan.id, std::move(orphan.spec), orphan.attempt + 1, orphan.requeues});
+}
 
 void Scheduler::start() {
   for (HostTransport* transport : m_transports) transport->connect();
@@ -42,42 +95,76 @@ void Scheduler::stop_scheduling() {
 
 void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
-  if (m_kill_at) return;
-  for (auto& [id, job] : m_running) m_transports[job.host]->signal_job(id, SIGTERM);
-  m_kill_at = now + m_options.kill_grace;
+  for (auto& [id, job] : m_running) {
+    job.cancelled = true;
+    if (!job.kill_at) stop_job(job, now);
+  }
 }
 
 bool Scheduler::finished() const {
   if (!m_running.empty()) return false;
   if (m_stopping || m_unrunnable) return true;
-  if (any_host_connecting()) return false;
-  if (!any_host_ready()) return true;
+  if (any_host(HostState::connecting) || any_host(HostState::cleaning)) return false;
+  bool work_left = !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
+  if (!any_host(HostState::ready)) return !any_host(HostState::reconnecting) || !work_left;
   if (m_options.daemon) return false;
-  return m_queue_empty && !m_queue_dirty;
+  return m_reruns.empty() && m_queue_empty && !m_queue_dirty;
 }
 
 int Scheduler::exit_code() const {
   if (m_interrupted) return 130;
   if (m_failures > 0 || m_unrunnable) return 1;
-  if (!any_host_ready() && !m_queue_empty) return 1;
+  if (!m_reruns.empty()) return 1;
+  if (!any_host(HostState::ready) && !m_queue_empty) return 1;
   return 0;
 }
 
 void Scheduler::host_ready(int host) {
+  m_host_was_ready[host] = true;
+  m_reconnect_tries[host] = 0;
+  if (!m_leftover_groups[host].empty() || !m_orphans[host].empty()) {
+    m_host_state[host] = HostState::cleaning;
+    clean_host(host);
+    return;
+  }
   m_host_state[host] = HostState::ready;
   m_observer.host_ready(m_fleet.hosts[host]);
   m_queue_dirty = true;
 }
 
 void Scheduler::host_failed(int host, const TransportError& error) {
-  m_host_state[host] = HostState::failed;
+  // Commands of the runner's own that ran there are gone with it.
+  for (auto it = m_control.begin(); it != m_control.end();) {
+    if (it->second.host == host) {
+      ControlJob control = std::move(it->second);
+      it = m_control.erase(it);
+      control.done(JobExit{.error = error.message, .lost = true}, control.output);
+    } else {
+      ++it;
+    }
+  }
+  bool was_ready = m_host_was_ready[host];
+  bool retry = was_ready && !permanent(error) && !m_stopping &&
+               (m_options.daemon || m_reconnect_tries[host] < m_options.reconnect_tries);
   m_observer.host_failed(m_fleet.hosts[host], error);
-  // In broadcast mode every job was meant to run on this host too.
-  if (m_options.mode == Mode::broadcast) ++m_failures;
+  if (retry) {
+    Clock::duration wait = reconnect_delay(m_reconnect_tries[host]++);
+    m_host_state[host] = HostState::reconnecting;
+    m_reconnect_at[host] = m_now + wait;
+    m_observer.notice(fmt::format(
+        "{}: reconnecting in {:.1f}s", m_fleet.hosts[host].name,
+        std::chrono::duration<double>(wait).count()));
+  } else {
+    m_host_state[host] = HostState::failed;
+    requeue_orphans(host, "its host could not be reached to check on it");
+    // In broadcast mode every job was meant to run on this host too.
+    if (m_options.mode == Mode::broadcast) ++m_failures;
+  }
   m_queue_dirty = true;
 }
 
 void Scheduler::job_started(JobId id, long pgid) {
+  if (id >= k_first_control_id) return;
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
   it->second.pgid = pgid;
@@ -85,56 +172,134 @@ void Scheduler::job_started(JobId id, long pgid) {
 }
 
 void Scheduler::job_output(JobId id, OutputStream stream, std::string_view bytes) {
+  if (id >= k_first_control_id) {
+    auto control = m_control.find(id);
+    if (control != m_control.end() && control->second.output.size() < 65536)
+      control->second.output.append(bytes);
+    return;
+  }
   auto it = m_running.find(id);
   if (it != m_running.end()) m_observer.job_output(it->second, stream, bytes);
 }
 
-void Scheduler::job_exited(JobId id, const JobExit& exit) {
+void Scheduler::job_exited(JobId id, const JobExit& reported) {
+  if (id >= k_first_control_id) {
+    auto it = m_control.find(id);
+    if (it == m_control.end()) return;
+    ControlJob control = std::move(it->second);
+    m_control.erase(it);
+    control.done(reported, control.output);
+    return;
+  }
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
   RunningJob job = std::move(it->second);
   m_running.erase(it);
   for (int slot : job.slots) m_slot_job[slot] = 0;
-  if (!exit.succeeded()) {
+
+  JobExit exit = reported;
+  exit.timed_out = job.timed_out && !job.cancelled;
+  exit.cancelled = job.cancelled;
+  int retries = job.spec.retries.value_or(m_options.default_retries);
+  Rerun rerun{job.id, job.spec, job.attempt + 1, job.requeues, job.retries_used};
+  if (exit.lost && job.pgid > 0 && !m_options.keep_orphans)
+    m_leftover_groups[job.host].push_back(job.pgid);
+  // Broadcast steps run in lockstep on every slot: a step is never redone.
+  if (m_options.mode == Mode::queue && !exit.succeeded() && !exit.cancelled && !m_stopping) {
+    if (exit.lost && job.requeues < m_options.max_requeue) {
+      ++rerun.requeues;
+      job.will_rerun = true;
+    } else if (!exit.lost && job.retries_used < retries) {
+      ++rerun.retries_used;
+      rerun.avoid_slot = job.slots.front();
+      job.will_rerun = true;
+    }
+  }
+  if (!exit.succeeded() && !job.will_rerun) {
     ++m_failures;
     m_step_failed = true;
   }
-  m_observer.job_finished(job, exit, Clock::now() - job.start);
+  m_observer.job_finished(job, exit, m_now - job.start);
+  if (job.will_rerun) m_reruns.push_front(std::move(rerun));
   m_queue_dirty = true;
 }
 
 void Scheduler::step(Clock::time_point now) {
-  if (m_kill_at && now >= *m_kill_at) {
-    for (auto& [id, job] : m_running) m_transports[job.host]->signal_job(id, SIGKILL);
-    m_kill_at = now + m_options.kill_grace;
+  m_now = now;
+  act_on_timers(now);
+  if (!can_take_now()) return;
+  // What transports reported (ends, losses) is durable before it is acted on.
+  m_observer.checkpoint();
+  if (m_options.mode == Mode::queue)
+    pump_queue(now);
+  else
+    pump_broadcast(now);
+  start_launched();
+}
+
+void Scheduler::act_on_timers(Clock::time_point now) {
+  for (auto& [id, job] : m_running) {
+    if (job.deadline && now >= *job.deadline && !job.kill_at) {
+      job.timed_out = true;
+      m_observer.warning(fmt::format("#{} [{}] timed out after {}; stopping it", id, job.label,
+                                     job.spec.timeout_text.empty() ? "its timeout"
+                                                                   : job.spec.timeout_text));
+      stop_job(job, now);
+    } else if (job.kill_at && now >= *job.kill_at) {
+      m_transports[job.host]->signal_job(id, SIGKILL);
+      job.kill_at = now + m_options.kill_grace;
+    }
+  }
+  for (std::size_t h = 0; h < m_reconnect_at.size(); ++h) {
+    if (m_reconnect_at[h] && now >= *m_reconnect_at[h]) {
+      m_reconnect_at[h].reset();
+      m_host_state[h] = HostState::connecting;
+      m_transports[h]->connect();
+    }
   }
   if (m_retry_at && now >= *m_retry_at) {
     m_retry_at.reset();
     m_queue_dirty = true;
   }
-  if (!can_take_now()) return;
-  if (m_options.mode == Mode::queue)
-    pump_queue(now);
-  else
-    pump_broadcast(now);
 }
 
 std::optional<Clock::time_point> Scheduler::deadline() const {
   if (can_take_now()) return Clock::time_point::min();
-  if (m_kill_at && !m_running.empty()) return m_kill_at;
-  return m_retry_at;
+  std::optional<Clock::time_point> due = m_retry_at;
+  auto consider = [&](const std::optional<Clock::time_point>& t) {
+    if (t && (!due || *t < *due)) due = t;
+  };
+  for (const auto& [id, job] : m_running) consider(job.kill_at ? job.kill_at : job.deadline);
+  for (const auto& at : m_reconnect_at) consider(at);
+  return due;
 }
 
 bool Scheduler::can_take_now() const {
   if (m_stopping || !m_queue_dirty) return false;
-  if (m_options.mode == Mode::broadcast) return !any_host_connecting() && m_running.empty();
+  if (m_options.mode == Mode::broadcast)
+    return !any_host(HostState::connecting) && !any_host(HostState::cleaning) && m_running.empty();
   for (std::size_t s = 0; s < m_slot_job.size(); ++s)
     if (m_slot_job[s] == 0 && m_host_state[m_fleet.slots[s].host] == HostState::ready) return true;
   return false;
 }
 
+bool Scheduler::pump_reruns(Clock::time_point now) {
+  while (!m_reruns.empty()) {
+    Rerun& rerun = m_reruns.front();
+    auto slots = place(rerun.spec, rerun.avoid_slot);
+    if (!slots) return false;
+    std::string command;
+    if (!render(rerun.spec, *slots, &command)) return false;
+    Rerun taken = std::move(rerun);
+    m_reruns.pop_front();
+    launch(taken.spec, std::move(*slots), std::move(command), now, &taken);
+  }
+  return true;
+}
+
 void Scheduler::pump_queue(Clock::time_point now) {
   m_queue_dirty = false;
+  if (!pump_reruns(now)) return;  // FIFO: the queue file waits behind them
   // Jobs the queue lets us take, each with the slots reserved for it.
   struct Placement {
     std::vector<int> slots;
@@ -163,7 +328,9 @@ void Scheduler::pump_queue(Clock::time_point now) {
 
   if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
     m_queue_empty = false;
-    if (!rendered_ok || (m_running.empty() && !any_host_connecting())) {
+    bool nothing_will_free = m_running.empty() && !any_host(HostState::connecting) &&
+                             !any_host(HostState::cleaning) && !any_host(HostState::reconnecting);
+    if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
       if (rendered_ok) {
         int largest = 0;
@@ -189,7 +356,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     m_stopping = true;
     return;
   }
-  if (!any_host_ready()) return;
+  if (!any_host(HostState::ready)) return;
   m_step_failed = false;
   // One job per step: it runs on every slot of every ready host.
   std::vector<std::pair<int, std::string>> commands;
@@ -209,7 +376,8 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   if (!batch.taken.empty()) {
     m_queue_empty = false;
     m_last_report.clear();
-    for (auto& [slot, command] : commands) launch(batch.taken.front(), {slot}, std::move(command), now);
+    for (auto& [slot, command] : commands)
+      launch(batch.taken.front(), {slot}, std::move(command), now);
     return;
   }
   if (std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {
@@ -237,18 +405,31 @@ void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
   }
 }
 
-std::optional<std::vector<int>> Scheduler::place(const JobSpec& job) const {
+std::optional<std::vector<int>> Scheduler::place(const JobSpec& job, int avoid) const {
+  std::optional<std::vector<int>> fallback;
   for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
     if (m_host_state[h] != HostState::ready) continue;
     std::vector<int> free;
-    for (int slot : m_fleet.hosts[h].slots)
-      if (m_slot_job[slot] == 0) free.push_back(slot);
+    bool has_avoided = false;
+    for (int slot : m_fleet.hosts[h].slots) {
+      if (m_slot_job[slot] != 0) continue;
+      if (slot == avoid) {
+        has_avoided = true;
+        continue;
+      }
+      free.push_back(slot);
+    }
     if (static_cast<int>(free.size()) >= job.slots) {
       free.resize(job.slots);
       return free;
     }
+    if (has_avoided && !fallback && static_cast<int>(free.size()) + 1 >= job.slots) {
+      free.insert(std::upper_bound(free.begin(), free.end(), avoid), avoid);
+      free.resize(job.slots);
+      fallback = free;
+    }
   }
-  return std::nullopt;
+  return fallback;
 }
 
 bool Scheduler::render(const JobSpec& job, const std::vector<int>& slots, std::string* command) {
@@ -265,21 +446,95 @@ bool Scheduler::render(const JobSpec& job, const std::vector<int>& slots, std::s
 }
 
 void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string command,
-                       Clock::time_point now) {
+                       Clock::time_point now, const Rerun* rerun) {
   RunningJob running;
-  running.id = m_next_job_id();
+  running.id = rerun ? rerun->id : m_next_job_id();
   running.spec = job;
   running.command = std::move(command);
   running.host = m_fleet.slots[slots.front()].host;
-  running.label = label_for(slots);
+  running.label = slots_label(m_fleet, slots);
   running.slots = std::move(slots);
   running.start = now;
+  if (rerun) {
+    running.attempt = rerun->attempt;
+    running.requeues = rerun->requeues;
+    running.retries_used = rerun->retries_used;
+  }
+  if (auto timeout = job.timeout ? job.timeout : m_options.default_timeout)
+    running.deadline = now + *timeout;
   for (int slot : running.slots) m_slot_job[slot] = running.id;
   JobId id = running.id;
-  HostTransport* transport = m_transports[running.host];
-  const std::string& text = m_running.emplace(id, std::move(running)).first->second.command;
-  m_observer.job_started(m_running.at(id));
-  transport->start_job(id, text);
+  m_observer.job_started(m_running.emplace(id, std::move(running)).first->second);
+  m_launched.push_back(id);
+}
+
+void Scheduler::start_launched() {
+  if (m_launched.empty()) return;
+  // The starts are durable before any of the jobs can run.
+  m_observer.checkpoint();
+  for (JobId id : std::exchange(m_launched, {})) {
+    const RunningJob& job = m_running.at(id);
+    m_transports[job.host]->start_job(id, job.command);
+  }
+}
+
+void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
+  if (!job.spec.cancel.empty()) {
+    try {
+      std::string command = render_for_job(job.spec.cancel, job.spec, m_fleet, job.slots);
+      JobId id = job.id;
+      run_control(job.host, command, fmt::format("cancel command of #{}", id),
+                  [this, id](const JobExit& exit, const std::string& output) {
+                    if (!exit.succeeded())
+                      m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
+                                                     output.empty() ? "" : ": ", output));
+                  });
+    } catch (const UndefinedVariable& undefined) {
+      m_observer.warning(fmt::format("#{}: its cancel command uses <<{}>>, which is not defined",
+                                     job.id, undefined.name));
+    }
+  }
+  m_transports[job.host]->signal_job(job.id, SIGTERM);
+  job.kill_at = now + m_options.kill_grace;
+}
+
+void Scheduler::run_control(int host, std::string command, std::string what,
+                            std::function<void(const JobExit&, const std::string&)> done) {
+  JobId id = m_next_control_id++;
+  m_control.emplace(id, ControlJob{host, std::move(what), std::move(done), {}});
+  m_transports[host]->start_job(id, command);
+}
+
+void Scheduler::clean_host(int host) {
+  std::vector<long> groups = std::exchange(m_leftover_groups[host], {});
+  std::vector<OrphanJob> orphans = std::exchange(m_orphans[host], {});
+  for (const OrphanJob& orphan : orphans) groups.push_back(orphan.pgid);
+  const std::string& name = m_fleet.hosts[host].name;
+  run_control(
+      host, kill_groups_command(groups), "cleanup",
+      [this, host, name, orphans = std::move(orphans)](const JobExit& exit,
+                                                       const std::string& output) mutable {
+        if (!exit.succeeded() && !exit.lost)
+          m_observer.warning(fmt::format("{}: could not check for leftover processes: {}", name,
+                                         exit.error.empty() ? output : exit.error));
+        std::size_t killed = std::count(output.begin(), output.end(), '\n');
+        if (killed > 0)
+          m_observer.notice(fmt::format("{}: killed {} leftover process group{} of lost jobs",
+                                        name, killed, killed == 1 ? "" : "s"));
+        for (OrphanJob& orphan : orphans) rerun_orphan(std::move(orphan));
+        if (exit.lost) return;  // host_failed has decided what comes next
+        m_host_state[host] = HostState::ready;
+        m_observer.host_ready(m_fleet.hosts[host]);
+        m_queue_dirty = true;
+      });
+}
+
+void Scheduler::requeue_orphans(int host, const std::string& why) {
+  for (OrphanJob& orphan : std::exchange(m_orphans[host], {})) {
+    m_observer.warning(fmt::format("job #{} (process group {} on {}): {}", orphan.id,
+                                   orphan.pgid, m_fleet.hosts[host].name, why));
+    rerun_orphan(std::move(orphan));
+  }
 }
 
 void Scheduler::report_once(const std::string& message) {
@@ -288,31 +543,18 @@ void Scheduler::report_once(const std::string& message) {
   m_observer.notice(message);
 }
 
-bool Scheduler::any_host_connecting() const {
-  return std::find(m_host_state.begin(), m_host_state.end(), HostState::connecting) !=
-         m_host_state.end();
+bool Scheduler::any_host(HostState state) const {
+  return std::find(m_host_state.begin(), m_host_state.end(), state) != m_host_state.end();
 }
 
-bool Scheduler::any_host_ready() const {
-  return std::find(m_host_state.begin(), m_host_state.end(), HostState::ready) !=
-         m_host_state.end();
-}
-
-std::string Scheduler::label_for(const std::vector<int>& slots) const {
-  if (slots.size() == 1) return m_fleet.slots[slots.front()].label;
-  const Slot& first = m_fleet.slots[slots.front()];
-  std::string label = m_fleet.hosts[first.host].name;
-  if (first.params.empty()) {
-    std::vector<std::string> indices;
-    for (int s : slots) indices.push_back(std::to_string(m_fleet.slots[s].index));
-    return fmt::format("{} #{}", label, fmt::join(indices, ","));
-  }
-  for (const auto& [key, value] : first.params) {
-    std::vector<std::string> values;
-    for (int s : slots) values.push_back(find_param(m_fleet.slots[s].params, key).value_or("?"));
-    label += fmt::format(" {}={}", key, fmt::join(values, ","));
-  }
-  return label;
+Clock::duration Scheduler::reconnect_delay(int tries) {
+  auto wait = m_options.reconnect_first;
+  for (int i = 0; i < tries && wait < m_options.reconnect_longest; ++i) wait *= 2;
+  wait = std::min(wait, m_options.reconnect_longest);
+  // Jitter: between half and all of it, so hosts that fell together do not
+  // come back in one burst.
+  std::uniform_real_distribution<double> share(0.5, 1.0);
+  return std::chrono::duration_cast<Clock::duration>(wait * share(m_random));
 }
 
 }  // namespace runner

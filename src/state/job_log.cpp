@@ -79,14 +79,14 @@ bool JobLogs::drain(JobId job, Log& log) {
   return ok;
 }
 
-bool JobLogs::open(JobId job) {
+bool JobLogs::open(JobId job, bool keep_earlier_output) {
   auto [it, inserted] = m_logs.try_emplace(job);
   Log& log = it->second;
   if (!inserted) {
     log.buffer.clear();
     close_fd(log);
   }
-  if (ensure_fd(job, log, true)) return true;
+  if (ensure_fd(job, log, !keep_earlier_output)) return true;
   m_logs.erase(it);
   return false;
 }

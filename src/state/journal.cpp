@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <random>
 
@@ -169,10 +170,17 @@ bool Journal::write_line(std::string_view line) {
     }
     line.remove_prefix(static_cast<std::size_t>(n));
   }
-  if (m_durable && ::fdatasync(m_fd) != 0) {
+  m_unsynced = true;
+  return !m_durable || sync();
+}
+
+bool Journal::sync() {
+  if (!m_unsynced) return true;
+  if (::fdatasync(m_fd) != 0) {
     if (m_error.empty()) m_error = "cannot sync the journal " + m_path + ": " + errno_text();
     return false;
   }
+  m_unsynced = false;
   return true;
 }
 
@@ -204,6 +212,30 @@ bool Journal::run_start(std::string_view mode, std::string_view hosts_file,
   return append(record);
 }
 
+bool Journal::run_start(const RunStartRecord& start) {
+  nlohmann::ordered_json record = header("run_start");
+  record["run"] = m_run_id;
+  record["pid"] = static_cast<long>(::getpid());
+  record["mode"] = start.mode;
+  record["hosts_file"] = start.hosts_file;
+  record["queue_file"] = start.queue_file;
+  std::error_code error;
+  std::string cwd = std::filesystem::current_path(error).string();
+  if (!error) record["cwd"] = cwd;
+  nlohmann::ordered_json slots = nlohmann::ordered_json::array();
+  for (const RunSlotRecord& slot : start.slots) {
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : slot.params) params[key] = value;
+    slots.push_back({{"label", slot.label},
+                     {"host", slot.host},
+                     {"index", slot.index},
+                     {"params", std::move(params)}});
+  }
+  record["slots"] = std::move(slots);
+  if (start.queued) record["queued"] = *start.queued;
+  return append(record);
+}
+
 bool Journal::job_start(const JobStartRecord& start) {
   m_last_job = std::max(m_last_job, start.job);
   nlohmann::ordered_json record = header("job_start");
@@ -218,6 +250,13 @@ bool Journal::job_start(const JobStartRecord& start) {
   for (const auto& [key, value] : start.params) params[key] = value;
   record["params"] = std::move(params);
   record["line"] = start.line;
+  record["template"] = start.template_command;
+  record["slots_needed"] = start.slots_needed;
+  if (!start.timeout.empty()) record["timeout"] = start.timeout;
+  if (start.retries) record["retries"] = *start.retries;
+  if (!start.cancel.empty()) record["cancel"] = start.cancel;
+  record["attempt"] = start.attempt;
+  record["requeues"] = start.requeues;
   return append(record);
 }
 
@@ -228,7 +267,8 @@ bool Journal::job_pgid(JobId job, long pgid) {
   return append(record);
 }
 
-bool Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration) {
+bool Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
+                      bool rerun) {
   nlohmann::ordered_json record = header("job_end");
   record["job"] = job;
   bool exited = exit.signal.empty() && exit.error.empty() && exit.code >= 0;
@@ -236,6 +276,9 @@ bool Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds 
   record["signal"] = string_or_null(exit.signal);
   record["error"] = string_or_null(exit.error);
   record["lost"] = exit.lost;
+  record["timed_out"] = exit.timed_out;
+  record["cancelled"] = exit.cancelled;
+  record["rerun"] = rerun;
   record["duration_ms"] = duration.count();
   return append(record);
 }

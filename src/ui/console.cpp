@@ -3,6 +3,7 @@
 #include "runner/ui/console.h"
 
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <array>
@@ -22,6 +23,9 @@ constexpr std::array<std::string_view, 8> k_palette = {"36", "32", "33", "35",
                                                        "34", "96", "92", "95"};
 
 constexpr std::string_view k_reset = "\x1b[0m";
+
+// Back to the start of the line and erase it: removes the status line.
+constexpr std::string_view k_erase_line = "\r\x1b[K";
 
 }  // namespace
 
@@ -71,7 +75,10 @@ Console::Console(std::FILE* out, std::FILE* err, ColorMode color, std::size_t pr
     : Console((std::fflush(out), fileno(out)), (std::fflush(err), fileno(err)), color,
               print_period) {}
 
-Console::~Console() { flush(); }
+Console::~Console() {
+  flush();
+  clear_status();
+}
 
 Console::JobState& Console::job_state(JobId job, int slot, std::string_view label) {
   auto [it, inserted] = m_jobs.try_emplace(job);
@@ -128,7 +135,24 @@ void Console::message(std::string_view kind, std::string_view sgr, std::string_v
   }
   line.append(text);
   line.push_back('\n');
-  write_all(m_err_fd, line);
+  write_message(line);
+}
+
+void Console::write_message(std::string_view text) {
+  if (!m_status_shown) {
+    write_all(m_err_fd, text);
+    return;
+  }
+  if (m_status_fd == m_err_fd) {
+    std::string framed;
+    framed.reserve(k_erase_line.size() + text.size() + m_status.size());
+    framed.append(k_erase_line).append(text).append(m_status);
+    write_all(m_err_fd, framed);
+    return;
+  }
+  write_all(m_status_fd, k_erase_line);
+  write_all(m_err_fd, text);
+  write_all(m_status_fd, m_status);
 }
 
 void Console::info(std::string_view message_text) { message("", "", message_text); }
@@ -139,15 +163,62 @@ void Console::error(std::string_view message_text) { message("error:", "1;31", m
 
 void Console::write_block(std::string_view text) {
   flush();
-  write_all(m_err_fd, text);
+  write_message(text);
 }
 
 void Console::flush() {
   if (m_buffer.empty()) return;
   // Once the output is gone (a closed pipe), drop job lines instead of
   // retrying every flush.
-  if (!m_out_failed && !write_all(m_out_fd, m_buffer)) m_out_failed = true;
+  if (!m_out_failed) {
+    bool ok = true;
+    if (m_status_shown && m_status_fd == m_out_fd) {
+      // One write: erase the status line, the job lines, the status line.
+      std::string framed;
+      framed.reserve(k_erase_line.size() + m_buffer.size() + m_status.size());
+      framed.append(k_erase_line).append(m_buffer).append(m_status);
+      ok = write_all(m_out_fd, framed);
+    } else {
+      ok = write_all(m_out_fd, m_buffer);
+    }
+    if (!ok) m_out_failed = true;
+  }
   m_buffer.clear();
+}
+
+bool Console::enable_status() {
+  const char* term = std::getenv("TERM");
+  if (term && std::strcmp(term, "dumb") == 0) return false;
+  if (isatty(m_out_fd) == 1) {
+    m_status_fd = m_out_fd;
+  } else if (isatty(m_err_fd) == 1) {
+    m_status_fd = m_err_fd;
+  }
+  return m_status_fd >= 0;
+}
+
+void Console::show_status(std::string_view line) {
+  if (m_status_fd < 0 || (m_status_shown && line == m_status)) return;
+  m_status.assign(line);
+  std::string framed;
+  framed.reserve(k_erase_line.size() + m_status.size());
+  framed.append(k_erase_line).append(m_status);
+  write_all(m_status_fd, framed);
+  m_status_shown = true;
+}
+
+void Console::clear_status() {
+  if (m_status_shown) write_all(m_status_fd, k_erase_line);
+  m_status_shown = false;
+  m_status.clear();
+  m_status_fd = -1;
+}
+
+std::size_t Console::status_width() const {
+  winsize size{};
+  if (m_status_fd >= 0 && ::ioctl(m_status_fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+    return size.ws_col;
+  return 80;
 }
 
 }  // namespace runner

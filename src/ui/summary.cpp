@@ -137,4 +137,65 @@ std::string format_summary(const std::vector<FinishedJob>& jobs,
   return text;
 }
 
+std::string format_run_summary(const std::vector<FinishedJob>& jobs,
+                               const std::vector<SlotUsage>& slots,
+                               std::chrono::milliseconds wall_time, std::size_t slowest,
+                               std::size_t max_slots, std::size_t max_listed) {
+  std::string counts = format_summary(jobs, wall_time, max_listed);
+  std::size_t first_end = counts.find('\n') + 1;
+  std::string text = counts.substr(0, first_end);
+
+  if (!jobs.empty() && !slots.empty() && wall_time.count() > 0) {
+    long long busy = 0;
+    for (const SlotUsage& slot : slots) busy += slot.busy.count();
+    long long available = wall_time.count() * static_cast<long long>(slots.size());
+    text += fmt::format("runner: slots busy {}% of the time ({} of {} slot time)\n",
+                        busy * 100 / std::max(1LL, available),
+                        format_duration(std::chrono::milliseconds(busy)),
+                        format_duration(std::chrono::milliseconds(available)));
+    std::vector<const SlotUsage*> shown;
+    for (const SlotUsage& slot : slots) shown.push_back(&slot);
+    if (shown.size() > max_slots) {
+      std::stable_sort(shown.begin(), shown.end(), [](const SlotUsage* a, const SlotUsage* b) {
+        return a->busy < b->busy;
+      });
+      shown.resize(max_slots);
+      text += fmt::format("  the {} least busy of {} slots:\n", max_slots, slots.size());
+    }
+    std::size_t label_width = 0, time_width = 0;
+    for (const SlotUsage* slot : shown) {
+      label_width = std::max(label_width, utf8_length(slot->label));
+      time_width = std::max(time_width, format_duration(slot->busy).size());
+    }
+    for (const SlotUsage* slot : shown) {
+      long long percent = std::min<long long>(100, slot->busy.count() * 100 / wall_time.count());
+      text += fmt::format("  {}{}  {:>{}}  {:>3}%  {}\n", slot->label,
+                          std::string(label_width - utf8_length(slot->label), ' '),
+                          format_duration(slot->busy), time_width, percent,
+                          count_of(slot->jobs, "job", "jobs"));
+    }
+  }
+
+  if (jobs.size() > 1 && slowest > 0) {
+    std::vector<const FinishedJob*> by_duration;
+    for (const FinishedJob& job : jobs) by_duration.push_back(&job);
+    std::size_t n = std::min(slowest, by_duration.size());
+    std::partial_sort(by_duration.begin(), by_duration.begin() + n, by_duration.end(),
+                      [](const FinishedJob* a, const FinishedJob* b) {
+                        return a->duration != b->duration ? a->duration > b->duration
+                                                          : a->id < b->id;
+                      });
+    text += "runner: slowest jobs\n";
+    for (std::size_t i = 0; i < n; ++i) {
+      const FinishedJob& job = *by_duration[i];
+      text += fmt::format("  #{}", job.id);
+      if (!job.label.empty()) text += " [" + job.label + "]";
+      text += " " + format_duration(job.duration) + "  " + shorten_command(job.command, 80) + "\n";
+    }
+  }
+
+  if (first_end < counts.size()) text += "runner: failed jobs\n" + counts.substr(first_end);
+  return text;
+}
+
 }  // namespace runner

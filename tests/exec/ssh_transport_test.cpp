@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -133,9 +134,15 @@ class SshTransportTest : public ::testing::Test {
     return Sshd::start(m_dir.file(name), options);
   }
 
+  // An ssh configuration of the test's own: ~/.ssh/config is never read.
+  std::string empty_ssh_config() { return m_dir.write("empty_ssh_config", ""); }
+
   // Options that trust `sshd` and log in with its client key, no agent.
   SshOptions options_for(const Sshd& sshd) {
     SshOptions options;
+    options.config_file = empty_ssh_config();
+    // Never a prompt on the terminal of whoever runs the tests.
+    options.ask_passphrase = [](const std::string&) { return std::nullopt; };
     options.identity_files = {sshd.client_key()};
     options.known_hosts = m_dir.write("known_hosts", sshd.known_hosts_line() + "\n");
     options.use_agent = false;
@@ -529,6 +536,7 @@ TEST_F(SshTransportTest, ClosedPortIsAConnectError) {
   address.host = "127.0.0.1";
   address.port = port;
   SshOptions options;
+  options.config_file = empty_ssh_config();
   options.use_agent = false;
   options.known_hosts = m_dir.write("known_hosts", "");
   options.identity_files = {m_dir.file("none")};
@@ -553,6 +561,7 @@ TEST_F(SshTransportTest, ServerThatNeverAnswersTimesOut) {
   address.host = "127.0.0.1";
   address.port = ntohs(addr.sin_port);
   SshOptions options;
+  options.config_file = empty_ssh_config();
   options.use_agent = false;
   options.known_hosts = m_dir.write("known_hosts", "");
   options.connect_timeout = 300ms;
@@ -678,6 +687,7 @@ TEST_F(SshTransportTest, FleetOfServersSharesOneIdentity) {
   std::string known_hosts = m_dir.write(
       "fleet_known_hosts", first->known_hosts_line() + "\n" + second->known_hosts_line() + "\n");
   SshOptions options;
+  options.config_file = empty_ssh_config();
   options.use_agent = false;
   options.identity_files = {first->client_key()};
   options.known_hosts = known_hosts;
@@ -709,6 +719,595 @@ TEST_F(SshTransportTest, ShutdownClosesOnceJobsEnd) {
   EXPECT_EQ(m_events.out[1], "finished\n");
   EXPECT_TRUE(m_events.exits[1].succeeded());
   EXPECT_FALSE(m_events.failure.has_value());
+}
+
+// ---------------------------------------------------------------------------
+// Hosts resolved through a test-made ssh configuration
+
+// A throwaway ssh-agent holding the keys added to it.
+class TestAgent {
+ public:
+  explicit TestAgent(const std::string& socket) : m_socket(socket) {
+    m_pid = fork();
+    if (m_pid == 0) {
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      execlp("ssh-agent", "ssh-agent", "-D", "-a", socket.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 500 && access(socket.c_str(), F_OK) != 0; ++i)
+      std::this_thread::sleep_for(10ms);
+  }
+  ~TestAgent() {
+    kill(m_pid, SIGTERM);
+    waitpid(m_pid, nullptr, 0);
+  }
+  bool add(const std::string& key) {
+    std::string command = "SSH_AUTH_SOCK=" + shell_quote(m_socket) + " ssh-add " +
+                          shell_quote(key) + " >/dev/null 2>&1";
+    return std::system(command.c_str()) == 0;
+  }
+  const std::string& socket() const { return m_socket; }
+
+ private:
+  std::string m_socket;
+  pid_t m_pid = -1;
+};
+
+// Steps several transports in one poll loop until `done`.
+bool run_all_until(const std::vector<HostTransport*>& transports, const std::function<bool()>& done,
+                   std::chrono::milliseconds limit = 20s) {
+  auto give_up = Clock::now() + limit;
+  while (!done()) {
+    Clock::time_point now = Clock::now();
+    if (now >= give_up) return false;
+    std::vector<pollfd> fds;
+    Clock::time_point wake = give_up;
+    for (HostTransport* transport : transports) {
+      transport->poll_fds(fds);
+      if (auto deadline = transport->deadline()) wake = std::min(wake, *deadline);
+    }
+    auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
+    if (timeout < 0) timeout = 0;
+    if (wake > now && timeout == 0) timeout = 1;
+    poll(fds.data(), fds.size(), static_cast<int>(timeout));
+    now = Clock::now();
+    for (HostTransport* transport : transports) transport->step(now);
+  }
+  return true;
+}
+
+int count_of(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+class SshConfigTransportTest : public SshTransportTest {
+ protected:
+  // "Host ALIAS" with everything needed to reach `sshd`, then `extra` lines.
+  static std::string host_block(const std::string& alias, const Sshd& sshd,
+                                const std::string& known_hosts, const std::string& extra = "") {
+    return "Host " + alias + "\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd.port()) +
+           "\n  User " + sshd.user() + "\n  IdentityFile " + sshd.client_key() +
+           "\n  UserKnownHostsFile " + known_hosts + "\n" + extra;
+  }
+
+  // Options that leave everything to the ssh configuration `config`.
+  static SshOptions config_only(const std::string& config) {
+    SshOptions options;
+    options.config_file = config;
+    options.use_agent = false;
+    options.ask_passphrase = [](const std::string&) { return std::nullopt; };
+    options.connect_timeout = 10s;
+    return options;
+  }
+
+  static HostAddress alias(const std::string& name) {
+    HostAddress address;
+    address.host = name;
+    return address;
+  }
+
+  std::unique_ptr<HostTransport> connect_alias(const std::string& name, const SshOptions& options) {
+    auto transport = make_ssh_transport(0, alias(name), options, m_events);
+    transport->connect();
+    return transport;
+  }
+};
+
+TEST_F(SshConfigTransportTest, AliasFromPatternsAndIncludeReachesTheHost) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  m_dir.write("ssh_config.d/gpu.conf",
+              "Host gpu-one\n  Port " + std::to_string(sshd->port()) + "\n");
+  std::string config = m_dir.write(
+      "ssh_config", "Include " + m_dir.file("ssh_config.d") +
+                        "/*.conf\n"
+                        "Host gpu-*\n  HostName 127.0.0.1\n  Port 1\n  User " +
+                        sshd->user() + "\n  IdentityFile " + m_dir.file("missing_key") +
+                        "\n  IdentityFile " + sshd->client_key() + "\n  UserKnownHostsFile " +
+                        known_hosts + "\n  StrictHostKeyChecking yes\n");
+  auto transport = connect_alias("gpu-one", config_only(config));
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  run_job(*transport, "echo $SSH_CONNECTION");
+  EXPECT_NE(m_events.out[1].find(" " + std::to_string(sshd->port()) + "\n"), std::string::npos)
+      << m_events.out[1];
+  std::optional<SshHostInfo> info = ssh_host_info(*transport);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->auth, "key " + sshd->client_key());
+  EXPECT_EQ(info->host_key, "known");
+  EXPECT_NE(info->endpoint.find("gpu-one"), std::string::npos) << info->endpoint;
+  EXPECT_TRUE(info->round_trip.has_value());
+}
+
+TEST_F(SshConfigTransportTest, UserAndPortWrittenInlineWinOverTheConfig) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  std::string config =
+      m_dir.write("ssh_config",
+                  "Host gpu-one\n  HostName 127.0.0.1\n  Port 1\n  User nobody-here\n"
+                  "  IdentityFile " +
+                      sshd->client_key() + "\n  UserKnownHostsFile " + known_hosts + "\n");
+  HostAddress address = alias("gpu-one");
+  address.user = sshd->user();
+  address.port = sshd->port();
+  auto transport = make_ssh_transport(0, address, config_only(config), m_events);
+  transport->connect();
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  EXPECT_TRUE(m_events.ready) << m_events.failure->message;
+}
+
+TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  generate_key(m_dir.file("other_host_key"), "ed25519");
+  std::istringstream other(read_text(m_dir.file("other_host_key.pub")));
+  std::string type, blob;
+  other >> type >> blob;
+  std::string name = "[127.0.0.1]:" + std::to_string(sshd->port());
+  std::string changed_line = name + " " + type + " " + blob + "\n";
+  std::string known_line = sshd->known_hosts_line() + "\n";
+
+  for (std::string policy : {"yes", "ask", "accept-new", "no"}) {
+    for (std::string situation : {"known", "unknown", "changed"}) {
+      SCOPED_TRACE(policy + " / " + situation);
+      std::string before = situation == "known"     ? known_line
+                           : situation == "changed" ? changed_line
+                                                    : "";
+      std::string known_hosts = m_dir.write("kh_" + policy + "_" + situation, before);
+      std::string config = m_dir.write(
+          "ssh_config",
+          host_block("node", *sshd, known_hosts, "  StrictHostKeyChecking " + policy + "\n"));
+      Recorder events;
+      auto transport = make_ssh_transport(0, alias("node"), config_only(config), events);
+      transport->connect();
+      ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
+      bool accepts_new = policy == "accept-new" || policy == "no";
+      if (situation == "known" || (situation == "unknown" && accepts_new)) {
+        EXPECT_TRUE(events.ready) << events.failure->message;
+        EXPECT_EQ(read_text(known_hosts), situation == "known" ? known_line : known_line);
+        if (situation == "unknown") {
+          EXPECT_EQ(ssh_host_info(*transport)->host_key, "new, added to " + known_hosts);
+        }
+        continue;
+      }
+      ASSERT_TRUE(events.failure);
+      EXPECT_EQ(events.failure->kind, TransportErrorKind::host_key);
+      EXPECT_EQ(read_text(known_hosts), before) << "the file must not change";
+      EXPECT_NE(events.failure->message.find("node"), std::string::npos);
+      if (situation == "changed") {
+        EXPECT_NE(events.failure->message.find("REMOTE HOST IDENTIFICATION HAS CHANGED"),
+                  std::string::npos)
+            << events.failure->message;
+        EXPECT_NE(events.failure->message.find("ssh-keygen -f " + known_hosts + " -R"),
+                  std::string::npos);
+      } else {
+        EXPECT_NE(events.failure->message.find("ssh-keyscan -p " + std::to_string(sshd->port()) +
+                                               " 127.0.0.1 >> " + known_hosts),
+                  std::string::npos)
+            << events.failure->message;
+        EXPECT_EQ(events.failure->message.find("StrictHostKeyChecking is yes") != std::string::npos,
+                  policy == "yes");
+      }
+    }
+  }
+}
+
+TEST_F(SshConfigTransportTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFirst) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  std::string first = m_dir.write("kh_first", "");
+  std::string second = m_dir.write("kh_second", sshd->known_hosts_line() + "\n");
+  std::string config = m_dir.write(
+      "ssh_config",
+      host_block("node", *sshd, first + " " + second, "  StrictHostKeyChecking accept-new\n"));
+  auto transport = connect_alias("node", config_only(config));
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  EXPECT_TRUE(m_events.ready) << m_events.failure->message;
+  EXPECT_EQ(read_text(first), "") << "a key known in the second file is known";
+
+  std::string third = m_dir.write("kh_third", "");
+  config = m_dir.write("ssh_config", host_block("node", *sshd, third + " " + first,
+                                                "  StrictHostKeyChecking accept-new\n"));
+  Recorder events;
+  auto again = make_ssh_transport(0, alias("node"), config_only(config), events);
+  again->connect();
+  ASSERT_TRUE(run_until(*again, [&] { return events.ready || events.failure; }));
+  EXPECT_TRUE(events.ready) << events.failure->message;
+  EXPECT_EQ(read_text(third), sshd->known_hosts_line() + "\n");
+}
+
+TEST_F(SshConfigTransportTest, HostKeyAliasNamesTheKnownHostsEntry) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  std::string line = sshd->known_hosts_line();
+  std::string known_hosts = m_dir.write("kh", "gpu-box-key" + line.substr(line.find(' ')) + "\n");
+  std::string config = m_dir.write(
+      "ssh_config", host_block("node", *sshd, known_hosts,
+                               "  HostKeyAlias gpu-box-key\n  StrictHostKeyChecking yes\n"));
+  auto transport = connect_alias("node", config_only(config));
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  EXPECT_TRUE(m_events.ready) << m_events.failure->message;
+}
+
+TEST_F(SshConfigTransportTest, ProxyJumpGoesThroughTheJumpHost) {
+  SshdOptions jump_options;
+  jump_options.log_level = "DEBUG1";
+  auto jump = start_sshd(jump_options, "jump");
+  RUNNER_REQUIRE_SSHD(jump);
+  SshdOptions shared;
+  shared.client_key = jump->client_key();
+  auto target = start_sshd(shared, "target");
+  ASSERT_TRUE(target);
+  std::string known_hosts =
+      m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
+  std::string config = m_dir.write(
+      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
+                        host_block("bastion", *jump, known_hosts));
+  auto transport = connect_alias("target", config_only(config));
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  JobExit exit = run_job(*transport, "echo through; head -c 200000 /dev/zero | wc -c");
+  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_EQ(m_events.out[1], "through\n200000\n");
+  EXPECT_NE(jump->log().find("target 127.0.0.1 port " + std::to_string(target->port())),
+            std::string::npos)
+      << "the jump host did not forward to the target:\n"
+      << jump->log();
+  EXPECT_EQ(ssh_host_info(*transport)->endpoint, "target (via bastion)");
+}
+
+TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
+  SshdOptions logged;
+  logged.log_level = "DEBUG1";
+  auto outer = start_sshd(logged, "outer");
+  RUNNER_REQUIRE_SSHD(outer);
+  logged.client_key = outer->client_key();
+  auto inner = start_sshd(logged, "inner");
+  SshdOptions shared;
+  shared.client_key = outer->client_key();
+  auto target = start_sshd(shared, "target");
+  ASSERT_TRUE(inner && target);
+  std::string known_hosts =
+      m_dir.write("kh", outer->known_hosts_line() + "\n" + inner->known_hosts_line() + "\n" +
+                            target->known_hosts_line() + "\n");
+  // "far" names both hops; "near" reaches inner, whose own ProxyJump is outer.
+  std::string config = m_dir.write(
+      "ssh_config", host_block("far", *target, known_hosts, "  ProxyJump outer,inner\n") +
+                        host_block("near", *target, known_hosts, "  ProxyJump inner2\n") +
+                        host_block("inner2", *inner, known_hosts, "  ProxyJump outer\n") +
+                        host_block("outer", *outer, known_hosts) +
+                        host_block("inner", *inner, known_hosts));
+  for (std::string name : {"far", "near"}) {
+    SCOPED_TRACE(name);
+    Recorder events;
+    auto transport = make_ssh_transport(0, alias(name), config_only(config), events);
+    transport->connect();
+    ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
+    ASSERT_TRUE(events.ready) << events.failure->message;
+    transport->start_job(1, "echo two hops");
+    ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
+    EXPECT_EQ(events.out[1], "two hops\n");
+  }
+  EXPECT_EQ(count_of(outer->log(), "target 127.0.0.1 port " + std::to_string(inner->port())), 2)
+      << outer->log();
+  EXPECT_EQ(count_of(inner->log(), "target 127.0.0.1 port " + std::to_string(target->port())), 2)
+      << inner->log();
+}
+
+TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
+  SshdOptions jump_options;
+  jump_options.log_level = "INFO";
+  auto jump = start_sshd(jump_options, "jump");
+  RUNNER_REQUIRE_SSHD(jump);
+  SshdOptions shared;
+  shared.client_key = jump->client_key();
+  auto first = start_sshd(shared, "first");
+  auto second = start_sshd(shared, "second");
+  ASSERT_TRUE(first && second);
+  std::string known_hosts =
+      m_dir.write("kh", jump->known_hosts_line() + "\n" + first->known_hosts_line() + "\n" +
+                            second->known_hosts_line() + "\n");
+  std::string config = m_dir.write(
+      "ssh_config", host_block("first", *first, known_hosts, "  ProxyJump bastion\n") +
+                        host_block("second", *second, known_hosts, "  ProxyJump bastion\n") +
+                        host_block("bastion", *jump, known_hosts));
+  std::shared_ptr<SshContext> context = make_ssh_context(config_only(config));
+  EXPECT_TRUE(resolve_ssh_config(*context, {alias("first"), alias("second")}).empty());
+  Recorder second_events;
+  auto one = make_ssh_transport(0, alias("first"), context, m_events);
+  auto two = make_ssh_transport(1, alias("second"), context, second_events);
+  one->connect();
+  two->connect();
+  ASSERT_TRUE(run_all_until({one.get(), two.get()}, [&] {
+    return (m_events.ready || m_events.failure) && (second_events.ready || second_events.failure);
+  }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(second_events.ready) << second_events.failure->message;
+  one->start_job(1, "echo one");
+  two->start_job(2, "echo two");
+  ASSERT_TRUE(run_all_until({one.get(), two.get()}, [&] {
+    return m_events.exits.count(1) && second_events.exits.count(2);
+  }));
+  EXPECT_EQ(m_events.out[1], "one\n");
+  EXPECT_EQ(second_events.out[2], "two\n");
+  EXPECT_EQ(count_of(jump->log(), "Accepted publickey"), 1) << jump->log();
+}
+
+TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
+  SshdOptions jump_options;
+  jump_options.extra_config = "AllowTcpForwarding no";
+  auto jump = start_sshd(jump_options, "jump");
+  RUNNER_REQUIRE_SSHD(jump);
+  SshdOptions shared;
+  shared.client_key = jump->client_key();
+  auto target = start_sshd(shared, "target");
+  ASSERT_TRUE(target);
+  std::string known_hosts =
+      m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
+  std::string config = m_dir.write(
+      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
+                        host_block("bastion", *jump, known_hosts));
+  auto transport = connect_alias("target", config_only(config));
+  TransportError error = failure_of(*transport);
+  EXPECT_EQ(error.kind, TransportErrorKind::connect);
+  EXPECT_NE(error.message.find("target"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("bastion"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("AllowTcpForwarding"), std::string::npos) << error.message;
+}
+
+TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
+  auto target = start_sshd();
+  RUNNER_REQUIRE_SSHD(target);
+  std::string known_hosts = m_dir.write("kh", target->known_hosts_line() + "\n");
+  // The jump host's key is not known.
+  SshdOptions shared;
+  shared.client_key = target->client_key();
+  auto jump = start_sshd(shared, "jump");
+  ASSERT_TRUE(jump);
+  std::string config = m_dir.write(
+      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
+                        host_block("bastion", *jump, known_hosts));
+  auto transport = connect_alias("target", config_only(config));
+  TransportError error = failure_of(*transport);
+  EXPECT_EQ(error.kind, TransportErrorKind::host_key);
+  EXPECT_NE(error.message.find("target (via bastion): cannot reach it through its jump host: "
+                               "bastion"),
+            std::string::npos)
+      << error.message;
+  EXPECT_NE(error.message.find("ssh-keyscan -p " + std::to_string(jump->port())), std::string::npos)
+      << error.message;
+}
+
+TEST_F(SshConfigTransportTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
+  auto jump = start_sshd({}, "jump");
+  RUNNER_REQUIRE_SSHD(jump);
+  SshdOptions shared;
+  shared.client_key = jump->client_key();
+  auto target = start_sshd(shared, "target");
+  ASSERT_TRUE(target);
+  std::string known_hosts = m_dir.write("kh", jump->known_hosts_line() + "\n");
+  std::string config = m_dir.write(
+      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
+                        host_block("bastion", *jump, known_hosts));
+  auto transport = connect_alias("target", config_only(config));
+  TransportError error = failure_of(*transport);
+  EXPECT_EQ(error.kind, TransportErrorKind::host_key);
+  EXPECT_NE(error.message.find("ssh -F " + config + " -o StrictHostKeyChecking=accept-new"),
+            std::string::npos)
+      << error.message;
+}
+
+TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  SshOptions options = options_for(*sshd);
+  std::string known_hosts = options.known_hosts;
+  options.known_hosts = m_dir.write("kh_later", "");
+  auto transport = connect(*sshd, options);
+  EXPECT_EQ(failure_of(*transport).kind, TransportErrorKind::host_key);
+
+  // The key is recorded meanwhile: connecting again succeeds.
+  m_dir.write("kh_later", sshd->known_hosts_line() + "\n");
+  m_events.failure.reset();
+  transport->connect();
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  transport->start_job(1, "echo $PPID; sleep 30");
+  ASSERT_TRUE(
+      run_until(*transport, [&] { return m_events.out[1].find('\n') != std::string::npos; }));
+
+  // The connection breaks under a running job: lost, then host_failed.
+  sshd->kill_sessions();
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
+  EXPECT_TRUE(m_events.exits[1].lost);
+
+  // And once more: a new connection, reported ready again.
+  m_events.ready = false;
+  m_events.failure.reset();
+  transport->connect();
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  JobExit exit = run_job(*transport, "echo $PPID", 2);
+  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_NE(m_events.out[2], m_events.out[1]) << "the old connection was reused";
+  EXPECT_EQ(m_events.log, (std::vector<std::string>{"failed", "ready", "started 1", "exited 1",
+                                                    "failed", "ready", "started 2", "exited 2"}));
+}
+
+TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnection) {
+  auto jump = start_sshd({}, "jump");
+  RUNNER_REQUIRE_SSHD(jump);
+  SshdOptions shared;
+  shared.client_key = jump->client_key();
+  auto target = start_sshd(shared, "target");
+  ASSERT_TRUE(target);
+  std::string known_hosts =
+      m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
+  std::string config = m_dir.write(
+      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
+                        host_block("bastion", *jump, known_hosts));
+  auto transport = connect_alias("target", config_only(config));
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  transport->start_job(1, "sleep 30");
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
+  jump->kill_sessions();
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
+  EXPECT_TRUE(m_events.exits[1].lost);
+
+  m_events.ready = false;
+  m_events.failure.reset();
+  transport->connect();
+  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  JobExit exit = run_job(*transport, "echo back", 2);
+  EXPECT_EQ(m_events.out[2], "back\n");
+}
+
+TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
+  SshdOptions sshd_options;
+  sshd_options.max_startups = "2:100:2";
+  sshd_options.log_level = "INFO";
+  auto sshd = start_sshd(sshd_options);
+  RUNNER_REQUIRE_SSHD(sshd);
+  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  // Keys the server refuses come first: each handshake stays unauthenticated
+  // (counted by MaxStartups) a little longer, as with a real user's key list.
+  std::string refused_keys;
+  for (int i = 0; i < 4; ++i) {
+    std::string key = m_dir.file("other_key_" + std::to_string(i));
+    generate_key(key, "ed25519");
+    refused_keys += "  IdentityFile " + key + "\n";
+  }
+  std::string config =
+      m_dir.write("ssh_config",
+                  "Host node*\n" + refused_keys +
+                      host_block("node*", *sshd, known_hosts).substr(std::strlen("Host node*\n")));
+  constexpr int k_hosts = 16;
+  std::vector<HostAddress> addresses;
+  for (int i = 0; i < k_hosts; ++i) addresses.push_back(alias("node" + std::to_string(i)));
+  std::shared_ptr<SshContext> context = make_ssh_context(config_only(config));
+  ASSERT_TRUE(resolve_ssh_config(*context, addresses).empty());
+  std::vector<Recorder> events(k_hosts);
+  std::vector<std::unique_ptr<HostTransport>> transports;
+  std::vector<HostTransport*> raw;
+  for (int i = 0; i < k_hosts; ++i) {
+    transports.push_back(make_ssh_transport(i, addresses[i], context, events[i]));
+    raw.push_back(transports.back().get());
+  }
+  for (auto& transport : transports) transport->connect();
+  auto all = [&](const std::function<bool(Recorder&)>& test) {
+    return std::all_of(events.begin(), events.end(), test);
+  };
+  ASSERT_TRUE(
+      run_all_until(raw, [&] { return all([](Recorder& e) { return e.ready || e.failure; }); }));
+  for (int i = 0; i < k_hosts; ++i) {
+    ASSERT_TRUE(events[i].ready) << "node" << i << ": " << events[i].failure->message;
+  }
+  // Without a limit per server, 16 handshakes at once would lose 14 at a
+  // time; the limit learns from the first refusals.
+  int dropped = count_of(sshd->log(), "past MaxStartups");
+  EXPECT_LT(dropped, k_hosts) << sshd->log();
+}
+
+TEST_F(SshTransportTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
+  std::string locked = m_dir.file("locked_ed25519");
+  generate_key(locked, "ed25519", "open sesame");
+  SshdOptions sshd_options;
+  sshd_options.client_key = locked;
+  auto first = start_sshd(sshd_options, "first");
+  RUNNER_REQUIRE_SSHD(first);
+  auto second = start_sshd(sshd_options, "second");
+  ASSERT_TRUE(second);
+  std::vector<std::string> asked;
+  SshOptions options = options_for(*first);
+  options.known_hosts =
+      m_dir.write("kh", first->known_hosts_line() + "\n" + second->known_hosts_line() + "\n");
+  options.ask_passphrase = [&](const std::string& key) -> std::optional<std::string> {
+    asked.push_back(key);
+    return asked.size() == 1 ? "wrong guess" : "open sesame";
+  };
+  std::shared_ptr<SshContext> context = make_ssh_context(options);
+  Recorder second_events;
+  auto one = make_ssh_transport(0, address_of(*first), context, m_events);
+  auto two = make_ssh_transport(1, address_of(*second), context, second_events);
+  one->connect();
+  ASSERT_TRUE(run_until(*one, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  two->connect();
+  ASSERT_TRUE(run_until(*two, [&] { return second_events.ready || second_events.failure; }));
+  ASSERT_TRUE(second_events.ready) << second_events.failure->message;
+  EXPECT_EQ(asked, (std::vector<std::string>{locked, locked}))
+      << "asked again after a wrong passphrase, then never again";
+  EXPECT_EQ(ssh_host_info(*two)->auth, "key " + locked + " (passphrase)");
+}
+
+TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  TestAgent agent(m_dir.file("agent.sock"));
+  ASSERT_TRUE(agent.add(sshd->client_key()));
+  std::string stranger = m_dir.file("stranger_ed25519");
+  generate_key(stranger, "ed25519");
+  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  for (bool identities_only : {false, true}) {
+    SCOPED_TRACE(identities_only ? "IdentitiesOnly yes" : "IdentitiesOnly no");
+    std::string config = m_dir.write(
+        "ssh_config", "Host node\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd->port()) +
+                          "\n  User " + sshd->user() + "\n  IdentityFile " + stranger +
+                          "\n  UserKnownHostsFile " + known_hosts + "\n  IdentityAgent " +
+                          agent.socket() + "\n  IdentitiesOnly " +
+                          (identities_only ? "yes" : "no") + "\n");
+    SshOptions options = config_only(config);
+    options.use_agent = true;
+    Recorder events;
+    auto transport = make_ssh_transport(0, alias("node"), options, events);
+    transport->connect();
+    ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
+    if (!identities_only) {
+      ASSERT_TRUE(events.ready) << events.failure->message;
+      EXPECT_EQ(ssh_host_info(*transport)->auth, "agent key runner-test");
+    } else {
+      ASSERT_TRUE(events.failure);
+      EXPECT_NE(events.failure->message.find("IdentitiesOnly"), std::string::npos)
+          << events.failure->message;
+      EXPECT_NE(events.failure->message.find("tried " + stranger), std::string::npos)
+          << events.failure->message;
+    }
+  }
+}
+
+TEST_F(SshConfigTransportTest, ProxyCommandIsRefusedWithTheAlternative) {
+  std::string config = m_dir.write("ssh_config", "Host boxed\n  ProxyCommand nc %h %p\n");
+  auto transport = connect_alias("boxed", config_only(config));
+  TransportError error = failure_of(*transport);
+  EXPECT_NE(error.message.find("ProxyCommand"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("ProxyJump"), std::string::npos) << error.message;
 }
 
 }  // namespace

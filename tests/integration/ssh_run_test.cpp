@@ -83,6 +83,9 @@ struct SshFleet : ::testing::Test {
   testing::ProcessSpec spec(std::vector<std::string> args) {
     for (std::string extra : {"--identity", key.c_str(), "--known-hosts"}) args.push_back(extra);
     args.push_back(dir.file("known_hosts"));
+    // An ssh configuration of the test's own: ~/.ssh/config is never read.
+    args.push_back("--ssh-config");
+    args.push_back(dir.write("ssh_config", ""));
     return testing::runner_spec(std::move(args), dir.path());
   }
 
@@ -99,7 +102,7 @@ TEST_F(SshFleet, QueueModeSpreadsJobsOverThreeHostsInParallel) {
   std::string running = dir.file("running");
   dir.write("queue.yaml",
             "- command: >-\n"
-            "    touch " + running + "/<<i>>; sleep 0.4;\n"
+            "    touch " + running + "/<<i>>; sleep 1;\n"
             "    echo job <<i>> on <<hostname>> slot <<slots>> saw $(ls " + running + " | wc -l);\n"
             "    rm " + running + "/<<i>>\n"
             "  i: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");

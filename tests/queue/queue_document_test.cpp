@@ -424,6 +424,82 @@ TEST(QueueDocumentTest, DrainingRandomQueueFilesGivesAllJobsInOrderAndKeepsOther
   }
 }
 
+// FrontTaker must give exactly what taking one job at a time, with a parse
+// after each, gives: the same text, entries, lines, spans and jobs.
+void expect_same_document(const QueueDocument& got, const QueueDocument& want) {
+  ASSERT_EQ(got.text, want.text);
+  EXPECT_EQ(got.block_style, want.block_style);
+  ASSERT_EQ(got.entries.size(), want.entries.size());
+  for (std::size_t i = 0; i < got.entries.size(); ++i) {
+    SCOPED_TRACE("entry " + std::to_string(i));
+    const EntrySpan& a = got.entries[i];
+    const EntrySpan& b = want.entries[i];
+    EXPECT_EQ(a.begin, b.begin);
+    EXPECT_EQ(a.end, b.end);
+    EXPECT_EQ(a.indent, b.indent);
+    EXPECT_EQ(a.entry.line, b.entry.line);
+    EXPECT_EQ(a.entry.column, b.entry.column);
+    EXPECT_EQ(a.entry.plain, b.entry.plain);
+    ASSERT_EQ(a.entry.keys.size(), b.entry.keys.size());
+    for (std::size_t k = 0; k < a.entry.keys.size(); ++k) {
+      EXPECT_EQ(a.entry.keys[k].name, b.entry.keys[k].name);
+      EXPECT_EQ(a.entry.keys[k].values, b.entry.keys[k].values);
+      EXPECT_EQ(a.entry.keys[k].was_list, b.entry.keys[k].was_list);
+      EXPECT_EQ(a.entry.keys[k].line, b.entry.keys[k].line);
+    }
+  }
+}
+
+// Drains `text` in batches of 1, 2, 3, ... jobs with FrontTaker, each batch
+// starting from the document the previous one finished with, and compares
+// every job and every finished document with the one-job-at-a-time result.
+void drain_in_batches_and_compare(const std::string& text) {
+  QueueDocument reference = parse_queue_document(text, "queue.yaml");
+  QueueDocument current = reference;
+  for (int batch = 1; !reference.entries.empty(); ++batch) {
+    SCOPED_TRACE("batch of " + std::to_string(batch) + " from:\n" + current.text);
+    FrontTaker taker(std::move(current));
+    for (int i = 0; i < batch; ++i) {
+      std::optional<JobSpec> want = peek_first_job(reference);
+      std::optional<JobSpec> got = taker.peek();
+      ASSERT_EQ(got.has_value(), want.has_value());
+      if (!want) break;
+      EXPECT_EQ(describe(*got), describe(*want));
+      EXPECT_EQ(got->line, want->line);
+      taker.take();
+      reference = parse_queue_document(text_without_first_job(reference), "queue.yaml");
+    }
+    current = std::move(taker).finish();
+    expect_same_document(current, reference);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_FALSE(FrontTaker(std::move(current)).peek().has_value());
+}
+
+TEST(QueueDocumentTest, TakingInBatchesMatchesTakingOneAtATime) {
+  for (const auto& shape : queue_shapes()) {
+    SCOPED_TRACE(shape);
+    drain_in_batches_and_compare(shape);
+    drain_in_batches_and_compare(with_crlf(shape));
+  }
+  for (const std::string& text :
+       {std::string("- a\n- b\n- command: c <<x>>\n  x: [1, 2, 3]\n- d\n"),
+        std::string("# only a comment\n"), std::string("[a, b, c]\n"),
+        std::string("- &x run\n- *x\n- command: [e, f]\n  p: &y [1, 2]\n  q: *y\n"),
+        std::string("- a && b\n- ls *.txt\n- command: x\n  m: [a&b, '*c']\n")}) {
+    SCOPED_TRACE(text);
+    drain_in_batches_and_compare(text);
+  }
+}
+
+TEST(QueueDocumentTest, TakingRandomQueueFilesInBatchesMatchesTakingOneAtATime) {
+  for (unsigned seed = 1; seed <= 150; ++seed) {
+    std::string text = QueueWriter(seed).file();
+    SCOPED_TRACE("seed " + std::to_string(seed) + ":\n" + text);
+    drain_in_batches_and_compare(text);
+  }
+}
+
 TEST(QueueDocumentTest, DrainingCrlfFilesKeepsCrlf) {
   for (const auto& shape : queue_shapes()) {
     SCOPED_TRACE(shape);

@@ -20,6 +20,7 @@
 
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
+#include "runner/queue/queue_watcher.h"
 #include "support/temp_dir.h"
 
 namespace runner {
@@ -278,6 +279,95 @@ TEST(QueueFileTest, TakeWhileTakesJobsInOrderInOneWrite) {
   EXPECT_EQ(batch.taken.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<QueueEmpty>(batch.stopped));
   EXPECT_EQ(dir.read("queue.yaml"), "# top\n");
+}
+
+TEST(QueueFileTest, TakesFollowEditsMadeBetweenThem) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- a\n- b\n- c\n"));
+  TakeResult result = queue.take_first(always);
+  ASSERT_TRUE(std::holds_alternative<Taken>(result));
+  EXPECT_EQ(std::get<Taken>(result).job.command, "a");
+  // Same length, other jobs: what the file says now counts.
+  dir.write("queue.yaml", "- x\n- y\n");
+  result = queue.take_first(always);
+  ASSERT_TRUE(std::holds_alternative<Taken>(result));
+  EXPECT_EQ(std::get<Taken>(result).job.command, "x");
+  queue.append("- z\n");
+  TakeBatch batch = queue.take_while(always);
+  ASSERT_EQ(batch.taken.size(), 2u);
+  EXPECT_EQ(batch.taken[0].command, "y");
+  EXPECT_EQ(batch.taken[1].command, "z");
+  EXPECT_EQ(dir.read("queue.yaml"), "");
+}
+
+TEST(QueueFileTest, JobsCarryTheirLineInTheFileAsItIsWhenTaken) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml",
+                            "# header\n- command: run <<i>>\n  i: [1, 2]\n\n# next\n- last\n"));
+  std::vector<int> lines;
+  for (int i = 0; i < 3; ++i) {
+    TakeResult result = queue.take_first(always);
+    ASSERT_TRUE(std::holds_alternative<Taken>(result));
+    lines.push_back(std::get<Taken>(result).job.line);
+  }
+  // After the product's last job is gone, `- last` moved up to line 4.
+  EXPECT_EQ(lines, (std::vector<int>{2, 2, 4}));
+}
+
+// Counts the watcher's reports.
+struct WatchedQueue {
+  explicit WatchedQueue(const std::string& path)
+      : watcher(path, [this] { ++changes; }) {}
+  int drain() {
+    watcher.step(Clock::now());
+    return std::exchange(changes, 0);
+  }
+  int changes = 0;
+  QueueWatcher watcher;
+};
+
+TEST(QueueFileTest, TheWatcherReportsOnlyChangesMadeElsewhere) {
+  testing::TempDir dir;
+  std::string path = dir.write("queue.yaml", "- a\n- b\n");
+  WatchedQueue watched(path);
+  QueueFile queue(path);
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_EQ(watched.drain(), 0);
+  // Looking at a queue whose head cannot be placed changes nothing: no echo,
+  // or an idle runner would look again and again.
+  for (int i = 0; i < 3; ++i) {
+    queue.take_first([](const JobSpec&) { return false; });
+    EXPECT_EQ(watched.drain(), 0);
+  }
+  dir.write("queue.yaml", "- b\n- c\n");
+  EXPECT_GE(watched.drain(), 1);
+  // Another process takes a job: its new queue is news.
+  pid_t child = spawn([&] {
+    QueueFile other(path);
+    return std::holds_alternative<Taken>(other.take_first(always));
+  });
+  ASSERT_EQ(exit_status(child), 0);
+  EXPECT_GE(watched.drain(), 1);
+  // Another runner that only looks is not: two idle runners on one queue
+  // must not wake each other up in turn.
+  child = spawn([&] {
+    QueueFile other(path);
+    return std::holds_alternative<HeadNotPlaceable>(
+        other.take_first([](const JobSpec&) { return false; }));
+  });
+  ASSERT_EQ(exit_status(child), 0);
+  EXPECT_EQ(watched.drain(), 0);
+  // A release is news when a take found the queue locked.
+  {
+    LiveProcess holder;
+    dir.write("queue.yaml.lock", std::to_string(holder.pid()) + "\n");
+    EXPECT_TRUE(std::holds_alternative<QueueUnavailable>(queue.take_first(always)));
+    watched.drain();
+    std::filesystem::remove(dir.file("queue.yaml.lock"));
+    EXPECT_EQ(watched.drain(), 1);
+  }
+  queue.take_first(always);
+  EXPECT_EQ(watched.drain(), 0);
 }
 
 TEST(QueueFileTest, ReadEntriesParsesWithoutTouching) {

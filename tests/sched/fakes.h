@@ -2,14 +2,17 @@
 // ran, an in-memory JobSource, and an observer that records what it is told.
 #pragma once
 
+#include <algorithm>
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
+#include "runner/sched/scheduler.h"
 
 namespace runner::testing {
 
@@ -26,6 +29,8 @@ class FakeTransport final : public HostTransport {
 
   // Where events go; set before connect().
   TransportEvents* events = nullptr;
+  // If set, "sent <command>" is appended for every start_job.
+  std::vector<std::string>* log = nullptr;
 
   // Scripting.
   std::optional<TransportError> connect_error;
@@ -40,7 +45,10 @@ class FakeTransport final : public HostTransport {
   std::vector<std::pair<JobId, int>> signals;
   std::size_t running() const { return m_jobs.size(); }
 
+  int connects = 0;
+
   void connect() override {
+    ++connects;
     if (connect_error)
       events->host_failed(m_host, *connect_error);
     else
@@ -48,6 +56,7 @@ class FakeTransport final : public HostTransport {
   }
   void start_job(JobId id, const std::string& command) override {
     started.emplace_back(id, command);
+    if (log) log->push_back("sent " + command);
     m_jobs[id] = outcome(command);
     m_fresh.push_back(id);
   }
@@ -69,6 +78,7 @@ class FakeTransport final : public HostTransport {
       m_drop = false;
       auto jobs = std::move(m_jobs);
       m_jobs.clear();
+      m_fresh.clear();
       for (auto& [id, o] : jobs) events->job_exited(id, JobExit{.error = "connection lost", .lost = true});
       events->host_failed(m_host, TransportError{TransportErrorKind::disconnected, "dropped"});
       return;
@@ -146,8 +156,106 @@ class RecordingObserver final : public RunObserver {
     events.push_back("end " + j.label + " " + j.command);
     finished.emplace_back(j, e);
   }
+  void checkpoint() override { events.push_back("checkpoint"); }
   void notice(const std::string& m) override { notices.push_back(m); }
   void warning(const std::string& m) override { notices.push_back(m); }
+};
+
+// A fleet of hosts named `name`, each with slots that have a `gpu` value:
+// make_fleet({{"a", {"0", "1"}}}) is host a with slots "a gpu=0", "a gpu=1".
+inline Fleet make_fleet(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& hosts) {
+  Fleet fleet;
+  for (const auto& [name, gpus] : hosts) {
+    Host host;
+    host.name = name;
+    host.address.host = name;
+    int h = static_cast<int>(fleet.hosts.size());
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      host.slots.push_back(static_cast<int>(fleet.slots.size()));
+      fleet.slots.push_back(Slot{h, static_cast<int>(i), {{"gpu", gpus[i]}}, name + " gpu=" + gpus[i]});
+    }
+    fleet.hosts.push_back(host);
+  }
+  return fleet;
+}
+
+// A scheduler over fake transports and an in-memory queue, driven tick by
+// tick with injected time.
+struct FakeRun {
+  // Ids of the runner's own commands (cleanup, cancel) start here.
+  static constexpr JobId k_first_control_id = JobId{1} << 62;
+
+  Fleet fleet;
+  ListSource source;
+  RecordingObserver observer;
+  std::vector<std::unique_ptr<FakeTransport>> transports;
+  std::unique_ptr<Scheduler> scheduler;
+  Clock::time_point now{};
+  JobId next_id = 1;
+
+  explicit FakeRun(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
+    std::vector<HostTransport*> raw;
+    for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
+      transports.push_back(std::make_unique<FakeTransport>(static_cast<int>(h)));
+      raw.push_back(transports.back().get());
+    }
+    scheduler = std::make_unique<Scheduler>(fleet, raw, source, observer, options,
+                                            [this] { return next_id++; });
+    for (auto& t : transports) {
+      t->events = scheduler.get();
+      t->log = &observer.events;
+    }
+  }
+
+  // One loop iteration: transports first, the scheduler last, as in a run.
+  void tick(Clock::duration advance = std::chrono::milliseconds(10)) {
+    now += advance;
+    for (auto& t : transports) t->step(now);
+    scheduler->step(now);
+  }
+
+  // Like the event loop, steps only when a transport has news or the
+  // scheduler's deadline has come (jumping there), so a scheduler that
+  // forgets to ask for a step hangs here as it would in a run.
+  int run(int max_ticks = 5000) {
+    for (int i = 0; i < max_ticks && !scheduler->finished(); ++i) {
+      bool busy = std::any_of(transports.begin(), transports.end(),
+                              [](auto& t) { return t->running() > 0; });
+      auto due = scheduler->deadline();
+      if (!busy && !due) break;  // nothing would ever wake the loop
+      if (!busy && *due > now) now = *due - std::chrono::milliseconds(10);
+      tick();
+    }
+    EXPECT_TRUE(scheduler->finished()) << "run did not finish";
+    return scheduler->exit_code();
+  }
+
+  // Queue jobs sent to host `h`, in order.
+  std::vector<std::string> jobs_sent(std::size_t h) const { return sent(h, false); }
+  // The runner's own commands sent to host `h`.
+  std::vector<std::string> control_sent(std::size_t h) const { return sent(h, true); }
+  std::vector<std::string> all_jobs_sent() const {
+    std::vector<std::string> out;
+    for (std::size_t h = 0; h < transports.size(); ++h)
+      for (auto& command : jobs_sent(h)) out.push_back(command);
+    return out;
+  }
+  // How job `id` ended, each time it ended.
+  std::vector<JobExit> ends_of(JobId id) const {
+    std::vector<JobExit> out;
+    for (const auto& [job, exit] : observer.finished)
+      if (job.id == id) out.push_back(exit);
+    return out;
+  }
+
+ private:
+  std::vector<std::string> sent(std::size_t h, bool control) const {
+    std::vector<std::string> out;
+    for (const auto& [id, command] : transports[h]->started)
+      if ((id >= k_first_control_id) == control) out.push_back(command);
+    return out;
+  }
 };
 
 }  // namespace runner::testing

@@ -15,90 +15,15 @@ namespace runner {
 namespace {
 
 using testing::FakeTransport;
-using testing::ListSource;
-using testing::RecordingObserver;
-
-// hosts: name -> gpu values
-Fleet make_fleet(const std::vector<std::pair<std::string, std::vector<std::string>>>& hosts) {
-  Fleet fleet;
-  for (const auto& [name, gpus] : hosts) {
-    Host host;
-    host.name = name;
-    host.address.host = name;
-    int h = static_cast<int>(fleet.hosts.size());
-    for (std::size_t i = 0; i < gpus.size(); ++i) {
-      Slot slot;
-      slot.host = h;
-      slot.index = static_cast<int>(i);
-      slot.params = {{"gpu", gpus[i]}};
-      slot.label = name + " gpu=" + gpus[i];
-      host.slots.push_back(static_cast<int>(fleet.slots.size()));
-      fleet.slots.push_back(slot);
-    }
-    fleet.hosts.push_back(host);
-  }
-  return fleet;
-}
-
-struct Harness {
-  Fleet fleet;
-  ListSource source;
-  RecordingObserver observer;
-  std::vector<std::unique_ptr<FakeTransport>> transports;
-  std::unique_ptr<Scheduler> scheduler;
-  Clock::time_point now{};
-  JobId next_id = 1;
-
-  explicit Harness(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
-    std::vector<HostTransport*> raw;
-    for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
-      transports.push_back(std::make_unique<FakeTransport>(static_cast<int>(h)));
-      raw.push_back(transports.back().get());
-    }
-    scheduler = std::make_unique<Scheduler>(fleet, raw, source, observer, options,
-                                            [this] { return next_id++; });
-    for (auto& t : transports) t->events = scheduler.get();
-  }
-
-  // One loop iteration: transports first, the scheduler last, as in a run.
-  void tick(Clock::duration advance = std::chrono::milliseconds(10)) {
-    now += advance;
-    for (auto& t : transports) t->step(now);
-    scheduler->step(now);
-  }
-
-  // Like the event loop, steps only when a transport has news or the
-  // scheduler's deadline has come, so a scheduler that forgets to ask for a
-  // step hangs here as it would in a run.
-  int run(int max_ticks = 1000) {
-    for (int i = 0; i < max_ticks && !scheduler->finished(); ++i) {
-      bool transports_busy = std::any_of(transports.begin(), transports.end(),
-                                         [](auto& t) { return t->running() > 0; });
-      auto due = scheduler->deadline();
-      if (!transports_busy && !(due && *due <= now + std::chrono::milliseconds(10))) {
-        if (!due) break;  // nothing would ever wake the loop
-        now = *due - std::chrono::milliseconds(10);
-      }
-      tick();
-    }
-    EXPECT_TRUE(scheduler->finished()) << "run did not finish";
-    return scheduler->exit_code();
-  }
-
-  std::vector<std::string> all_started() const {
-    std::vector<std::string> out;
-    for (const auto& t : transports)
-      for (const auto& [id, cmd] : t->started) out.push_back(cmd);
-    return out;
-  }
-};
+using testing::make_fleet;
+using Harness = testing::FakeRun;
 
 TEST(Scheduler, QueueModeRunsEveryJobOnceFifo) {
   Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0", "1"}}}));
   for (int i = 0; i < 9; ++i) h.source.add("job" + std::to_string(i));
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
-  auto started = h.all_started();
+  auto started = h.all_jobs_sent();
   ASSERT_EQ(started.size(), 9u);
   std::sort(started.begin(), started.end());
   for (int i = 0; i < 9; ++i) EXPECT_EQ(started[i], "job" + std::to_string(i));
@@ -174,7 +99,7 @@ TEST(Scheduler, FailedJobMakesExitCodeOne) {
   h.source.add("good");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 1);
-  EXPECT_EQ(h.all_started().size(), 3u);  // queue mode goes on after a failure
+  EXPECT_EQ(h.all_jobs_sent().size(), 3u);  // queue mode goes on after a failure
 }
 
 TEST(Scheduler, UnreachableHostLeavesTheOthersWorking) {
@@ -197,23 +122,6 @@ TEST(Scheduler, NoUsableHostIsAFailure) {
   EXPECT_EQ(h.run(), 1);
 }
 
-TEST(Scheduler, LostConnectionFailsItsJobs) {
-  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
-  for (auto& t : h.transports)
-    t->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 5}; };
-  h.source.add("one");
-  h.source.add("two");
-  h.source.add("three");
-  h.scheduler->start();
-  h.tick();
-  h.transports[0]->drop();
-  EXPECT_EQ(h.run(), 1);
-  int lost = 0;
-  for (const auto& [job, exit] : h.observer.finished) lost += exit.lost;
-  EXPECT_EQ(lost, 1);
-  EXPECT_EQ(h.transports[1]->started.size(), 2u);
-}
-
 TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
   Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
   // Slot a/0 is slow; no slot may begin job 2 before every slot ended job 1.
@@ -225,7 +133,7 @@ TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
   h.source.add("step2 gpu=<<gpu>> host=<<hostname>>");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
-  EXPECT_EQ(h.all_started().size(), 6u);
+  EXPECT_EQ(h.all_jobs_sent().size(), 6u);
   std::size_t last_end_of_1 = 0, first_start_of_2 = h.observer.events.size();
   for (std::size_t i = 0; i < h.observer.events.size(); ++i) {
     const auto& e = h.observer.events[i];
@@ -245,7 +153,7 @@ TEST(Scheduler, BroadcastStopsAfterAFailedStep) {
   h.source.add("two");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 1);
-  EXPECT_EQ(h.all_started().size(), 2u);
+  EXPECT_EQ(h.all_jobs_sent().size(), 2u);
   EXPECT_EQ(h.source.jobs.size(), 1u);  // "two" stays in the queue
 }
 
@@ -259,7 +167,7 @@ TEST(Scheduler, BroadcastIgnoreErrorsGoesOn) {
   h.source.add("two");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 1);
-  EXPECT_EQ(h.all_started().size(), 4u);
+  EXPECT_EQ(h.all_jobs_sent().size(), 4u);
   EXPECT_TRUE(h.source.jobs.empty());
 }
 
@@ -272,7 +180,7 @@ TEST(Scheduler, StopSchedulingLetsRunningJobsFinish) {
   h.tick();
   h.scheduler->stop_scheduling();
   EXPECT_EQ(h.run(), 130);
-  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"one"}));
+  EXPECT_EQ(h.all_jobs_sent(), (std::vector<std::string>{"one"}));
   EXPECT_TRUE(h.transports[0]->signals.empty());
   EXPECT_EQ(h.source.jobs.size(), 1u);
 }
@@ -312,7 +220,7 @@ TEST(Scheduler, DaemonWaitsForNewJobs) {
   h.scheduler->queue_changed();
   h.tick();
   h.tick();
-  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"late"}));
+  EXPECT_EQ(h.all_jobs_sent(), (std::vector<std::string>{"late"}));
   EXPECT_FALSE(h.scheduler->finished());
 }
 
@@ -325,10 +233,10 @@ TEST(Scheduler, UnavailableQueueIsReportedOnceAndRetried) {
   EXPECT_EQ(h.observer.notices.size(), 1u);
   EXPECT_NE(h.observer.notices[0].find("queue.yaml:3:1"), std::string::npos);
   EXPECT_GE(h.source.takes, 2);
-  EXPECT_TRUE(h.all_started().empty());
+  EXPECT_TRUE(h.all_jobs_sent().empty());
   h.source.unavailable.reset();
   EXPECT_EQ(h.run(), 0);
-  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"j"}));
+  EXPECT_EQ(h.all_jobs_sent(), (std::vector<std::string>{"j"}));
 }
 
 TEST(Scheduler, RendersHostAndJobVariables) {
@@ -336,7 +244,7 @@ TEST(Scheduler, RendersHostAndJobVariables) {
   h.source.add("run <<model>> on <<hostname>> gpu <<gpu>> slots <<slots>>", 2, {{"model", "m"}});
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
-  EXPECT_EQ(h.all_started(), (std::vector<std::string>{"run m on node1 gpu 5,6 slots 0,1"}));
+  EXPECT_EQ(h.all_jobs_sent(), (std::vector<std::string>{"run m on node1 gpu 5,6 slots 0,1"}));
 }
 
 }  // namespace

@@ -148,23 +148,33 @@ ProcessSpec runner_spec(std::vector<std::string> args, const std::string& cwd) {
 
 namespace {
 
+// A /proc file's contents; empty when the process went away meanwhile.
+std::string read_proc_file(const std::filesystem::path& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof buffer)) > 0) text.append(buffer, n);
+  close(fd);
+  return text;
+}
+
 // Calls `visit(pid, state, pgrp, cmdline)` for every process.
 template <typename Visit>
 void for_each_process(Visit visit) {
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ignored)) {
     std::string name = entry.path().filename().string();
     if (name.empty() || !std::isdigit(static_cast<unsigned char>(name[0]))) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
+    std::string line = read_proc_file(entry.path() / "stat");
+    auto paren = line.rfind(')');
+    if (paren == std::string::npos || paren + 2 > line.size()) continue;
+    std::istringstream rest(line.substr(paren + 2));
     char state = '?';
     long ppid = 0, group = 0;
     rest >> state >> ppid >> group;
-    std::ifstream cmd(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    std::string cmdline = read_proc_file(entry.path() / "cmdline");
     for (char& c : cmdline)
       if (c == '\0') c = ' ';
     visit(std::stol(name), state, group, cmdline);

@@ -98,6 +98,29 @@ int free_port() {
   return ntohs(addr.sin_port);
 }
 
+// Starts sshd in the foreground of its own process group, its log to `log_path`.
+pid_t spawn_sshd(const std::string& config_path, const std::string& log_path) {
+  std::vector<std::string> args = {k_sshd, "-D", "-e", "-f", config_path};
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    setpgid(0, 0);
+    int log = open(log_path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 1);
+    }
+    if (log >= 0) dup2(log, 2);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
 bool accepts_connections(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
@@ -225,32 +248,16 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
            << "SetEnv " << k_marker << "=" << base;
     for (const std::string& variable : options.session_environment) config << " " << variable;
     config << "\n"
-           << "LogLevel ERROR\n";
+           << "LogLevel " << options.log_level << "\n";
     if (!options.max_startups.empty()) config << "MaxStartups " << options.max_startups << "\n";
     if (!options.extra_config.empty()) config << options.extra_config << "\n";
     std::string config_path = base + "/sshd_config";
     write_file(config_path, config.str());
     write_file(sshd->m_log, "");
 
-    std::vector<std::string> args = {k_sshd, "-D", "-e", "-f", config_path};
-    std::vector<char*> argv;
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) {
-      setpgid(0, 0);
-      int log = open(sshd->m_log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-      int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-      if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-      }
-      if (log >= 0) dup2(log, 2);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    pid_t pid = spawn_sshd(config_path, sshd->m_log);
     sshd->m_pid = pid;
+    sshd->m_config_path = config_path;
 
     auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     bool exited = false;
@@ -280,6 +287,30 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
 }
 
 Sshd::~Sshd() { stop(); }
+
+void Sshd::cut_network() {
+  if (m_pid <= 0) return;
+  kill(m_pid, SIGSTOP);
+  for (pid_t pid : descendants()) {
+    std::string comm = read_file("/proc/" + std::to_string(pid) + "/comm");
+    if (comm.rfind("sshd", 0) == 0) kill(pid, SIGKILL);
+  }
+  kill(m_pid, SIGKILL);
+  waitpid(m_pid, nullptr, 0);
+  m_pid = -1;
+}
+
+void Sshd::restart() {
+  stop();
+  m_pid = spawn_sshd(m_config_path, m_log);
+  auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (accepts_connections(m_port)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  throw std::runtime_error("sshd did not come back on port " + std::to_string(m_port) + ":\n" +
+                           log());
+}
 
 std::string Sshd::known_hosts_line() const {
   std::string key = read_file(m_host_key + ".pub");

@@ -24,6 +24,9 @@ struct SshdOptions {
   // An existing private key (with `<key>.pub` beside it) to authorize;
   // empty: generate `<dir>/client_ed25519`.
   std::string client_key;
+  // sshd's LogLevel; log() returns what it wrote. DEBUG1 shows every
+  // forwarded (direct-tcpip) channel, INFO every accepted login.
+  std::string log_level = "ERROR";
 };
 
 // One running sshd. Stops it (and every process it forked) when destroyed.
@@ -61,6 +64,13 @@ class Sshd {
   // leaving the listener up: every connection drops, new ones are accepted.
   void kill_sessions();
 
+  // Kills sshd and its per-connection processes but not what the sessions
+  // started: a host whose network went away while its jobs go on.
+  void cut_network();
+  // stop(), then the same sshd again on the same port with the same keys:
+  // a host that reboots, or whose network comes back after cut_network().
+  void restart();
+
   // Kills every process sshd forked (sessions and the jobs in them), then
   // stops sshd itself with SIGTERM and waits for it. Idempotent.
   void stop();
@@ -77,6 +87,7 @@ class Sshd {
   std::string m_client_key;
   std::string m_authorized_keys;
   std::string m_host_key;
+  std::string m_config_path;
   std::string m_log;
   int m_port = 0;
   pid_t m_pid = -1;

@@ -2,9 +2,15 @@
 // CLI11 definitions in app.cpp; consumed by one file per subcommand.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "runner/config/hosts.h"
 #include "runner/exec/ssh_transport.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/console.h"
@@ -23,6 +29,15 @@ struct RunOptions {
   std::size_t print_period = 1;
   ColorMode color = ColorMode::automatic;
   SshOptions ssh;
+  bool dry_run = false;    // print every job with its slot and command; run and write nothing
+  bool quiet = false;      // no job output and no status line on the terminal
+  bool no_status = false;  // no status line
+  // When things go wrong (see README "When things go wrong").
+  bool resume = false;        // check, clean up and rerun what a dead run left running
+  std::string timeout;        // default `timeout:` of jobs, e.g. "2h"; empty: none
+  int retries = 0;            // default `retries:` of jobs
+  int max_requeue = 2;        // how often a job lost with its host is put back
+  bool keep_orphans = false;  // do not kill what lost jobs left running
 };
 
 // `runner lock`.
@@ -38,9 +53,60 @@ struct AddOptions {
   std::string from_file;             // a YAML list of entries to append
 };
 
+// `runner status`.
+struct StatusOptions {
+  std::string queue_file;  // empty: queue.yaml, and the run's own queue for the count
+  std::string state_dir;   // empty: beside the queue file
+  bool json = false;
+  bool watch = false;
+  double interval = 2.0;  // seconds between --watch refreshes
+};
+
+// `runner log`.
+struct LogOptions {
+  std::string queue_file = "queue.yaml";
+  std::string state_dir;
+  std::string job;  // "12" or "#12"
+  bool follow = false;
+};
+
+// `runner report`.
+struct ReportOptions {
+  std::string queue_file = "queue.yaml";
+  std::string state_dir;
+  std::string output;             // empty: state_dir/report.html; "-": stdout
+  std::vector<std::string> runs;  // run ids; empty: the latest run
+  bool all_runs = false;
+};
+
 int run_jobs(const RunOptions& options);
+// `--dry-run` of queue and broadcast.
+int dry_run_jobs(const RunOptions& options);
+int show_status(const StatusOptions& options);
+int show_log(const LogOptions& options);
+int write_report(const ReportOptions& options);
+
+// Jobs in the queue file, read without the lock; 0 for a missing file,
+// nullopt for one that does not parse.
+std::optional<std::size_t> count_queued_jobs(const std::string& queue_file);
 int lock_queue(const LockOptions& options);
 int add_jobs(const AddOptions& options);
+
+// `runner check`.
+struct CheckOptions {
+  std::string hosts_file = "hosts.yaml";
+  SshOptions ssh;
+  // How long `nvidia-smi -L` may take on a host once it is connected.
+  std::chrono::seconds probe_timeout{30};
+};
+
+int check_hosts(const CheckOptions& options);
+
+// One SshContext for a command's SSH hosts, with the ssh configuration of
+// every host of `fleet` resolved up front. Throws ConfigError when it cannot
+// be used; `warn` gets notes (e.g. that the built-in parser read it).
+std::shared_ptr<SshContext> prepare_ssh(const Fleet& fleet, const SshOptions& options,
+                                        const std::function<void(const std::string&)>& warn);
 
 // The whole command line: parses, dispatches, maps errors to exit codes.
 int run_cli(int argc, char** argv);

@@ -12,6 +12,7 @@
 #include "runner/state/job_log.h"
 #include "runner/state/journal.h"
 #include "runner/ui/console.h"
+#include "runner/ui/status_line.h"
 #include "runner/ui/summary.h"
 
 namespace runner {
@@ -26,11 +27,16 @@ class RunReporter final : public RunObserver {
   void job_pgid(const RunningJob& job) override;
   void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) override;
   void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) override;
+  void checkpoint() override;
   void notice(const std::string& message) override;
   void warning(const std::string& message) override;
 
   const std::vector<FinishedJob>& finished() const { return m_finished; }
   const std::vector<std::string>& failed_hosts() const { return m_failed_hosts; }
+  // Each slot's busy time and job count so far, in Fleet::slots order.
+  const std::vector<SlotUsage>& slot_usage() const { return m_slot_usage; }
+  // Also keeps `status` (may be null) up to date.
+  void set_status_line(StatusLine* status) { m_status = status; }
 
  private:
   const Fleet& m_fleet;
@@ -39,6 +45,8 @@ class RunReporter final : public RunObserver {
   JobLogs& m_logs;
   std::vector<FinishedJob> m_finished;
   std::vector<std::string> m_failed_hosts;
+  std::vector<SlotUsage> m_slot_usage;
+  StatusLine* m_status = nullptr;
 };
 
 }  // namespace runner

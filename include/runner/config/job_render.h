@@ -25,6 +25,12 @@ enum class JobPlacement { queue, broadcast };
 // Throws std::invalid_argument for no slots or slots of several hosts.
 Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
 
+// How a job on `slot_ids` (all of one host) is named in output: the slot's
+// label for one slot ("node01 gpu=0"); for several, the host and each
+// parameter's values joined ("node01 gpu=2,3"), or their indices
+// ("node01 #0,1") for anonymous slots.
+std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids);
+
 // job.command rendered with job_variables. Throws UndefinedVariable.
 std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
 

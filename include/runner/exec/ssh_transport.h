@@ -1,26 +1,34 @@
 // HostTransport over libssh2: persistent non-blocking sessions, one channel
 // per running job, more connections only when sshd's MaxSessions refuses a
-// channel.
+// channel. Hosts are resolved through the user's OpenSSH configuration
+// (`ssh -G`): aliases, User, Port, IdentityFile, known_hosts files,
+// StrictHostKeyChecking, ProxyJump, ConnectTimeout, ServerAlive*.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runner/config/hosts.h"
+#include "runner/exec/ssh_config.h"
 #include "runner/exec/transport.h"
 
 namespace runner {
 
+// What the command line decides; set fields override the ssh configuration.
 struct SshOptions {
-  // Key files tried after the agent, in order. Empty: ~/.ssh/id_ed25519,
-  // ~/.ssh/id_ecdsa, ~/.ssh/id_rsa (those that exist).
+  // Key files tried after the agent, in order. Empty: the ssh configuration's
+  // IdentityFile, else ~/.ssh/id_ed25519, ~/.ssh/id_ecdsa, ~/.ssh/id_rsa
+  // (those that exist).
   std::vector<std::string> identity_files;
-  // Empty: ~/.ssh/known_hosts.
+  // The one known_hosts file to use. Empty: the configuration's
+  // UserKnownHostsFile and GlobalKnownHostsFile.
   std::string known_hosts;
-  // Unknown host: append its key to known_hosts instead of refusing.
-  // A changed key is always refused.
+  // Unknown host: append its key to known_hosts instead of refusing, as
+  // StrictHostKeyChecking accept-new. A changed key is always refused.
   bool accept_new_host_keys = false;
   // Try ssh-agent identities (SSH_AUTH_SOCK) first.
   bool use_agent = true;
@@ -33,8 +41,47 @@ struct SshOptions {
   // one silent for (keepalive_count_max + 1) intervals is lost. Zero: never.
   std::chrono::milliseconds keepalive_interval{15000};
   int keepalive_count_max = 3;
+  // Like `ssh -F FILE`. Empty: ~/.ssh/config (and /etc/ssh/ssh_config).
+  std::string config_file;
+  // The OpenSSH client that resolves hosts (`ssh -G`). When it cannot be
+  // run, runner's built-in parser reads the configuration instead.
+  std::string ssh_program = "ssh";
+  // Asks for the passphrase of an encrypted key file (once per key and
+  // run); nullopt: none. Empty: ask on the terminal when stdin is one,
+  // otherwise such keys are skipped with a note.
+  std::function<std::optional<std::string>(const std::string& key_file)> ask_passphrase;
 };
 
+// What the SSH transports of one run share: the resolved configuration,
+// connections to jump hosts, handshake limits per server, passphrases.
+class SshContext;
+std::shared_ptr<SshContext> make_ssh_context(const SshOptions& options);
+
+// Resolves the ssh configuration of every non-local address (and of the jump
+// hosts they name) up front, several `ssh -G` at once. Returns what makes the
+// configuration unusable; empty when all is well.
+std::vector<SshConfigProblem> resolve_ssh_config(SshContext& context,
+                                                 const std::vector<HostAddress>& addresses);
+// Non-empty when the built-in parser was used instead of `ssh -G`: say it.
+std::string ssh_config_note(const SshContext& context);
+
+// How a connected host was reached, for `runner check`.
+struct SshHostInfo {
+  std::string endpoint;  // "127.0.0.1:2222", "node03 (via bastion)"
+  std::string auth;      // "agent key me@laptop", "key /home/me/.ssh/id_ed25519"
+  std::string host_key;  // "known", "new, added to ~/.ssh/known_hosts"
+  std::optional<std::chrono::microseconds> round_trip;  // a channel open's answer time
+};
+// For a transport made by make_ssh_transport that reported host_ready;
+// nullopt for any other.
+std::optional<SshHostInfo> ssh_host_info(const HostTransport& transport);
+
+// A transport that shares `context` with the run's other SSH transports.
+// connect() after host_failed starts afresh, with new connections.
+std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
+                                                  std::shared_ptr<SshContext> context,
+                                                  TransportEvents& events);
+// The same with a context of its own.
 std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
                                                   const SshOptions& options,
                                                   TransportEvents& events);

@@ -29,7 +29,11 @@ struct JobExit {
   std::string error;   // non-empty: it could not be started, or its
                        // connection was lost (then `lost` is true)
   bool lost = false;   // the connection dropped while it ran: outcome unknown
-  bool succeeded() const { return error.empty() && signal.empty() && code == 0; }
+  bool timed_out = false;  // the runner stopped it at its timeout
+  bool cancelled = false;  // the runner stopped it on an interrupt
+  bool succeeded() const {
+    return error.empty() && signal.empty() && code == 0 && !timed_out && !cancelled;
+  }
 };
 
 enum class TransportErrorKind { connect, host_key, auth, protocol, timeout, disconnected };

@@ -1,7 +1,7 @@
 // The queue file on disk: taking the first job and appending jobs, each
 // under the queue lock, each writing a new file beside the old one and
-// renaming it over (fsync'd), so a crash never leaves a half-written queue.
-// A file that does not parse is never written.
+// renaming it over, so a crash never leaves a half-written queue. A file
+// that does not parse is never written.
 #pragma once
 
 #include <functional>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runner/config/queue_entry.h"
+#include "runner/queue/queue_document.h"
 #include "runner/queue/queue_lock.h"
 
 namespace runner {
@@ -47,6 +48,13 @@ class QueueFile {
   // it. The taken jobs leave the file and are appended to consumed.yaml. If
   // the file changed meanwhile (an editor does not take the lock), nothing
   // is taken and the result says so. A missing queue file counts as empty.
+  // Taking k jobs costs O(file + k): the file is parsed only when it is not
+  // the text this object last read or wrote, and each job costs about the
+  // size of its entry. The new queue is renamed into place without waiting
+  // for the disk (fsync), so jobs start without waiting for a flush: a crash
+  // of the machine (not of runner) may bring back jobs that had started.
+  // ext4 by default writes a file renamed over another before the rename
+  // itself. append() syncs.
   TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place);
 
   // take_while for at most one job.
@@ -68,6 +76,8 @@ class QueueFile {
  private:
   std::string m_path;
   QueueLock::Warn m_warn;
+  // The file as last read or written here, parsed.
+  std::optional<QueueDocument> m_cache;
 };
 
 // Writes `text` to `path` atomically: a temporary file in the same

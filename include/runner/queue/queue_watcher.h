@@ -1,6 +1,8 @@
 // Notices, through inotify on its directory, when the queue file is written
 // or replaced and when its lock is released, so a waiting runner picks up
-// new jobs at once instead of polling.
+// new jobs at once instead of polling. Replacements of the queue made by
+// this process itself (QueueFile) are not reported, nor are releases of the
+// lock unless a QueueFile of this process found it held since the last one.
 #pragma once
 
 #include <functional>
@@ -26,6 +28,8 @@ class QueueWatcher final : public Pollable {
   int m_fd = -1;
   std::string m_queue_name;
   std::string m_lock_name;
+  std::string m_queue_path;  // absolute
+  std::string m_lock_path;
   std::function<void()> m_on_change;
 };
 

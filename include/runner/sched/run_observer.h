@@ -2,6 +2,7 @@
 // the job logs. The scheduler decides; observers only record and show.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,14 @@ struct RunningJob {
   std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
   Clock::time_point start;
   long pgid = 0;           // 0 until known
+  int attempt = 1;         // 2 and up: run again after a loss or a failure
+  int requeues = 0;        // times put back after its host was lost
+  int retries_used = 0;    // times run again after failing
+  std::optional<Clock::time_point> deadline;  // its timeout
+  std::optional<Clock::time_point> kill_at;   // SIGKILL if still running then
+  bool timed_out = false;
+  bool cancelled = false;
+  bool will_rerun = false;  // set when it ended and goes back to the queue
 };
 
 class RunObserver {
@@ -33,6 +42,9 @@ class RunObserver {
   virtual void job_pgid(const RunningJob& job) = 0;
   virtual void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) = 0;
   virtual void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) = 0;
+  // Makes everything reported so far durable (the journal is synced):
+  // called before the scheduler acts on it.
+  virtual void checkpoint() = 0;
   // Something the user should know about the run as a whole: the queue is
   // locked or does not parse, a job cannot be placed, stopping.
   virtual void notice(const std::string& message) = 0;

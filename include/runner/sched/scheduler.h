@@ -1,22 +1,30 @@
-// The scheduling policy, for both modes. Owns which slot runs which job and
-// when the run is over; touches no socket and no file itself: jobs come from
-// a JobSource, run through HostTransports, and are reported to a
-// RunObserver.
+// The scheduling policy, for both modes. Owns which slot runs which job,
+// what happens when a job or a host fails, and when the run is over; touches
+// no socket and no file itself: jobs come from a JobSource, run through
+// HostTransports, and are reported to a RunObserver.
 //
 // Queue mode: whenever slots are free, take the first job of the queue if it
 // fits on one ready host (k free slots of one host for a k-slot job; FIFO:
-// a job that does not fit yet blocks those behind it).
+// a job that does not fit yet blocks those behind it). Jobs put back (lost
+// with their host, or failed with retries left) go before the queue file.
 // Broadcast mode: once every host is connected (or failed), run each job on
 // every slot in lockstep; a failure stops the run after the step unless
 // ignore_errors.
 //
+// A host whose connection is lost is reconnected with jittered exponential
+// backoff; before its slots are used again, the process groups of the jobs
+// that were lost there are killed (unless keep_orphans).
+//
 // Threading: none; events arrive from transports' step(), scheduling
-// happens in the scheduler's own step() (add it to the loop last).
+// happens in the scheduler's own step() (add it to the loop last). Time is
+// what step() is given.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -33,11 +41,35 @@ struct SchedulerOptions {
   Mode mode = Mode::queue;
   bool daemon = false;         // keep waiting for jobs when the queue is empty
   bool ignore_errors = false;  // broadcast: go on after a failed step
-  // How long running jobs get between TERM and KILL when cancelled.
+  // How long a job gets between TERM and KILL when cancelled or timed out.
   Clock::duration kill_grace = std::chrono::seconds(5);
   // How soon to look at the queue again when it is locked or broken and no
   // file change is noticed.
   Clock::duration retry_interval = std::chrono::seconds(1);
+  // How often a job lost with its host is put back in the queue.
+  int max_requeue = 2;
+  // For jobs that do not say `timeout:` / `retries:` themselves.
+  std::optional<std::chrono::milliseconds> default_timeout;
+  int default_retries = 0;
+  // Leave the processes of lost jobs alone when their host comes back.
+  bool keep_orphans = false;
+  // Reconnecting a lost host: first wait, longest wait, and how many tries
+  // before it is given up (a daemon never gives up).
+  Clock::duration reconnect_first = std::chrono::seconds(1);
+  Clock::duration reconnect_longest = std::chrono::seconds(60);
+  int reconnect_tries = 10;
+};
+
+// A job that was running when an earlier run of the same queue died: its
+// process group may still run on its host (`runner queue --resume`).
+struct OrphanJob {
+  JobId id = 0;
+  JobSpec spec;
+  int host = -1;  // index into Fleet::hosts; -1: no longer in hosts.yaml
+  long pgid = 0;  // 0: never recorded
+  int attempt = 1;
+  int requeues = 0;
+  bool was_running = true;  // false: it had ended and waited to run again
 };
 
 class Scheduler final : public TransportEvents, public Pollable {
@@ -50,14 +82,17 @@ class Scheduler final : public TransportEvents, public Pollable {
   void set_transports(std::vector<HostTransport*> transports) {
     m_transports = std::move(transports);
   }
+  // Before start(): jobs of a dead run to check, clean up after, and run
+  // again first.
+  void adopt_orphans(std::vector<OrphanJob> orphans);
   // Starts connecting every host.
   void start();
   // The queue file (or its lock) changed: look at it again.
   void queue_changed() { m_queue_dirty = true; }
   // First interrupt: start no more jobs; running ones finish.
   void stop_scheduling();
-  // Second interrupt: TERM every running job's process group, KILL after
-  // the grace period.
+  // Second interrupt: stop every running job (its `cancel:` command, TERM to
+  // its process group, KILL after the grace period).
   void cancel_running(Clock::time_point now);
 
   bool finished() const;
@@ -73,32 +108,70 @@ class Scheduler final : public TransportEvents, public Pollable {
   void job_output(JobId job, OutputStream stream, std::string_view bytes) override;
   void job_exited(JobId job, const JobExit& exit) override;
 
-  // Pollable: no descriptors; step() starts what can start.
+  // Pollable: no descriptors; step() starts what can start and acts on
+  // timers (timeouts, kills, reconnects, retries of the queue).
   void poll_fds(std::vector<pollfd>&) override {}
   void step(Clock::time_point now) override;
   std::optional<Clock::time_point> deadline() const override;
 
  private:
-  enum class HostState { connecting, ready, failed };
+  enum class HostState {
+    connecting,    // first connection under way
+    ready,         // its free slots take jobs
+    cleaning,      // reconnected; killing what lost jobs left running
+    reconnecting,  // lost; waiting to connect again
+    failed,        // given up
+  };
 
-  // Whether step() would take jobs: the queue may have changed and a job
-  // could start now. deadline() is "at once" exactly then.
+  // A job to run again before anything from the queue file.
+  struct Rerun {
+    JobId id = 0;
+    JobSpec spec;
+    int attempt = 1;
+    int requeues = 0;
+    int retries_used = 0;
+    int avoid_slot = -1;  // the slot it failed on, if another is free
+  };
+
+  // A command the runner itself runs on a host: killing leftovers,
+  // `cancel:` commands.
+  struct ControlJob {
+    int host = 0;
+    std::string what;  // for messages
+    std::function<void(const JobExit&, const std::string& output)> done;
+    std::string output;
+  };
+
   bool can_take_now() const;
   void pump_queue(Clock::time_point now);
   void pump_broadcast(Clock::time_point now);
-  // Slots for `job` on one ready host, or nullopt.
-  std::optional<std::vector<int>> place(const JobSpec& job) const;
+  // Starts put-back jobs while they fit; false if one still waits.
+  bool pump_reruns(Clock::time_point now);
+  // Slots for `job` on one ready host (avoiding `avoid` if another fits).
+  std::optional<std::vector<int>> place(const JobSpec& job, int avoid = -1) const;
   // Renders and validates `job` on `slots`; false (and a notice) if a
   // variable is missing.
   bool render(const JobSpec& job, const std::vector<int>& slots, std::string* command);
+  // Records the job as running on `slots`; its command is sent by
+  // start_launched(), after the journal holds the start.
   void launch(const JobSpec& job, std::vector<int> slots, std::string command,
-              Clock::time_point now);
-  // Notes why taking stopped: an empty queue, or one that cannot be read.
+              Clock::time_point now, const Rerun* rerun = nullptr);
+  void start_launched();
   void handle_stop(const TakeBatch& batch, Clock::time_point now);
+  // TERM (after its `cancel:` command), KILL later.
+  void stop_job(RunningJob& job, Clock::time_point now);
+  void act_on_timers(Clock::time_point now);
+  void run_control(int host, std::string command, std::string what,
+                   std::function<void(const JobExit&, const std::string&)> done);
+  // Kills leftovers of lost or orphaned jobs on a host that is back, then
+  // opens its slots.
+  void clean_host(int host);
+  void requeue_orphans(int host, const std::string& why);
+  // Puts an orphan in the rerun queue (queue mode).
+  void rerun_orphan(OrphanJob orphan);
   void report_once(const std::string& message);
-  bool any_host_connecting() const;
-  bool any_host_ready() const;
-  std::string label_for(const std::vector<int>& slots) const;
+  bool any_host(HostState state) const;
+  Clock::duration reconnect_delay(int tries);
 
   const Fleet& m_fleet;
   std::vector<HostTransport*> m_transports;
@@ -106,23 +179,32 @@ class Scheduler final : public TransportEvents, public Pollable {
   RunObserver& m_observer;
   SchedulerOptions m_options;
   std::function<JobId()> m_next_job_id;
+  Clock::time_point m_now{};
 
   std::vector<HostState> m_host_state;
+  std::vector<bool> m_host_was_ready;
+  std::vector<int> m_reconnect_tries;
+  std::vector<std::optional<Clock::time_point>> m_reconnect_at;
+  std::vector<std::vector<long>> m_leftover_groups;   // per host: pgids to kill when back
+  std::vector<std::vector<OrphanJob>> m_orphans;      // per host: --resume jobs to check
   std::vector<JobId> m_slot_job;  // 0: free
   std::map<JobId, RunningJob> m_running;
+  std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
+  std::deque<Rerun> m_reruns;
+  std::map<JobId, ControlJob> m_control;
+  JobId m_next_control_id;
+  std::minstd_rand m_random{std::random_device{}()};
 
   bool m_queue_dirty = true;
-  bool m_queue_empty = false;       // last look found no job
-  bool m_blocked = false;           // head job cannot run on any usable host
+  bool m_queue_empty = false;  // last look found no job
   std::optional<Clock::time_point> m_retry_at;
-  std::string m_last_report;        // to say each queue problem once
+  std::string m_last_report;   // to say each queue problem once
 
   bool m_stopping = false;
   bool m_interrupted = false;
-  std::optional<Clock::time_point> m_kill_at;
-  bool m_step_failed = false;       // broadcast: a job of the current step failed
+  bool m_step_failed = false;  // broadcast: a job of the current step failed
   int m_failures = 0;
-  bool m_unrunnable = false;        // jobs remained that no usable host could run
+  bool m_unrunnable = false;   // jobs remained that no usable host could run
 };
 
 }  // namespace runner

@@ -33,9 +33,10 @@ class JobLogs {
   // state_dir/logs/<job>.log
   std::string path(JobId job) const;
 
-  // Creates (or empties) the job's log. Every call below returns false when
-  // a file operation failed; error() says which and why.
-  bool open(JobId job);
+  // Creates (or empties) the job's log; with `keep_earlier_output` (a rerun
+  // of the same job) appends to what is there. Every call below returns
+  // false when a file operation failed; error() says which and why.
+  bool open(JobId job, bool keep_earlier_output = false);
   // Appends output of a job that is open; false for one that is not.
   bool append(JobId job, std::string_view bytes);
   // Writes what is buffered and forgets the job.

@@ -2,11 +2,18 @@
 // lines, one object per event, each with "event" and "time" (UTC,
 // "2024-05-01T12:34:56.789Z"):
 //   run_start   {run, pid, mode, hosts_file, queue_file}
-//   job_start   {job, run, command, slot, host, slot_index, params, line}
-//               (+ slot_indices, when the job holds several slots)
+//               (+ cwd, slots [{label, host, index, params}], queued: the
+//               fleet and the number of queued jobs, when the run gives them)
+//   job_start   {job, run, command, slot, host, slot_index, params, line,
+//                template, slots_needed, attempt, requeues}
+//               (+ slot_indices, when the job holds several slots; timeout,
+//               retries, cancel, when the job has them)
 //   job_pgid    {job, pgid}
 //   job_end     {job, exit (int or null), signal, error (string or null),
-//                lost, duration_ms}
+//                lost, timed_out, cancelled, rerun, duration_ms}
+//               A job that is run again (lost with its host, or failed with
+//               retries left) has rerun: true and another job_start with the
+//               same id and the next attempt number.
 //   host_failed {host, message}
 //   run_end     {status}
 // Every record is one write() of a whole line to an O_APPEND descriptor, so
@@ -17,6 +24,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +45,31 @@ struct JobStartRecord {
   std::vector<int> slot_indices;  // the job's slot indices on its host
   Params params;                  // the job's parameters, file order
   int line = 0;                   // queue.yaml line of its entry
+  // Enough to run the job again elsewhere (after a crash, `--resume`):
+  std::string template_command;   // the command as the queue wrote it
+  int slots_needed = 1;
+  std::string timeout;            // as written; empty: none
+  std::optional<int> retries;
+  std::string cancel;             // `cancel:` template; empty: none
+  int attempt = 1;                // 2 and up: a rerun of the same job
+  int requeues = 0;               // times put back after its host was lost
+};
+
+// One slot of the fleet, as run_start records it.
+struct RunSlotRecord {
+  std::string label;  // "node01 gpu=0"
+  std::string host;   // hostname
+  int index = 0;      // position among its host's slots
+  Params params;      // host parameters, file order
+};
+
+// What run_start records beyond mode and files.
+struct RunStartRecord {
+  std::string mode;  // "queue" or "broadcast"
+  std::string hosts_file;
+  std::string queue_file;
+  std::vector<RunSlotRecord> slots;
+  std::optional<std::size_t> queued;  // jobs in the queue when the run started
 };
 
 // Appends events to one state directory's journal.
@@ -59,12 +92,18 @@ class Journal {
 
   // Each returns false if the record could not be written; error() says why.
   bool run_start(std::string_view mode, std::string_view hosts_file, std::string_view queue_file);
+  // run_start with the working directory, the fleet and the queued count.
+  bool run_start(const RunStartRecord& record);
   bool job_start(const JobStartRecord& record);
   bool job_pgid(JobId job, long pgid);
-  bool job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration);
+  // `rerun`: the job goes back to the queue and will start again.
+  bool job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
+               bool rerun = false);
   bool host_failed(std::string_view host, std::string_view message);
   bool run_end(std::string_view status);
 
+  // Makes every record written so far durable (fdatasync), if any is not.
+  bool sync();
   // The first write failure, or empty.
   const std::string& error() const { return m_error; }
 
@@ -76,6 +115,7 @@ class Journal {
   std::string m_run_id;
   int m_fd = -1;
   bool m_durable = false;
+  bool m_unsynced = false;  // written since the last fdatasync
   JobId m_last_job = 0;
   std::string m_error;
 };

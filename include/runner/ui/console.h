@@ -75,6 +75,22 @@ class Console {
   bool colors_output() const { return m_color_out; }
   bool colors_messages() const { return m_color_err; }
 
+  // The status line (status_line.h): one line kept below everything else on
+  // the terminal, on stdout when it is a terminal, else on stderr when that
+  // is one. Off until enable_status(), which returns false (and leaves it
+  // off) when neither is a terminal or TERM is "dumb". While it shows, job
+  // lines and messages erase it and draw it again after themselves, in the
+  // same write when they go to its descriptor.
+  bool enable_status();
+  bool status_enabled() const { return m_status_fd >= 0; }
+  // Shows `line`: no line break, narrower than status_width().
+  void show_status(std::string_view line);
+  // Erases the line and turns the status line off.
+  void clear_status();
+  // Columns of the status line's terminal; 80 when unknown.
+  std::size_t status_width() const;
+  bool colors_status() const { return m_status_fd == m_out_fd ? m_color_out : m_color_err; }
+
  private:
   struct JobState {
     std::string prefix;  // "[label] ", with colour codes when colouring
@@ -86,6 +102,8 @@ class Console {
   JobState& job_state(JobId job, int slot, std::string_view label);
   void add_line(JobState& state, std::string_view line);
   void message(std::string_view kind, std::string_view sgr, std::string_view text);
+  // Writes `text` to the message stream around a status line that shows.
+  void write_message(std::string_view text);
 
   int m_out_fd;
   int m_err_fd;
@@ -96,6 +114,9 @@ class Console {
   bool m_out_failed = false;
   std::string m_buffer;
   std::unordered_map<JobId, JobState> m_jobs;
+  int m_status_fd = -1;
+  std::string m_status;
+  bool m_status_shown = false;
 };
 
 }  // namespace runner

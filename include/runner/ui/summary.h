@@ -40,4 +40,29 @@ std::string shorten_command(std::string_view command, std::size_t max_chars = 10
 std::string format_summary(const std::vector<FinishedJob>& jobs,
                            std::chrono::milliseconds wall_time, std::size_t max_listed = 50);
 
+// How long one slot ran jobs during a run.
+struct SlotUsage {
+  std::string label;  // "node01 gpu=0"
+  std::chrono::milliseconds busy{0};
+  std::size_t jobs = 0;
+};
+
+// format_summary's counts line, then how busy the slots were and the
+// slowest jobs, then the unsuccessful jobs under their own heading:
+//   runner: 12 jobs: 10 succeeded, 2 failed; wall time 1h 02m 03s
+//   runner: slots busy 62% of the time (5h 10m of 8h 16m slot time)
+//     node01 gpu=0  1h 02m 03s  100%  4 jobs
+//     node01 gpu=1     12m 05s   19%  2 jobs
+//   runner: slowest jobs
+//     #7 [node01 gpu=0] 40m 10s  python bench.py --model llama-7B
+//   runner: failed jobs
+//     #12 [node01 gpu=0] exit 3 after 4m 10s — log: q.runner/logs/12.log
+//         python bench.py --model llama-7B
+// Every slot is listed when there are at most `max_slots`, otherwise the
+// `max_slots` least busy ones. The slowest list is left out for one job.
+std::string format_run_summary(const std::vector<FinishedJob>& jobs,
+                               const std::vector<SlotUsage>& slots,
+                               std::chrono::milliseconds wall_time, std::size_t slowest = 5,
+                               std::size_t max_slots = 16, std::size_t max_listed = 50);
+
 }  // namespace runner

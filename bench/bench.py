@@ -1,0 +1,934 @@
+#!/usr/bin/env python3
+"""runner against GNU parallel, an OpenSSH ControlMaster loop and pdsh, on a
+loopback fleet: one throwaway sshd listening on many 127.0.0.1 ports (each
+port is a host), a throwaway key, and an ssh config file (ControlMaster on)
+for the peers. Every scenario runs each tool in the same run, interleaved,
+several times; the medians go to a table on stdout and to a JSON file.
+
+Not a test: nothing here fails on a slow figure (see --strict). Every process
+it starts is stopped before it exits. Run it through bench/run.sh, which
+installs the peers and builds runner first.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+
+MIB = 1024 * 1024
+
+# Full-size runs: the scenarios of the performance table in README.md.
+FULL = {
+    "reps": 3,
+    "queue_jobs": 1000, "queue_hosts": 8, "queue_slots": 4,
+    "serial_jobs": 300,
+    "broadcast_steps": 100, "broadcast_hosts": 8,
+    "add_samples": 25,
+    "product_jobs": 10000, "product_window": 1000, "product_reps": 2,
+    "fleet_hosts": 64, "fleet_slots": 8, "fleet_sleep": 5, "fleet_reps": 2,
+    "stream_mib": 256,
+}
+# Tiny sizes that only prove the bench still works (CI).
+SMOKE = {
+    "reps": 1,
+    "queue_jobs": 40, "queue_hosts": 2, "queue_slots": 2,
+    "serial_jobs": 10,
+    "broadcast_steps": 5, "broadcast_hosts": 2,
+    "add_samples": 3,
+    "product_jobs": 300, "product_window": 100, "product_reps": 1,
+    "fleet_hosts": 4, "fleet_slots": 2, "fleet_sleep": 2, "fleet_reps": 1,
+    "stream_mib": 4,
+}
+
+MARKER = "RUNNER_BENCH_SSHD"
+
+
+def log(message):
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+class BenchError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------
+# The loopback fleet
+
+
+def free_ports(count):
+    sockets, ports = [], []
+    try:
+        while len(ports) < count:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+            ports.append(s.getsockname()[1])
+    finally:
+        for s in sockets:
+            s.close()
+    return ports
+
+
+def accepts(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def process_table():
+    """pid -> (ppid, environ bytes, cmdline bytes) of every process we may read."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                environ = f.read()
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except (OSError, ValueError, IndexError):
+            continue
+        table[pid] = (ppid, environ, cmdline)
+    return table
+
+
+class Fleet:
+    """One sshd on `count` ports of 127.0.0.1, and what clients need to use it."""
+
+    def __init__(self, work, count, clean_shell):
+        self.work = work
+        self.dir = os.path.join(work, "fleet")
+        os.makedirs(os.path.join(self.dir, "cm"))
+        self.user = os.environ.get("USER") or subprocess.run(
+            ["id", "-un"], capture_output=True, text=True).stdout.strip()
+        self.key = os.path.join(self.dir, "client_ed25519")
+        self.host_key = os.path.join(self.dir, "host_ed25519")
+        self.known_hosts = os.path.join(self.dir, "known_hosts")
+        self.ssh_config = os.path.join(self.dir, "ssh_config")
+        self.procs = []
+        self.warm = set()
+        for path in (self.key, self.host_key):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "runner-bench",
+                            "-f", path], check=True)
+        shutil.copy(self.key + ".pub", os.path.join(self.dir, "authorized_keys"))
+        if os.geteuid() == 0:
+            os.makedirs("/run/sshd", exist_ok=True)
+        self.ports = self._start(count, clean_shell)
+        host_key = open(self.host_key + ".pub").read().split()
+        with open(self.known_hosts, "w") as f:
+            for port in self.ports:
+                f.write(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
+        with open(self.ssh_config, "w") as f:
+            for i, port in enumerate(self.ports):
+                f.write(f"Host h{i}\n  Port {port}\n")
+            f.write(f"""Host *
+  HostName 127.0.0.1
+  User {self.user}
+  IdentityFile {self.key}
+  IdentitiesOnly yes
+  IdentityAgent none
+  UserKnownHostsFile {self.known_hosts}
+  StrictHostKeyChecking yes
+  BatchMode yes
+  ControlMaster auto
+  ControlPath {self.dir}/cm/%C
+  ControlPersist yes
+  LogLevel ERROR
+""")
+
+    def _start(self, count, clean_shell):
+        """Starts one sshd per 16 ports (sshd's limit of listening sockets)."""
+        ports = []
+        for first in range(0, count, 16):
+            ports += self._start_one(len(self.procs), min(16, count - first), clean_shell)
+        return ports
+
+    def _start_one(self, index, count, clean_shell):
+        config = os.path.join(self.dir, f"sshd_config.{index}")
+        log_path = os.path.join(self.dir, f"sshd.{index}.log")
+        for attempt in range(5):
+            ports = free_ports(count)
+            lines = ["ListenAddress 127.0.0.1"] + [f"Port {p}" for p in ports] + [
+                f"HostKey {self.host_key}",
+                f"AuthorizedKeysFile {self.dir}/authorized_keys",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "StrictModes no",
+                "PermitRootLogin prohibit-password",
+                f"PidFile {self.dir}/sshd.{index}.pid",
+                "PrintMotd no",
+                "LogLevel ERROR",
+                # Each port stands for a host with its own sshd: one listener
+                # must not drop the fleet's simultaneous handshakes.
+                "MaxStartups 1000:30:1000",
+                # The marker finds every session process at clean-up. SHLVL=1
+                # keeps bash (the login shell that sshd runs each command
+                # with) from sourcing ~/.bashrc, as it does for ssh commands.
+                f"SetEnv {MARKER}={self.dir}" + (" SHLVL=1" if clean_shell else ""),
+            ]
+            with open(config, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            proc = subprocess.Popen(
+                ["/usr/sbin/sshd", "-D", "-e", "-f", config], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=open(log_path, "w"), start_new_session=True)
+            give_up = time.monotonic() + 10
+            while time.monotonic() < give_up and proc.poll() is None:
+                if all(accepts(p) for p in ports):
+                    self.procs.append(proc)
+                    return ports
+                time.sleep(0.02)
+            proc.kill()
+            proc.wait()
+            text = open(log_path).read()
+            if "Address already in use" not in text:
+                raise BenchError("sshd did not start:\n" + text)
+        raise BenchError("sshd found no free ports")
+
+    def host(self, i):
+        return f"127.0.0.1:{self.ports[i]}"
+
+    def alias(self, i):
+        return f"h{i}"
+
+    def warm_masters(self, count):
+        """Opens the ControlMaster of hosts h0..h{count-1}, untimed."""
+        for i in range(count):
+            if i in self.warm:
+                continue
+            run_checked(["ssh", "-F", self.ssh_config, self.alias(i), "true"], "warming a master")
+            self.warm.add(i)
+
+    def stop(self):
+        for i in sorted(self.warm):
+            subprocess.run(["ssh", "-F", self.ssh_config, "-O", "exit", self.alias(i)],
+                           capture_output=True)
+        self.warm.clear()
+        if not self.procs:
+            return
+        # sshd's sessions run in sessions of their own: find them by the
+        # marker, and the masters by their control path, and stop each.
+        marker = f"{MARKER}={self.dir}".encode()
+        listeners = {proc.pid for proc in self.procs}
+        for pid, (ppid, environ, cmdline) in process_table().items():
+            if pid == os.getpid() or pid in listeners:
+                continue
+            if marker in environ.split(b"\0") or self.dir.encode() in cmdline:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for proc in self.procs:
+            proc.terminate()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.procs = []
+
+
+# ---------------------------------------------------------------------------
+# Running things
+
+
+def clean_environment():
+    env = dict(os.environ)
+    for name in ("SSH_AUTH_SOCK", "SSH_AGENT_PID"):
+        env.pop(name, None)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+ENV = clean_environment()
+
+
+def run_checked(args, what, env=None, **kwargs):
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    result = subprocess.run(args, stderr=subprocess.PIPE, text=True, env=env or ENV, **kwargs)
+    if result.returncode != 0:
+        raise BenchError(f"{what} failed ({result.returncode}): {' '.join(args)}\n"
+                         f"{(result.stdout or '')[-2000:]}{result.stderr[-2000:]}")
+    return result
+
+
+def timed(args, what, **kwargs):
+    start = time.perf_counter()
+    run_checked(args, what, **kwargs)
+    return time.perf_counter() - start
+
+
+def read_journal(state_dir):
+    records = []
+    with open(os.path.join(state_dir, "journal.jsonl")) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+    return records
+
+
+def utc_seconds(text):
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=timezone.utc).timestamp()
+
+
+class Bench:
+    def __init__(self, args, sizes):
+        self.args = args
+        self.sizes = sizes
+        self.runner = os.path.abspath(args.runner)
+        self.work = tempfile.mkdtemp(prefix="runner-bench.", dir=args.work_dir)
+        self.fleet = None
+        self.children = []
+        self.results = {}
+        self.counter = 0
+        self.peers = {name: shutil.which(name) is not None for name in ("parallel", "pdsh")}
+        for name, present in self.peers.items():
+            if not present:
+                log(f"{name} is not installed: its columns stay empty (bench/run.sh installs it)")
+
+    # -- helpers ------------------------------------------------------------
+
+    def fresh_dir(self, name):
+        self.counter += 1
+        path = os.path.join(self.work, f"{self.counter:03d}-{name}")
+        os.makedirs(path)
+        return path
+
+    def runner_args(self, mode, directory, extra=()):
+        return [self.runner, mode, "--hosts-file", os.path.join(directory, "hosts.yaml"),
+                "--queue-file", os.path.join(directory, "queue.yaml"),
+                "--identity", self.fleet.key, "--known-hosts", self.fleet.known_hosts,
+                "--no-agent", "-p", "0", "--color", "never", *extra]
+
+    def write_hosts(self, directory, hosts, slots):
+        names = ", ".join(self.fleet.host(i) for i in range(hosts))
+        with open(os.path.join(directory, "hosts.yaml"), "w") as f:
+            f.write(f"- hostname: [{names}]\n  slots: {slots}\n")
+
+    def run_runner(self, mode, directory, expect_jobs, failures=None):
+        """Runs runner to the end; its wall time in seconds. Failed jobs are an
+        error, unless `failures` (a list) is given: then their count is added
+        to it and a warning printed."""
+        out = open(os.path.join(directory, "runner.out"), "w")
+        start = time.perf_counter()
+        result = subprocess.run(self.runner_args(mode, directory), stdout=out,
+                                stderr=subprocess.STDOUT, env=ENV)
+        wall = time.perf_counter() - start
+        output = open(os.path.join(directory, "runner.out")).read()
+        ends = [r for r in read_journal(os.path.join(directory, "queue.runner"))
+                if r.get("event") == "job_end" and not r.get("rerun")]
+        failed = sum(1 for r in ends if r.get("exit") != 0)
+        if failures is not None and result.returncode in (0, 1) and len(ends) == expect_jobs:
+            if failed:
+                log(f"warning: {failed} of {expect_jobs} jobs failed in {directory}:\n" +
+                    "\n".join(line for line in output.splitlines()
+                              if "error" in line or "lost" in line)[-2000:])
+            failures.append(failed)
+            return wall
+        if result.returncode != 0:
+            raise BenchError(f"runner exited {result.returncode} in {directory}:\n" +
+                             output[-3000:])
+        if len(ends) != expect_jobs or failed:
+            raise BenchError(f"runner ran {len(ends)} jobs ({failed} failed), not {expect_jobs}, "
+                             f"in {directory}")
+        return wall
+
+    def record(self, name, entry):
+        self.results[name] = entry
+        self.print_entry(name, entry)
+
+    def interleave(self, reps, tools):
+        """Runs each (name, thunk) once per repetition, rotating the order."""
+        samples = {name: [] for name, _ in tools}
+        for rep in range(reps):
+            order = tools[rep % len(tools):] + tools[:rep % len(tools)]
+            for name, thunk in order:
+                samples[name].append(thunk())
+        return samples
+
+    def floor_binary(self):
+        """bench/floor.c compiled into the work directory, or None without a compiler."""
+        if hasattr(self, "_floor"):
+            return self._floor
+        self._floor = None
+        source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.c")
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libssh2"],
+                               capture_output=True, text=True)
+        if shutil.which("cc") and flags.returncode == 0:
+            binary = os.path.join(self.work, "floor")
+            built = subprocess.run(["cc", "-O2", source, "-o", binary, *flags.stdout.split()],
+                                   capture_output=True, text=True)
+            if built.returncode == 0:
+                self._floor = binary
+            else:
+                log(f"bench/floor.c did not compile; no floor figure:\n{built.stderr}")
+        return self._floor
+
+    # -- scenarios ----------------------------------------------------------
+
+    def scenario_queue(self):
+        s = self.sizes
+        n, hosts, slots = s["queue_jobs"], s["queue_hosts"], s["queue_slots"]
+        concurrency = hosts * slots
+        self.fleet.warm_masters(hosts)
+        host_list = os.path.join(self.work, "queue-hosts.txt")
+        with open(host_list, "w") as f:
+            f.writelines(f"h{i % hosts}\n" for i in range(n))
+
+        def runner():
+            d = self.fresh_dir("queue")
+            self.write_hosts(d, hosts, slots)
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write("- 'true'\n" * n)
+            return n / self.run_runner("queue", d, n)
+
+        def cm_loop():
+            return n / timed(["xargs", "-a", host_list, "-P", str(concurrency), "-I{}", "ssh",
+                              "-F", self.fleet.ssh_config, "{}", "true"], "ControlMaster loop")
+
+        def parallel():
+            logins = ",".join(f"{slots}/h{i}" for i in range(hosts))
+            return n / timed(["parallel", "--will-cite", "-N0", "-j", str(slots), "--ssh",
+                              f"ssh -F {self.fleet.ssh_config}", "-S", logins, "true", ":::",
+                              *map(str, range(n))], "GNU parallel",
+                             env={**ENV, "PARALLEL_HOME": os.path.join(self.work, "parallel")})
+
+        tools = [("runner", runner), ("ssh_controlmaster", cm_loop)]
+        if self.peers["parallel"]:
+            tools.append(("gnu_parallel", parallel))
+        samples = self.interleave(s["reps"], tools)
+        self.record("queue_true_jobs", {
+            "what": f"{n} `true` jobs, {hosts} hosts x {slots} slots, queue mode",
+            "measure": "jobs/s", "higher_is_better": True, "samples": samples,
+            "targets": {"ssh_controlmaster": {"ratio_at_least": 2.5},
+                        "gnu_parallel": {"ratio_at_least": 8.0}},
+            "peer_commands": {
+                "ssh_controlmaster": f"xargs -P {concurrency} ssh -F CONFIG hN true",
+                "gnu_parallel": f"parallel -N0 -S {slots}/h0,... true"},
+        })
+
+    def scenario_serial(self):
+        n = self.sizes["serial_jobs"]
+        self.fleet.warm_masters(1)
+        host_list = os.path.join(self.work, "serial-hosts.txt")
+        with open(host_list, "w") as f:
+            f.write("h0\n" * n)
+
+        def runner():
+            d = self.fresh_dir("serial")
+            self.write_hosts(d, 1, 1)
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write("- 'true'\n" * n)
+            return self.run_runner("queue", d, n) / n * 1000
+
+        def cm_loop():
+            return timed(["xargs", "-a", host_list, "-P", "1", "-I{}", "ssh", "-F",
+                          self.fleet.ssh_config, "{}", "true"], "ControlMaster loop") / n * 1000
+
+        tools = [("runner", runner), ("ssh_controlmaster", cm_loop)]
+        floor = self.floor_binary()
+        if floor:
+            def libssh2_floor():
+                result = run_checked([floor, "127.0.0.1", str(self.fleet.ports[0]),
+                                      self.fleet.user, self.fleet.key, str(n), "true"],
+                                     "the libssh2 floor")
+                return float(result.stdout.strip())
+            tools.append(("libssh2_floor", libssh2_floor))
+        samples = self.interleave(self.sizes["reps"], tools)
+        self.record("serial_true_jobs", {
+            "what": f"{n} `true` jobs, 1 host x 1 slot", "measure": "ms/job",
+            "higher_is_better": False, "samples": samples,
+            "targets": {"ssh_controlmaster": {"ratio_at_most": 0.4},
+                        "libssh2_floor": {"reference": True}},
+            "peer_commands": {"ssh_controlmaster": "ssh -F CONFIG h0 true, one after another",
+                              "libssh2_floor": "bench/floor.c: one blocking libssh2 session, "
+                                               "channel after channel running `true`"},
+        })
+
+    def scenario_broadcast(self):
+        steps, hosts = self.sizes["broadcast_steps"], self.sizes["broadcast_hosts"]
+        self.fleet.warm_masters(hosts)
+
+        def runner():
+            d = self.fresh_dir("broadcast")
+            self.write_hosts(d, hosts, 1)
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write("- 'true'\n" * steps)
+            return steps / self.run_runner("broadcast", d, steps * hosts)
+
+        def pdsh():
+            targets = ",".join(f"h{i}" for i in range(hosts))
+            script = f'for i in $(seq {steps}); do pdsh -R ssh -w {targets} true || exit 1; done'
+            env = {**ENV, "PDSH_SSH_ARGS_APPEND": f"-F {self.fleet.ssh_config}"}
+            return steps / timed(["bash", "-c", script], "pdsh", env=env)
+
+        tools = [("runner", runner)]
+        if self.peers["pdsh"]:
+            tools.append(("pdsh", pdsh))
+        samples = self.interleave(self.sizes["reps"], tools)
+        self.record("broadcast_true_steps", {
+            "what": f"{steps} broadcast steps of `true` on {hosts} hosts", "measure": "steps/s",
+            "higher_is_better": True, "samples": samples,
+            "targets": {"pdsh": {"ratio_at_least": 3.0}},
+            "peer_commands": {"pdsh": f"pdsh -R ssh -w h0,...,h{hosts - 1} true, once per step"},
+        })
+
+    def scenario_add(self):
+        count = self.sizes["add_samples"]
+        d = self.fresh_dir("add")
+        self.write_hosts(d, 1, 1)
+        queue = os.path.join(d, "queue.yaml")
+        open(queue, "w").close()
+        marker = os.path.join(d, "started.txt")
+        journal_dir = os.path.join(d, "queue.runner")
+        out = open(os.path.join(d, "runner.out"), "w")
+        daemon = subprocess.Popen(self.runner_args("queue", d, ["--daemon"]), stdout=out,
+                                  stderr=subprocess.STDOUT, env=ENV)
+        self.children.append(daemon)
+        samples = []
+        try:
+            def add_and_wait(command, expect_lines):
+                start_ns = time.time_ns()
+                run_checked([self.runner, "add", "--queue-file", queue, command], "runner add")
+                give_up = time.monotonic() + 30
+                while time.monotonic() < give_up:
+                    if daemon.poll() is not None:
+                        raise BenchError("the --daemon runner exited:\n" +
+                                         open(os.path.join(d, "runner.out")).read()[-2000:])
+                    if os.path.exists(marker):
+                        lines = open(marker).read().split()
+                        if len(lines) >= expect_lines:
+                            return (int(lines[expect_lines - 1]) - start_ns) / 1e6
+                    time.sleep(0.0005)
+                raise BenchError("a job added to the --daemon runner did not start within 30 s")
+
+            command = f"date +%s%N >> {marker}"
+            add_and_wait(command, 1)  # connects; not counted
+            for i in range(count):
+                # Wait for the previous job to end, then let the runner idle.
+                give_up = time.monotonic() + 30
+                while sum(1 for r in read_journal(journal_dir) if r.get("event") == "job_end") \
+                        < i + 1 and time.monotonic() < give_up:
+                    time.sleep(0.005)
+                time.sleep(0.1 + 0.1 * (i % 3))
+                samples.append(add_and_wait(command, i + 2))
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            try:
+                daemon.wait(10)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+                daemon.wait()
+        self.record("add_latency", {
+            "what": "`runner add` of one job into an idle --daemon runner (1 host)",
+            "measure": "ms until it starts", "higher_is_better": False,
+            "samples": {"runner": samples},
+            "targets": {"runner": {"value_at_most": 100.0}},
+            "note": "from just before `runner add` is spawned to the job's first command on the "
+                    "host; Pegasus polls the queue every 3 s",
+        })
+
+    def scenario_product(self):
+        s = self.sizes
+        n, window = s["product_jobs"], s["product_window"]
+        hosts, slots = s["queue_hosts"], s["queue_slots"]
+        side = int(round(n ** 0.5))
+        while n % side:
+            side -= 1
+        first_values = ", ".join(str(i) for i in range(side))
+        second_values = ", ".join(str(i) for i in range(n // side))
+        samples = {"runner": []}
+        details = []
+        failures = []
+        for rep in range(s["product_reps"]):
+            d = self.fresh_dir("product")
+            self.write_hosts(d, hosts, slots)
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write(f"- command: 'true <<a>> <<b>>'\n  a: [{first_values}]\n"
+                        f"  b: [{second_values}]\n")
+            wall = self.run_runner("queue", d, n, failures)
+            starts = sorted(utc_seconds(r["time"])
+                            for r in read_journal(os.path.join(d, "queue.runner"))
+                            if r.get("event") == "job_start")
+            fill = hosts * slots  # the first jobs only fill empty slots
+            first = starts[fill + window - 1] - starts[fill - 1]
+            last = starts[-1] - starts[-1 - window]
+            samples["runner"].append(last / first)
+            details.append({"wall_s": wall, "jobs_per_s": n / wall,
+                            "first_window_ms_per_job": first / window * 1000,
+                            "last_window_ms_per_job": last / window * 1000,
+                            "failed_jobs": failures[-1]})
+        self.record("product_flatness", {
+            "what": f"a {n}-job product entry, {hosts} hosts x {slots} slots",
+            "measure": f"cost/job, last {window} / first {window}", "higher_is_better": False,
+            "samples": samples, "details": details,
+            "targets": {"runner": {"value_at_most": 1.2}},
+            "note": "job start times from the journal; the first window starts once every slot "
+                    "got its first job",
+        })
+
+    def scenario_fleet(self):
+        s = self.sizes
+        hosts, slots, seconds = s["fleet_hosts"], s["fleet_slots"], s["fleet_sleep"]
+        n = hosts * slots
+        tick = os.sysconf("SC_CLK_TCK")
+        connect, rss, cpu, failures = [], [], [], []
+        for rep in range(s["fleet_reps"]):
+            d = self.fresh_dir("fleet")
+            self.write_hosts(d, hosts, slots)
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write(f"- sleep {seconds}\n" * n)
+            journal_dir = os.path.join(d, "queue.runner")
+            out = open(os.path.join(d, "runner.out"), "w")
+            spawned = time.time()
+            proc = subprocess.Popen(self.runner_args("queue", d), stdout=out,
+                                    stderr=subprocess.STDOUT, env=ENV)
+            self.children.append(proc)
+
+            def cpu_ticks():
+                with open(f"/proc/{proc.pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                return int(fields[11]) + int(fields[12])
+
+            # Wait until every job runs on its host (its pgid is reported).
+            give_up = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None or time.monotonic() > give_up:
+                    raise BenchError("the fleet run ended or stalled before all jobs started:\n" +
+                                     open(os.path.join(d, "runner.out")).read()[-2000:])
+                records = read_journal(journal_dir) if os.path.exists(journal_dir) else []
+                pgids = [r for r in records if r.get("event") == "job_pgid"]
+                running = {r["job"] for r in pgids}
+                never_ran = {r["job"] for r in records if r.get("event") == "job_end"
+                             and r.get("exit") != 0 and r["job"] not in running}
+                if len(running) + len(never_ran) >= n:
+                    break
+                time.sleep(0.05)
+            first_running = min(utc_seconds(r["time"]) for r in pgids)
+            # CPU while everything sleeps: from just after the last start to
+            # just before the first job can end.
+            time.sleep(0.3)
+            window_start, ticks_start = time.time(), cpu_ticks()
+            window_end = first_running + seconds - 0.3
+            time.sleep(max(0.0, window_end - time.time()))
+            window_end, ticks_end = time.time(), cpu_ticks()
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            records = read_journal(journal_dir)
+            failed = sum(1 for r in records if r.get("event") == "job_end" and r.get("exit") != 0)
+            if proc.returncode not in (0, 1):
+                raise BenchError(f"the fleet run exited {proc.returncode}:\n" +
+                                 open(os.path.join(d, "runner.out")).read()[-2000:])
+            if failed:
+                log(f"warning: {failed} of {n} jobs failed in {d}")
+            failures.append(failed)
+            first_start = {}
+            for r in records:
+                if r.get("event") == "job_start":
+                    first_start.setdefault(r["host"], utc_seconds(r["time"]))
+            if len(first_start) != hosts:
+                raise BenchError(f"jobs ran on {len(first_start)} hosts, not {hosts}")
+            connect.append(max(first_start.values()) - spawned)
+            rss.append(usage.ru_maxrss / 1024)
+            span = window_end - window_start
+            cpu.append(100.0 * (ticks_end - ticks_start) / tick / span if span > 0.2 else None)
+        entry_common = {"samples_note": f"{n} `sleep {seconds}` jobs on {hosts} hosts x {slots} "
+                                        "slots", "failed_jobs": failures}
+        self.record("fleet_connect", {
+            "what": f"{hosts} hosts x {slots} slots: time until a job started on every host",
+            "measure": "s", "higher_is_better": False, "samples": {"runner": connect},
+            "targets": {"runner": {"value_at_most": 2.0}}, **entry_common,
+            "note": "from spawning runner (connecting, authenticating) to the last host's first "
+                    "job start",
+        })
+        self.record("fleet_peak_rss", {
+            "what": f"{hosts} hosts x {slots} slots, {n} jobs: runner's peak RSS",
+            "measure": "MiB", "higher_is_better": False, "samples": {"runner": rss},
+            "targets": {"runner": {"value_at_most": 64.0}}, **entry_common,
+        })
+        cpu = [c for c in cpu if c is not None]
+        self.record("fleet_idle_cpu", {
+            "what": f"{hosts} hosts x {slots} slots: runner's CPU while {n} jobs sleep",
+            "measure": "% of one core", "higher_is_better": False, "samples": {"runner": cpu},
+            "targets": {"runner": {"value_at_most": 2.0}}, **entry_common,
+        })
+
+    def scenario_stream(self):
+        mib = self.sizes["stream_mib"]
+        big = os.path.join(self.work, "big.txt")
+        if not os.path.exists(big):
+            line = (b"0123456789abcdefghijklmnopqrstuvwxyz" * 3)[:99] + b"\n"
+            block = line * (MIB // len(line) + 1)
+            with open(big, "wb") as f:
+                left = mib * MIB
+                while left:
+                    chunk = block[:min(left, len(block))]
+                    f.write(chunk)
+                    left -= len(chunk)
+        self.fleet.warm_masters(1)
+
+        def runner():
+            d = self.fresh_dir("stream")
+            self.write_hosts(d, 1, 1)
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write(f"- cat {big}\n")
+            self.run_runner("queue", d, 1)
+            end = [r for r in read_journal(os.path.join(d, "queue.runner"))
+                   if r.get("event") == "job_end"][0]
+            logged = os.path.getsize(os.path.join(d, "queue.runner", "logs", "1.log"))
+            if logged != mib * MIB:
+                raise BenchError(f"the job log holds {logged} bytes, not {mib * MIB}")
+            return mib / (end["duration_ms"] / 1000)
+
+        def cm_cat():
+            with open(os.devnull, "w") as null:
+                return mib / timed(["ssh", "-F", self.fleet.ssh_config, "h0", "cat", big],
+                                   "ssh cat", stdout=null)
+
+        samples = self.interleave(self.sizes["reps"],
+                                  [("runner", runner), ("ssh_controlmaster", cm_cat)])
+        self.record("stream_throughput", {
+            "what": f"one job writing {mib} MiB to stdout", "measure": "MiB/s",
+            "higher_is_better": True, "samples": samples,
+            "targets": {"ssh_controlmaster": {"ratio_at_least": 0.8}},
+            "peer_commands": {"ssh_controlmaster": "ssh -F CONFIG h0 cat FILE > /dev/null"},
+            "note": "runner: bytes in the job's log over the job's duration in the journal",
+        })
+
+    # -- output -------------------------------------------------------------
+
+    @staticmethod
+    def summarize(entry):
+        medians = {tool: statistics.median(v) for tool, v in entry["samples"].items() if v}
+        entry["median"] = medians
+        results = {}
+        runner = medians.get("runner")
+        for peer, target in entry["targets"].items():
+            if peer == "runner":
+                limit = target.get("value_at_most")
+                met = runner is not None and runner <= limit
+                results["runner"] = {"value": runner, "target": f"<= {limit:g}", "met": met}
+                continue
+            other = medians.get(peer)
+            if target.get("reference"):
+                ratio = runner / other if runner is not None and other else None
+                results[peer] = {"ratio": ratio, "target": "reference", "met": None}
+                continue
+            if runner is None or other is None or other == 0:
+                results[peer] = {"ratio": None, "met": None, "target": "not measured"}
+                continue
+            ratio = runner / other
+            if "ratio_at_least" in target:
+                results[peer] = {"ratio": ratio, "target": f">= {target['ratio_at_least']:g}x",
+                                 "met": ratio >= target["ratio_at_least"]}
+            else:
+                results[peer] = {"ratio": ratio, "target": f"<= {target['ratio_at_most']:g}x",
+                                 "met": ratio <= target["ratio_at_most"]}
+        entry["results"] = results
+        return entry
+
+    def print_entry(self, name, entry):
+        self.summarize(entry)
+        med = entry["median"]
+        runner = med.get("runner")
+        for peer, result in entry["results"].items():
+            status = {True: "ok", False: "MISSED", None: "-"}[result["met"]]
+            if peer == "runner":
+                log(f"{name}: runner {fmt(runner)} {entry['measure']} "
+                    f"(target {result['target']}): {status}")
+            else:
+                log(f"{name}: runner {fmt(runner)} vs {peer} {fmt(med.get(peer))} "
+                    f"{entry['measure']}, ratio {fmt(result['ratio'])} "
+                    f"(target {result['target']}): {status}")
+
+    def table(self):
+        rows = [("scenario", "measure", "runner", "peer", "peer value", "runner/peer", "target",
+                 "met")]
+        for name, entry in self.results.items():
+            med = entry["median"]
+            for peer, result in entry["results"].items():
+                status = {True: "yes", False: "NO", None: "-"}[result["met"]]
+                if peer == "runner":
+                    rows.append((name, entry["measure"], fmt(med.get("runner")), "", "", "",
+                                 result["target"], status))
+                else:
+                    rows.append((name, entry["measure"], fmt(med.get("runner")), peer,
+                                 fmt(med.get(peer)), fmt(result["ratio"]), result["target"],
+                                 status))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = []
+        for k, row in enumerate(rows):
+            lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
+            if k == 0:
+                lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+        return "\n".join(lines)
+
+
+def fmt(value):
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def machine_info():
+    def first(cmd):
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            return (r.stdout or r.stderr).strip().splitlines()[0]
+        except (OSError, IndexError):
+            return None
+
+    cpu = None
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = None
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                memory = f"{int(line.split()[1]) / MIB:.1f} GiB"
+    except OSError:
+        pass
+    return {
+        "cpu": cpu, "cores": os.cpu_count(), "memory": memory,
+        "kernel": platform.release(), "os": first(["sh", "-c", ". /etc/os-release; echo $PRETTY_NAME"]),
+        "openssh": first(["ssh", "-V"]),
+        "libssh2": first(["dpkg-query", "-W", "-f=${Version}", "libssh2-1"]),
+        "gnu_parallel": first(["parallel", "--version"]) if shutil.which("parallel") else None,
+        "pdsh": first(["pdsh", "-V"]) if shutil.which("pdsh") else None,
+        "load_average_at_start": os.getloadavg(),
+    }
+
+
+def git_commit(root):
+    try:
+        r = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                           capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return r.stdout.strip() + ("+dirty" if dirty else "") if r.returncode == 0 else None
+    except OSError:
+        return None
+
+
+SCENARIOS = ["queue", "serial", "broadcast", "add", "product", "fleet", "stream"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runner", required=True, help="the runner binary to measure")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes: only proves it works")
+    parser.add_argument("--reps", type=int, help="repetitions per tool (default 3, smoke 1)")
+    parser.add_argument("--only", help=f"comma-separated scenarios: {','.join(SCENARIOS)}")
+    parser.add_argument("--json", default="bench-results.json", help="where to write figures")
+    parser.add_argument("--work-dir", help="where the throwaway directory goes (default $TMPDIR)")
+    parser.add_argument("--keep", action="store_true", help="keep the throwaway directory")
+    parser.add_argument("--keep-shell-rc", action="store_true",
+                        help="let the remote login shell source ~/.bashrc as plain sshd does")
+    parser.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
+    args = parser.parse_args()
+    sizes = dict(SMOKE if args.smoke else FULL)
+    if args.reps:
+        sizes["reps"] = args.reps
+    chosen = args.only.split(",") if args.only else SCENARIOS
+    for name in chosen:
+        if name not in SCENARIOS:
+            parser.error(f"unknown scenario {name}; choose from {','.join(SCENARIOS)}")
+    if not os.access(args.runner, os.X_OK):
+        parser.error(f"{args.runner} is not an executable runner binary")
+    for tool in ("ssh", "ssh-keygen", "xargs"):
+        if not shutil.which(tool):
+            parser.error(f"{tool} is missing (bench/run.sh installs it)")
+    if not os.access("/usr/sbin/sshd", os.X_OK):
+        parser.error("/usr/sbin/sshd is missing (install openssh-server, or use bench/run.sh)")
+
+    bench = Bench(args, sizes)
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    started = time.time()
+    info = machine_info()
+    failed = []
+    try:
+        hosts = max(sizes["fleet_hosts"] if "fleet" in chosen else 0, sizes["queue_hosts"],
+                    sizes["broadcast_hosts"])
+        bench.fleet = Fleet(bench.work, hosts, clean_shell=not args.keep_shell_rc)
+        log(f"fleet: sshd on {hosts} ports of 127.0.0.1; work in {bench.work}")
+        for name in chosen:
+            log(f"scenario {name} ...")
+            try:
+                getattr(bench, f"scenario_{name}")()
+            except (BenchError, OSError, subprocess.SubprocessError) as error:
+                log(f"scenario {name} failed: {error}")
+                failed.append(name)
+    except KeyboardInterrupt:
+        log("interrupted; cleaning up")
+        failed.append("interrupted")
+    finally:
+        for child in bench.children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        if bench.fleet:
+            bench.fleet.stop()
+        if not args.keep:
+            shutil.rmtree(bench.work, ignore_errors=True)
+
+    info["load_average_at_end"] = os.getloadavg()
+    document = {
+        "commit": git_commit(root),
+        "date": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "smoke": args.smoke, "sizes": sizes, "clean_shell": not args.keep_shell_rc,
+        "machine": info, "duration_s": round(time.time() - started, 1),
+        "failed": failed, "scenarios": bench.results,
+    }
+    with open(args.json, "w") as f:
+        json.dump(document, f, indent=2)
+        f.write("\n")
+    print(bench.table())
+    print(f"\n{info['cpu']}, {info['cores']} cores, {info['memory']}; load average "
+          f"{info['load_average_at_start'][0]:.2f} at start, "
+          f"{info['load_average_at_end'][0]:.2f} at end; {document['duration_s']} s")
+    log(f"figures written to {args.json}")
+    if failed:
+        log(f"failed: {', '.join(failed)}")
+        return 1
+    missed = [n for n, e in bench.results.items() if any(r["met"] is False
+                                                         for r in e["results"].values())]
+    if args.strict and missed:
+        log(f"targets missed: {', '.join(missed)}")
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

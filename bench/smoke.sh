@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The bench at tiny sizes (ctest's bench_smoke): every scenario must run with
+# runner and every installed peer, and the JSON must hold all of them. It
+# checks that the bench works, never how fast anything is.
+#   bench/smoke.sh RUNNER_BINARY JSON_OUT
+set -euo pipefail
+runner=$1
+json=$2
+here=$(cd "$(dirname "$0")" && pwd)
+python3 "$here/bench.py" --smoke --runner "$runner" --json "$json"
+python3 - "$json" <<'PY'
+import json, sys
+document = json.load(open(sys.argv[1]))
+expected = {"queue_true_jobs", "serial_true_jobs", "broadcast_true_steps", "add_latency",
+            "product_flatness", "fleet_connect", "fleet_peak_rss", "fleet_idle_cpu",
+            "stream_throughput"}
+scenarios = document["scenarios"]
+missing = sorted(expected - set(scenarios))
+empty = sorted(name for name, entry in scenarios.items()
+               if not entry["samples"].get("runner"))
+peers = {"queue_true_jobs": ["ssh_controlmaster", "gnu_parallel"],
+         "serial_true_jobs": ["ssh_controlmaster"], "broadcast_true_steps": ["pdsh"],
+         "stream_throughput": ["ssh_controlmaster"]}
+no_peer = sorted(f"{name}/{peer}" for name, wanted in peers.items() if name in scenarios
+                 for peer in wanted if not scenarios[name]["samples"].get(peer))
+problems = []
+if missing: problems.append(f"missing scenarios: {', '.join(missing)}")
+if empty: problems.append(f"no runner figures: {', '.join(empty)}")
+if no_peer: problems.append(f"no peer figures: {', '.join(no_peer)}")
+if document["failed"]: problems.append(f"failed: {', '.join(document['failed'])}")
+if problems:
+    sys.exit("bench smoke: " + "; ".join(problems))
+print(f"bench smoke: {len(scenarios)} figures from every scenario and peer")
+PY

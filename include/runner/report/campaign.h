@@ -1,0 +1,139 @@
+// A campaign as its state directory tells it: the runs and jobs recorded in
+// the journal (state/journal.h), for `runner status`, `runner log` and
+// `runner report`. Reading only: nothing here writes to the state
+// directory, so it is safe beside a running campaign.
+//
+// Threading: none.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runner/config/params.h"
+#include "runner/exec/transport.h"
+
+namespace runner {
+
+using SystemTime = std::chrono::system_clock::time_point;
+
+// How a job ended, or that it has not. `unknown`: its run is gone (killed,
+// crashed) without recording the end.
+enum class JobOutcome { running, succeeded, failed, lost, unknown };
+
+// "running", "succeeded", "failed", "lost", "unknown"
+std::string_view outcome_name(JobOutcome outcome);
+
+// One slot of a run's fleet.
+struct CampaignSlot {
+  std::string label;  // "node01 gpu=0"
+  std::string host;
+  int index = 0;  // position among its host's slots
+  Params params;
+};
+
+// One attempt of a job of the journal (a job that is run again has one per
+// attempt, under the same id).
+struct CampaignJob {
+  JobId id = 0;
+  std::string run;      // id of the run that started it
+  std::string command;  // rendered
+  std::string slot;     // slot label, "node01 gpu=2,3" for a job on several
+  std::string host;
+  std::vector<int> slot_indices;  // on its host
+  Params params;
+  int line = 0;  // queue.yaml line of its entry
+  SystemTime start;
+  std::optional<SystemTime> end;
+  std::optional<int> exit;                // exit status when it exited
+  std::string signal;                     // "TERM", ... when a signal ended it
+  std::string error;                      // could not start, or lost
+  std::chrono::milliseconds duration{0};  // recorded at its end; 0 before
+  long pgid = 0;
+  JobOutcome outcome = JobOutcome::running;
+  int attempt = 1;         // 2 and up: a rerun of the same job id
+  bool timed_out = false;  // stopped for running past its timeout
+  bool cancelled = false;  // stopped by the runner (interrupt)
+  bool rerun = false;      // this attempt ended, and the job runs again
+};
+
+// One run of `runner queue` or `runner broadcast`.
+struct CampaignRun {
+  std::string id;
+  long pid = 0;
+  std::string mode;  // "queue" or "broadcast"
+  std::string hosts_file;
+  std::string queue_file;
+  std::string cwd;  // the runner's working directory, when recorded
+  SystemTime start;
+  SystemTime last_event;          // its latest record
+  std::optional<SystemTime> end;  // run_end's time
+  std::string status;             // run_end's: "ok", "failed", "interrupted"; empty without one
+  bool alive = false;             // no run_end, and its process still exists
+  // From run_start; for journals without them, the slots its jobs used.
+  std::vector<CampaignSlot> slots;
+  std::optional<std::size_t> queued_at_start;
+  std::vector<std::pair<std::string, std::string>> host_failures;  // host, message
+  std::vector<std::size_t> jobs;  // indices into Campaign::jobs, in start order
+};
+
+// Everything one state directory's journal says.
+struct Campaign {
+  std::string state_dir;
+  std::vector<CampaignRun> runs;  // in start order
+  std::vector<CampaignJob> jobs;  // in start order
+
+  const CampaignJob* find_job(JobId id) const;
+  const CampaignRun* find_run(std::string_view id) const;
+  // The run started last, or nullptr for an empty journal.
+  const CampaignRun* latest_run() const;
+};
+
+// Whether a process with this pid exists.
+using PidAlive = std::function<bool(long pid)>;
+bool process_alive(long pid);
+
+// The campaign of these journal records (read_journal). Job ends, pgids and
+// host failures belong to the run their job (or the latest run) belongs
+// to. Jobs without an end are `running` while their run is alive, and
+// `unknown` once it is gone.
+Campaign campaign_from_records(const std::vector<nlohmann::json>& records,
+                               const PidAlive& alive = process_alive);
+
+// Reads state_dir/journal.jsonl. Throws StateError when it cannot be read;
+// a missing journal is an empty campaign.
+Campaign load_campaign(const std::string& state_dir, const PidAlive& alive = process_alive);
+
+// "2024-05-01T12:34:56.789Z" (format_utc_time's form); nullopt otherwise.
+std::optional<SystemTime> parse_utc_time(std::string_view text);
+
+// How the job ended, for people: "exit 3", "killed by TERM",
+// "lost: connection dropped", "timed out (killed by TERM)", "cancelled
+// (killed by INT)", "running", "unknown: the runner stopped ..."; ", run
+// again" when it was.
+std::string describe_end(const CampaignJob& job);
+
+// Its end, or `now` for a job still running; an unknown job's end is its
+// run's last event.
+SystemTime job_end_time(const CampaignJob& job, const CampaignRun* run, SystemTime now);
+
+// state_dir/logs/<id>.log
+std::string job_log_path(const std::string& state_dir, JobId id);
+
+// The last `max_lines` lines of the last `max_bytes` bytes of a log: '\r'
+// ends a line as '\n' does (progress bars), terminal escape sequences are
+// removed. Empty for a missing log.
+std::string log_tail(const std::string& path, std::size_t max_lines = 20,
+                     std::size_t max_bytes = 16 * 1024);
+
+// Parses "12" or "#12".
+std::optional<JobId> parse_job_id(std::string_view text);
+
+}  // namespace runner

@@ -1,0 +1,41 @@
+// `--dry-run`: every job of the queue with the slot it would get and its
+// fully rendered command, worked out without connecting to a host, running
+// anything or writing a file. Pure.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "runner/config/hosts.h"
+#include "runner/config/job_render.h"
+#include "runner/config/queue_entry.h"
+
+namespace runner {
+
+// One job as it would run.
+struct PlannedJob {
+  std::size_t number = 0;  // 1-based position in the queue
+  JobSpec spec;
+  std::vector<int> slots;  // Fleet::slots indices
+  std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
+  std::string command;     // rendered on `slots`
+  std::size_t wave = 0;    // 0: starts at once; n: after n earlier jobs on its slots ended
+};
+
+// Queue placement: jobs in queue order take slots as the scheduler gives
+// them when every host is up (the first host, in hosts.yaml order, with
+// enough free slots); once none is free, as if every job took equally long.
+// Broadcast placement: each job on every slot, in slot order, one wave per
+// job. Throws ConfigError (queue_path, the entry's line) for a job that fits
+// no host or uses a variable nothing defines; validate_jobs says the same
+// first.
+std::vector<PlannedJob> plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                                  const std::string& queue_path, JobPlacement placement);
+
+// One line per planned job, "[label] command"; the lines of a multi-line
+// command after the first are indented under it. With `number_jobs`, each
+// line starts with the job's position in the queue.
+std::string format_plan(const std::vector<PlannedJob>& plan, bool number_jobs = true);
+
+}  // namespace runner

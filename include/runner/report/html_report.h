@@ -1,0 +1,38 @@
+// `runner report`: one self-contained HTML page (inline CSS, SVG and a few
+// lines of script; nothing fetched) that shows a campaign after the fact:
+// a timeline per slot with one bar per job coloured by outcome (hover for
+// command, exit status, duration), how busy each slot was, the slowest
+// jobs, the failures with their log tails, and every job in a table
+// sortable by any column. Pure: the caller gives the campaign, the time
+// and the log tails.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runner/report/campaign.h"
+
+namespace runner {
+
+struct HtmlReportOptions {
+  std::string title;              // what the page is about, e.g. the queue file
+  SystemTime now;                 // where running jobs' bars end
+  std::vector<std::string> runs;  // ids of the runs to show; empty: the latest
+  bool all_runs = false;          // every run of the journal
+  // The end of a job's log, shown under each failure; none when unset.
+  std::function<std::string(const CampaignJob&)> log_tail;
+  std::size_t max_failure_logs = 200;  // failures beyond this are listed without logs
+  std::size_t slowest = 10;
+};
+
+// The page. Every job bar is an SVG <rect class="job ..."> with data-job
+// set to its id (one per slot for a job on several slots), every job a row
+// of <table id="jobs">.
+std::string render_html_report(const Campaign& campaign, const HtmlReportOptions& options);
+
+// `text` with &, <, >, " and ' replaced by character references.
+std::string html_escape(std::string_view text);
+
+}  // namespace runner

@@ -1,0 +1,40 @@
+// What a journal says about the runs that wrote it: whether one of them is
+// still going, and which jobs were left unfinished by a run that died.
+// Pure: works on the records read_journal returns.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/exec/transport.h"
+
+namespace runner {
+
+// A job whose last record is a start (it may still run on its host) or an
+// end that promised a rerun that never came.
+struct UnfinishedJob {
+  JobId id = 0;
+  std::string host;        // from its last job_start
+  long pgid = 0;           // 0: never recorded
+  bool running = true;     // false: it had ended and waited to run again
+  nlohmann::json start;    // its last job_start record
+};
+
+// A run that started and never wrote run_end.
+struct OpenRun {
+  std::string run;
+  long pid = 0;
+  std::string started;  // its run_start time
+};
+
+struct JournalReplay {
+  std::vector<UnfinishedJob> unfinished;  // by job id
+  std::vector<OpenRun> open_runs;         // oldest first
+};
+
+JournalReplay replay_journal(const std::vector<nlohmann::json>& records);
+
+}  // namespace runner

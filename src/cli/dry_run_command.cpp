@@ -1,0 +1,54 @@
+// `runner queue --dry-run` and `runner broadcast --dry-run`: validate the
+// fleet and the queue, then print every job with the slot it would get and
+// its rendered command. Connects to no host, runs nothing and writes no file
+// (not even the state directory).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "runner/cli/options.h"
+#include "runner/config/config_error.h"
+#include "runner/config/hosts.h"
+#include "runner/config/job_render.h"
+#include "runner/queue/queue_file.h"
+#include "runner/report/dry_run.h"
+#include "runner/ui/console.h"
+
+namespace runner {
+
+int dry_run_jobs(const RunOptions& options) {
+  Fleet fleet = load_hosts(options.hosts_file);
+  if (!std::filesystem::exists(options.queue_file))
+    throw ConfigError(options.queue_file, 0, 0,
+                      "queue file not found (create it, or pass --queue-file)");
+  QueueFile queue(options.queue_file);
+  std::vector<QueueEntry> entries = queue.read_entries();
+  JobPlacement placement =
+      options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast;
+  validate_jobs(entries, fleet, options.queue_file, placement);
+  std::vector<PlannedJob> plan = plan_jobs(entries, fleet, options.queue_file, placement);
+
+  std::fflush(stdout);
+  write_all(fileno(stdout), format_plan(plan));
+  std::size_t jobs = plan.empty() ? 0 : plan.back().number;
+  std::string what;
+  if (options.mode == Mode::broadcast) {
+    what = fmt::format("{} job{}, each on all {} slots", jobs, jobs == 1 ? "" : "s",
+                       fleet.slots.size());
+  } else {
+    std::size_t at_once = 0;
+    for (const PlannedJob& job : plan)
+      if (job.wave == 0) ++at_once;
+    what = fmt::format("{} job{} on {} slots; {} start at once", jobs, jobs == 1 ? "" : "s",
+                       fleet.slots.size(), at_once);
+    if (at_once < jobs) what += ", the slots of later ones assume every job takes as long";
+  }
+  std::fflush(stderr);
+  write_all(fileno(stderr),
+            fmt::format("runner: dry run of {}: {}; nothing ran and no file was changed\n",
+                        options.queue_file, what));
+  return 0;
+}
+
+}  // namespace runner

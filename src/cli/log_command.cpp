@@ -1,0 +1,169 @@
+// `runner log JOB`: a job's saved output; with --follow, what it writes
+// while it runs, until its end is in the journal (or its runner is gone).
+// Reads the state directory only.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "runner/cli/options.h"
+#include "runner/config/config_error.h"
+#include "runner/report/campaign.h"
+#include "runner/state/journal.h"
+#include "runner/state/state_dir.h"
+#include "runner/ui/console.h"
+#include "runner/ui/summary.h"
+
+namespace runner {
+
+namespace {
+
+constexpr int k_follow_poll_ms = 100;
+
+// The records appended to a journal since the last look.
+class JournalTail {
+ public:
+  explicit JournalTail(std::string path) : m_path(std::move(path)) {}
+
+  std::vector<nlohmann::json> read_new() {
+    std::vector<nlohmann::json> records;
+    int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return records;
+    char buffer[65536];
+    for (;;) {
+      ssize_t n = ::pread(fd, buffer, sizeof buffer, m_offset);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      m_offset += n;
+      m_carry.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    std::size_t start = 0;
+    for (std::size_t eol; (eol = m_carry.find('\n', start)) != std::string::npos; start = eol + 1) {
+      auto record =
+          nlohmann::json::parse(m_carry.begin() + static_cast<std::ptrdiff_t>(start),
+                                m_carry.begin() + static_cast<std::ptrdiff_t>(eol), nullptr, false);
+      if (record.is_object()) records.push_back(std::move(record));
+    }
+    m_carry.erase(0, start);
+    return records;
+  }
+
+ private:
+  std::string m_path;
+  off_t m_offset = 0;
+  std::string m_carry;
+};
+
+// Copies the bytes of `path` from `offset` on to stdout; returns the new offset.
+off_t copy_from(const std::string& path, off_t offset) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return offset;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::pread(fd, buffer, sizeof buffer, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (!write_all(STDOUT_FILENO, std::string_view(buffer, static_cast<std::size_t>(n)))) break;
+    offset += n;
+  }
+  ::close(fd);
+  return offset;
+}
+
+bool is_event(const nlohmann::json& record, const char* event) {
+  auto it = record.find("event");
+  return it != record.end() && it->is_string() && *it == event;
+}
+
+bool is_job(const nlohmann::json& record, JobId id) {
+  auto it = record.find("job");
+  return it != record.end() && it->is_number_unsigned() && it->get<JobId>() == id;
+}
+
+}  // namespace
+
+int show_log(const LogOptions& options) {
+  std::optional<JobId> id = parse_job_id(options.job);
+  if (!id) {
+    throw ConfigError("'" + options.job +
+                      "' is not a job id: give the number shown as #12 (runner status lists them)");
+  }
+  std::string state_dir =
+      options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
+  std::string path = job_log_path(state_dir, *id);
+  JournalTail journal(journal_path(state_dir));
+  std::vector<nlohmann::json> records = journal.read_new();
+  Campaign campaign = campaign_from_records(records);
+  const CampaignJob* job = campaign.find_job(*id);
+  std::fflush(stdout);
+
+  if (!options.follow) {
+    if (!job && !std::filesystem::exists(path))
+      throw ConfigError(state_dir, 0, 0, fmt::format("no job #{} has run here", *id));
+    copy_from(path, 0);
+    return 0;
+  }
+
+  // The run the job belongs to, or the live run it may still start in.
+  std::map<std::string, long> run_pids;
+  for (const CampaignRun& run : campaign.runs) run_pids[run.id] = run.pid;
+  bool started = job != nullptr;
+  bool ended = job && job->outcome != JobOutcome::running;
+  long pid = job ? run_pids[job->run] : 0;
+  auto any_run_alive = [&] {
+    for (const auto& [run, run_pid] : run_pids)
+      if (process_alive(run_pid)) return true;
+    return false;
+  };
+  if (!started) {
+    if (!any_run_alive())
+      throw ConfigError(state_dir, 0, 0,
+                        fmt::format("no job #{} has run here, and no run is going on", *id));
+    std::fflush(stderr);
+    write_all(STDERR_FILENO, fmt::format("runner: waiting for job #{} to start\n", *id));
+  }
+
+  off_t offset = 0;
+  while (true) {
+    offset = copy_from(path, offset);
+    if (ended) break;
+    for (const nlohmann::json& record : journal.read_new()) {
+      records.push_back(record);
+      if (is_event(record, "run_start"))
+        run_pids[record.value("run", "")] = record.value("pid", 0L);
+      if (is_event(record, "job_start") && is_job(record, *id)) {
+        started = true;
+        pid = run_pids[record.value("run", "")];
+      }
+      if (is_event(record, "job_end") && is_job(record, *id)) ended = true;
+    }
+    if (ended) continue;  // copy what the job wrote last, then stop
+    if (started ? !process_alive(pid) : !any_run_alive()) {
+      offset = copy_from(path, offset);
+      std::fflush(stderr);
+      write_all(STDERR_FILENO, fmt::format("runner: the runner stopped before job #{} {}\n", *id,
+                                           started ? "ended" : "started"));
+      return 1;
+    }
+    ::poll(nullptr, 0, k_follow_poll_ms);
+  }
+
+  Campaign final_state = campaign_from_records(records);
+  if (const CampaignJob* done = final_state.find_job(*id)) {
+    std::fflush(stderr);
+    write_all(
+        STDERR_FILENO,
+        fmt::format("runner: #{} [{}] {} after {}\n", done->id, done->slot,
+                    done->outcome == JobOutcome::succeeded ? "succeeded" : describe_end(*done),
+                    format_duration(done->duration)));
+  }
+  return 0;
+}
+
+}  // namespace runner

@@ -1,0 +1,65 @@
+// `runner report`: the campaign of a state directory as one HTML page,
+// written beside the journal (or where --output says).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "runner/cli/options.h"
+#include "runner/config/config_error.h"
+#include "runner/queue/queue_file.h"
+#include "runner/report/campaign.h"
+#include "runner/report/html_report.h"
+#include "runner/state/state_dir.h"
+#include "runner/ui/console.h"
+
+namespace runner {
+
+namespace {
+
+constexpr std::size_t k_log_tail_lines = 25;
+
+}  // namespace
+
+int write_report(const ReportOptions& options) {
+  std::string state_dir =
+      options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
+  Campaign campaign = load_campaign(state_dir);
+  if (campaign.runs.empty()) {
+    throw ConfigError(state_dir, 0, 0,
+                      "no run is recorded here; start one with `runner queue`, or name the "
+                      "campaign with --queue-file or --state-dir");
+  }
+  for (const std::string& run : options.runs) {
+    if (!campaign.find_run(run))
+      throw ConfigError(state_dir, 0, 0, fmt::format("no run {} is recorded here", run));
+  }
+
+  HtmlReportOptions html;
+  const CampaignRun& latest = *campaign.latest_run();
+  html.title = latest.queue_file.empty() ? options.queue_file : latest.queue_file;
+  html.now = std::chrono::system_clock::now();
+  html.runs = options.runs;
+  html.all_runs = options.all_runs;
+  html.log_tail = [&](const CampaignJob& job) {
+    return log_tail(job_log_path(state_dir, job.id), k_log_tail_lines);
+  };
+  std::string page = render_html_report(campaign, html);
+
+  if (options.output == "-") {
+    std::fflush(stdout);
+    return write_all(STDOUT_FILENO, page) ? 0 : 1;
+  }
+  std::string output = options.output.empty() ? state_dir + "/report.html" : options.output;
+  try {
+    write_file_atomically(output, page);
+  } catch (const std::exception& e) {
+    throw StateError("cannot write the report " + output + ": " + e.what());
+  }
+  std::fflush(stdout);
+  write_all(STDOUT_FILENO, output + "\n");
+  return 0;
+}
+
+}  // namespace runner

@@ -1,0 +1,92 @@
+#include "runner/cli/resume.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "runner/config/config_error.h"
+#include "runner/config/duration.h"
+
+namespace runner {
+
+namespace {
+
+bool process_alive(long pid) {
+  if (pid <= 0 || pid == getpid()) return false;
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+template <typename T>
+T field(const nlohmann::json& record, const char* key, T fallback) {
+  auto it = record.find(key);
+  if (it == record.end() || it->is_null()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
+
+// The job as the queue gave it, from its job_start record.
+JobSpec spec_of(const nlohmann::json& start) {
+  JobSpec spec;
+  spec.command = field<std::string>(start, "template", field<std::string>(start, "command", ""));
+  spec.slots = field<int>(start, "slots_needed", 1);
+  spec.line = field<int>(start, "line", 0);
+  spec.timeout_text = field<std::string>(start, "timeout", "");
+  if (!spec.timeout_text.empty()) spec.timeout = parse_duration(spec.timeout_text);
+  if (start.contains("retries")) spec.retries = field<int>(start, "retries", 0);
+  spec.cancel = field<std::string>(start, "cancel", "");
+  auto params = start.find("params");
+  if (params != start.end() && params->is_object())
+    for (auto it = params->begin(); it != params->end(); ++it)
+      spec.params.emplace_back(it.key(), it->is_string() ? it->get<std::string>() : it->dump());
+  return spec;
+}
+
+}  // namespace
+
+std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& fleet,
+                                      const std::string& journal_path, bool resume) {
+  for (const OpenRun& run : replay.open_runs)
+    if (process_alive(run.pid))
+      throw ConfigError(fmt::format(
+          "another runner (pid {}, started {}) is running on this queue; its journal is {}. "
+          "Stop it first, or give this run its own --state-dir",
+          run.pid, run.started, journal_path));
+
+  std::vector<OrphanJob> orphans;
+  for (const UnfinishedJob& job : replay.unfinished) {
+    OrphanJob orphan;
+    orphan.id = job.id;
+    orphan.spec = spec_of(job.start);
+    orphan.pgid = job.running ? job.pgid : 0;
+    orphan.attempt = field<int>(job.start, "attempt", 1);
+    orphan.requeues = field<int>(job.start, "requeues", 0);
+    orphan.was_running = job.running;
+    for (std::size_t h = 0; h < fleet.hosts.size(); ++h)
+      if (fleet.hosts[h].name == job.host) orphan.host = static_cast<int>(h);
+    orphans.push_back(std::move(orphan));
+  }
+  if (orphans.empty() || resume) return orphans;
+
+  std::string list;
+  for (std::size_t i = 0; i < replay.unfinished.size() && i < 10; ++i) {
+    const UnfinishedJob& job = replay.unfinished[i];
+    list += fmt::format("\n  #{} on {}{}: {}", job.id, job.host,
+                        job.pgid ? fmt::format(" (process group {})", job.pgid) : "",
+                        field<std::string>(job.start, "command", ""));
+  }
+  if (replay.unfinished.size() > 10)
+    list += fmt::format("\n  ... and {} more", replay.unfinished.size() - 10);
+  throw ConfigError(fmt::format(
+      "the last run on this queue stopped without finishing {} job{} (see {}):{}\n"
+      "Run again with --resume: it checks each job's process group on its host, kills what is "
+      "left, and runs those jobs again first.",
+      replay.unfinished.size(), replay.unfinished.size() == 1 ? "" : "s", journal_path, list));
+}
+
+}  // namespace runner

@@ -1,0 +1,542 @@
+// The HTML report: one page, its style, its SVG timeline and its tables,
+// written in one pass over the campaign.
+#include "runner/report/html_report.h"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "runner/report/status_view.h"
+#include "runner/ui/summary.h"
+
+namespace runner {
+
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+constexpr double k_chart_width = 1000;
+constexpr double k_percent_width = 56;
+constexpr double k_axis_height = 28;
+constexpr double k_row_height = 20;
+constexpr double k_bar_height = 14;
+constexpr std::size_t k_open_failures = 10;
+constexpr std::size_t k_tooltip_chars = 400;
+constexpr std::size_t k_table_command_chars = 120;
+
+constexpr std::string_view k_style = R"(
+:root{--ok:#2e9d5b;--failed:#d93025;--lost:#f29900;--unknown:#8d8d8d;--running:#1a73e8;
+--ink:#202124;--muted:#5f6368;--line:#e3e5e8;--bg:#f8f9fa}
+*{box-sizing:border-box}
+body{margin:0;padding:24px 32px 48px;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
+sans-serif;color:var(--ink);background:#fff}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:32px 0 10px}
+.sub{color:var(--muted);margin:0 0 2px}
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin:18px 0 6px}
+.card{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:8px 14px;
+min-width:110px}
+.card b{display:block;font-size:20px;color:var(--c,var(--ink))}
+.card span{color:var(--muted);font-size:12px}
+.legend{display:flex;gap:14px;color:var(--muted);font-size:12px;margin:0 0 6px}
+.legend i{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:4px;
+vertical-align:-1px}
+.ok{--c:var(--ok)}.failed{--c:var(--failed)}.lost{--c:var(--lost)}
+.unknown{--c:var(--unknown)}.running{--c:var(--running)}
+.legend i,.tag{background:var(--c,var(--unknown))}
+svg{display:block;width:100%;height:auto;border:1px solid var(--line);border-radius:8px;
+background:#fff}
+svg text{font:11px system-ui,sans-serif;fill:var(--muted)}
+svg .label{fill:var(--ink)}svg .idle{fill:var(--failed);font-weight:600}
+svg .grid{stroke:var(--line);stroke-width:1}svg .band{fill:var(--bg)}
+svg .down{fill:#fce8e6}
+rect.job{fill:var(--c);stroke:#fff;stroke-width:.5}
+rect.job:hover{stroke:var(--ink);stroke-width:1.5}
+table{border-collapse:collapse;width:100%}
+th,td{text-align:left;padding:4px 10px;border-bottom:1px solid var(--line);vertical-align:top}
+th{position:sticky;top:0;background:var(--bg);font-weight:600;white-space:nowrap}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+#jobs th{cursor:pointer;user-select:none}#jobs th:hover{color:var(--running)}
+#jobs th[data-dir=asc]::after{content:" \25B2"}#jobs th[data-dir=desc]::after{content:" \25BC"}
+.scroll{max-height:70vh;overflow:auto;border:1px solid var(--line);border-radius:8px}
+.tag{display:inline-block;color:#fff;border-radius:3px;padding:0 6px;font-size:12px}
+.meter{background:var(--bg);border:1px solid var(--line);border-radius:3px;height:12px;
+width:240px}.meter div{height:100%;background:var(--ok);border-radius:2px}
+.meter.low div{background:var(--failed)}.meter.mid div{background:var(--lost)}
+code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:8px 10px;
+margin:6px 0;overflow:auto;white-space:pre-wrap;word-break:break-all}
+pre.log{background:#202124;color:#e8eaed;max-height:320px}
+details{margin:0 0 8px}summary{cursor:pointer}
+.muted{color:var(--muted)}
+button{font:inherit;padding:4px 12px;border:1px solid var(--line);border-radius:6px;
+background:var(--bg);cursor:pointer}td.cmd{font-family:ui-monospace,monospace;font-size:12px}
+)";
+
+// The jobs table is drawn from the JSON in #job-data, a page of rows at a
+// time: tens of thousands of static rows would make the page slow to open.
+constexpr std::string_view k_script = R"(
+const jobs = JSON.parse(document.getElementById('job-data').textContent);
+// Each job: [id, slot, outcome, class, start ms, start, duration ms, duration, exit, command]
+const columns = {job: 0, slot: 1, outcome: 2, started: 4, duration: 6, exit: 8, command: 9};
+const table = document.getElementById('jobs'), body = table.tBodies[0];
+const more = document.getElementById('more'), all = document.getElementById('all');
+const count = document.getElementById('shown');
+const page = 500;
+let order = jobs.slice(), shown = page;
+const escape = t => String(t).replace(/[&<>"']/g, c => '&#' + c.charCodeAt(0) + ';');
+function draw() {
+  const rows = [];
+  for (const j of order.slice(0, shown)) {
+    rows.push('<tr><td class="num" data-v="' + j[0] + '">#' + j[0] + '</td><td>' + escape(j[1]) +
+              '</td><td><span class="tag ' + j[3] + '">' + j[2] + '</span></td><td>' + j[5] +
+              '</td><td class="num">' + j[7] + '</td><td>' + escape(j[8]) +
+              '</td><td class="cmd">' + escape(j[9]) + '</td></tr>');
+  }
+  body.innerHTML = rows.join('');
+  const n = Math.min(shown, order.length);
+  count.textContent = n < order.length ? n + ' of ' + order.length + ' jobs shown' : '';
+  more.hidden = all.hidden = n >= order.length;
+}
+for (const th of table.tHead.rows[0].cells) {
+  th.addEventListener('click', () => {
+    const col = columns[th.textContent.trim()];
+    const dir = th.dataset.dir ? (th.dataset.dir === 'asc' ? 'desc' : 'asc')
+                               : (th.dataset.first || 'asc');
+    for (const h of table.tHead.rows[0].cells) delete h.dataset.dir;
+    th.dataset.dir = dir;
+    const sign = dir === 'asc' ? 1 : -1;
+    order.sort((a, b) => (a[col] < b[col] ? -1 : a[col] > b[col] ? 1 : a[0] - b[0]) * sign);
+    draw();
+  });
+}
+more.addEventListener('click', () => { shown += page; draw(); });
+all.addEventListener('click', () => { shown = order.length; draw(); });
+draw();
+// report.html#sort=duration (or #sort=duration-asc) opens the table sorted.
+const wanted = location.hash.match(/sort=([a-z]+)(?:-(asc|desc))?/);
+if (wanted) {
+  for (const th of table.tHead.rows[0].cells) {
+    if (th.textContent.trim() !== wanted[1]) continue;
+    if (wanted[2]) th.dataset.first = wanted[2];
+    th.click();
+  }
+}
+)";
+
+std::string css_class(JobOutcome outcome) {
+  return outcome == JobOutcome::succeeded ? "ok" : std::string(outcome_name(outcome));
+}
+
+std::size_t columns(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+long long epoch_ms(SystemTime time) {
+  return duration_cast<milliseconds>(time.time_since_epoch()).count();
+}
+
+milliseconds between(SystemTime from, SystemTime to) {
+  return to > from ? duration_cast<milliseconds>(to - from) : milliseconds(0);
+}
+
+std::string local_time(SystemTime time, const char* format) {
+  time_t seconds = std::chrono::system_clock::to_time_t(time);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  char text[64];
+  std::strftime(text, sizeof text, format, &local);
+  return text;
+}
+
+long local_offset_seconds(SystemTime time) {
+  time_t seconds = std::chrono::system_clock::to_time_t(time);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  return local.tm_gmtoff;
+}
+
+// A slot row of the timeline and the utilisation table.
+struct SlotRow {
+  std::string label;
+  std::string host;
+  int index = 0;
+  milliseconds busy{0};
+  std::size_t jobs = 0;
+  std::string down;
+};
+
+// A job of a shown run, with where its bar ends.
+struct ShownJob {
+  const CampaignJob* job = nullptr;
+  const CampaignRun* run = nullptr;
+  SystemTime end;
+};
+
+std::string job_title(const ShownJob& shown) {
+  const CampaignJob& job = *shown.job;
+  std::string how = describe_end(job);
+  milliseconds took = between(job.start, shown.end);
+  std::string text = fmt::format("#{} [{}] {}", job.id, job.slot, how);
+  text += job.outcome == JobOutcome::running ? " for " : " after ";
+  text += format_duration(took);
+  text += "\nstarted " + local_time(job.start, "%Y-%m-%d %H:%M:%S");
+  text += "\n" + shorten_command(job.command, k_tooltip_chars);
+  return html_escape(text);
+}
+
+class Page {
+ public:
+  explicit Page(std::string& out) : m_out(out) {}
+  template <typename... Args>
+  void add(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::format_to(std::back_inserter(m_out), format, std::forward<Args>(args)...);
+  }
+  void raw(std::string_view text) { m_out.append(text); }
+
+ private:
+  std::string& m_out;
+};
+
+void timeline(Page& page, const std::vector<SlotRow>& rows,
+              const std::map<std::pair<std::string, int>, std::size_t>& row_of,
+              const std::vector<ShownJob>& jobs, SystemTime t0, SystemTime t1,
+              milliseconds available) {
+  std::size_t longest = 0;
+  for (const SlotRow& row : rows) longest = std::max(longest, columns(row.label));
+  double label_width = std::clamp<double>(7.0 * static_cast<double>(longest) + 18, 110, 360);
+  double width = label_width + k_chart_width + k_percent_width;
+  double height = k_axis_height + k_row_height * static_cast<double>(rows.size()) + 8;
+  double span = static_cast<double>(std::max<long long>(1000, between(t0, t1).count()));
+  auto x_of = [&](SystemTime t) {
+    return label_width + k_chart_width * static_cast<double>(between(t0, t).count()) / span;
+  };
+
+  page.add(R"(<svg id="timeline" viewBox="0 0 {:.0f} {:.0f}" role="img" )"
+           R"(aria-label="one row per slot, one bar per job">)",
+           width, height);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    double y = k_axis_height + k_row_height * static_cast<double>(r);
+    const char* band = !rows[r].down.empty() ? "down" : r % 2 == 0 ? "band" : "";
+    if (*band)
+      page.add(R"(<rect class="{}" x="0" y="{:.1f}" width="{:.0f}" height="{:.0f}"/>)", band, y,
+               width, k_row_height);
+    page.add(R"(<text class="label" x="{:.0f}" y="{:.1f}" text-anchor="end">{}</text>)",
+             label_width - 8, y + 14, html_escape(rows[r].label));
+    long long percent =
+        available.count() > 0
+            ? std::min<long long>(100, rows[r].busy.count() * 100 / available.count())
+            : 0;
+    page.add(R"(<text class="{}" x="{:.0f}" y="{:.1f}" text-anchor="end">{}%</text>)",
+             percent < 50 ? "idle" : "", width - 6, y + 14, percent);
+  }
+
+  // Time axis: about ten ticks on round local times.
+  static constexpr long long k_steps[] = {1,     2,     5,     10,    15,     30,    60,
+                                          120,   300,   600,   900,   1800,   3600,  7200,
+                                          10800, 21600, 43200, 86400, 172800, 604800};
+  long long span_s = static_cast<long long>(span / 1000);
+  long long step = k_steps[std::size(k_steps) - 1];
+  for (long long s : k_steps) {
+    if (span_s / s <= 10) {
+      step = s;
+      break;
+    }
+  }
+  const char* format = step < 60 ? "%H:%M:%S" : span_s >= 86400 ? "%m-%d %H:%M" : "%H:%M";
+  long offset = local_offset_seconds(t0);
+  long long first_local = (epoch_ms(t0) / 1000 + offset + step - 1) / step * step;
+  for (long long tick = first_local; tick - offset <= epoch_ms(t1) / 1000; tick += step) {
+    SystemTime t = SystemTime(std::chrono::seconds(tick - offset));
+    double x = x_of(t);
+    page.add(R"(<line class="grid" x1="{:.1f}" y1="{:.0f}" x2="{:.1f}" y2="{:.0f}"/>)", x,
+             k_axis_height - 6, x, height - 4);
+    page.add(R"(<text x="{:.1f}" y="16" text-anchor="middle">{}</text>)", x, local_time(t, format));
+  }
+
+  for (const ShownJob& shown : jobs) {
+    const CampaignJob& job = *shown.job;
+    double x = x_of(job.start);
+    double w = std::max(0.8, x_of(shown.end) - x);
+    std::string title = job_title(shown);
+    std::string klass = css_class(job.outcome);
+    for (int index : job.slot_indices) {
+      auto it = row_of.find({job.host, index});
+      if (it == row_of.end()) continue;
+      double y = k_axis_height + k_row_height * static_cast<double>(it->second) +
+                 (k_row_height - k_bar_height) / 2;
+      page.add(R"(<rect class="job {}" data-job="{}" x="{:.2f}" y="{:.1f}" width="{:.2f}" )"
+               R"(height="{:.0f}"><title>{}</title></rect>)",
+               klass, job.id, x, y, w, k_bar_height, title);
+    }
+  }
+  page.raw("</svg>\n");
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string escaped;
+  escaped.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      case '\'':
+        escaped += "&#39;";
+        break;
+      default:
+        escaped.push_back(c);
+    }
+  }
+  return escaped;
+}
+
+std::string render_html_report(const Campaign& campaign, const HtmlReportOptions& options) {
+  // The runs shown.
+  std::vector<const CampaignRun*> runs;
+  for (const CampaignRun& run : campaign.runs) {
+    bool named = std::find(options.runs.begin(), options.runs.end(), run.id) != options.runs.end();
+    if (options.all_runs || named) runs.push_back(&run);
+  }
+  if (runs.empty() && options.runs.empty() && campaign.latest_run())
+    runs.push_back(campaign.latest_run());
+
+  // Their slots, in fleet order, then any slot only their jobs name.
+  std::vector<SlotRow> rows;
+  std::map<std::pair<std::string, int>, std::size_t> row_of;
+  auto add_row = [&](const std::string& host, int index, const std::string& label) {
+    auto [it, inserted] = row_of.try_emplace({host, index}, rows.size());
+    if (inserted) rows.push_back(SlotRow{label, host, index});
+    return it->second;
+  };
+  for (const CampaignRun* run : runs)
+    for (const CampaignSlot& slot : run->slots) add_row(slot.host, slot.index, slot.label);
+
+  std::vector<ShownJob> jobs;
+  SystemTime t0 = runs.empty() ? options.now : runs.front()->start;
+  SystemTime t1 = t0;
+  milliseconds available{0};
+  for (const CampaignRun* run : runs) {
+    SystemTime run_end = run->alive ? options.now : run->end.value_or(run->last_event);
+    t0 = std::min(t0, run->start);
+    t1 = std::max(t1, run_end);
+    available += between(run->start, run_end);
+    for (std::size_t index : run->jobs) {
+      const CampaignJob& job = campaign.jobs[index];
+      ShownJob shown{&job, run, job_end_time(job, run, options.now)};
+      t1 = std::max(t1, shown.end);
+      for (int i : job.slot_indices) {
+        std::size_t r =
+            add_row(job.host, i,
+                    job.slot_indices.size() == 1 ? job.slot : fmt::format("{} #{}", job.host, i));
+        rows[r].busy += between(job.start, shown.end);
+        ++rows[r].jobs;
+      }
+      jobs.push_back(shown);
+    }
+    for (const auto& [host, message] : run->host_failures)
+      for (SlotRow& row : rows)
+        if (row.host == host) row.down = message;
+  }
+
+  // Counted by their last attempt.
+  std::size_t counts[5] = {0, 0, 0, 0, 0};
+  std::size_t job_count = 0;
+  for (const ShownJob& shown : jobs) {
+    if (shown.job->rerun) continue;
+    ++counts[static_cast<int>(shown.job->outcome)];
+    ++job_count;
+  }
+  long long busy_total = 0;
+  for (const SlotRow& row : rows) busy_total += row.busy.count();
+  long long slot_time = available.count() * static_cast<long long>(rows.size());
+  long long utilisation =
+      slot_time > 0 ? std::min<long long>(100, busy_total * 100 / slot_time) : 0;
+
+  std::string out;
+  out.reserve(8192 + jobs.size() * 900);
+  Page page(out);
+  std::string title = options.title.empty() ? "runner report" : "runner report — " + options.title;
+  page.add(
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<title>{}</title><style>",
+      html_escape(title));
+  page.raw(k_style);
+  page.add("</style></head><body>\n<h1>{}</h1>\n", html_escape(title));
+  for (const CampaignRun* run : runs) {
+    RunStatus status = run_status(campaign, *run, std::nullopt, options.now);
+    std::string ended =
+        run->alive ? "now" : local_time(run->end.value_or(run->last_event), "%H:%M:%S");
+    page.add(
+        "<p class=\"sub\">{} run <code>{}</code> (pid {}): {} → {} ({}), <b>{}</b>; "
+        "{} slots on {}</p>\n",
+        html_escape(run->mode), html_escape(run->id), run->pid,
+        local_time(run->start, "%Y-%m-%d %H:%M:%S"), ended, format_duration(status.elapsed),
+        html_escape(describe_run_state(status.state)), run->slots.size(),
+        html_escape(run->hosts_file));
+    for (const auto& [host, message] : run->host_failures)
+      page.add("<p class=\"sub\">host <b>{}</b> down: {}</p>\n", html_escape(host),
+               html_escape(message));
+  }
+  if (runs.empty()) page.raw("<p class=\"sub\">No run has been recorded yet.</p>\n");
+
+  page.raw("<div class=\"cards\">");
+  auto card = [&](const char* klass, auto value, const char* what) {
+    page.add("<div class=\"card {}\"><b>{}</b><span>{}</span></div>", klass, value, what);
+  };
+  card("", job_count, "jobs");
+  card("ok", counts[int(JobOutcome::succeeded)], "succeeded");
+  card("failed", counts[int(JobOutcome::failed)], "failed");
+  if (counts[int(JobOutcome::lost)]) card("lost", counts[int(JobOutcome::lost)], "lost");
+  if (counts[int(JobOutcome::running)])
+    card("running", counts[int(JobOutcome::running)], "running");
+  if (counts[int(JobOutcome::unknown)])
+    card("", counts[int(JobOutcome::unknown)], "unknown (runner stopped)");
+  card("", format_duration(available), "wall time");
+  card("", fmt::format("{}%", utilisation),
+       fmt::format("of {} slots' time busy", rows.size()).c_str());
+  page.raw("</div>\n");
+
+  // Timeline.
+  page.raw(
+      "<h2>Timeline</h2>\n<div class=\"legend\">"
+      "<span><i class=\"ok\"></i>succeeded</span><span><i class=\"failed\"></i>failed</span>"
+      "<span><i class=\"lost\"></i>lost</span><span><i class=\"running\"></i>running</span>"
+      "<span><i class=\"unknown\"></i>unknown</span>"
+      "<span>hover a bar for its command; right: share of the time each slot was busy"
+      "</span></div>\n");
+  timeline(page, rows, row_of, jobs, t0, t1, available);
+
+  // Slot utilisation.
+  page.raw(
+      "<h2>Slot utilisation</h2>\n<table id=\"slots\"><thead><tr><th>slot</th><th>busy</th>"
+      "<th class=\"num\">busy time</th><th class=\"num\">idle time</th>"
+      "<th class=\"num\">jobs</th><th>host</th></tr></thead><tbody>\n");
+  for (const SlotRow& row : rows) {
+    long long percent = available.count() > 0
+                            ? std::min<long long>(100, row.busy.count() * 100 / available.count())
+                            : 0;
+    const char* level = percent < 50 ? " low" : percent < 80 ? " mid" : "";
+    page.add(
+        "<tr><td>{}</td><td><div class=\"meter{}\" title=\"{}%\"><div style=\"width:{}%\">"
+        "</div></div></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td>{}</td></tr>\n",
+        html_escape(row.label), level, percent, percent, format_duration(row.busy),
+        format_duration(std::max(milliseconds(0), available - row.busy)), row.jobs,
+        row.down.empty() ? "" : "down: " + html_escape(row.down));
+  }
+  page.raw("</tbody></table>\n");
+
+  // Failures with their log tails.
+  std::vector<const ShownJob*> failures;
+  for (const ShownJob& shown : jobs) {
+    JobOutcome o = shown.job->outcome;
+    bool failed = o == JobOutcome::failed || o == JobOutcome::lost || o == JobOutcome::unknown;
+    if (failed && !shown.job->rerun) failures.push_back(&shown);
+  }
+  page.add("<h2>Failures ({})</h2>\n", failures.size());
+  if (failures.empty()) page.raw("<p class=\"muted\">No job failed.</p>\n");
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    const CampaignJob& job = *failures[i]->job;
+    page.add(
+        "<details id=\"failure-{}\"{}><summary><span class=\"tag {}\">#{}</span> [{}] {} "
+        "after {} — log: <code>{}</code></summary>\n<pre class=\"cmd\">{}</pre>\n",
+        job.id, i < k_open_failures ? " open" : "", css_class(job.outcome), job.id,
+        html_escape(job.slot), html_escape(describe_end(job)), format_duration(job.duration),
+        html_escape(job_log_path(campaign.state_dir, job.id)), html_escape(job.command));
+    if (options.log_tail && i < options.max_failure_logs) {
+      std::string tail = options.log_tail(job);
+      if (tail.empty()) {
+        page.raw("<p class=\"muted\">The log is empty.</p>\n");
+      } else {
+        page.add("<pre class=\"log\">{}</pre>\n", html_escape(tail));
+      }
+    }
+    page.raw("</details>\n");
+  }
+
+  // Slowest jobs.
+  std::vector<const ShownJob*> slowest;
+  for (const ShownJob& shown : jobs) slowest.push_back(&shown);
+  std::size_t n = std::min(options.slowest, slowest.size());
+  std::partial_sort(slowest.begin(), slowest.begin() + n, slowest.end(),
+                    [](const ShownJob* a, const ShownJob* b) {
+                      return between(a->job->start, a->end) > between(b->job->start, b->end);
+                    });
+  page.raw(
+      "<h2>Slowest jobs</h2>\n<table id=\"slowest\"><thead><tr><th class=\"num\">job</th>"
+      "<th class=\"num\">duration</th><th>slot</th><th>outcome</th><th>command</th></tr>"
+      "</thead><tbody>\n");
+  for (std::size_t i = 0; i < n; ++i) {
+    const ShownJob& shown = *slowest[i];
+    page.add(
+        "<tr><td class=\"num\">#{}</td><td class=\"num\">{}</td><td>{}</td>"
+        "<td><span class=\"tag {}\">{}</span></td><td class=\"cmd\">{}</td></tr>\n",
+        shown.job->id, format_duration(between(shown.job->start, shown.end)),
+        html_escape(shown.job->slot), css_class(shown.job->outcome),
+        outcome_name(shown.job->outcome),
+        html_escape(shorten_command(shown.job->command, k_table_command_chars)));
+  }
+  page.raw("</tbody></table>\n");
+
+  // Every job, as data for the script.
+  nlohmann::json data = nlohmann::json::array();
+  for (const ShownJob& shown : jobs) {
+    const CampaignJob& job = *shown.job;
+    milliseconds took = between(job.start, shown.end);
+    data.push_back({job.id, job.slot, std::string(outcome_name(job.outcome)),
+                    css_class(job.outcome), epoch_ms(job.start),
+                    local_time(job.start, "%m-%d %H:%M:%S"), took.count(), format_duration(took),
+                    job.outcome == JobOutcome::succeeded ? std::string("0") : describe_end(job),
+                    shorten_command(job.command, k_table_command_chars)});
+  }
+  std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string heading = jobs.size() == job_count
+                            ? fmt::format("Jobs ({})", job_count)
+                            : fmt::format("Jobs ({}, {} attempts)", job_count, jobs.size());
+  page.add(
+      "<h2>{}</h2>\n<p class=\"muted\">Click a column to sort by it. "
+      "<span id=\"shown\"></span></p>\n"
+      "<div class=\"scroll\"><table id=\"jobs\"><thead><tr>"
+      "<th class=\"num\">job</th><th>slot</th><th>outcome</th><th>started</th>"
+      "<th class=\"num\" data-first=\"desc\">duration</th><th>exit</th><th>command</th>"
+      "</tr></thead><tbody></tbody></table></div>\n"
+      "<p><button id=\"more\" hidden>show 500 more</button> "
+      "<button id=\"all\" hidden>show all</button></p>\n"
+      "<script type=\"application/json\" id=\"job-data\">",
+      heading);
+  // Inside <script>, "</" must not appear; in JSON it can only be in strings.
+  for (char c : json) {
+    if (c == '<') {
+      page.raw("\\u003c");
+    } else {
+      out.push_back(c);
+    }
+  }
+  page.raw("</script>\n");
+  page.raw("<p class=\"muted\">Made by runner at ");
+  page.add("{}.</p>\n<script>", local_time(options.now, "%Y-%m-%d %H:%M:%S"));
+  page.raw(k_script);
+  page.raw("</script>\n</body></html>\n");
+  return out;
+}
+
+}  // namespace runner

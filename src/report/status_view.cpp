@@ -1,0 +1,307 @@
+// `runner status`: a run's counts, slots and failures, as text and JSON.
+#include "runner/report/status_view.h"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+
+#include "runner/state/journal.h"
+#include "runner/ui/status_line.h"
+#include "runner/ui/summary.h"
+
+namespace runner {
+
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+milliseconds between(SystemTime from, SystemTime to) {
+  return to > from ? duration_cast<milliseconds>(to - from) : milliseconds(0);
+}
+
+std::string state_of(const CampaignRun& run) {
+  if (run.alive) return "running";
+  if (!run.end) return "stopped";
+  if (run.status == "ok") return "finished";
+  return run.status.empty() ? "finished" : run.status;
+}
+
+std::size_t columns(std::string_view text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+std::string pad(std::string_view text, std::size_t width) {
+  std::string padded(text);
+  std::size_t n = columns(text);
+  if (n < width) padded.append(width - n, ' ');
+  return padded;
+}
+
+nlohmann::ordered_json params_json(const Params& params) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : params) object[key] = value;
+  return object;
+}
+
+}  // namespace
+
+std::string format_local_time(SystemTime time) {
+  time_t seconds = std::chrono::system_clock::to_time_t(time);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+std::string describe_run_state(const std::string& state) {
+  if (state == "failed") return "finished with failures";
+  if (state == "stopped") return "stopped without finishing";
+  return state;
+}
+
+RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
+                     std::optional<std::size_t> queued, SystemTime now) {
+  RunStatus status;
+  status.run = &run;
+  status.state = state_of(run);
+  status.now = now;
+  SystemTime until = run.alive ? now : run.end.value_or(run.last_event);
+  status.until = until;
+  status.elapsed = between(run.start, until);
+  status.queued = queued;
+
+  std::map<std::pair<std::string, int>, std::size_t> slot_of;
+  for (const CampaignSlot& slot : run.slots) {
+    slot_of[{slot.host, slot.index}] = status.slots.size();
+    SlotStatus entry;
+    entry.slot = slot;
+    entry.free_since = run.start;
+    status.slots.push_back(std::move(entry));
+  }
+  for (const auto& [host, message] : run.host_failures) {
+    for (SlotStatus& slot : status.slots)
+      if (slot.slot.host == host) slot.down = message;
+  }
+
+  milliseconds slot_time{0};
+  std::size_t finished = 0;
+  for (std::size_t index : run.jobs) {
+    const CampaignJob& job = campaign.jobs[index];
+    // An attempt that is run again counts by its last attempt.
+    if (!job.rerun) {
+      switch (job.outcome) {
+        case JobOutcome::running:
+          status.running.push_back(&job);
+          break;
+        case JobOutcome::succeeded:
+          ++status.succeeded;
+          break;
+        case JobOutcome::failed:
+          ++status.failed;
+          break;
+        case JobOutcome::lost:
+          ++status.lost;
+          break;
+        case JobOutcome::unknown:
+          ++status.unknown;
+          break;
+      }
+      if (job.outcome == JobOutcome::failed || job.outcome == JobOutcome::lost)
+        status.failures.push_back(&job);
+    }
+    SystemTime end = job_end_time(job, &run, until);
+    if (job.outcome != JobOutcome::running && job.outcome != JobOutcome::unknown) {
+      slot_time += job.duration * static_cast<long long>(job.slot_indices.size());
+      ++finished;
+    }
+    for (int i : job.slot_indices) {
+      auto it = slot_of.find({job.host, i});
+      if (it == slot_of.end()) continue;
+      SlotStatus& slot = status.slots[it->second];
+      slot.busy += between(job.start, end);
+      ++slot.jobs;
+      if (job.outcome == JobOutcome::running) {
+        slot.job = &job;
+      } else {
+        slot.free_since = std::max(slot.free_since, end);
+      }
+    }
+  }
+  std::sort(status.failures.begin(), status.failures.end(),
+            [](const CampaignJob* a, const CampaignJob* b) { return a->id < b->id; });
+  for (const SlotStatus& slot : status.slots)
+    if (slot.job) ++status.busy_slots;
+
+  if (run.alive && finished > 0) {
+    std::vector<RunningShare> running;
+    for (const CampaignJob* job : status.running)
+      running.push_back({between(job->start, now), job->slot_indices.size()});
+    std::size_t usable =
+        static_cast<std::size_t>(std::count_if(status.slots.begin(), status.slots.end(),
+                                               [](const SlotStatus& s) { return s.down.empty(); }));
+    std::size_t runs_per_job = run.mode == "broadcast" ? std::max<std::size_t>(1, usable) : 1;
+    status.eta = estimate_remaining(slot_time / static_cast<long long>(finished),
+                                    queued.value_or(0) * runs_per_job, running, usable);
+  }
+  return status;
+}
+
+std::string format_status(const RunStatus& status, const std::string& state_dir, std::size_t width,
+                          std::size_t max_failures) {
+  const CampaignRun& run = *status.run;
+  std::string text;
+  std::string verb =
+      status.state == "running" ? "running for" : describe_run_state(status.state) + " after";
+  text += fmt::format("{} run {} (pid {}): {} {}, since {}\n", run.mode, run.id, run.pid, verb,
+                      format_duration(status.elapsed), format_local_time(run.start));
+
+  std::size_t done = status.succeeded + status.failed + status.lost + status.unknown;
+  std::string counts =
+      fmt::format("jobs: {} done ({} succeeded, {} failed", done, status.succeeded, status.failed);
+  if (status.lost) counts += fmt::format(", {} lost", status.lost);
+  if (status.unknown) counts += fmt::format(", {} unknown", status.unknown);
+  counts += fmt::format(") · {} running", status.running.size());
+  counts += status.queued ? fmt::format(" · {} queued", *status.queued) : " · ? queued";
+  if (status.eta) counts += " · ETA " + format_short_duration(*status.eta);
+  text += counts + "\n";
+  std::size_t down =
+      static_cast<std::size_t>(std::count_if(status.slots.begin(), status.slots.end(),
+                                             [](const SlotStatus& s) { return !s.down.empty(); }));
+  text += fmt::format("slots: {} of {} busy", status.busy_slots, status.slots.size());
+  if (down) text += fmt::format(", {} down", down);
+  text += "\n";
+
+  if (!status.slots.empty()) {
+    std::size_t label_width = 4;
+    for (const SlotStatus& slot : status.slots)
+      label_width = std::max(label_width, columns(slot.slot.label));
+    std::size_t job_width = 3;
+    for (const SlotStatus& slot : status.slots)
+      if (slot.job) job_width = std::max(job_width, fmt::format("#{}", slot.job->id).size());
+    std::string head = fmt::format("{}  {}  {}  {}  {}  ", pad("SLOT", label_width),
+                                   pad("STATE", 7), pad("JOB", job_width), pad("FOR", 8), "BUSY");
+    std::size_t command_width = width > columns(head) + 20 ? width - columns(head) : 20;
+    text += "\n" + head + "COMMAND\n";
+    for (const SlotStatus& slot : status.slots) {
+      std::string state = !slot.down.empty() ? "down" : slot.job ? "running" : "idle";
+      std::string job = slot.job ? fmt::format("#{}", slot.job->id) : "-";
+      std::string since;
+      if (slot.job) {
+        since = format_short_duration(between(slot.job->start, status.now));
+      } else if (slot.down.empty() && status.state == "running") {
+        since = format_short_duration(between(slot.free_since, status.now));
+      }
+      long long busy =
+          status.elapsed.count() > 0
+              ? std::min<long long>(100, slot.busy.count() * 100 / status.elapsed.count())
+              : 0;
+      std::string what = slot.job ? shorten_command(slot.job->command, command_width)
+                                  : shorten_command(slot.down, command_width);
+      std::string line =
+          fmt::format("{}  {}  {}  {}  {:>3}%  {}", pad(slot.slot.label, label_width),
+                      pad(state, 7), pad(job, job_width), pad(since, 8), busy, what);
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      text += line + "\n";
+    }
+  }
+
+  if (!status.failures.empty()) {
+    std::size_t shown = std::min(max_failures, status.failures.size());
+    text += fmt::format(
+        "\nfailed: {} job{}{}\n", status.failures.size(), status.failures.size() == 1 ? "" : "s",
+        shown < status.failures.size() ? fmt::format(", the latest {}", shown) : "");
+    for (std::size_t i = status.failures.size() - shown; i < status.failures.size(); ++i) {
+      const CampaignJob& job = *status.failures[i];
+      text += fmt::format("  #{} [{}] {} after {} — log: {}\n", job.id, job.slot, describe_end(job),
+                          format_duration(job.duration), job_log_path(state_dir, job.id));
+      text += "      " + shorten_command(job.command, width > 10 ? width - 6 : 94) + "\n";
+    }
+  }
+  return text;
+}
+
+nlohmann::ordered_json status_json(const RunStatus& status, const std::string& state_dir) {
+  using nlohmann::ordered_json;
+  const CampaignRun& run = *status.run;
+  auto ms = [](milliseconds d) { return d.count(); };
+  ordered_json out;
+  out["state_dir"] = state_dir;
+  ordered_json r;
+  r["id"] = run.id;
+  r["pid"] = run.pid;
+  r["mode"] = run.mode;
+  r["state"] = status.state;
+  r["started"] = format_utc_time(run.start);
+  r["ended"] = run.end ? ordered_json(format_utc_time(*run.end)) : ordered_json(nullptr);
+  r["elapsed_ms"] = ms(status.elapsed);
+  r["hosts_file"] = run.hosts_file;
+  r["queue_file"] = run.queue_file;
+  out["run"] = std::move(r);
+
+  ordered_json jobs;
+  jobs["done"] = status.succeeded + status.failed + status.lost + status.unknown;
+  jobs["succeeded"] = status.succeeded;
+  jobs["failed"] = status.failed;
+  jobs["lost"] = status.lost;
+  jobs["unknown"] = status.unknown;
+  jobs["running"] = status.running.size();
+  jobs["queued"] = status.queued ? ordered_json(*status.queued) : ordered_json(nullptr);
+  out["jobs"] = std::move(jobs);
+  out["eta_ms"] = status.eta ? ordered_json(ms(*status.eta)) : ordered_json(nullptr);
+  out["busy_slots"] = status.busy_slots;
+
+  ordered_json slots = ordered_json::array();
+  for (const SlotStatus& slot : status.slots) {
+    ordered_json s;
+    s["label"] = slot.slot.label;
+    s["host"] = slot.slot.host;
+    s["index"] = slot.slot.index;
+    s["params"] = params_json(slot.slot.params);
+    s["state"] = !slot.down.empty() ? "down" : slot.job ? "running" : "idle";
+    s["job"] = slot.job ? ordered_json(slot.job->id) : ordered_json(nullptr);
+    s["for_ms"] = slot.job ? ms(between(slot.job->start, status.now))
+                           : ms(between(slot.free_since, status.until));
+    s["busy_ms"] = ms(slot.busy);
+    s["jobs"] = slot.jobs;
+    s["down"] = slot.down.empty() ? ordered_json(nullptr) : ordered_json(slot.down);
+    slots.push_back(std::move(s));
+  }
+  out["slots"] = std::move(slots);
+
+  ordered_json running = ordered_json::array();
+  for (const CampaignJob* job : status.running) {
+    running.push_back({{"id", job->id},
+                       {"slot", job->slot},
+                       {"host", job->host},
+                       {"command", job->command},
+                       {"started", format_utc_time(job->start)},
+                       {"running_ms", ms(between(job->start, status.now))},
+                       {"pgid", job->pgid},
+                       {"log", job_log_path(state_dir, job->id)}});
+  }
+  out["running"] = std::move(running);
+
+  ordered_json failed = ordered_json::array();
+  for (const CampaignJob* job : status.failures) {
+    failed.push_back(
+        {{"id", job->id},
+         {"slot", job->slot},
+         {"command", job->command},
+         {"outcome", std::string(outcome_name(job->outcome))},
+         {"exit", job->exit ? ordered_json(*job->exit) : ordered_json(nullptr)},
+         {"signal", job->signal.empty() ? ordered_json(nullptr) : ordered_json(job->signal)},
+         {"error", job->error.empty() ? ordered_json(nullptr) : ordered_json(job->error)},
+         {"duration_ms", ms(job->duration)},
+         {"log", job_log_path(state_dir, job->id)}});
+  }
+  out["failed"] = std::move(failed);
+  return out;
+}
+
+}  // namespace runner

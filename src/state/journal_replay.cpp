@@ -1,0 +1,58 @@
+#include "runner/state/journal_replay.h"
+
+#include <map>
+
+namespace runner {
+
+namespace {
+
+std::string text(const nlohmann::json& record, const char* key) {
+  auto it = record.find(key);
+  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+template <typename Number>
+Number number(const nlohmann::json& record, const char* key) {
+  auto it = record.find(key);
+  return it != record.end() && it->is_number() ? it->get<Number>() : Number{};
+}
+
+}  // namespace
+
+JournalReplay replay_journal(const std::vector<nlohmann::json>& records) {
+  std::map<JobId, UnfinishedJob> jobs;  // every job's latest state
+  std::map<std::string, OpenRun> runs;
+  std::vector<std::string> run_order;
+  for (const nlohmann::json& record : records) {
+    std::string event = text(record, "event");
+    if (event == "run_start") {
+      OpenRun run{text(record, "run"), number<long>(record, "pid"), text(record, "time")};
+      if (runs.emplace(run.run, run).second) run_order.push_back(run.run);
+    } else if (event == "run_end") {
+      runs.erase(text(record, "run"));
+    } else if (event == "job_start") {
+      JobId id = number<JobId>(record, "job");
+      jobs[id] = UnfinishedJob{id, text(record, "host"), 0, true, record};
+    } else if (event == "job_pgid") {
+      auto it = jobs.find(number<JobId>(record, "job"));
+      if (it != jobs.end()) it->second.pgid = number<long>(record, "pgid");
+    } else if (event == "job_end") {
+      auto it = jobs.find(number<JobId>(record, "job"));
+      if (it == jobs.end()) continue;
+      auto rerun = record.find("rerun");
+      if (rerun != record.end() && rerun->is_boolean() && rerun->get<bool>()) {
+        it->second.running = false;
+        it->second.pgid = 0;
+      } else {
+        jobs.erase(it);
+      }
+    }
+  }
+  JournalReplay replay;
+  for (auto& [id, job] : jobs) replay.unfinished.push_back(std::move(job));
+  for (const std::string& run : run_order)
+    if (auto it = runs.find(run); it != runs.end()) replay.open_runs.push_back(it->second);
+  return replay;
+}
+
+}  // namespace runner

@@ -1,0 +1,181 @@
+// `runner check` against real sshd instances on 127.0.0.1 through a
+// test-made ssh configuration: one line per host with how it was reached and
+// the GPUs a fake nvidia-smi lists, and the same verdict as `ssh HOST true`.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "support/process.h"
+#include "support/sshd.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using testing::ProcessResult;
+using testing::Sshd;
+using testing::SshdOptions;
+using testing::TempDir;
+
+struct Check : ::testing::Test {
+  TempDir dir;
+  std::vector<std::unique_ptr<Sshd>> servers;
+  std::string key;
+
+  Sshd* start(const std::string& name, SshdOptions options = {}) {
+    if (!key.empty()) options.client_key = key;
+    auto sshd = Sshd::start(dir.file(name), options);
+    if (!sshd) return nullptr;
+    key = sshd->client_key();
+    servers.push_back(std::move(sshd));
+    return servers.back().get();
+  }
+
+  std::string block(const std::string& alias, const Sshd& sshd, const std::string& extra = "") {
+    return "Host " + alias + "\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd.port()) +
+           "\n  User " + sshd.user() + "\n  IdentityFile " + key + "\n  UserKnownHostsFile " +
+           dir.file("known_hosts") + "\n  StrictHostKeyChecking yes\n" + extra;
+  }
+
+  // A directory with an `nvidia-smi` that lists two GPUs.
+  std::string fake_nvidia_smi() {
+    std::string bin = dir.file("fake-bin");
+    std::string script = dir.write(
+        "fake-bin/nvidia-smi",
+        "#!/bin/sh\n"
+        "[ \"$1\" = -L ] || exit 2\n"
+        "echo 'GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
+        "echo 'GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-66666666-7777-8888-9999-000000000000)'\n");
+    chmod(script.c_str(), 0755);
+    return bin;
+  }
+
+  ProcessResult check(std::vector<std::string> args = {}) {
+    args.insert(args.begin(), "check");
+    args.push_back("--ssh-config");
+    args.push_back(dir.file("ssh_config"));
+    return testing::run_process(testing::runner_spec(std::move(args), dir.path()));
+  }
+
+  std::string line_of(const std::string& out, const std::string& host) {
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(host + ": ", 0) == 0) return line;
+    }
+    return "";
+  }
+};
+
+#define START_OR_SKIP(var, ...)                                                 \
+  Sshd* var = start(__VA_ARGS__);                                               \
+  if (!var) {                                                                   \
+    if (testing::sshd_required()) FAIL() << "no sshd, and CI=true requires it"; \
+    GTEST_SKIP() << "no sshd on this machine";                                  \
+  }
+
+TEST_F(Check, PrintsOneLinePerHostAndFailsWhenOneIsUnusable) {
+  SshdOptions with_gpus;
+  with_gpus.session_environment = {"PATH=" + fake_nvidia_smi() + ":/usr/bin:/bin"};
+  START_OR_SKIP(gpu, "gpu", with_gpus);
+  START_OR_SKIP(plain, "plain");
+  START_OR_SKIP(jump, "jump");
+  dir.write("known_hosts", gpu->known_hosts_line() + "\n" + plain->known_hosts_line() + "\n" +
+                               jump->known_hosts_line() + "\n");
+  dir.write("ssh_config",
+            block("gpu-node", *gpu) + block("cpu-node", *plain) +
+                block("behind", *gpu, "  ProxyJump bastion\n") + block("bastion", *jump) +
+                "Host closed-node\n  HostName 127.0.0.1\n  Port 1\n  IdentityFile " + key + "\n");
+  dir.write("hosts.yaml",
+            "- hostname: gpu-node\n  gpu: [0, 1]\n- cpu-node\n- behind\n- closed-node\n"
+            "- localhost\n");
+  ProcessResult r = check();
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+
+  std::string gpu_line = line_of(r.out, "gpu-node");
+  EXPECT_EQ(gpu_line.rfind("gpu-node: ok, gpu-node (127.0.0.1:" + std::to_string(gpu->port()) +
+                               "), key " + key + ", host key known, rtt ",
+                           0),
+            0u)
+      << r.out;
+  EXPECT_NE(gpu_line.find(" ms, 2 GPUs: 0 NVIDIA A100-SXM4-80GB, 1 NVIDIA A100-SXM4-80GB"),
+            std::string::npos)
+      << gpu_line;
+  EXPECT_EQ(gpu_line.find("hosts.yaml names"), std::string::npos) << gpu_line;
+
+  std::string cpu_line = line_of(r.out, "cpu-node");
+  EXPECT_EQ(cpu_line.rfind("cpu-node: ok, ", 0), 0u) << r.out;
+  EXPECT_NE(cpu_line.find(", no nvidia-smi"), std::string::npos) << cpu_line;
+
+  std::string behind_line = line_of(r.out, "behind");
+  EXPECT_EQ(behind_line.rfind("behind: ok, behind (via bastion), ", 0), 0u) << r.out;
+  EXPECT_NE(behind_line.find("2 GPUs"), std::string::npos) << behind_line;
+
+  std::string closed_line = line_of(r.out, "closed-node");
+  EXPECT_EQ(closed_line.rfind("closed-node: FAILED: ", 0), 0u) << r.out;
+  EXPECT_NE(closed_line.find("connection refused"), std::string::npos) << closed_line;
+
+  EXPECT_EQ(line_of(r.out, "localhost").rfind("localhost: ok, local, ", 0), 0u) << r.out;
+
+  // In hosts.yaml order, one line each.
+  EXPECT_LT(r.out.find("gpu-node: "), r.out.find("cpu-node: "));
+  EXPECT_LT(r.out.find("behind: "), r.out.find("closed-node: "));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 5) << r.out;
+  EXPECT_NE(r.err.find("1 of 5 hosts not usable"), std::string::npos) << r.err;
+}
+
+TEST_F(Check, AllUsableExitsZeroAndNamesMissingGpus) {
+  SshdOptions with_gpus;
+  with_gpus.session_environment = {"PATH=" + fake_nvidia_smi() + ":/usr/bin:/bin"};
+  START_OR_SKIP(gpu, "gpu", with_gpus);
+  dir.write("known_hosts", gpu->known_hosts_line() + "\n");
+  dir.write("ssh_config", block("gpu-node", *gpu));
+  dir.write("hosts.yaml", "- hostname: gpu-node\n  gpu: [0, 1, 2, 3]\n");
+  ProcessResult r = check();
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 GPUs: 0 NVIDIA A100-SXM4-80GB, 1 NVIDIA A100-SXM4-80GB, but hosts.yaml "
+                       "names gpu 2, 3, which nvidia-smi does not list"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(Check, ReachesWhatSshReachesWithTheSameConfig) {
+  if (testing::run_process({{"ssh", "-V"}}).status != 0) GTEST_SKIP() << "no ssh client";
+  START_OR_SKIP(good, "good");
+  START_OR_SKIP(jump, "jump");
+  START_OR_SKIP(unknown, "unknown");
+  dir.write("known_hosts", good->known_hosts_line() + "\n" + jump->known_hosts_line() + "\n");
+  std::string stranger = dir.file("stranger");
+  ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", stranger}})
+                .status,
+            0);
+  dir.write("ssh_config", block("direct", *good) + block("jumped", *good, "  ProxyJump bastion\n") +
+                              block("bastion", *jump) + block("unknown-key", *unknown) +
+                              "Host wrong-key\n  HostName 127.0.0.1\n  Port " +
+                              std::to_string(good->port()) + "\n  User " + good->user() +
+                              "\n  IdentityFile " + stranger + "\n  UserKnownHostsFile " +
+                              dir.file("known_hosts") + "\n");
+  std::vector<std::string> hosts = {"direct", "jumped", "unknown-key", "wrong-key"};
+  std::string fleet;
+  for (const std::string& host : hosts) fleet += "- " + host + "\n";
+  dir.write("hosts.yaml", fleet);
+  ProcessResult r = check();
+  for (const std::string& host : hosts) {
+    testing::ProcessSpec ssh;
+    ssh.args = {"ssh", "-F", dir.file("ssh_config"), "-o", "BatchMode=yes", host, "true"};
+    ssh.env = {{"SSH_AUTH_SOCK", ""}};
+    ssh.cwd = dir.path();
+    ProcessResult by_ssh = testing::run_process(ssh);
+    bool runner_ok = line_of(r.out, host).rfind(host + ": ok", 0) == 0;
+    EXPECT_EQ(runner_ok, by_ssh.status == 0)
+        << host << ": ssh said " << by_ssh.status << " " << by_ssh.err << "\nrunner said "
+        << line_of(r.out, host);
+  }
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(line_of(r.out, "unknown-key").find("host key not known"), std::string::npos) << r.out;
+  EXPECT_NE(line_of(r.out, "wrong-key").find("authentication as"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace runner

@@ -1,0 +1,414 @@
+// The real binary reaching real sshd instances on 127.0.0.1 through a
+// test-made OpenSSH configuration (--ssh-config, never ~/.ssh): aliases from
+// Host patterns and Include, ProxyJump, host-key policies, agent and key
+// files, encrypted keys without a terminal, and sshd's MaxSessions.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "support/process.h"
+#include "support/sshd.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ProcessResult;
+using testing::Sshd;
+using testing::SshdOptions;
+using testing::TempDir;
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+bool make_key(const std::string& path, const std::string& passphrase = "") {
+  return testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C",
+                                "runner-test", "-f", path}})
+             .status == 0;
+}
+
+struct SshConfigRun : ::testing::Test {
+  TempDir dir;
+  std::vector<std::unique_ptr<Sshd>> servers;
+  std::string key;
+
+  // Starts an sshd sharing the first one's client key; nullptr (and the test
+  // skipped) when there is no sshd.
+  Sshd* start(const std::string& name, SshdOptions options = {}) {
+    if (!key.empty()) options.client_key = key;
+    auto sshd = Sshd::start(dir.file(name), options);
+    if (!sshd) return nullptr;
+    key = sshd->client_key();
+    servers.push_back(std::move(sshd));
+    return servers.back().get();
+  }
+
+  std::string known_hosts_of(std::initializer_list<Sshd*> hosts) {
+    std::string text;
+    for (Sshd* host : hosts) text += host->known_hosts_line() + "\n";
+    return text;
+  }
+
+  // "Host ALIAS" reaching `sshd` with the shared key and the test's known_hosts.
+  std::string block(const std::string& alias, const Sshd& sshd, const std::string& extra = "") {
+    return "Host " + alias + "\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd.port()) +
+           "\n  User " + sshd.user() + "\n  IdentityFile " + key + "\n  UserKnownHostsFile " +
+           dir.file("known_hosts") + "\n" + extra;
+  }
+
+  ProcessResult runner(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    auto spec = testing::runner_spec(std::move(args), dir.path());
+    for (auto& [name, value] : env) spec.env[name] = value;
+    return testing::run_process(spec);
+  }
+};
+
+#define START_OR_SKIP(var, ...)                                                 \
+  Sshd* var = start(__VA_ARGS__);                                               \
+  if (!var) {                                                                   \
+    if (testing::sshd_required()) FAIL() << "no sshd, and CI=true requires it"; \
+    GTEST_SKIP() << "no sshd on this machine";                                  \
+  }
+
+TEST_F(SshConfigRun, AliasesFromHostPatternsAndIncludeRunJobs) {
+  START_OR_SKIP(a, "a");
+  START_OR_SKIP(b, "b");
+  dir.write("known_hosts", known_hosts_of({a, b}));
+  dir.write("ssh_config.d/ports.conf", "Host gpu-a\n  Port " + std::to_string(a->port()) +
+                                           "\nHost gpu-b\n  Port " + std::to_string(b->port()) +
+                                           "\n");
+  dir.write("ssh_config", "Include " + dir.file("ssh_config.d") +
+                              "/*.conf\n"
+                              "Host gpu-*\n  HostName 127.0.0.1\n  User " +
+                              a->user() + "\n  IdentityFile " + key + "\n  UserKnownHostsFile " +
+                              dir.file("known_hosts") + "\n  StrictHostKeyChecking yes\n");
+  dir.write("hosts.yaml", "- hostname: [gpu-a, gpu-b]\n  slots: 2\n");
+  dir.write("queue.yaml",
+            "- command: echo <<hostname>> port ${SSH_CONNECTION##* }\n  i: [1, 2, 3, 4]\n");
+  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("gpu-a port " + std::to_string(a->port())), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gpu-b port " + std::to_string(b->port())), std::string::npos) << r.out;
+  EXPECT_EQ(count(r.out, " port "), 4);
+}
+
+TEST_F(SshConfigRun, ProxyJumpChainRunsJobsThroughTheJumpHost) {
+  SshdOptions logged;
+  logged.log_level = "DEBUG1";
+  START_OR_SKIP(jump, "jump", logged);
+  START_OR_SKIP(target, "target");
+  dir.write("known_hosts", known_hosts_of({jump, target}));
+  dir.write("ssh_config",
+            block("behind", *target, "  ProxyJump bastion\n") + block("bastion", *jump));
+  dir.write("hosts.yaml", "- hostname: behind\n  slots: 2\n");
+  dir.write("queue.yaml",
+            "- command: echo job <<i>> reached port ${SSH_CONNECTION##* }\n"
+            "  i: [1, 2, 3]\n");
+  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_EQ(count(r.out, "reached port " + std::to_string(target->port())), 3) << r.out;
+  EXPECT_NE(jump->log().find("target 127.0.0.1 port " + std::to_string(target->port())),
+            std::string::npos)
+      << "not forwarded by the jump host:\n"
+      << jump->log();
+}
+
+TEST_F(SshConfigRun, HostKeyPolicyComesFromTheConfig) {
+  START_OR_SKIP(host, "host");
+  dir.write("hosts.yaml", "- node\n");
+  dir.write("queue.yaml", "- echo reached\n");
+  auto run_with = [&](const std::string& policy) {
+    dir.write("ssh_config", block("node", *host, "  StrictHostKeyChecking " + policy + "\n"));
+    return runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  };
+
+  dir.write("known_hosts", "");
+  ProcessResult refused = run_with("yes");
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("node"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("host key not known"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("StrictHostKeyChecking is yes"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("ssh-keyscan -p " + std::to_string(host->port()) + " 127.0.0.1"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(dir.read("known_hosts"), "");
+
+  ProcessResult accepted = run_with("accept-new");
+  EXPECT_EQ(accepted.status, 0) << accepted.err;
+  EXPECT_NE(accepted.out.find("] reached"), std::string::npos);
+  EXPECT_EQ(dir.read("known_hosts"), host->known_hosts_line() + "\n");
+
+  // Another key for the same [host]:port: refused under every policy.
+  ASSERT_TRUE(make_key(dir.file("impostor")));
+  std::string impostor = dir.read("impostor.pub");
+  std::string line =
+      "[127.0.0.1]:" + std::to_string(host->port()) + " " + impostor.substr(0, impostor.rfind(' '));
+  for (std::string policy : {"no", "accept-new"}) {
+    dir.write("known_hosts", line + "\n");
+    dir.write("queue.yaml", "- echo reached\n");
+    ProcessResult changed = run_with(policy);
+    EXPECT_EQ(changed.status, 1) << policy;
+    EXPECT_NE(changed.err.find("REMOTE HOST IDENTIFICATION HAS CHANGED"), std::string::npos)
+        << changed.err;
+    EXPECT_NE(changed.err.find("ssh-keygen -f " + dir.file("known_hosts") + " -R"),
+              std::string::npos)
+        << changed.err;
+    EXPECT_EQ(dir.read("known_hosts"), line + "\n");
+  }
+}
+
+TEST_F(SshConfigRun, AgentIdentityAuthenticates) {
+  START_OR_SKIP(host, "host");
+  dir.write("known_hosts", known_hosts_of({host}));
+  std::string socket = dir.file("agent.sock");
+  pid_t agent = fork();
+  if (agent == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    execlp("ssh-agent", "ssh-agent", "-D", "-a", socket.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 500 && access(socket.c_str(), F_OK) != 0; ++i) usleep(10'000);
+  ProcessResult added = testing::run_process({{"ssh-add", key}, "", {{"SSH_AUTH_SOCK", socket}}});
+  // The configured key file does not exist: only the agent can log in.
+  dir.write("ssh_config", "Host node\n  HostName 127.0.0.1\n  Port " +
+                              std::to_string(host->port()) + "\n  User " + host->user() +
+                              "\n  IdentityFile " + dir.file("absent_key") +
+                              "\n  UserKnownHostsFile " + dir.file("known_hosts") + "\n");
+  dir.write("hosts.yaml", "- node\n");
+  dir.write("queue.yaml", "- echo via agent\n");
+  ProcessResult r =
+      runner({"queue", "--ssh-config", dir.file("ssh_config")}, {{"SSH_AUTH_SOCK", socket}});
+  kill(agent, SIGTERM);
+  waitpid(agent, nullptr, 0);
+  ASSERT_EQ(added.status, 0) << added.err;
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("] via agent"), std::string::npos) << r.out;
+}
+
+TEST_F(SshConfigRun, EncryptedKeyWithoutATerminalFailsClearly) {
+  ASSERT_TRUE(make_key(dir.file("locked"), "a passphrase"));
+  SshdOptions options;
+  options.client_key = dir.file("locked");
+  START_OR_SKIP(host, "host", options);
+  dir.write("known_hosts", known_hosts_of({host}));
+  dir.write("ssh_config", block("node", *host));
+  dir.write("hosts.yaml", "- node\n");
+  dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
+  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("node"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(dir.file("locked") + " (encrypted, and there is no terminal to ask for "
+                                            "its passphrase: add it to ssh-agent with ssh-add"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
+}
+
+TEST_F(SshConfigRun, EncryptedKeyPassphraseIsAskedOnTheTerminalOnce) {
+  ASSERT_TRUE(make_key(dir.file("locked"), "open sesame"));
+  SshdOptions options;
+  options.client_key = dir.file("locked");
+  START_OR_SKIP(first, "first", options);
+  START_OR_SKIP(second, "second", options);
+  dir.write("known_hosts", known_hosts_of({first, second}));
+  dir.write("ssh_config", block("one", *first) + block("two", *second));
+  dir.write("hosts.yaml", "- one\n- two\n");
+  dir.write("queue.yaml", "- echo ran on <<hostname>>\n- echo ran on <<hostname>>\n");
+
+  int terminal = -1;
+  pid_t pid = forkpty(&terminal, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (chdir(dir.path().c_str()) != 0) _exit(126);
+    setenv("NO_COLOR", "1", 1);
+    unsetenv("SSH_AUTH_SOCK");
+    std::string config = dir.file("ssh_config");
+    execl(RUNNER_BINARY, RUNNER_BINARY, "queue", "--ssh-config", config.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  auto read_until = [&](const std::string& text, std::chrono::milliseconds limit) {
+    auto give_up = std::chrono::steady_clock::now() + limit;
+    while (seen.find(text) == std::string::npos && std::chrono::steady_clock::now() < give_up) {
+      pollfd entry{terminal, POLLIN, 0};
+      if (poll(&entry, 1, 100) <= 0) continue;
+      char buffer[4096];
+      ssize_t got = read(terminal, buffer, sizeof buffer);
+      if (got <= 0) break;
+      seen.append(buffer, static_cast<size_t>(got));
+    }
+    return seen.find(text) != std::string::npos;
+  };
+  bool asked = read_until("Enter passphrase for key '" + dir.file("locked") + "': ", 20s);
+  if (asked) {
+    std::string answer = "open sesame\n";
+    EXPECT_EQ(write(terminal, answer.data(), answer.size()), static_cast<ssize_t>(answer.size()));
+  }
+  read_until("\x04never printed", 20s);  // everything, until the runner closes the terminal
+  int status = 0;
+  for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(50'000);
+  if (waitpid(pid, &status, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(terminal);
+  ASSERT_TRUE(asked) << seen;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << seen;
+  EXPECT_EQ(count(seen, "Enter passphrase"), 1) << "asked once for the key, not per host:\n"
+                                                << seen;
+  EXPECT_EQ(seen.find("open sesame"), std::string::npos) << "the passphrase was echoed";
+  EXPECT_NE(seen.find("ran on one"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("ran on two"), std::string::npos) << seen;
+}
+
+TEST_F(SshConfigRun, InterruptAtThePassphrasePromptStopsTheRun) {
+  ASSERT_TRUE(make_key(dir.file("locked"), "open sesame"));
+  SshdOptions options;
+  options.client_key = dir.file("locked");
+  START_OR_SKIP(host, "host", options);
+  dir.write("known_hosts", known_hosts_of({host}));
+  dir.write("ssh_config", block("one", *host));
+  dir.write("hosts.yaml", "- one\n");
+  dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
+
+  int terminal = -1;
+  pid_t pid = forkpty(&terminal, nullptr, nullptr, nullptr);
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (chdir(dir.path().c_str()) != 0) _exit(126);
+    setenv("NO_COLOR", "1", 1);
+    unsetenv("SSH_AUTH_SOCK");
+    std::string config = dir.file("ssh_config");
+    execl(RUNNER_BINARY, RUNNER_BINARY, "queue", "--ssh-config", config.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::string seen;
+  auto give_up = std::chrono::steady_clock::now() + 20s;
+  bool interrupted = false;
+  int status = -1;
+  while (std::chrono::steady_clock::now() < give_up) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    pollfd entry{terminal, POLLIN, 0};
+    if (poll(&entry, 1, 50) > 0) {
+      char buffer[4096];
+      ssize_t got = read(terminal, buffer, sizeof buffer);
+      if (got > 0) seen.append(buffer, static_cast<size_t>(got));
+    }
+    if (!interrupted && seen.find("Enter passphrase") != std::string::npos) {
+      ssize_t sent = write(terminal, "\x03", 1);  // Ctrl-C
+      EXPECT_EQ(sent, 1);
+      interrupted = true;
+    }
+  }
+  if (status == -1) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(terminal);
+  ASSERT_TRUE(interrupted) << seen;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status << "\n"
+                                                                << seen;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
+}
+
+TEST_F(SshConfigRun, KeyTheServerRejectsIsNamedWithTheFix) {
+  START_OR_SKIP(host, "host");
+  dir.write("known_hosts", known_hosts_of({host}));
+  ASSERT_TRUE(make_key(dir.file("stranger")));
+  dir.write("ssh_config", "Host node\n  HostName 127.0.0.1\n  Port " +
+                              std::to_string(host->port()) + "\n  User " + host->user() +
+                              "\n  IdentityFile " + dir.file("stranger") +
+                              "\n  UserKnownHostsFile " + dir.file("known_hosts") + "\n");
+  dir.write("hosts.yaml", "- node\n");
+  dir.write("queue.yaml", "- echo never\n");
+  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("node"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("authentication as " + host->user() + " failed (tried " + dir.file("stranger")),
+      std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ssh-copy-id"), std::string::npos) << r.err;
+}
+
+TEST_F(SshConfigRun, MaxSessionsTwoServesAHostWithSixSlots) {
+  SshdOptions options;
+  options.max_sessions = 2;
+  START_OR_SKIP(host, "host", options);
+  dir.write("known_hosts", known_hosts_of({host}));
+  dir.write("ssh_config", block("node", *host));
+  dir.write("hosts.yaml", "- hostname: node\n  slots: 6\n");
+  std::string running = dir.file("running");
+  std::filesystem::create_directory(running);
+  dir.write("queue.yaml",
+            "- command: >-\n"
+            "    touch " +
+                running +
+                "/<<i>>; sleep 1.5;\n"
+                "    echo job <<i>> saw $(ls " +
+                running +
+                " | wc -l) via $PPID\n"
+                "  i: [1, 2, 3, 4, 5, 6]\n");
+  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  std::set<std::string> connections;
+  int most = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line.substr(line.find("] ") + 2));
+    std::string job, id, saw, via, server;
+    int seen = 0;
+    words >> job >> id >> saw >> seen >> via >> server;
+    most = std::max(most, seen);
+    connections.insert(server);
+  }
+  EXPECT_EQ(most, 6) << "all six slots should run at once:\n" << r.out;
+  EXPECT_EQ(connections.size(), 3u) << "MaxSessions 2 needs three connections:\n" << r.out;
+}
+
+TEST_F(SshConfigRun, BrokenSshConfigStopsBeforeAnythingRuns) {
+  START_OR_SKIP(host, "host");
+  dir.write("ssh_config",
+            "Host node\n  Port " + std::to_string(host->port()) + "\n  NoSuchOption yes\n");
+  dir.write("hosts.yaml", "- node\n");
+  dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
+  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find(dir.file("ssh_config") + ":3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nosuchoption"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
+  EXPECT_NE(dir.read("queue.yaml").find("touch"), std::string::npos);
+}
+
+TEST_F(SshConfigRun, WithoutTheSshClientTheBuiltinParserIsUsedAndSaysSo) {
+  START_OR_SKIP(host, "host");
+  dir.write("known_hosts", known_hosts_of({host}));
+  dir.write("ssh_config", block("node", *host));
+  dir.write("hosts.yaml", "- node\n");
+  dir.write("queue.yaml", "- echo resolved anyway\n");
+  // No `ssh` on this PATH (the remote side has its own).
+  ProcessResult r =
+      runner({"queue", "--ssh-config", dir.file("ssh_config")}, {{"PATH", dir.file("empty-bin")}});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("] resolved anyway"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("built-in parser"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace runner

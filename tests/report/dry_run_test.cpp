@@ -1,0 +1,80 @@
+// The dry-run plan: which slot each job would get and what it would run.
+#include "runner/report/dry_run.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "runner/config/config_error.h"
+
+namespace runner {
+namespace {
+
+std::vector<QueueEntry> entries(const std::string& yaml) {
+  std::vector<QueueEntry> result;
+  for (const YAML::Node& item : YAML::Load(yaml))
+    result.push_back(parse_queue_entry(item, "q.yaml"));
+  return result;
+}
+
+std::vector<std::string> lines(const std::vector<PlannedJob>& plan) {
+  std::vector<std::string> out;
+  for (const PlannedJob& job : plan)
+    out.push_back(std::to_string(job.wave) + " [" + job.label + "] " + job.command);
+  return out;
+}
+
+TEST(DryRun, QueueJobsTakeFreeSlotsInOrderThenTheFirstToFree) {
+  Fleet fleet = parse_hosts("- hostname: [a, b]\n  gpu: [0, 1]\n", "h.yaml");
+  auto plan = plan_jobs(entries("- command: run <<m>> on <<hostname>>:<<gpu>>\n"
+                                "  m: [1, 2, 3, 4, 5, 6]\n"),
+                        fleet, "q.yaml", JobPlacement::queue);
+  EXPECT_EQ(lines(plan),
+            (std::vector<std::string>{"0 [a gpu=0] run 1 on a:0", "0 [a gpu=1] run 2 on a:1",
+                                      "0 [b gpu=0] run 3 on b:0", "0 [b gpu=1] run 4 on b:1",
+                                      "1 [a gpu=0] run 5 on a:0", "1 [a gpu=1] run 6 on a:1"}));
+  EXPECT_EQ(plan[5].number, 6u);
+}
+
+TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
+  Fleet fleet =
+      parse_hosts("- hostname: a\n  gpu: [0, 1, 2]\n- hostname: b\n  gpu: [0, 1]\n", "h.yaml");
+  auto plan = plan_jobs(entries("- one <<gpu>>\n"
+                                "- command: two <<gpu>>\n  slots: 2\n"
+                                "- command: three <<gpu>>\n  slots: 3\n"
+                                "- four <<gpu>>\n"),
+                        fleet, "q.yaml", JobPlacement::queue);
+  EXPECT_EQ(lines(plan),
+            (std::vector<std::string>{"0 [a gpu=0] one 0", "0 [a gpu=1,2] two 1,2",
+                                      "1 [a gpu=0,1,2] three 0,1,2", "1 [b gpu=0] four 0"}));
+}
+
+TEST(DryRun, BroadcastRunsEachJobOnEverySlot) {
+  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n- b\n", "h.yaml");
+  auto plan =
+      plan_jobs(entries("- setup <<slots>>\n- check\n"), fleet, "q.yaml", JobPlacement::broadcast);
+  EXPECT_EQ(lines(plan),
+            (std::vector<std::string>{"0 [a #0] setup 0", "0 [a #1] setup 1", "0 [b] setup 0",
+                                      "1 [a #0] check", "1 [a #1] check", "1 [b] check"}));
+}
+
+TEST(DryRun, AJobThatFitsNoHostIsAnError) {
+  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml");
+  EXPECT_THROW(
+      plan_jobs(entries("- command: big\n  slots: 3\n"), fleet, "q.yaml", JobPlacement::queue),
+      ConfigError);
+}
+
+TEST(DryRun, PrintsNumberedLinesWithMultiLineCommandsIndented) {
+  Fleet fleet = parse_hosts("- hostname: a\n  gpu: [0]\n", "h.yaml");
+  std::string yaml = "- echo x\n";
+  for (int i = 0; i < 9; ++i) yaml += "- echo y\n";
+  yaml += "- |-\n  cd /work\n  python train.py --gpu <<gpu>>\n";
+  std::string text = format_plan(plan_jobs(entries(yaml), fleet, "q.yaml", JobPlacement::queue));
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1), " 1 [a gpu=0] echo x\n");
+  EXPECT_NE(text.find("\n11 [a gpu=0] cd /work\n       python train.py --gpu 0\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace runner

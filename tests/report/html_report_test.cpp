@@ -1,0 +1,223 @@
+// The HTML report's content: one bar per job and slot, escaping, failures
+// with their logs, nothing fetched from anywhere, and a size that stays
+// reasonable for 10,000 jobs.
+#include "runner/report/html_report.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+namespace runner {
+namespace {
+
+using nlohmann::json;
+
+json record(const std::string& event, const std::string& time, json fields) {
+  fields["event"] = event;
+  fields["time"] = time;
+  return fields;
+}
+
+std::string at(int second) {
+  return fmt::format("2024-05-01T10:{:02}:{:02}.000Z", second / 60 % 60, second % 60);
+}
+
+// A run on `slots` slots of one host with `jobs` jobs, each taking 3s, one
+// after the other on each slot; every 7th fails.
+std::vector<json> campaign_records(int slots, int jobs, const std::string& command = "bench") {
+  json slot_list = json::array();
+  for (int s = 0; s < slots; ++s)
+    slot_list.push_back({{"label", fmt::format("node01 gpu={}", s)},
+                         {"host", "node01"},
+                         {"index", s},
+                         {"params", {{"gpu", std::to_string(s)}}}});
+  std::vector<json> records = {record("run_start", at(0),
+                                      {{"run", "r1"},
+                                       {"pid", 77},
+                                       {"mode", "queue"},
+                                       {"hosts_file", "hosts.yaml"},
+                                       {"queue_file", "queue.yaml"},
+                                       {"slots", slot_list}})};
+  for (int j = 1; j <= jobs; ++j) {
+    int slot = (j - 1) % slots;
+    int start = ((j - 1) / slots) * 3;
+    records.push_back(record("job_start", at(start),
+                             {{"job", j},
+                              {"run", "r1"},
+                              {"command", command + " " + std::to_string(j)},
+                              {"slot", fmt::format("node01 gpu={}", slot)},
+                              {"host", "node01"},
+                              {"slot_index", slot},
+                              {"params", json::object()},
+                              {"line", 1}}));
+    bool fails = j % 7 == 0;
+    records.push_back(record("job_end", at(start + 3),
+                             {{"job", j},
+                              {"exit", fails ? 2 : 0},
+                              {"signal", nullptr},
+                              {"error", nullptr},
+                              {"lost", false},
+                              {"duration_ms", 3000}}));
+  }
+  records.push_back(
+      record("run_end", at(jobs / slots * 3 + 4), {{"run", "r1"}, {"status", "failed"}}));
+  return records;
+}
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+std::set<std::string> bar_jobs(const std::string& page) {
+  std::set<std::string> ids;
+  std::regex bar(R"re(<rect class="job [a-z]+" data-job="(\d+)")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), bar); it != std::sregex_iterator();
+       ++it)
+    ids.insert((*it)[1]);
+  return ids;
+}
+
+// The rows of the jobs table, which the page's script draws.
+nlohmann::json table_data(const std::string& page) {
+  std::string open = "<script type=\"application/json\" id=\"job-data\">";
+  std::size_t from = page.find(open);
+  if (from == std::string::npos) return nullptr;
+  from += open.size();
+  return nlohmann::json::parse(page.substr(from, page.find("</script>", from) - from));
+}
+
+HtmlReportOptions options_now() {
+  HtmlReportOptions options;
+  options.title = "queue.yaml";
+  options.now = *parse_utc_time(at(3000));
+  return options;
+}
+
+TEST(HtmlReport, OneBarPerJobColouredByOutcomeWithItsCommandOnHover) {
+  Campaign campaign = campaign_from_records(campaign_records(3, 14), [](long) { return false; });
+  std::string page = render_html_report(campaign, options_now());
+  EXPECT_EQ(count(page, "<rect class=\"job "), 14);
+  EXPECT_EQ(bar_jobs(page).size(), 14u);
+  EXPECT_EQ(count(page, "<rect class=\"job failed\""), 2);
+  EXPECT_EQ(count(page, "<rect class=\"job ok\""), 12);
+  EXPECT_NE(page.find("<title>#7 [node01 gpu=0] exit 2 after 3.0s\nstarted "), std::string::npos);
+  EXPECT_NE(page.find("bench 7</title>"), std::string::npos);
+  // Three slot rows, each labelled, and the table has every job.
+  for (int s = 0; s < 3; ++s)
+    EXPECT_NE(page.find(fmt::format(">node01 gpu={}</text>", s)), std::string::npos);
+  nlohmann::json table = table_data(page);
+  ASSERT_EQ(table.size(), 14u);
+  EXPECT_EQ(table[6][0], 7);
+  EXPECT_EQ(table[6][1], "node01 gpu=0");
+  EXPECT_EQ(table[6][2], "failed");
+  EXPECT_EQ(table[6][6], 3000);
+  EXPECT_EQ(table[6][8], "exit 2");
+  EXPECT_EQ(table[6][9], "bench 7");
+  EXPECT_NE(page.find("<h2>Failures (2)</h2>"), std::string::npos);
+}
+
+TEST(HtmlReport, AJobOnSeveralSlotsHasABarOnEach) {
+  std::vector<json> records = campaign_records(2, 2);
+  records.insert(records.end() - 1, record("job_start", at(10),
+                                           {{"job", 3},
+                                            {"run", "r1"},
+                                            {"command", "torchrun"},
+                                            {"slot", "node01 gpu=0,1"},
+                                            {"host", "node01"},
+                                            {"slot_index", 0},
+                                            {"slot_indices", {0, 1}},
+                                            {"params", json::object()},
+                                            {"line", 1}}));
+  Campaign campaign = campaign_from_records(records, [](long) { return true; });
+  std::string page = render_html_report(campaign, options_now());
+  EXPECT_EQ(count(page, "data-job=\"3\""), 2);
+  EXPECT_EQ(bar_jobs(page).size(), 3u);
+}
+
+TEST(HtmlReport, EscapesEverythingTheUserWrote) {
+  Campaign campaign =
+      campaign_from_records(campaign_records(1, 7, "echo \"<script>alert('x')</script>\" && true"),
+                            [](long) { return false; });
+  std::string page = render_html_report(campaign, options_now());
+  EXPECT_EQ(page.find("<script>alert"), std::string::npos);
+  EXPECT_NE(
+      page.find("echo &quot;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&quot; &amp;&amp; true"),
+      std::string::npos);
+  EXPECT_EQ(count(page, "<script>"), 1) << "only the page's own sorting script";
+  EXPECT_EQ(count(page, "</script>"), 2) << "the table's data cannot end its script early";
+  EXPECT_EQ(table_data(page)[0][9], "echo \"<script>alert('x')</script>\" && true 1");
+}
+
+TEST(HtmlReport, FailuresShowTheirLogTails) {
+  Campaign campaign = campaign_from_records(campaign_records(2, 14), [](long) { return false; });
+  campaign.state_dir = "queue.runner";
+  HtmlReportOptions options = options_now();
+  std::vector<JobId> asked;
+  options.log_tail = [&](const CampaignJob& job) {
+    asked.push_back(job.id);
+    return "Traceback <most recent call last>\nOOM on job " + std::to_string(job.id) + "\n";
+  };
+  std::string page = render_html_report(campaign, options);
+  EXPECT_EQ(asked, (std::vector<JobId>{7, 14}));
+  EXPECT_NE(
+      page.find(
+          "<pre class=\"log\">Traceback &lt;most recent call last&gt;\nOOM on job 14\n</pre>"),
+      std::string::npos);
+  EXPECT_NE(page.find("log: <code>queue.runner/logs/7.log</code>"), std::string::npos);
+}
+
+TEST(HtmlReport, SelfContained) {
+  Campaign campaign = campaign_from_records(campaign_records(2, 4), [](long) { return false; });
+  std::string page = render_html_report(campaign, options_now());
+  EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
+  EXPECT_EQ(page.find("http:"), std::string::npos);
+  EXPECT_EQ(page.find("https:"), std::string::npos);
+  EXPECT_EQ(page.find(" src="), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("@import"), std::string::npos);
+  EXPECT_NE(page.find("</html>"), std::string::npos);
+}
+
+TEST(HtmlReport, ChoosesRuns) {
+  std::vector<json> records = campaign_records(1, 2);
+  std::vector<json> second = campaign_records(1, 3);
+  for (json& r : second) {
+    if (r.contains("run")) r["run"] = "r2";
+    if (r.contains("job")) r["job"] = r["job"].get<int>() + 2;
+  }
+  records.insert(records.end(), second.begin(), second.end());
+  Campaign campaign = campaign_from_records(records, [](long) { return false; });
+  EXPECT_EQ(bar_jobs(render_html_report(campaign, options_now())).size(), 3u) << "the latest run";
+  HtmlReportOptions first = options_now();
+  first.runs = {"r1"};
+  EXPECT_EQ(bar_jobs(render_html_report(campaign, first)).size(), 2u);
+  HtmlReportOptions all = options_now();
+  all.all_runs = true;
+  EXPECT_EQ(bar_jobs(render_html_report(campaign, all)).size(), 5u);
+}
+
+TEST(HtmlReport, EmptyJournal) {
+  std::string page = render_html_report(Campaign{}, options_now());
+  EXPECT_NE(page.find("No run has been recorded yet."), std::string::npos);
+  EXPECT_EQ(count(page, "<rect class=\"job "), 0);
+}
+
+TEST(HtmlReport, TenThousandJobsStayReasonable) {
+  Campaign campaign =
+      campaign_from_records(campaign_records(64, 10'000), [](long) { return false; });
+  HtmlReportOptions options = options_now();
+  options.log_tail = [](const CampaignJob&) { return std::string(2000, 'x'); };
+  std::string page = render_html_report(campaign, options);
+  EXPECT_EQ(count(page, "<rect class=\"job "), 10'000);
+  EXPECT_LT(page.size(), 10'000u * 1000) << "under 1 kB per job";
+  EXPECT_EQ(table_data(page).size(), 10'000u);
+  // At most max_failure_logs failures carry a log.
+  EXPECT_EQ(count(page, "<pre class=\"log\">"), 200);
+}
+
+}  // namespace
+}  // namespace runner

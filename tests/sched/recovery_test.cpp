@@ -1,0 +1,245 @@
+// What the scheduler does when things go wrong: lost hosts, timeouts,
+// retries, cancellation and the jobs of a dead run. Scripted transports,
+// injected time.
+#include <signal.h>
+
+#include <algorithm>
+#include <memory>
+
+#include <gtest/gtest.h>
+
+#include "runner/sched/scheduler.h"
+#include "sched/fakes.h"
+
+namespace runner {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeTransport;
+using Campaign = testing::FakeRun;
+
+Fleet two_hosts(int slots_each = 1) {
+  std::vector<std::string> gpus;
+  for (int i = 0; i < slots_each; ++i) gpus.push_back(std::to_string(i));
+  return testing::make_fleet({{"a", gpus}, {"b", gpus}});
+}
+
+FakeTransport::Outcome lasting(int steps, int code = 0) {
+  return FakeTransport::Outcome{.exit = JobExit{.code = code}, .steps = steps};
+}
+
+TEST(Recovery, LostJobGoesBackToTheHeadAndRunsElsewhereWithTheSameId) {
+  Campaign r(two_hosts());
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(5); };
+  r.source.add("one");
+  r.source.add("two");
+  r.source.add("three");
+  r.scheduler->start();
+  r.tick();
+  ASSERT_EQ(r.jobs_sent(0), (std::vector<std::string>{"one"}));
+  r.transports[0]->drop();
+  EXPECT_EQ(r.run(), 0);
+  // Job 1 ("one") was lost on a, then ran (before "three") on b.
+  auto ends = r.ends_of(1);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_TRUE(ends[0].lost);
+  EXPECT_TRUE(ends[1].succeeded());
+  EXPECT_TRUE(r.observer.finished[0].first.will_rerun);
+  auto b = r.jobs_sent(1);
+  ASSERT_GE(b.size(), 2u);
+  EXPECT_EQ(b[0], "two");
+  EXPECT_EQ(b[1], "one");
+  int runs_of_three = 0;
+  for (std::size_t h = 0; h < 2; ++h)
+    for (const auto& c : r.jobs_sent(h)) runs_of_three += c == "three";
+  EXPECT_EQ(runs_of_three, 1);
+}
+
+TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
+  Campaign r(two_hosts(), SchedulerOptions{.reconnect_first = 2s});
+  // Long enough (100 ticks of 10 ms each) that host a is back before the end.
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(100); };
+  for (int i = 0; i < 8; ++i) r.source.add("job" + std::to_string(i));
+  r.scheduler->start();
+  r.tick();
+  r.tick();  // the hosts report the jobs' process groups
+  long pgid = 1000 + 1;  // the fake's pgid for job 1, which ran on a
+  r.transports[0]->drop();
+  r.tick();
+  EXPECT_TRUE(r.control_sent(0).empty()) << "nothing is sent to a host that is down";
+  EXPECT_EQ(r.run(), 0);
+  auto cleanup = r.control_sent(0);
+  ASSERT_EQ(cleanup.size(), 1u);
+  EXPECT_NE(cleanup[0].find("kill -s KILL -- -" + std::to_string(pgid)), std::string::npos)
+      << cleanup[0];
+  EXPECT_GT(r.jobs_sent(0).size(), 1u) << "host a rejoined the pool";
+}
+
+TEST(Recovery, KeepOrphansLeavesLostProcessesAlone) {
+  Campaign r(two_hosts(), SchedulerOptions{.keep_orphans = true});
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(3); };
+  for (int i = 0; i < 6; ++i) r.source.add("j");
+  r.scheduler->start();
+  r.tick();
+  r.transports[0]->drop();
+  EXPECT_EQ(r.run(), 0);
+  EXPECT_TRUE(r.control_sent(0).empty());
+}
+
+TEST(Recovery, AJobLostMoreOftenThanAllowedFails) {
+  Campaign r(two_hosts(), SchedulerOptions{.max_requeue = 1});
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(4); };
+  r.source.add("fragile");
+  r.scheduler->start();
+  r.tick();
+  r.transports[0]->drop();  // first loss: put back, runs on b
+  r.tick();
+  r.tick();
+  ASSERT_EQ(r.jobs_sent(1), (std::vector<std::string>{"fragile"}));
+  r.transports[1]->drop();  // second loss: over the limit
+  EXPECT_EQ(r.run(), 1);
+  auto ends = r.ends_of(1);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_TRUE(ends[1].lost);
+}
+
+TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
+  Campaign r(two_hosts(), SchedulerOptions{.kill_grace = 5s});
+  r.transports[0]->outcome = [](const std::string&) { return lasting(1'000'000); };
+  JobSpec job{"train", {}, 1, 1, 10s, "10s", std::nullopt, "pkill -f train-<<gpu>>"};
+  r.source.jobs.push_back(job);
+  r.scheduler->start();
+  r.tick();
+  ASSERT_EQ(r.scheduler->running_count(), 1u);
+  EXPECT_EQ(*r.scheduler->deadline(), r.now + 10s);
+  r.now += 10s;
+  r.tick();
+  auto& signals = r.transports[0]->signals;
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0].second, SIGTERM);
+  EXPECT_EQ(r.control_sent(0), (std::vector<std::string>{"pkill -f train-0"}));
+  r.now += 5s;
+  r.tick();
+  ASSERT_EQ(signals.size(), 2u);
+  EXPECT_EQ(signals[1].second, SIGKILL);
+  EXPECT_EQ(r.run(), 1);
+  auto ends = r.ends_of(1);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_TRUE(ends[0].timed_out);
+  EXPECT_FALSE(ends[0].succeeded());
+}
+
+TEST(Recovery, DefaultTimeoutAppliesToJobsWithoutOne) {
+  Campaign r(two_hosts(), SchedulerOptions{.default_timeout = 30s});
+  r.transports[0]->outcome = [](const std::string&) { return lasting(1'000'000); };
+  r.source.add("forever");
+  r.scheduler->start();
+  r.tick();
+  EXPECT_EQ(*r.scheduler->deadline(), r.now + 30s);
+}
+
+TEST(Recovery, FailedJobWithRetriesRunsAgainOnAnotherSlot) {
+  Campaign r(two_hosts());
+  int runs = 0;
+  for (auto& t : r.transports)
+    t->outcome = [&runs](const std::string&) { return lasting(1, ++runs == 1 ? 3 : 0); };
+  JobSpec job{"flaky", {}, 1, 1};
+  job.retries = 2;
+  r.source.jobs.push_back(job);
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  EXPECT_EQ(r.jobs_sent(0), (std::vector<std::string>{"flaky"}));
+  EXPECT_EQ(r.jobs_sent(1), (std::vector<std::string>{"flaky"})) << "the rerun avoids slot a";
+  auto ends = r.ends_of(1);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_EQ(ends[0].code, 3);
+  EXPECT_TRUE(ends[1].succeeded());
+}
+
+TEST(Recovery, RetriesRunOutAndTheJobFails) {
+  Campaign r(two_hosts(), SchedulerOptions{.default_retries = 2});
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1, 1); };
+  r.source.add("broken");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 1);
+  EXPECT_EQ(r.ends_of(1).size(), 3u);
+  EXPECT_EQ(r.observer.finished.back().first.attempt, 3);
+}
+
+TEST(Recovery, CancelStopsEveryJobAndRunsItsCancelCommand) {
+  Campaign r(two_hosts());
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1'000'000); };
+  JobSpec job{"bench <<gpu>>", {}, 1, 1};
+  job.cancel = "docker exec c<<gpu>> pkill bench";
+  r.source.jobs.push_back(job);
+  r.source.jobs.push_back(job);
+  r.scheduler->start();
+  r.tick();
+  r.scheduler->cancel_running(r.now);
+  EXPECT_EQ(r.control_sent(0), (std::vector<std::string>{"docker exec c0 pkill bench"}));
+  EXPECT_EQ(r.run(), 130);
+  for (JobId id : {JobId{1}, JobId{2}}) {
+    auto ends = r.ends_of(id);
+    ASSERT_EQ(ends.size(), 1u);
+    EXPECT_TRUE(ends[0].cancelled);
+  }
+}
+
+TEST(Recovery, OrphansOfADeadRunAreKilledThenRunFirst) {
+  Campaign r(two_hosts());
+  r.source.add("from the queue");
+  OrphanJob orphan{41, JobSpec{"interrupted job", {}, 1, 1}, 0, 777, 1, 0};
+  r.next_id = 42;
+  r.scheduler->adopt_orphans({orphan});
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  auto cleanup = r.control_sent(0);
+  ASSERT_EQ(cleanup.size(), 1u);
+  EXPECT_NE(cleanup[0].find("-- -777"), std::string::npos);
+  // The orphan ran again under its own id, and before the queue's job.
+  auto ends = r.ends_of(41);
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(r.observer.finished.front().first.attempt, 2);
+  std::vector<std::string> starts;
+  for (const auto& e : r.observer.events)
+    if (e.rfind("start ", 0) == 0) starts.push_back(e);
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_NE(starts[0].find("interrupted job"), std::string::npos);
+}
+
+TEST(Recovery, OrphanWithoutProcessGroupIsRunAgainWithAWarning) {
+  Campaign r(two_hosts());
+  r.scheduler->adopt_orphans({OrphanJob{7, JobSpec{"x", {}, 1, 1}, 1, 0, 1, 0}});
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  EXPECT_EQ(r.ends_of(7).size(), 1u);
+  ASSERT_FALSE(r.observer.notices.empty());
+  EXPECT_NE(r.observer.notices[0].find("by hand"), std::string::npos);
+}
+
+TEST(Recovery, RefusedKeysAreNotRetried) {
+  Campaign r(two_hosts());
+  r.transports[0]->connect_error = TransportError{TransportErrorKind::auth, "a: denied"};
+  r.source.add("j");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  EXPECT_EQ(r.transports[0]->connects, 1);
+}
+
+TEST(Recovery, EveryStartIsCheckpointedBeforeItIsSent) {
+  Campaign r(two_hosts(2));
+  for (int i = 0; i < 5; ++i) r.source.add("job" + std::to_string(i));
+  r.scheduler->start();
+  r.run();
+  const auto& events = r.observer.events;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].rfind("sent ", 0) != 0) continue;
+    auto checkpoint = std::find(events.rbegin() + (events.size() - i), events.rend(), "checkpoint");
+    auto start = std::find_if(events.rbegin() + (events.size() - i), events.rend(),
+                              [](const std::string& e) { return e.rfind("start ", 0) == 0; });
+    EXPECT_TRUE(checkpoint < start) << "no checkpoint between a start and " << events[i];
+  }
+}
+
+}  // namespace
+}  // namespace runner

@@ -1,0 +1,65 @@
+#include "runner/state/journal_replay.h"
+
+#include <gtest/gtest.h>
+
+namespace runner {
+namespace {
+
+std::vector<nlohmann::json> records(std::initializer_list<const char*> lines) {
+  std::vector<nlohmann::json> out;
+  for (const char* line : lines) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST(JournalReplay, FinishedRunLeavesNothing) {
+  auto replay = replay_journal(records({
+      R"({"event":"run_start","run":"r1","pid":10,"time":"t0"})",
+      R"({"event":"job_start","job":1,"run":"r1","host":"a"})",
+      R"({"event":"job_pgid","job":1,"pgid":500})",
+      R"({"event":"job_end","job":1,"exit":0,"rerun":false})",
+      R"({"event":"run_end","run":"r1","status":"ok"})",
+  }));
+  EXPECT_TRUE(replay.unfinished.empty());
+  EXPECT_TRUE(replay.open_runs.empty());
+}
+
+TEST(JournalReplay, DeadRunLeavesItsRunningAndWaitingJobs) {
+  auto replay = replay_journal(records({
+      R"({"event":"run_start","run":"r1","pid":10,"time":"t0"})",
+      R"({"event":"job_start","job":1,"run":"r1","host":"a","template":"x"})",
+      R"({"event":"job_pgid","job":1,"pgid":500})",
+      R"({"event":"job_start","job":2,"run":"r1","host":"b"})",
+      R"({"event":"job_end","job":2,"exit":null,"lost":true,"rerun":true})",
+      R"({"event":"job_start","job":3,"run":"r1","host":"b"})",
+      R"({"event":"job_end","job":3,"exit":0,"rerun":false})",
+      R"({"event":"job_start","job":4,"run":"r1","host":"a"})",
+  }));
+  ASSERT_EQ(replay.unfinished.size(), 3u);
+  EXPECT_EQ(replay.unfinished[0].id, 1u);
+  EXPECT_EQ(replay.unfinished[0].pgid, 500);
+  EXPECT_TRUE(replay.unfinished[0].running);
+  EXPECT_EQ(replay.unfinished[0].start["template"], "x");
+  EXPECT_EQ(replay.unfinished[1].id, 2u);
+  EXPECT_FALSE(replay.unfinished[1].running);
+  EXPECT_EQ(replay.unfinished[2].id, 4u);
+  EXPECT_EQ(replay.unfinished[2].pgid, 0);
+  ASSERT_EQ(replay.open_runs.size(), 1u);
+  EXPECT_EQ(replay.open_runs[0].pid, 10);
+}
+
+TEST(JournalReplay, ARerunThatStartedAgainCountsByItsLatestStart) {
+  auto replay = replay_journal(records({
+      R"({"event":"run_start","run":"r1","pid":10})",
+      R"({"event":"job_start","job":7,"run":"r1","host":"a"})",
+      R"({"event":"job_pgid","job":7,"pgid":70})",
+      R"({"event":"job_end","job":7,"lost":true,"rerun":true})",
+      R"({"event":"job_start","job":7,"run":"r1","host":"b"})",
+      R"({"event":"job_pgid","job":7,"pgid":71})",
+  }));
+  ASSERT_EQ(replay.unfinished.size(), 1u);
+  EXPECT_EQ(replay.unfinished[0].host, "b");
+  EXPECT_EQ(replay.unfinished[0].pgid, 71);
+}
+
+}  // namespace
+}  // namespace runner

@@ -703,13 +703,24 @@ class Bench:
                 return mib / timed(["ssh", "-F", self.fleet.ssh_config, "h0", "cat", big],
                                    "ssh cat", stdout=null)
 
-        samples = self.interleave(self.sizes["reps"],
-                                  [("runner", runner), ("ssh_controlmaster", cm_cat)])
+        tools = [("runner", runner), ("ssh_controlmaster", cm_cat)]
+        floor = self.floor_binary()
+        if floor:
+            def libssh2_floor():
+                result = run_checked([floor, "127.0.0.1", str(self.fleet.ports[0]),
+                                      self.fleet.user, self.fleet.key, "1", f"cat {big}"],
+                                     "the libssh2 floor")
+                return mib / (float(result.stdout.strip()) / 1000)
+            tools.append(("libssh2_floor", libssh2_floor))
+        samples = self.interleave(self.sizes["reps"], tools)
         self.record("stream_throughput", {
             "what": f"one job writing {mib} MiB to stdout", "measure": "MiB/s",
             "higher_is_better": True, "samples": samples,
-            "targets": {"ssh_controlmaster": {"ratio_at_least": 0.8}},
-            "peer_commands": {"ssh_controlmaster": "ssh -F CONFIG h0 cat FILE > /dev/null"},
+            "targets": {"ssh_controlmaster": {"ratio_at_least": 0.8},
+                        "libssh2_floor": {"reference": True}},
+            "peer_commands": {"ssh_controlmaster": "ssh -F CONFIG h0 cat FILE > /dev/null",
+                              "libssh2_floor": "bench/floor.c: one blocking libssh2 channel "
+                                               "running `cat FILE`, output discarded"},
             "note": "runner: bytes in the job's log over the job's duration in the journal",
         })
 
@@ -846,7 +857,8 @@ def main():
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: only proves it works")
     parser.add_argument("--reps", type=int, help="repetitions per tool (default 3, smoke 1)")
     parser.add_argument("--only", help=f"comma-separated scenarios: {','.join(SCENARIOS)}")
-    parser.add_argument("--json", default="bench-results.json", help="where to write figures")
+    parser.add_argument("--json", help="where to write the figures (default: "
+                                       "build-bench/bench-results.json in the source tree)")
     parser.add_argument("--work-dir", help="where the throwaway directory goes (default $TMPDIR)")
     parser.add_argument("--keep", action="store_true", help="keep the throwaway directory")
     parser.add_argument("--keep-shell-rc", action="store_true",
@@ -868,13 +880,16 @@ def main():
     if not os.access("/usr/sbin/sshd", os.X_OK):
         parser.error("/usr/sbin/sshd is missing (install openssh-server, or use bench/run.sh)")
 
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not args.json:
+        os.makedirs(os.path.join(root, "build-bench"), exist_ok=True)
+        args.json = os.path.join(root, "build-bench", "bench-results.json")
     bench = Bench(args, sizes)
 
     def interrupted(signum, frame):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupted)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     started = time.time()
     info = machine_info()
     failed = []

@@ -1,7 +1,8 @@
 /* The floor under every tool in the bench: a minimal blocking libssh2
  * client that runs one command COUNT times, one after another, over one
  * session (open a channel, exec, read to EOF, close), and prints the
- * milliseconds per run. What is left is sshd forking a shell per command.
+ * milliseconds per run. What is left is sshd forking a shell per command,
+ * or, for a command with much output, what libssh2 can receive.
  *
  *   floor HOST PORT USER KEY COUNT COMMAND
  */

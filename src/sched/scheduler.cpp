@@ -506,6 +506,7 @@ void Scheduler::run_control(int host, std::string command, std::string what,
 }
 
 void Scheduler::clean_host(int host) {
+  m_observer.checkpoint();  // the losses are on disk before their leftovers are killed
   std::vector<long> groups = std::exchange(m_leftover_groups[host], {});
   std::vector<OrphanJob> orphans = std::exchange(m_orphans[host], {});
   for (const OrphanJob& orphan : orphans) groups.push_back(orphan.pgid);

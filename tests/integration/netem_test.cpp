@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "support/process.h"
-#include "support/sshd.h"
+#include "support/loopback_fleet.h"
 #include "support/temp_dir.h"
 
 namespace runner {
@@ -28,27 +28,13 @@ int jobs_over_a_bad_link() {
   if (std::system("ip link set lo up && tc qdisc add dev lo root netem delay 100ms loss 1%") != 0)
     return k_cannot_set_up;
   testing::TempDir dir;
-  std::vector<std::unique_ptr<testing::Sshd>> hosts;
-  std::string key, known, fleet;
-  for (int i = 0; i < 2; ++i) {
-    testing::SshdOptions options;
-    options.client_key = key;
-    auto sshd = testing::Sshd::start(dir.file("sshd" + std::to_string(i)), options);
-    if (!sshd) return k_cannot_set_up;
-    key = sshd->client_key();
-    known += sshd->known_hosts_line() + "\n";
-    fleet += "- hostname: " + sshd->user() + "@127.0.0.1:" + std::to_string(sshd->port()) +
-             "\n  slots: 2\n";
-    hosts.push_back(std::move(sshd));
-  }
-  dir.write("known_hosts", known);
-  dir.write("hosts.yaml", fleet);
+  testing::LoopbackFleet fleet(dir);
+  if (!fleet.start(2)) return k_cannot_set_up;
+  fleet.write_hosts(2);
   dir.write("queue.yaml",
             "- command: printf 'job %s %s\\n' <<i>> \"$(seq 1 2000 | tr -d '\\n' | wc -c)\"\n"
             "  i: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\n");
-  auto spec = testing::runner_spec({"queue", "--identity", key, "--known-hosts",
-                                    dir.file("known_hosts")},
-                                   dir.path());
+  auto spec = fleet.runner({"queue"});
   spec.timeout = std::chrono::seconds(240);
   testing::ProcessResult r = testing::run_process(spec);
   std::set<std::string> seen;

@@ -14,7 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "support/process.h"
-#include "support/sshd.h"
+#include "support/loopback_fleet.h"
 #include "support/temp_dir.h"
 
 namespace runner {
@@ -23,7 +23,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Process;
 using testing::ProcessResult;
-using testing::Sshd;
 using testing::TempDir;
 
 std::vector<nlohmann::json> journal_of(const TempDir& dir) {
@@ -57,34 +56,15 @@ std::string marker_sleep(const char* seconds_suffix) {
 
 struct SshRecovery : ::testing::Test {
   TempDir dir;
-  std::vector<std::unique_ptr<Sshd>> hosts;
+  testing::LoopbackFleet fleet{dir};
 
   bool start_hosts(int n) {
-    std::string key;
-    for (int i = 0; i < n; ++i) {
-      testing::SshdOptions options;
-      options.client_key = key;
-      auto sshd = Sshd::start(dir.file("sshd" + std::to_string(i)), options);
-      if (!sshd) {
-        if (testing::sshd_required()) ADD_FAILURE() << "sshd is missing but CI=true requires it";
-        return false;
-      }
-      key = sshd->client_key();
-      hosts.push_back(std::move(sshd));
-    }
-    std::string known;
-    for (auto& h : hosts) known += h->known_hosts_line() + "\n";
-    dir.write("known_hosts", known);
-    return true;
+    if (fleet.start(n)) return true;
+    if (testing::sshd_required()) ADD_FAILURE() << "sshd is missing but CI=true requires it";
+    return false;
   }
-  std::string name(int i) const {
-    return hosts[i]->user() + "@127.0.0.1:" + std::to_string(hosts[i]->port());
-  }
-  testing::ProcessSpec spec(std::vector<std::string> args) {
-    args.insert(args.end(), {"--identity", hosts[0]->client_key(), "--known-hosts",
-                             dir.file("known_hosts")});
-    return testing::runner_spec(std::move(args), dir.path());
-  }
+  std::string name(int i) const { return fleet.name(i); }
+  testing::ProcessSpec spec(std::vector<std::string> args) { return fleet.runner(std::move(args)); }
 };
 
 TEST_F(SshRecovery, LostHostsJobsRunElsewhereAndTheHostRejoinsAfterItsLeftoversAreKilled) {
@@ -106,10 +86,10 @@ TEST_F(SshRecovery, LostHostsJobsRunElsewhereAndTheHostRejoinsAfterItsLeftoversA
   for (const auto& record : journal_of(dir))
     if (record["event"] == "job_start" && record["job"] == 1) lost = record["host"] == name(0) ? 0 : 1;
   ASSERT_GE(lost, 0);
-  hosts[lost]->cut_network();
+  fleet.host(lost).cut_network();
   ASSERT_TRUE(run.wait_for_output("running it again", 20s)) << run.peek_err();
   EXPECT_EQ(testing::live_processes_running(stuck), 1);
-  hosts[lost]->restart();
+  fleet.host(lost).restart();
   ProcessResult r = run.wait();
   ASSERT_EQ(r.status, 0) << r.err;
 

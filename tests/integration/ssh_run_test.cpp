@@ -15,7 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "support/process.h"
-#include "support/sshd.h"
+#include "support/loopback_fleet.h"
 #include "support/temp_dir.h"
 
 namespace runner {
@@ -24,7 +24,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Process;
 using testing::ProcessResult;
-using testing::Sshd;
 using testing::TempDir;
 
 int count(const std::string& text, const std::string& needle) {
@@ -48,53 +47,24 @@ int closed_port() {
 
 struct SshFleet : ::testing::Test {
   TempDir dir;
-  std::vector<std::unique_ptr<Sshd>> hosts;
-  std::string key;
+  testing::LoopbackFleet fleet{dir};
 
-  // Starts `n` sshd hosts sharing one client key, and writes known_hosts.
+  // Starts `n` hosts sharing one client key; skips (fails under CI=true)
+  // without sshd.
   void start_hosts(int n, testing::SshdOptions options = {}) {
-    for (int i = 0; i < n; ++i) {
-      if (!key.empty()) options.client_key = key;
-      auto sshd = Sshd::start(dir.file("sshd" + std::to_string(i)), options);
-      if (!sshd) {
-        if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it";
-        GTEST_SKIP() << "no sshd on this machine";
-      }
-      key = sshd->client_key();
-      hosts.push_back(std::move(sshd));
-    }
-    std::string known;
-    for (auto& h : hosts) known += h->known_hosts_line() + "\n";
-    dir.write("known_hosts", known);
+    if (fleet.start(n, options)) return;
+    if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it";
+    GTEST_SKIP() << "no sshd on this machine";
   }
-
-  std::string host_name(int i) const {
-    return hosts[i]->user() + "@127.0.0.1:" + std::to_string(hosts[i]->port());
-  }
-
-  // hosts.yaml with every host and `slots` slots each.
-  void write_hosts(int slots) {
-    std::string text;
-    for (std::size_t i = 0; i < hosts.size(); ++i)
-      text += "- hostname: " + host_name(i) + "\n  slots: " + std::to_string(slots) + "\n";
-    dir.write("hosts.yaml", text);
-  }
-
-  testing::ProcessSpec spec(std::vector<std::string> args) {
-    for (std::string extra : {"--identity", key.c_str(), "--known-hosts"}) args.push_back(extra);
-    args.push_back(dir.file("known_hosts"));
-    // An ssh configuration of the test's own: ~/.ssh/config is never read.
-    args.push_back("--ssh-config");
-    args.push_back(dir.write("ssh_config", ""));
-    return testing::runner_spec(std::move(args), dir.path());
-  }
-
+  std::string host_name(int i) const { return fleet.name(i); }
+  void write_hosts(int slots) { fleet.write_hosts(slots); }
+  testing::ProcessSpec spec(std::vector<std::string> args) { return fleet.runner(std::move(args)); }
   ProcessResult runner(std::vector<std::string> args) { return testing::run_process(spec(args)); }
 };
 
 TEST_F(SshFleet, QueueModeSpreadsJobsOverThreeHostsInParallel) {
   start_hosts(3);
-  if (hosts.size() < 3) return;
+  if (fleet.size() < 3) return;
   write_hosts(2);
   std::filesystem::create_directory(dir.file("running"));
   // Each job marks itself running, sleeps, and reports how many jobs were
@@ -133,7 +103,7 @@ TEST_F(SshFleet, QueueModeSpreadsJobsOverThreeHostsInParallel) {
 
 TEST_F(SshFleet, BroadcastRunsInLockstepOnEverySlot) {
   start_hosts(2);
-  if (hosts.size() < 2) return;
+  if (fleet.size() < 2) return;
   write_hosts(2);
   std::string marks = dir.file("marks");
   std::filesystem::create_directory(marks);
@@ -147,7 +117,7 @@ TEST_F(SshFleet, BroadcastRunsInLockstepOnEverySlot) {
 
 TEST_F(SshFleet, CommandsWithQuotesDollarsBackslashesAndNewlinesRunExactly) {
   start_hosts(1);
-  if (hosts.empty()) return;
+  if (fleet.size() == 0) return;
   write_hosts(1);
   dir.write("queue.yaml",
             "- |-\n"
@@ -161,7 +131,7 @@ TEST_F(SshFleet, CommandsWithQuotesDollarsBackslashesAndNewlinesRunExactly) {
 
 TEST_F(SshFleet, FailingJobIsReportedWithExitStatusAndLog) {
   start_hosts(1);
-  if (hosts.empty()) return;
+  if (fleet.size() == 0) return;
   write_hosts(1);
   dir.write("queue.yaml", "- echo fine\n- echo bad >&2; exit 7\n");
   ProcessResult r = runner({"queue"});
@@ -172,7 +142,7 @@ TEST_F(SshFleet, FailingJobIsReportedWithExitStatusAndLog) {
 
 TEST_F(SshFleet, MultiSlotJobHoldsSlotsOfOneHost) {
   start_hosts(2);
-  if (hosts.size() < 2) return;
+  if (fleet.size() < 2) return;
   dir.write("hosts.yaml", "- hostname: " + host_name(0) + "\n  gpu: [0]\n- hostname: " +
                               host_name(1) + "\n  gpu: [2, 3]\n");
   dir.write("queue.yaml", "- command: echo gpus <<gpu>> on <<hostname>>\n  slots: 2\n");
@@ -183,7 +153,7 @@ TEST_F(SshFleet, MultiSlotJobHoldsSlotsOfOneHost) {
 
 TEST_F(SshFleet, UnreachableHostIsNamedAndTheOthersKeepWorking) {
   start_hosts(1);
-  if (hosts.empty()) return;
+  if (fleet.size() == 0) return;
   int port = closed_port();
   dir.write("hosts.yaml", "- " + host_name(0) + "\n- 127.0.0.1:" + std::to_string(port) + "\n");
   dir.write("queue.yaml", "- echo a\n- echo b\n- echo c\n");
@@ -196,15 +166,17 @@ TEST_F(SshFleet, UnreachableHostIsNamedAndTheOthersKeepWorking) {
 
 TEST_F(SshFleet, RefusedKeyIsExplained) {
   start_hosts(1);
-  if (hosts.empty()) return;
+  if (fleet.size() == 0) return;
   write_hosts(1);
   dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
   ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
                           dir.file("stranger")}})
                 .status,
             0);
-  key = dir.file("stranger");
-  ProcessResult r = runner({"queue"});
+  ProcessResult r = testing::run_process(testing::runner_spec(
+      {"queue", "--identity", dir.file("stranger"), "--known-hosts", fleet.known_hosts_file(),
+       "--ssh-config", dir.write("ssh_config", "")},
+      dir.path()));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("authentication"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("stranger"), std::string::npos) << r.err;
@@ -214,7 +186,7 @@ TEST_F(SshFleet, RefusedKeyIsExplained) {
 
 TEST_F(SshFleet, UnknownHostKeyIsRefusedUnlessAccepted) {
   start_hosts(1);
-  if (hosts.empty()) return;
+  if (fleet.size() == 0) return;
   write_hosts(1);
   dir.write("known_hosts", "");
   dir.write("queue.yaml", "- echo trusted now\n");
@@ -226,12 +198,12 @@ TEST_F(SshFleet, UnknownHostKeyIsRefusedUnlessAccepted) {
   ProcessResult accepted = runner({"queue", "--accept-new-host-keys"});
   EXPECT_EQ(accepted.status, 0) << accepted.err;
   EXPECT_NE(accepted.out.find("] trusted now"), std::string::npos);
-  EXPECT_NE(dir.read("known_hosts").find(std::to_string(hosts[0]->port())), std::string::npos);
+  EXPECT_NE(dir.read("known_hosts").find(std::to_string(fleet.host(0).port())), std::string::npos);
 }
 
 TEST_F(SshFleet, ChangedHostKeyIsAlwaysRefused) {
   start_hosts(1);
-  if (hosts.empty()) return;
+  if (fleet.size() == 0) return;
   write_hosts(1);
   // A known_hosts line with another key for the same [host]:port.
   ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
@@ -239,7 +211,7 @@ TEST_F(SshFleet, ChangedHostKeyIsAlwaysRefused) {
                 .status,
             0);
   std::string impostor = dir.read("impostor.pub");
-  std::string line = "[127.0.0.1]:" + std::to_string(hosts[0]->port()) + " " +
+  std::string line = "[127.0.0.1]:" + std::to_string(fleet.host(0).port()) + " " +
                      impostor.substr(0, impostor.rfind(' '));
   dir.write("known_hosts", line + "\n");
   dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
@@ -252,7 +224,7 @@ TEST_F(SshFleet, ChangedHostKeyIsAlwaysRefused) {
 
 TEST_F(SshFleet, SecondInterruptKillsRemoteJobs) {
   start_hosts(2);
-  if (hosts.size() < 2) return;
+  if (fleet.size() < 2) return;
   write_hosts(1);
   std::string marker = "sleep " + std::to_string(100 + getpid() % 900) + ".75";
   dir.write("queue.yaml", "- " + marker + " & " + marker + "; wait\n- " + marker + "\n");

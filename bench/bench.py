@@ -388,6 +388,7 @@ class Bench:
         s = self.sizes
         n, hosts, slots = s["queue_jobs"], s["queue_hosts"], s["queue_slots"]
         concurrency = hosts * slots
+        failures = []
         self.fleet.warm_masters(hosts)
         host_list = os.path.join(self.work, "queue-hosts.txt")
         with open(host_list, "w") as f:
@@ -398,7 +399,7 @@ class Bench:
             self.write_hosts(d, hosts, slots)
             with open(os.path.join(d, "queue.yaml"), "w") as f:
                 f.write("- 'true'\n" * n)
-            return n / self.run_runner("queue", d, n)
+            return n / self.run_runner("queue", d, n, failures)
 
         def cm_loop():
             return n / timed(["xargs", "-a", host_list, "-P", str(concurrency), "-I{}", "ssh",
@@ -418,6 +419,7 @@ class Bench:
         self.record("queue_true_jobs", {
             "what": f"{n} `true` jobs, {hosts} hosts x {slots} slots, queue mode",
             "measure": "jobs/s", "higher_is_better": True, "samples": samples,
+            "failed_jobs": failures,
             "targets": {"ssh_controlmaster": {"ratio_at_least": 2.5},
                         "gnu_parallel": {"ratio_at_least": 8.0}},
             "peer_commands": {
@@ -427,6 +429,7 @@ class Bench:
 
     def scenario_serial(self):
         n = self.sizes["serial_jobs"]
+        failures = []
         self.fleet.warm_masters(1)
         host_list = os.path.join(self.work, "serial-hosts.txt")
         with open(host_list, "w") as f:
@@ -437,7 +440,7 @@ class Bench:
             self.write_hosts(d, 1, 1)
             with open(os.path.join(d, "queue.yaml"), "w") as f:
                 f.write("- 'true'\n" * n)
-            return self.run_runner("queue", d, n) / n * 1000
+            return self.run_runner("queue", d, n, failures) / n * 1000
 
         def cm_loop():
             return timed(["xargs", "-a", host_list, "-P", "1", "-I{}", "ssh", "-F",
@@ -455,7 +458,7 @@ class Bench:
         samples = self.interleave(self.sizes["reps"], tools)
         self.record("serial_true_jobs", {
             "what": f"{n} `true` jobs, 1 host x 1 slot", "measure": "ms/job",
-            "higher_is_better": False, "samples": samples,
+            "higher_is_better": False, "samples": samples, "failed_jobs": failures,
             "targets": {"ssh_controlmaster": {"ratio_at_most": 0.4},
                         "libssh2_floor": {"reference": True}},
             "peer_commands": {"ssh_controlmaster": "ssh -F CONFIG h0 true, one after another",
@@ -465,6 +468,7 @@ class Bench:
 
     def scenario_broadcast(self):
         steps, hosts = self.sizes["broadcast_steps"], self.sizes["broadcast_hosts"]
+        failures = []
         self.fleet.warm_masters(hosts)
 
         def runner():
@@ -472,7 +476,7 @@ class Bench:
             self.write_hosts(d, hosts, 1)
             with open(os.path.join(d, "queue.yaml"), "w") as f:
                 f.write("- 'true'\n" * steps)
-            return steps / self.run_runner("broadcast", d, steps * hosts)
+            return steps / self.run_runner("broadcast", d, steps * hosts, failures)
 
         def pdsh():
             targets = ",".join(f"h{i}" for i in range(hosts))
@@ -486,7 +490,7 @@ class Bench:
         samples = self.interleave(self.sizes["reps"], tools)
         self.record("broadcast_true_steps", {
             "what": f"{steps} broadcast steps of `true` on {hosts} hosts", "measure": "steps/s",
-            "higher_is_better": True, "samples": samples,
+            "higher_is_better": True, "samples": samples, "failed_jobs": failures,
             "targets": {"pdsh": {"ratio_at_least": 3.0}},
             "peer_commands": {"pdsh": f"pdsh -R ssh -w h0,...,h{hosts - 1} true, once per step"},
         })
@@ -630,7 +634,22 @@ class Bench:
             window_end = first_running + seconds - 0.3
             time.sleep(max(0.0, window_end - time.time()))
             window_end, ticks_end = time.time(), cpu_ticks()
-            _, status, usage = os.wait4(proc.pid, 0)
+            # Peak RSS from the kernel's high-water mark of runner's own
+            # memory (wait4's ru_maxrss would count this script's pages that
+            # the child had before it exec'd runner).
+            peak_kib = 0
+            while True:
+                try:
+                    with open(f"/proc/{proc.pid}/status") as f:
+                        for line in f:
+                            if line.startswith("VmHWM:"):
+                                peak_kib = max(peak_kib, int(line.split()[1]))
+                except OSError:
+                    pass
+                pid, status = os.waitpid(proc.pid, os.WNOHANG)
+                if pid == proc.pid:
+                    break
+                time.sleep(0.05)
             proc.returncode = os.waitstatus_to_exitcode(status)
             records = read_journal(journal_dir)
             failed = sum(1 for r in records if r.get("event") == "job_end" and r.get("exit") != 0)
@@ -647,7 +666,7 @@ class Bench:
             if len(first_start) != hosts:
                 raise BenchError(f"jobs ran on {len(first_start)} hosts, not {hosts}")
             connect.append(max(first_start.values()) - spawned)
-            rss.append(usage.ru_maxrss / 1024)
+            rss.append(peak_kib / 1024)
             span = window_end - window_start
             cpu.append(100.0 * (ticks_end - ticks_start) / tick / span if span > 0.2 else None)
         entry_common = {"samples_note": f"{n} `sleep {seconds}` jobs on {hosts} hosts x {slots} "
@@ -930,6 +949,10 @@ def main():
         json.dump(document, f, indent=2)
         f.write("\n")
     print(bench.table())
+    for name, entry in bench.results.items():
+        lost = sum(entry.get("failed_jobs") or [])
+        if lost:
+            print(f"note: {lost} job(s) failed during {name}; see the warnings above")
     print(f"\n{info['cpu']}, {info['cores']} cores, {info['memory']}; load average "
           f"{info['load_average_at_start'][0]:.2f} at start, "
           f"{info['load_average_at_end'][0]:.2f} at end; {document['duration_s']} s")

@@ -206,7 +206,9 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   }
 
   try {
-    std::string temporary = write_temporary(target, doc.text, false);
+    // The new text is on disk before it replaces the old: a machine crash
+    // can bring back the old queue, never an empty or torn one.
+    std::string temporary = write_temporary(target, doc.text);
     std::optional<std::string> now;
     try {
       now = read_if_exists(target);

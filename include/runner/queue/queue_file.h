@@ -50,11 +50,11 @@ class QueueFile {
   // is taken and the result says so. A missing queue file counts as empty.
   // Taking k jobs costs O(file + k): the file is parsed only when it is not
   // the text this object last read or wrote, and each job costs about the
-  // size of its entry. The new queue is renamed into place without waiting
-  // for the disk (fsync), so jobs start without waiting for a flush: a crash
-  // of the machine (not of runner) may bring back jobs that had started.
-  // ext4 by default writes a file renamed over another before the rename
-  // itself. append() syncs.
+  // size of its entry. The new queue is fsync'd before it is renamed into
+  // place, but the rename is not waited for (no directory fsync): a crash of
+  // the machine (not of runner) may bring back the old queue, and with it
+  // jobs that had started (the journal says which), never a torn file.
+  // append() syncs both.
   TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place);
 
   // take_while for at most one job.

@@ -66,7 +66,7 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
                                            : fmt::format("exit {}", exit.code);
   if (job.will_rerun) {
     m_console.warn(fmt::format("#{} [{}] {}; running it again", job.id, job.label,
-                               exit.lost ? "lost with its host" : why));
+                               exit.lost && exit.error.empty() ? "lost" : why));
     return;
   }
   FinishedJob finished;

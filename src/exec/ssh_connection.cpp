@@ -936,7 +936,20 @@ SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
       channel.exec_attempted = true;
       int rc = libssh2_channel_process_startup(channel.handle, "exec", 4, channel.request.data(),
                                                static_cast<unsigned>(channel.request.size()));
-      if (rc != 0) {
+      if (rc == LIBSSH2_ERROR_SOCKET_NONE && !m_peer_closed && m_socket_errno == 0 &&
+          channel.work.kind == ChannelWork::Kind::job) {
+        // libssh2 1.10 in non-blocking mode sometimes loses the server's
+        // answer to an exec request and returns -1 although the session is
+        // fine (libssh2 issue 671). Only this channel is gone; the command
+        // may have started, so the job's outcome is unknown: lost.
+        JobExit exit;
+        exit.lost = true;
+        exit.error = fmt::format("{}: libssh2 lost the server's answer to starting the command",
+                                 m_display);
+        m_sink.job_exited(channel.work.job, exit);
+        channel.silent = true;
+        channel.step = Step::release;
+      } else if (rc != 0) {
         Outcome outcome = classify(rc, &channel);
         if (outcome != Outcome::progressed) return outcome;
         if (channel.work.kind == ChannelWork::Kind::job) {

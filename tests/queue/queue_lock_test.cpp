@@ -12,38 +12,13 @@
 #include <system_error>
 #include <vector>
 
+#include "support/process.h"
 #include "support/temp_dir.h"
 
 namespace runner {
 namespace {
 
-// A child process that lives until this object goes away.
-class LiveProcess {
- public:
-  LiveProcess() {
-    int fds[2];
-    if (::pipe(fds) != 0) throw std::runtime_error("pipe");
-    m_pid = ::fork();
-    if (m_pid == 0) {
-      ::close(fds[1]);
-      char byte;
-      while (::read(fds[0], &byte, 1) > 0) {
-      }
-      ::_exit(0);
-    }
-    ::close(fds[0]);
-    m_pipe = fds[1];
-  }
-  ~LiveProcess() {
-    ::close(m_pipe);
-    ::waitpid(m_pid, nullptr, 0);
-  }
-  pid_t pid() const { return m_pid; }
-
- private:
-  pid_t m_pid = -1;
-  int m_pipe = -1;
-};
+using testing::LiveProcess;
 
 // The pid of a process that has exited and been reaped.
 pid_t dead_pid() {

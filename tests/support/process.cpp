@@ -132,6 +132,27 @@ ProcessResult Process::wait() {
   return m_result;
 }
 
+LiveProcess::LiveProcess() {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  m_pid = fork();
+  if (m_pid < 0) throw std::runtime_error("fork failed");
+  if (m_pid == 0) {
+    close(fds[1]);
+    char byte;
+    while (read(fds[0], &byte, 1) > 0) {
+    }
+    _exit(0);
+  }
+  close(fds[0]);
+  m_pipe = fds[1];
+}
+
+LiveProcess::~LiveProcess() {
+  close(m_pipe);
+  waitpid(m_pid, nullptr, 0);
+}
+
 ProcessResult run_process(const ProcessSpec& spec) {
   Process process(spec);
   return process.wait();

@@ -54,6 +54,21 @@ class Process {
   bool m_done = false;
 };
 
+// A forked child of the test that does nothing and lives until this object
+// goes away: a live pid (e.g. one holding a lock).
+class LiveProcess {
+ public:
+  LiveProcess();
+  ~LiveProcess();
+  LiveProcess(const LiveProcess&) = delete;
+  LiveProcess& operator=(const LiveProcess&) = delete;
+  pid_t pid() const { return m_pid; }
+
+ private:
+  pid_t m_pid = -1;
+  int m_pipe = -1;  // the child exits when this closes
+};
+
 // Starts and waits.
 ProcessResult run_process(const ProcessSpec& spec);
 

@@ -785,6 +785,14 @@ int count_of(const std::string& text, const std::string& needle) {
 
 class SshConfigTransportTest : public SshTransportTest {
  protected:
+  // An ssh config in which host "target" is reached through "bastion".
+  std::string write_jump_config(const Sshd& target, const Sshd& jump,
+                                const std::string& known_hosts) {
+    return m_dir.write("ssh_config",
+                       host_block("target", target, known_hosts, "  ProxyJump bastion\n") +
+                           host_block("bastion", jump, known_hosts));
+  }
+
   // "Host ALIAS" with everything needed to reach `sshd`, then `extra` lines.
   static std::string host_block(const std::string& alias, const Sshd& sshd,
                                 const std::string& known_hosts, const std::string& extra = "") {
@@ -965,9 +973,7 @@ TEST_F(SshConfigTransportTest, ProxyJumpGoesThroughTheJumpHost) {
   ASSERT_TRUE(target);
   std::string known_hosts =
       m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
-  std::string config = m_dir.write(
-      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
-                        host_block("bastion", *jump, known_hosts));
+  std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
   ASSERT_TRUE(m_events.ready) << m_events.failure->message;
@@ -1069,9 +1075,7 @@ TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
   ASSERT_TRUE(target);
   std::string known_hosts =
       m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
-  std::string config = m_dir.write(
-      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
-                        host_block("bastion", *jump, known_hosts));
+  std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
   TransportError error = failure_of(*transport);
   EXPECT_EQ(error.kind, TransportErrorKind::connect);
@@ -1089,9 +1093,7 @@ TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
   shared.client_key = target->client_key();
   auto jump = start_sshd(shared, "jump");
   ASSERT_TRUE(jump);
-  std::string config = m_dir.write(
-      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
-                        host_block("bastion", *jump, known_hosts));
+  std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
   TransportError error = failure_of(*transport);
   EXPECT_EQ(error.kind, TransportErrorKind::host_key);
@@ -1111,9 +1113,7 @@ TEST_F(SshConfigTransportTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
   auto target = start_sshd(shared, "target");
   ASSERT_TRUE(target);
   std::string known_hosts = m_dir.write("kh", jump->known_hosts_line() + "\n");
-  std::string config = m_dir.write(
-      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
-                        host_block("bastion", *jump, known_hosts));
+  std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
   TransportError error = failure_of(*transport);
   EXPECT_EQ(error.kind, TransportErrorKind::host_key);
@@ -1168,9 +1168,7 @@ TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnecti
   ASSERT_TRUE(target);
   std::string known_hosts =
       m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
-  std::string config = m_dir.write(
-      "ssh_config", host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
-                        host_block("bastion", *jump, known_hosts));
+  std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
   ASSERT_TRUE(m_events.ready) << m_events.failure->message;

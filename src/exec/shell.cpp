@@ -42,10 +42,16 @@ std::string shell_quote(std::string_view text) {
   return quoted;
 }
 
+std::string job_wrapper(std::string_view command) {
+  // The leading space keeps a command that starts with '-' from being read
+  // as an option of `eval` (bash as sh has options there; dash has none).
+  std::string spaced = " ";
+  spaced += command;
+  return "echo \"runner-pgid $$\"; eval " + shell_quote(spaced);
+}
+
 std::string remote_job_command(std::string_view command) {
-  // `--` keeps a command that starts with '-' or '+' from being read as options.
-  std::string inner = "echo \"runner-pgid $$\"; exec sh -c -- " + shell_quote(command);
-  return "exec sh -c -- " + shell_quote(inner);
+  return "exec sh -c " + shell_quote(job_wrapper(command));
 }
 
 std::optional<long> parse_pgid_line(std::string_view line) {

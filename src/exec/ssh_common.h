@@ -69,6 +69,8 @@ struct HostHints {
   std::optional<int> channel_limit;
   // The identity that authenticated a connection to this host, tried first next time.
   std::string working_identity;
+  // The host cannot run launchers (no `setsid`): one channel per job.
+  bool no_launcher = false;
 };
 
 // Work that needs a channel: a job, a signal to a job's process group, a

@@ -487,7 +487,11 @@ bool SshConnection::accepts_work(Clock::time_point now) const {
 }
 
 int SshConnection::load() const {
-  return static_cast<int>(m_channels.size() + (m_opening ? 1 : 0) + m_waiting.size());
+  // An idle launcher takes the next job: it counts as room, not load.
+  auto busy = std::count_if(m_channels.begin(), m_channels.end(), [](const auto& channel) {
+    return channel->work.kind != ChannelWork::Kind::pump;
+  });
+  return static_cast<int>(busy + (m_opening ? 1 : 0) + m_waiting.size());
 }
 
 void SshConnection::add_work(ChannelWork work) {
@@ -547,6 +551,7 @@ bool SshConnection::signal_job(JobId job, int signal) {
 }
 
 void SshConnection::send_signal(Channel& channel, int signal) {
+  channel.signals_sent.push_back(signal);
   ChannelWork work;
   work.kind = ChannelWork::Kind::signal;
   work.job = channel.work.job;
@@ -646,6 +651,7 @@ void SshConnection::step_session(Clock::time_point now) {
     if (m_blocked_open) return;
   }
 
+  assign_to_launchers();
   // Open channels, one at a time; each needs the server's answer.
   while (true) {
     Outcome outcome = step_open();
@@ -674,9 +680,23 @@ void SshConnection::step_session(Clock::time_point now) {
   keepalive(now);
   if (m_state == State::failed) return;
 
-  bool busy = !m_channels.empty() || m_opening || !m_waiting.empty();
+  bool busy = m_opening || !m_waiting.empty() ||
+              std::any_of(m_channels.begin(), m_channels.end(), [](const auto& channel) {
+                return channel->work.kind != ChannelWork::Kind::pump;
+              });
   if (!busy && m_state == State::ready) {
-    maybe_start_pump();
+    // Idle launchers are read on every step; without them, peek.
+    if (m_channels.empty()) maybe_start_pump();
+    return;
+  }
+  if (!busy && m_state == State::closing && !m_channels.empty()) {
+    // Idle launchers end at EOF on their stdin.
+    for (auto& channel : m_channels) {
+      if (channel->step == Channel::Step::run) {
+        channel->step = Channel::Step::send_eof;
+        m_progressed = true;
+      }
+    }
     return;
   }
   if (!busy && m_state == State::closing) {
@@ -721,6 +741,7 @@ SshConnection::Outcome SshConnection::step_open() {
     m_opening = std::make_unique<Channel>();
     m_opening->work = std::move(m_waiting.front());
     m_waiting.pop_front();
+    m_opening->launcher = m_opening->work.kind == ChannelWork::Kind::job && !m_hints.no_launcher;
     if (!m_round_trip) m_open_started = m_now;
   }
   if (m_opening->work.kind == ChannelWork::Kind::tunnel) return open_tunnel_channel();
@@ -911,6 +932,15 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
 
 SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
   using Step = Channel::Step;
+  if (channel.launcher &&
+      (channel.step == Step::exec || channel.step == Step::write_line || channel.step == Step::run)) {
+    Outcome outcome = step_launcher(channel);
+    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (channel.step == Step::exec || channel.step == Step::write_line ||
+        channel.step == Step::run) {
+      return Outcome::blocked;
+    }
+  }
   if (channel.work.kind == ChannelWork::Kind::tunnel) {
     if (channel.step == Step::exec) start_bridge(channel);
     if (channel.step == Step::bridge) {
@@ -934,33 +964,21 @@ SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
                               : kill_group_command(channel.work.pgid, channel.work.signal);
       }
       channel.exec_attempted = true;
-      int rc = libssh2_channel_process_startup(channel.handle, "exec", 4, channel.request.data(),
-                                               static_cast<unsigned>(channel.request.size()));
-      if (rc == LIBSSH2_ERROR_SOCKET_NONE && !m_peer_closed && m_socket_errno == 0 &&
-          channel.work.kind == ChannelWork::Kind::job) {
-        // libssh2 1.10 in non-blocking mode sometimes loses the server's
-        // answer to an exec request and returns -1 although the session is
-        // fine (libssh2 issue 671). Only this channel is gone; the command
-        // may have started, so the job's outcome is unknown: lost.
-        JobExit exit;
-        exit.lost = true;
-        exit.error = fmt::format("{}: libssh2 lost the server's answer to starting the command",
-                                 m_display);
-        m_sink.job_exited(channel.work.job, exit);
-        channel.silent = true;
-        channel.step = Step::release;
-      } else if (rc != 0) {
-        Outcome outcome = classify(rc, &channel);
-        if (outcome != Outcome::progressed) return outcome;
-        if (channel.work.kind == ChannelWork::Kind::job) {
+      bool answer_lost = false;
+      Outcome outcome = send_exec(channel, answer_lost);
+      if (outcome != Outcome::progressed) return outcome;
+      if (answer_lost) {
+        // The command may have started: the job's outcome is unknown.
+        if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
           JobExit exit;
-          exit.error = fmt::format("{}: the server refused to run the command: {}", m_display,
-                                   last_error(m_session));
+          exit.lost = true;
+          exit.error = fmt::format(
+              "{}: libssh2 lost the server's answer to starting the command", m_display);
           m_sink.job_exited(channel.work.job, exit);
         }
         channel.silent = true;
         channel.step = Step::release;
-      } else {
+      } else if (channel.step == Step::exec) {
         channel.step = Step::send_eof;
       }
       m_progressed = true;
@@ -1011,6 +1029,31 @@ SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
   return Outcome::blocked;
 }
 
+SshConnection::Outcome SshConnection::send_exec(Channel& channel, bool& answer_lost) {
+  answer_lost = false;
+  int rc = libssh2_channel_process_startup(channel.handle, "exec", 4, channel.request.data(),
+                                           static_cast<unsigned>(channel.request.size()));
+  if (rc == 0) return Outcome::progressed;
+  if (rc == LIBSSH2_ERROR_SOCKET_NONE && !m_peer_closed && m_socket_errno == 0) {
+    // libssh2 1.10 in non-blocking mode sometimes loses the server's answer
+    // to an exec request and returns -1 although the session is fine
+    // (libssh2 issue 671). Only this channel is gone.
+    answer_lost = true;
+    return Outcome::progressed;
+  }
+  Outcome outcome = classify(rc, &channel);
+  if (outcome != Outcome::progressed) return outcome;
+  if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
+    JobExit exit;
+    exit.error = fmt::format("{}: the server refused to run the command: {}", m_display,
+                             last_error(m_session));
+    m_sink.job_exited(channel.work.job, exit);
+  }
+  channel.silent = true;
+  channel.step = Channel::Step::release;
+  return Outcome::progressed;
+}
+
 SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
   char buffer[32 * 1024];
   for (int stream : {0, SSH_EXTENDED_DATA_STDERR}) {
@@ -1019,10 +1062,10 @@ SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
       if (got > 0) {
         m_progressed = true;
         std::string_view bytes(buffer, static_cast<size_t>(got));
-        if (stream == 0) {
-          handle_stdout(channel, bytes);
-        } else if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
-          m_sink.job_output(channel.work.job, OutputStream::err, bytes);
+        if (channel.launcher) {
+          take_launcher_output(channel, stream, bytes);
+        } else {
+          take_output(channel, stream, bytes);
         }
         continue;
       }
@@ -1033,6 +1076,14 @@ SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
     }
   }
   return Outcome::blocked;
+}
+
+void SshConnection::take_output(Channel& channel, int stream, std::string_view bytes) {
+  if (stream == 0) {
+    handle_stdout(channel, bytes);
+  } else if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
+    m_sink.job_output(channel.work.job, OutputStream::err, bytes);
+  }
 }
 
 void SshConnection::handle_stdout(Channel& channel, std::string_view bytes) {
@@ -1051,7 +1102,10 @@ void SshConnection::handle_stdout(Channel& channel, std::string_view bytes) {
     std::string_view line(channel.head.data() + line_start, newline + 1 - line_start);
     if (std::optional<long> pgid = parse_pgid_line(line)) {
       std::string text = std::exchange(channel.head, {});
-      text.erase(line_start, newline + 1 - line_start);
+      // On a launcher that ran a job before, what came first is that job's
+      // stray output, not this one's.
+      size_t from = channel.drop_head ? 0 : line_start;
+      text.erase(from, newline + 1 - from);
       channel.pgid_known = true;
       channel.pgid = *pgid;
       m_sink.job_started(job, *pgid);
@@ -1068,6 +1122,10 @@ void SshConnection::handle_stdout(Channel& channel, std::string_view bytes) {
 }
 
 void SshConnection::finish_channel(Channel& channel) {
+  if (channel.launcher) {
+    launcher_closed(channel);
+    return;
+  }
   if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
   JobId job = channel.work.job;
   bool wrapper_ran = channel.pgid_known;

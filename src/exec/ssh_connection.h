@@ -2,8 +2,10 @@
 // channels that run over it. A passive state machine: a turn at the
 // server's handshake limit, TCP connect (or a tunnel through a jump host),
 // handshake (retried when sshd drops it before the banner), host-key check,
-// authentication, then one channel per job, opened one at a time. A jump
-// host's connection carries tunnels instead of jobs.
+// authentication, then channels, opened one at a time: launchers that run
+// jobs one after another (one channel per job where the host has no
+// `setsid`), and channels that send a signal. A jump host's connection
+// carries tunnels instead of jobs.
 // Threading: none; the pool (ssh_transport.cpp) steps it from the event loop.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/exec/launcher.h"
 #include "ssh_auth.h"
 #include "ssh_common.h"
 #include "ssh_known_hosts.h"
@@ -101,20 +104,42 @@ class SshConnection {
     done
   };
 
-  // One open (or opening) channel and the work it carries.
+  // One open (or opening) channel and the work it carries. A launcher
+  // channel (see runner/exec/launcher.h) carries one job after another; an
+  // idle one carries pump work.
   struct Channel {
-    enum class Step { exec, send_eof, read, bridge, close, wait_closed, release };
+    enum class Step {
+      exec,
+      write_line,  // launcher: sending the current work's line
+      run,         // launcher: the work runs, or it is idle
+      send_eof,
+      read,
+      bridge,
+      close,
+      wait_closed,
+      release
+    };
     ChannelWork work;
     LIBSSH2_CHANNEL* handle = nullptr;
     Step step = Step::exec;
     std::string request;  // the exec request, kept for retries after EAGAIN
-    bool exec_attempted = false;
+    bool exec_attempted = false;  // the job's command was sent (or began to be)
     bool silent = false;      // its job was already reported as ended
     bool pgid_known = false;  // the wrapper's line was seen (or given up on)
     long pgid = 0;
     std::string head;         // stdout before the wrapper's line
     size_t head_scanned = 0;  // where head's first unchecked line starts
     std::vector<int> pending_signals;
+    std::vector<int> signals_sent;
+    // A launcher: the line being written and how much of it went out, and
+    // the scanners that find the end of the current work's output.
+    bool launcher = false;
+    bool drop_head = false;    // stdout before the wrapper's line is not the job's
+    long previous_group = 0;   // the group of the job before on this launcher
+    std::string line;
+    size_t line_sent = 0;
+    std::unique_ptr<EndMarkerScanner> out_marker;
+    std::unique_ptr<EndMarkerScanner> err_marker;
     // A tunnel: kept while its channel opens; then the jump side of the
     // socketpair, and bytes in flight.
     std::shared_ptr<Tunnel> tunnel;
@@ -146,10 +171,25 @@ class SshConnection {
   void maybe_start_pump();
   Outcome step_open();
   Outcome step_channel(Channel& channel);
+  // Sends channel.request as an exec request. A refusal is reported for the
+  // job (if any) and releases the channel; `answer_lost`: libssh2 lost the
+  // server's answer, so whether it ran is unknown (the caller decides).
+  Outcome send_exec(Channel& channel, bool& answer_lost);
   Outcome read_channel(Channel& channel);
+  // Launchers: give waiting work to idle ones, and run one's steps.
+  void assign_to_launchers();
+  Outcome step_launcher(Channel& channel);
+  // What a launcher's stream carried: the current work's part of it.
+  void take_launcher_output(Channel& channel, int stream, std::string_view bytes);
+  void finish_launched(Channel& channel);
+  void launcher_closed(Channel& channel);
+  // The channel's job ended with `status` as the launcher's shell saw it.
+  JobExit exit_from_status(const Channel& channel, int status) const;
   Outcome open_tunnel_channel();
   Outcome start_bridge(Channel& channel);
   Outcome pump_tunnel(Channel& channel, bool& done);
+  // Output of the channel's work: to its job, if it has one.
+  void take_output(Channel& channel, int stream, std::string_view bytes);
   void handle_stdout(Channel& channel, std::string_view bytes);
   void finish_channel(Channel& channel);
   void send_signal(Channel& channel, int signal);

@@ -12,33 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include "support/process.h"
 #include "support/sshd.h"
 
 namespace runner {
 namespace {
-
-// Runs `script` with /bin/sh -c and returns its stdout.
-std::string run_sh(const std::string& script) {
-  int out[2];
-  if (pipe(out) != 0) return "<pipe failed>";
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    close(out[0]);
-    close(out[1]);
-    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(out[1]);
-  std::string text;
-  char buffer[4096];
-  ssize_t got;
-  while ((got = read(out[0], buffer, sizeof buffer)) > 0)
-    text.append(buffer, static_cast<size_t>(got));
-  close(out[0]);
-  waitpid(pid, nullptr, 0);
-  return text;
-}
 
 const std::vector<std::string> k_nasty = {
     "",
@@ -61,7 +39,7 @@ const std::vector<std::string> k_nasty = {
 
 TEST(ShellQuote, RoundTripsThroughSh) {
   for (const std::string& text : k_nasty) {
-    EXPECT_EQ(run_sh("printf '%s' " + shell_quote(text)), text) << "for: " << text;
+    EXPECT_EQ(testing::sh_output("printf '%s' " + shell_quote(text)), text) << "for: " << text;
   }
 }
 
@@ -75,8 +53,8 @@ TEST(RemoteJobCommand, PrintsPgidLineThenRunsCommandExactly) {
   std::string command =
       "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash'; echo\n"
       "echo \"second line $((1 + 2))\"";
-  std::string direct = run_sh(command);
-  std::string wrapped = run_sh(remote_job_command(command));
+  std::string direct = testing::sh_output(command);
+  std::string wrapped = testing::sh_output(remote_job_command(command));
   size_t newline = wrapped.find('\n');
   ASSERT_NE(newline, std::string::npos);
   std::optional<long> pgid = parse_pgid_line(wrapped.substr(0, newline + 1));
@@ -87,7 +65,7 @@ TEST(RemoteJobCommand, PrintsPgidLineThenRunsCommandExactly) {
 }
 
 TEST(RemoteJobCommand, CommandStartingWithDashIsNotAnOption) {
-  std::string wrapped = run_sh(remote_job_command("-x 2>/dev/null; echo survived"));
+  std::string wrapped = testing::sh_output(remote_job_command("-x 2>/dev/null; echo survived"));
   EXPECT_NE(wrapped.find("runner-pgid "), std::string::npos);
   // `-x` runs as a command (not found), then the rest of the line.
   EXPECT_NE(wrapped.find("survived\n"), std::string::npos) << wrapped;
@@ -95,7 +73,7 @@ TEST(RemoteJobCommand, CommandStartingWithDashIsNotAnOption) {
 
 TEST(RemoteJobCommand, PgidIsTheWrapperProcess) {
   // The pid the wrapper prints is the process that becomes the command.
-  std::string wrapped = run_sh(remote_job_command("echo $$"));
+  std::string wrapped = testing::sh_output(remote_job_command("echo $$"));
   size_t newline = wrapped.find('\n');
   ASSERT_NE(newline, std::string::npos);
   std::optional<long> pgid = parse_pgid_line(wrapped.substr(0, newline));
@@ -135,7 +113,7 @@ TEST(KillGroupCommand, KillsTheWholeGroupThroughSh) {
   setpgid(leader, leader);
   // Give the group's shell time to start its children.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  run_sh(kill_group_command(leader, SIGTERM));
+  testing::sh_output(kill_group_command(leader, SIGTERM));
   int status = 0;
   ASSERT_EQ(waitpid(leader, &status, 0), leader);
   ASSERT_TRUE(WIFSIGNALED(status));

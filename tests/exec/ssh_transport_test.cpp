@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "runner/exec/shell.h"
+#include "support/process.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
 
@@ -99,17 +101,6 @@ bool run_until(HostTransport& transport, const std::function<bool()>& done,
 void idle_for(HostTransport& transport, std::chrono::milliseconds duration) {
   run_until(
       transport, [] { return false; }, duration);
-}
-
-std::string run_local_sh(const std::string& command) {
-  std::string script = command;
-  FILE* pipe = popen(("/bin/sh -c " + shell_quote(script)).c_str(), "r");
-  std::string text;
-  char buffer[4096];
-  size_t got;
-  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
-  pclose(pipe);
-  return text;
 }
 
 void generate_key(const std::string& path, const std::string& type,
@@ -233,7 +224,7 @@ TEST_F(SshTransportTest, RunsNastyCommandExactlyAsWritten) {
       "echo 'multi\nline'; echo \"arith $((6 * 7))\"; echo '`not run`' \"a\\\\b\"";
   JobExit exit = run_job(*transport, command);
   EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[1];
-  EXPECT_EQ(m_events.out[1], run_local_sh(command));
+  EXPECT_EQ(m_events.out[1], testing::sh_output(command));
   EXPECT_NE(m_events.out[1].find("single 'quoted'|dollar $HOME|back\\slash|"), std::string::npos);
 }
 
@@ -285,8 +276,8 @@ TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
   auto transport = ready_transport(*sshd, options_for(*sshd));
   constexpr int k_jobs = 20;
   for (JobId job = 1; job <= k_jobs; ++job) {
-    // $PPID is the sshd process that serves the job's connection.
-    transport->start_job(job, "echo job " + std::to_string(job) + " $PPID; sleep 0.2");
+    // The client port in $SSH_CONNECTION names the job's connection.
+    transport->start_job(job, "echo job " + std::to_string(job) + " ${SSH_CONNECTION#* }; sleep 0.2");
   }
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }))
       << m_events.exits.size() << " jobs ended";
@@ -308,7 +299,7 @@ TEST_F(SshTransportTest, OneConnectionSufficesForFewJobs) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   auto transport = ready_transport(*sshd, options_for(*sshd));
-  for (JobId job = 1; job <= 5; ++job) transport->start_job(job, "echo $PPID; sleep 0.1");
+  for (JobId job = 1; job <= 5; ++job) transport->start_job(job, "echo ${SSH_CONNECTION#* }; sleep 0.1");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == 5; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= 5; ++job) servers.insert(m_events.out[job]);
@@ -637,9 +628,9 @@ TEST_F(SshTransportTest, IdleConnectionAnswersServerKeepalives) {
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
   auto transport = ready_transport(*sshd, options_for(*sshd));
-  run_job(*transport, "echo $PPID", 1);
+  run_job(*transport, "echo ${SSH_CONNECTION#* }", 1);
   idle_for(*transport, 5000ms);
-  run_job(*transport, "echo $PPID", 2);
+  run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(m_events.exits[2].succeeded()) << m_events.exits[2].error;
   EXPECT_EQ(m_events.out[1], m_events.out[2]) << "the idle connection was dropped";
   EXPECT_FALSE(m_events.failure.has_value());
@@ -649,10 +640,10 @@ TEST_F(SshTransportTest, DroppedIdleConnectionIsReplaced) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   auto transport = ready_transport(*sshd, options_for(*sshd));
-  run_job(*transport, "echo $PPID", 1);
+  run_job(*transport, "echo ${SSH_CONNECTION#* }", 1);
   sshd->kill_sessions();
   idle_for(*transport, 200ms);
-  JobExit exit = run_job(*transport, "echo $PPID", 2);
+  JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_NE(m_events.out[1], m_events.out[2]);
   EXPECT_FALSE(m_events.failure.has_value());
@@ -666,7 +657,7 @@ TEST_F(SshTransportTest, BurstOfHandshakesSurvivesMaxStartups) {
   RUNNER_REQUIRE_SSHD(sshd);
   auto transport = ready_transport(*sshd, options_for(*sshd));
   constexpr int k_jobs = 6;
-  for (JobId job = 1; job <= k_jobs; ++job) transport->start_job(job, "echo $PPID; sleep 0.3");
+  for (JobId job = 1; job <= k_jobs; ++job) transport->start_job(job, "echo ${SSH_CONNECTION#* }; sleep 0.3");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= k_jobs; ++job) {
@@ -719,6 +710,79 @@ TEST_F(SshTransportTest, ShutdownClosesOnceJobsEnd) {
   EXPECT_EQ(m_events.out[1], "finished\n");
   EXPECT_TRUE(m_events.exits[1].succeeded());
   EXPECT_FALSE(m_events.failure.has_value());
+}
+
+// ---------------------------------------------------------------------------
+// Launchers: one remote shell per channel starts the jobs
+
+TEST_F(SshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfItsOwn) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  auto transport = ready_transport(*sshd, options_for(*sshd));
+  std::set<std::string> parents;
+  std::set<long> groups;
+  for (JobId job = 1; job <= 3; ++job) {
+    JobExit exit = run_job(*transport, "echo $PPID; ps -o sid= -p $$", job);
+    EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[job];
+    std::istringstream lines(m_events.out[job]);
+    std::string parent;
+    long session = 0;
+    lines >> parent >> session;
+    parents.insert(parent);
+    EXPECT_EQ(session, m_events.pgids[job]) << "job " << job << " leads its own session";
+    groups.insert(m_events.pgids[job]);
+  }
+  EXPECT_EQ(parents.size(), 1u) << "one launcher started all three";
+  EXPECT_EQ(groups.size(), 3u);
+}
+
+TEST_F(SshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  auto transport = ready_transport(*sshd, options_for(*sshd));
+  JobExit first = run_job(*transport, "(sleep 0.5; echo late; echo late >&2) & echo first", 1);
+  EXPECT_TRUE(first.succeeded()) << first.error;
+  JobExit second = run_job(*transport, "sleep 1; echo second", 2);
+  EXPECT_TRUE(second.succeeded()) << second.error;
+  JobExit third = run_job(*transport, "echo third", 3);
+  EXPECT_TRUE(third.succeeded()) << third.error;
+  EXPECT_EQ(m_events.out[1], "first\n");
+  EXPECT_EQ(m_events.out[2], "second\n");
+  EXPECT_EQ(m_events.out[3], "third\n");
+  for (JobId job = 1; job <= 3; ++job) EXPECT_EQ(m_events.err[job], "") << job;
+}
+
+TEST_F(SshTransportTest, StdinIsEmpty) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  auto transport = ready_transport(*sshd, options_for(*sshd));
+  JobExit exit = run_job(*transport, "cat; echo done");
+  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_EQ(m_events.out[1], "done\n");
+}
+
+TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
+  // The login shell finds only these programs: no setsid.
+  std::string bin = m_dir.file("bin");
+  std::filesystem::create_directory(bin);
+  for (const char* program : {"sh", "cat", "ps"}) {
+    std::filesystem::create_symlink(std::string("/bin/") + program, bin + "/" + program);
+  }
+  SshdOptions sshd_options;
+  sshd_options.session_environment = {"PATH=" + bin};
+  auto sshd = start_sshd(sshd_options);
+  RUNNER_REQUIRE_SSHD(sshd);
+  auto transport = ready_transport(*sshd, options_for(*sshd));
+  for (JobId job = 1; job <= 2; ++job) {
+    JobExit exit = run_job(*transport, "cat /proc/$PPID/comm; ps -o sid= -p $$", job);
+    EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[job];
+    std::istringstream lines(m_events.out[job]);
+    std::string parent;
+    long session = 0;
+    lines >> parent >> session;
+    EXPECT_EQ(parent, "sshd") << "started by sshd, not by a launcher";
+    EXPECT_EQ(session, m_events.pgids[job]);
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1137,7 +1201,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   transport->connect();
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
   ASSERT_TRUE(m_events.ready) << m_events.failure->message;
-  transport->start_job(1, "echo $PPID; sleep 30");
+  transport->start_job(1, "echo ${SSH_CONNECTION#* }; sleep 30");
   ASSERT_TRUE(
       run_until(*transport, [&] { return m_events.out[1].find('\n') != std::string::npos; }));
 
@@ -1152,7 +1216,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   transport->connect();
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
   ASSERT_TRUE(m_events.ready) << m_events.failure->message;
-  JobExit exit = run_job(*transport, "echo $PPID", 2);
+  JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_NE(m_events.out[2], m_events.out[1]) << "the old connection was reused";
   EXPECT_EQ(m_events.log, (std::vector<std::string>{"failed", "ready", "started 1", "exited 1",

@@ -227,7 +227,10 @@ TEST_F(SshConfigRun, EncryptedKeyPassphraseIsAskedOnTheTerminalOnce) {
   dir.write("known_hosts", known_hosts_of({first, second}));
   dir.write("ssh_config", block("one", *first) + block("two", *second));
   dir.write("hosts.yaml", "- one\n- two\n");
-  dir.write("queue.yaml", "- echo ran on <<hostname>>\n- echo ran on <<hostname>>\n");
+  // Each job lasts long enough that the second host, connecting once the
+  // passphrase is known, gets the other one.
+  dir.write("queue.yaml",
+            "- sleep 1; echo ran on <<hostname>>\n- sleep 1; echo ran on <<hostname>>\n");
 
   int terminal = -1;
   pid_t pid = forkpty(&terminal, nullptr, nullptr, nullptr);
@@ -363,7 +366,7 @@ TEST_F(SshConfigRun, MaxSessionsTwoServesAHostWithSixSlots) {
                 "/<<i>>; sleep 1.5;\n"
                 "    echo job <<i>> saw $(ls " +
                 running +
-                " | wc -l) via $PPID\n"
+                " | wc -l) via ${SSH_CONNECTION#* }\n"
                 "  i: [1, 2, 3, 4, 5, 6]\n");
   ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
   ASSERT_EQ(r.status, 0) << r.err << r.out;

@@ -158,6 +158,10 @@ ProcessResult run_process(const ProcessSpec& spec) {
   return process.wait();
 }
 
+std::string sh_output(const std::string& command) {
+  return run_process({{"/bin/sh", "-c", "--", command}}).out;
+}
+
 ProcessSpec runner_spec(std::vector<std::string> args, const std::string& cwd) {
   ProcessSpec spec;
   spec.args.push_back(RUNNER_BINARY);

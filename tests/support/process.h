@@ -72,6 +72,9 @@ class LiveProcess {
 // Starts and waits.
 ProcessResult run_process(const ProcessSpec& spec);
 
+// What `/bin/sh -c -- command` prints on stdout, its stdin empty.
+std::string sh_output(const std::string& command);
+
 // `runner` with `args`, in `cwd`, with NO_COLOR set and no ssh-agent.
 ProcessSpec runner_spec(std::vector<std::string> args, const std::string& cwd);
 

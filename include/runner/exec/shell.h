@@ -11,10 +11,13 @@ namespace runner {
 // `text` as one POSIX shell word: single-quoted, each ' written as '\''.
 std::string shell_quote(std::string_view text);
 
-// What is sent over SSH for a job: the remote login shell execs `sh`, which
-// prints "runner-pgid <pid>\n" on stdout (sshd makes the command's process a
-// session and group leader, so its pid is the group id) and then execs
-// `sh -c '<command>'`.
+// The script that runs a job in a fresh `sh -c`: prints "runner-pgid <pid>\n"
+// on stdout (the shell is made a session and group leader, so its pid is the
+// group id), then evaluates `command` exactly as `sh -c '<command>'` would.
+std::string job_wrapper(std::string_view command);
+
+// What is sent over SSH to run a job on a channel of its own: the remote
+// login shell execs `sh -c '<job_wrapper>'` (sshd makes it a session leader).
 std::string remote_job_command(std::string_view command);
 
 // Parses the first stdout line the wrapper prints ("runner-pgid 123").

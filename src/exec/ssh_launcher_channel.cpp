@@ -1,0 +1,200 @@
+// SshConnection's launcher channels (see runner/exec/launcher.h): a remote
+// shell per channel that runs one job after another, each in a session of
+// its own. Every libssh2 call is non-blocking, as in ssh_connection.cpp.
+// Threading: none.
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "runner/exec/launcher.h"
+#include "runner/exec/shell.h"
+#include "ssh_connection.h"
+
+namespace runner::ssh {
+
+void SshConnection::assign_to_launchers() {
+  for (auto& channel : m_channels) {
+    if (m_waiting.empty()) return;
+    if (!channel->launcher || channel->step != Channel::Step::run ||
+        channel->work.kind != ChannelWork::Kind::pump) {
+      continue;
+    }
+    ChannelWork::Kind kind = m_waiting.front().kind;
+    if (kind != ChannelWork::Kind::job && kind != ChannelWork::Kind::signal) return;
+    channel->work = std::move(m_waiting.front());
+    m_waiting.pop_front();
+    channel->step = Channel::Step::write_line;
+    m_progressed = true;
+  }
+}
+
+SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
+  using Step = Channel::Step;
+  if (channel.step == Step::exec) {
+    if (channel.silent) {
+      channel.step = Step::release;
+      return Outcome::progressed;
+    }
+    if (channel.request.empty()) channel.request = launcher_command();
+    bool answer_lost = false;
+    Outcome outcome = send_exec(channel, answer_lost);
+    if (outcome != Outcome::progressed) return outcome;
+    m_progressed = true;
+    if (answer_lost) {
+      // No job was sent on this channel yet: it waits for another.
+      m_waiting.push_front(std::move(channel.work));
+      channel.work = ChannelWork{ChannelWork::Kind::pump};
+      channel.silent = true;
+      channel.step = Step::release;
+    }
+    if (channel.step == Step::release) return Outcome::progressed;
+    std::uniform_int_distribution<unsigned long long> bits;
+    std::string token = fmt::format("runner-end-{:016x}", bits(m_random));
+    channel.out_marker = std::make_unique<EndMarkerScanner>(token);
+    channel.err_marker = std::make_unique<EndMarkerScanner>(token);
+    channel.step = Step::write_line;
+    m_progressed = true;
+  }
+  if (channel.step == Step::write_line) {
+    if (channel.line.empty()) {
+      if (channel.silent) {
+        // Stopped before its line went out.
+        channel.work = ChannelWork{ChannelWork::Kind::pump};
+        channel.silent = false;
+        channel.step = Step::run;
+        return Outcome::progressed;
+      }
+      const std::string& token = channel.out_marker->token();
+      channel.line = channel.work.kind == ChannelWork::Kind::job
+                         ? launcher_job_line(channel.work.command, token, channel.previous_group)
+                         : launcher_control_line(
+                               kill_group_command(channel.work.pgid, channel.work.signal), token);
+      channel.line_sent = 0;
+      channel.exec_attempted = true;
+    }
+    while (channel.line_sent < channel.line.size()) {
+      ssize_t written = libssh2_channel_write(channel.handle, channel.line.data() + channel.line_sent,
+                                              channel.line.size() - channel.line_sent);
+      if (written > 0) {
+        channel.line_sent += static_cast<size_t>(written);
+        m_progressed = true;
+        continue;
+      }
+      if (written == 0) return Outcome::blocked;
+      Outcome outcome = classify(static_cast<int>(written), &channel);
+      if (outcome != Outcome::progressed) return outcome;
+      // The channel refused the data: the launcher is gone; its EOF follows.
+      break;
+    }
+    channel.line.clear();
+    channel.step = Step::run;
+  }
+  if (channel.step == Step::run) {
+    Outcome outcome = read_channel(channel);
+    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (channel.work.kind != ChannelWork::Kind::pump && channel.out_marker->ended() &&
+        channel.err_marker->ended()) {
+      m_progressed = true;
+      if (channel.out_marker->word() == k_launcher_busy) {
+        // The previous job left processes that may write here: retire this
+        // launcher; its job, which did not run, waits for another.
+        if (!channel.silent) m_waiting.push_front(std::move(channel.work));
+        channel.work = ChannelWork{ChannelWork::Kind::pump};
+        channel.step = Step::send_eof;
+        return Outcome::progressed;
+      }
+      finish_launched(channel);
+    }
+    if (libssh2_channel_eof(channel.handle)) {
+      channel.step = Step::close;
+      m_progressed = true;
+    }
+  }
+  return Outcome::progressed;
+}
+
+void SshConnection::take_launcher_output(Channel& channel, int stream, std::string_view bytes) {
+  // Between jobs nothing is expected; what comes (a finished job's
+  // background processes writing on) belongs to no job.
+  if (channel.work.kind == ChannelWork::Kind::pump) return;
+  EndMarkerScanner& marker = stream == 0 ? *channel.out_marker : *channel.err_marker;
+  marker.feed(bytes, [&](std::string_view part) { take_output(channel, stream, part); });
+}
+
+void SshConnection::finish_launched(Channel& channel) {
+  if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
+    JobId job = channel.work.job;
+    if (!channel.head.empty() && !channel.drop_head) {
+      m_sink.job_output(job, OutputStream::out, channel.head);
+    }
+    int status = channel.out_marker->status().value_or(-1);
+    JobExit exit = exit_from_status(channel, status);
+    if (!channel.pgid_known) {
+      exit.error = fmt::format("{}: the job did not start: `setsid sh` failed (status {})",
+                               m_display, status);
+    }
+    m_sink.job_exited(job, exit);
+  }
+  if (channel.work.kind == ChannelWork::Kind::job) {
+    channel.previous_group = channel.pgid_known ? channel.pgid : 0;
+    channel.drop_head = true;
+  }
+  channel.work = ChannelWork{ChannelWork::Kind::pump};
+  channel.silent = false;
+  channel.exec_attempted = false;
+  channel.pgid_known = false;
+  channel.pgid = 0;
+  channel.head.clear();
+  channel.head_scanned = 0;
+  channel.pending_signals.clear();
+  channel.signals_sent.clear();
+  channel.out_marker->reset();
+  channel.err_marker->reset();
+}
+
+void SshConnection::launcher_closed(Channel& channel) {
+  if (channel.work.kind == ChannelWork::Kind::pump) return;
+  int status = libssh2_channel_get_exit_status(channel.handle);
+  if (status == k_launcher_unavailable && !channel.pgid_known) {
+    // No `setsid` there: nothing ran. From now on, a channel per job.
+    m_hints.no_launcher = true;
+    if (!channel.silent) m_waiting.push_front(std::move(channel.work));
+    channel.work = ChannelWork{ChannelWork::Kind::pump};
+    m_progressed = true;
+    return;
+  }
+  if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
+  JobId job = channel.work.job;
+  if (!channel.head.empty() && !channel.drop_head) {
+    m_sink.job_output(job, OutputStream::out, std::exchange(channel.head, {}));
+  }
+  JobExit exit;
+  exit.code = status;
+  if (channel.pgid_known) {
+    // The launcher ended under a running job: its outcome is unknown.
+    exit.lost = true;
+    exit.error = fmt::format("{}: the shell that started the job ended while it ran", m_display);
+  } else {
+    exit.error = fmt::format(
+        "{}: the job did not start: the login shell of {} ended (status {}) without running "
+        "the command; is it a POSIX shell that accepts `-c`?",
+        m_display, m_target.user, status);
+  }
+  m_sink.job_exited(job, exit);
+}
+
+JobExit SshConnection::exit_from_status(const Channel& channel, int status) const {
+  JobExit exit;
+  exit.code = status;
+  // A shell reports a job killed by signal N as status 128 + N. When the
+  // runner sent N, the job surely died of it.
+  for (int signal : channel.signals_sent) {
+    if (status == 128 + signal) {
+      exit.signal = signal_name(signal);
+      exit.code = -1;
+    }
+  }
+  return exit;
+}
+
+}  // namespace runner::ssh

@@ -1,0 +1,316 @@
+// The launcher protocol: the end-marker scanner, fed every way a stream can
+// be cut, and the launcher's shell text run by a real /bin/sh over pipes.
+#include "runner/exec/launcher.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runner/exec/shell.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+const std::string k_token = "runner-end-0123456789abcdef";
+
+struct Fed {
+  std::string job;
+  bool ended = false;
+};
+
+// Feeds `pieces` in order; collects the job's bytes.
+Fed feed_all(EndMarkerScanner& scanner, const std::vector<std::string>& pieces) {
+  Fed fed;
+  for (const std::string& piece : pieces) {
+    fed.ended = scanner.feed(piece, [&](std::string_view part) { fed.job.append(part); });
+  }
+  return fed;
+}
+
+TEST(EndMarkerScanner, WholeMarkerInOneRead) {
+  EndMarkerScanner scanner(k_token);
+  Fed fed = feed_all(scanner, {"hello\nworld\n" + k_token + " 7\n"});
+  EXPECT_TRUE(fed.ended);
+  EXPECT_EQ(fed.job, "hello\nworld\n");
+  EXPECT_EQ(scanner.status(), 7);
+  EXPECT_EQ(scanner.word(), "7");
+}
+
+TEST(EndMarkerScanner, StreamCutAnywhereGivesTheSameResult) {
+  std::string stream = "out\rprogress\n" + k_token.substr(0, 5) + " not it\n" + k_token + " 42\n";
+  std::string expected_job = "out\rprogress\n" + k_token.substr(0, 5) + " not it\n";
+  for (size_t cut = 0; cut <= stream.size(); ++cut) {
+    EndMarkerScanner scanner(k_token);
+    Fed fed = feed_all(scanner, {stream.substr(0, cut), stream.substr(cut)});
+    EXPECT_TRUE(fed.ended) << "cut at " << cut;
+    EXPECT_EQ(fed.job, expected_job) << "cut at " << cut;
+    EXPECT_EQ(scanner.status(), 42) << "cut at " << cut;
+  }
+  EndMarkerScanner bytewise(k_token);
+  std::vector<std::string> bytes;
+  for (char c : stream) bytes.emplace_back(1, c);
+  Fed fed = feed_all(bytewise, bytes);
+  EXPECT_TRUE(fed.ended);
+  EXPECT_EQ(fed.job, expected_job);
+  EXPECT_EQ(bytewise.status(), 42);
+}
+
+TEST(EndMarkerScanner, OutputWithoutTrailingNewlineEndsAtTheToken) {
+  EndMarkerScanner scanner(k_token);
+  Fed fed = feed_all(scanner, {"no newline", k_token + " 0\n"});
+  EXPECT_EQ(fed.job, "no newline");
+  EXPECT_EQ(scanner.status(), 0);
+}
+
+TEST(EndMarkerScanner, APossibleTokenStartIsHeldOnlyUntilItIsNotOne) {
+  EndMarkerScanner scanner(k_token);
+  std::string job;
+  auto collect = [&](std::string_view part) { job.append(part); };
+  EXPECT_FALSE(scanner.feed("abc runner-en", collect));
+  EXPECT_EQ(job, "abc ") << "the possible token start is held back";
+  EXPECT_FALSE(scanner.feed("d of the line\n", collect));
+  EXPECT_EQ(job, "abc runner-end of the line\n");
+  EXPECT_FALSE(scanner.ended());
+}
+
+TEST(EndMarkerScanner, AnotherTokenIsJustOutput) {
+  EndMarkerScanner scanner(k_token);
+  std::string other = "runner-end-fedcba9876543210 5\n";
+  Fed fed = feed_all(scanner, {other});
+  EXPECT_FALSE(fed.ended);
+  EXPECT_EQ(fed.job, other);
+}
+
+TEST(EndMarkerScanner, NothingAfterTheMarkerUntilReset) {
+  EndMarkerScanner scanner(k_token);
+  Fed first = feed_all(scanner, {"one\n" + k_token + " 1\nstray\n", "more stray\n"});
+  EXPECT_EQ(first.job, "one\n");
+  EXPECT_EQ(scanner.status(), 1);
+  scanner.reset();
+  EXPECT_FALSE(scanner.ended());
+  Fed second = feed_all(scanner, {"two\n" + k_token + " 2\n"});
+  EXPECT_EQ(second.job, "two\n");
+  EXPECT_EQ(scanner.status(), 2);
+}
+
+TEST(EndMarkerScanner, WordsThatAreNotStatuses) {
+  EndMarkerScanner stderr_scanner(k_token);
+  feed_all(stderr_scanner, {k_token + "\n"});
+  EXPECT_TRUE(stderr_scanner.ended());
+  EXPECT_EQ(stderr_scanner.word(), "");
+  EXPECT_FALSE(stderr_scanner.status().has_value());
+
+  EndMarkerScanner busy(k_token);
+  feed_all(busy, {k_token + " " + std::string(k_launcher_busy) + "\n"});
+  EXPECT_EQ(busy.word(), k_launcher_busy);
+  EXPECT_FALSE(busy.status().has_value());
+}
+
+// A launcher run by /bin/sh with its stdin, stdout and stderr on pipes, as
+// sshd would run it on a channel (here without a login shell in front).
+class LocalLauncher {
+ public:
+  explicit LocalLauncher(const std::string& path_variable = "") {
+    int in[2], out[2], err[2];
+    if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) return;
+    m_pid = fork();
+    if (m_pid == 0) {
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
+      if (!path_variable.empty()) setenv("PATH", path_variable.c_str(), 1);
+      std::string command = launcher_command();
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    m_in = in[1];
+    m_out = out[0];
+    m_err = err[0];
+  }
+  ~LocalLauncher() {
+    if (m_in >= 0) close(m_in);
+    if (m_out >= 0) close(m_out);
+    if (m_err >= 0) close(m_err);
+    if (m_pid > 0) waitpid(m_pid, nullptr, 0);
+  }
+
+  struct Result {
+    std::string out;
+    std::string err;
+    std::string word;
+    bool ended = false;
+  };
+
+  // Writes `line` and reads both streams until their markers (or EOF).
+  Result run(const std::string& line) {
+    EXPECT_EQ(write(m_in, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+    EndMarkerScanner out_marker(k_token);
+    EndMarkerScanner err_marker(k_token);
+    Result result;
+    bool open[2] = {true, true};
+    while ((open[0] && !out_marker.ended()) || (open[1] && !err_marker.ended())) {
+      pollfd fds[2] = {{m_out, POLLIN, 0}, {m_err, POLLIN, 0}};
+      if (poll(fds, 2, 10000) <= 0) break;
+      for (int i = 0; i < 2; ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP))) continue;
+        char buffer[4096];
+        ssize_t got = read(fds[i].fd, buffer, sizeof buffer);
+        if (got <= 0) {
+          open[i] = false;
+          continue;
+        }
+        (i == 0 ? out_marker : err_marker)
+            .feed(std::string_view(buffer, static_cast<size_t>(got)),
+                  [&](std::string_view part) { (i == 0 ? result.out : result.err).append(part); });
+      }
+    }
+    result.ended = out_marker.ended() && err_marker.ended();
+    result.word = out_marker.word();
+    return result;
+  }
+
+  // Closes stdin; returns the launcher's exit status.
+  int finish() {
+    close(m_in);
+    m_in = -1;
+    int status = 0;
+    waitpid(m_pid, &status, 0);
+    m_pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t m_pid = -1;
+  int m_in = -1;
+  int m_out = -1;
+  int m_err = -1;
+};
+
+// The job's own output: its stdout without the wrapper's first line.
+std::string without_pgid_line(const std::string& out, long* pgid = nullptr) {
+  size_t newline = out.find('\n');
+  if (newline == std::string::npos) return "<no pgid line in: " + out + ">";
+  std::optional<long> parsed = parse_pgid_line(out.substr(0, newline + 1));
+  if (!parsed) return "<no pgid line in: " + out + ">";
+  if (pgid) *pgid = *parsed;
+  return out.substr(newline + 1);
+}
+
+TEST(Launcher, RunsJobsOneAfterAnotherExactlyAsShDoes) {
+  LocalLauncher launcher;
+  const std::vector<std::string> commands = {
+      "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash'; echo\n"
+      "echo \"second line $((1 + 2))\"",
+      "-x 2>/dev/null; echo survived a leading dash",
+      "echo no newline at the end | tr -d '\\n'",
+      "cat; echo stdin was empty",
+      "set -- a b; echo $# \"$@\"",
+  };
+  for (const std::string& command : commands) {
+    LocalLauncher::Result result = launcher.run(launcher_job_line(command, k_token, 0));
+    ASSERT_TRUE(result.ended) << command;
+    EXPECT_EQ(result.word, "0") << command << "\n" << result.err;
+    EXPECT_EQ(without_pgid_line(result.out), testing::sh_output(command)) << command;
+  }
+  LocalLauncher::Result name = launcher.run(launcher_job_line("echo $0 $#", k_token, 0));
+  EXPECT_EQ(without_pgid_line(name.out), "sh 0\n") << "as `sh -c`: no arguments";
+  EXPECT_EQ(launcher.finish(), 0);
+}
+
+TEST(Launcher, JobsKeepTheDefaultActionOfInterrupts) {
+  // A background job of a shell without job control would ignore SIGINT and
+  // SIGQUIT; the launcher runs jobs in the foreground.
+  LocalLauncher launcher;
+  LocalLauncher::Result result =
+      launcher.run(launcher_job_line("grep SigIgn /proc/$$/status", k_token, 0));
+  std::string line = without_pgid_line(result.out);
+  ASSERT_EQ(line.rfind("SigIgn:", 0), 0u) << line;
+  unsigned long long ignored = std::stoull(line.substr(line.find_first_of("0123456789abcdef")),
+                                           nullptr, 16);
+  EXPECT_EQ(ignored & (1ull << (SIGINT - 1)), 0u) << line;
+  EXPECT_EQ(ignored & (1ull << (SIGQUIT - 1)), 0u) << line;
+}
+
+TEST(Launcher, ReportsTheExitStatusAndStderr) {
+  LocalLauncher launcher;
+  LocalLauncher::Result result =
+      launcher.run(launcher_job_line("echo oops >&2; exit 3", k_token, 0));
+  EXPECT_EQ(result.word, "3");
+  EXPECT_EQ(result.err, "oops\n");
+}
+
+TEST(Launcher, EachJobLeadsASessionAndGroupOfItsOwn) {
+  LocalLauncher launcher;
+  std::vector<long> groups;
+  for (int i = 0; i < 2; ++i) {
+    LocalLauncher::Result result =
+        launcher.run(launcher_job_line("ps -o pid=,pgid=,sid= -p $$", k_token, 0));
+    long pgid = 0;
+    std::istringstream ids(without_pgid_line(result.out, &pgid));
+    long pid = 0, group = 0, session = 0;
+    ids >> pid >> group >> session;
+    EXPECT_EQ(pid, pgid);
+    EXPECT_EQ(group, pgid);
+    EXPECT_EQ(session, pgid);
+    groups.push_back(pgid);
+  }
+  EXPECT_NE(groups[0], groups[1]);
+  EXPECT_NE(groups[0], getpgrp());
+}
+
+TEST(Launcher, BusyWhileThePreviousJobsGroupLives) {
+  LocalLauncher launcher;
+  LocalLauncher::Result first =
+      launcher.run(launcher_job_line("sleep 1 >/dev/null 2>&1 & echo started", k_token, 0));
+  long group = 0;
+  EXPECT_EQ(without_pgid_line(first.out, &group), "started\n");
+  LocalLauncher::Result second =
+      launcher.run(launcher_job_line("echo must not run", k_token, group));
+  EXPECT_EQ(second.word, k_launcher_busy);
+  EXPECT_EQ(second.out, "");
+  // Once the group is empty (its orphan reaped by init), the next job runs.
+  for (int i = 0; i < 1000 && kill(-static_cast<pid_t>(group), 0) == 0; ++i) usleep(10'000);
+  LocalLauncher::Result third = launcher.run(launcher_job_line("echo ran", k_token, group));
+  EXPECT_EQ(third.word, "0");
+  EXPECT_EQ(without_pgid_line(third.out), "ran\n");
+}
+
+TEST(Launcher, ControlLineRunsInTheLauncher) {
+  LocalLauncher launcher;
+  LocalLauncher::Result job = launcher.run(launcher_job_line("echo ok", k_token, 0));
+  long group = 0;
+  without_pgid_line(job.out, &group);
+  // Signalling a group that no longer exists fails quietly.
+  LocalLauncher::Result control =
+      launcher.run(launcher_control_line(kill_group_command(group, SIGTERM), k_token));
+  EXPECT_TRUE(control.ended);
+  EXPECT_NE(control.word, "0");
+  EXPECT_EQ(control.out, "");
+  EXPECT_EQ(control.err, "");
+}
+
+TEST(Launcher, ExitsWithItsOwnStatusWhereSetsidIsMissing) {
+  testing::TempDir dir;
+  std::string bin = dir.file("bin");
+  std::filesystem::create_directory(bin);
+  std::filesystem::create_symlink("/bin/sh", bin + "/sh");
+  LocalLauncher launcher(bin);
+  EXPECT_EQ(launcher.finish(), k_launcher_unavailable);
+}
+
+}  // namespace
+}  // namespace runner

@@ -572,7 +572,10 @@ void SshConnection::close() {
     m_state = State::closed;
     return;
   }
-  if (m_state == State::ready) m_state = State::closing;
+  if (m_state == State::ready) {
+    m_state = State::closing;
+    m_progressed = true;  // step soon: idle launchers are to be ended
+  }
 }
 
 void SshConnection::abandon() {

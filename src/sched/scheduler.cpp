@@ -228,12 +228,13 @@ void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
   if (!can_take_now()) return;
-  // What transports reported (ends, losses) is durable before it is acted on.
-  m_observer.checkpoint();
   if (m_options.mode == Mode::queue)
     pump_queue(now);
   else
     pump_broadcast(now);
+  // One sync makes what transports reported (ends, losses) and the new
+  // starts durable together, before any of the new jobs can run.
+  m_observer.checkpoint();
   start_launched();
 }
 
@@ -469,9 +470,6 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
 }
 
 void Scheduler::start_launched() {
-  if (m_launched.empty()) return;
-  // The starts are durable before any of the jobs can run.
-  m_observer.checkpoint();
   for (JobId id : std::exchange(m_launched, {})) {
     const RunningJob& job = m_running.at(id);
     m_transports[job.host]->start_job(id, job.command);

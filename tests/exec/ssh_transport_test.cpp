@@ -239,6 +239,30 @@ TEST_F(SshTransportTest, StreamsLargeOutputCompletely) {
   EXPECT_EQ(m_events.err[1], "done\n");
 }
 
+TEST_F(SshTransportTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
+  auto sshd = start_sshd();
+  RUNNER_REQUIRE_SSHD(sshd);
+  auto transport = ready_transport(*sshd, options_for(*sshd));
+  constexpr size_t k_total = 32u << 20;
+  transport->start_job(1, "head -c " + std::to_string(k_total) + " /dev/zero");
+  size_t most_in_one_step = 0;
+  size_t before = 0;
+  auto give_up = Clock::now() + 60s;
+  while (!m_events.exits.count(1) && Clock::now() < give_up) {
+    std::vector<pollfd> fds;
+    transport->poll_fds(fds);
+    std::optional<Clock::time_point> deadline = transport->deadline();
+    int timeout = deadline && *deadline <= Clock::now() ? 0 : 100;
+    poll(fds.data(), fds.size(), timeout);
+    transport->step(Clock::now());
+    most_in_one_step = std::max(most_in_one_step, m_events.out[1].size() - before);
+    before = m_events.out[1].size();
+  }
+  ASSERT_TRUE(m_events.exits.count(1));
+  EXPECT_EQ(m_events.out[1].size(), k_total);
+  EXPECT_LE(most_in_one_step, 1u << 20) << "one step read this much of the stream";
+}
+
 TEST_F(SshTransportTest, ReportsPgidOfTheRemoteProcessGroup) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);

@@ -13,6 +13,13 @@
 
 namespace runner {
 
+namespace {
+
+// How much of a log is written between write-behind steps.
+constexpr std::uint64_t k_write_behind = 8u << 20;
+
+}  // namespace
+
 JobLogs::JobLogs(std::string state_dir, std::size_t max_open_files, std::size_t buffer_size)
     : m_state_dir(std::move(state_dir)),
       m_max_open(max_open_files == 0 ? 1 : max_open_files),
@@ -68,7 +75,23 @@ bool JobLogs::write_out(JobId job, Log& log, std::string_view bytes) {
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
+  write_behind(log);
   return true;
+}
+
+void JobLogs::write_behind(Log& log) {
+  off_t end = ::lseek(log.fd, 0, SEEK_CUR);
+  if (end < 0 || static_cast<std::uint64_t>(end) < log.written_back + k_write_behind) return;
+  // What was handed to writeback one step ago is on disk by now (or
+  // nearly): release it. Failures only mean the pages stay cached.
+  if (log.written_back > log.released) {
+    ::posix_fadvise(log.fd, static_cast<off_t>(log.released),
+                    static_cast<off_t>(log.written_back - log.released), POSIX_FADV_DONTNEED);
+    log.released = log.written_back;
+  }
+  ::sync_file_range(log.fd, static_cast<off_t>(log.written_back),
+                    end - static_cast<off_t>(log.written_back), SYNC_FILE_RANGE_WRITE);
+  log.written_back = static_cast<std::uint64_t>(end);
 }
 
 bool JobLogs::drain(JobId job, Log& log) {
@@ -86,6 +109,7 @@ bool JobLogs::open(JobId job, bool keep_earlier_output) {
     log.buffer.clear();
     close_fd(log);
   }
+  if (!keep_earlier_output) log.written_back = log.released = 0;
   if (ensure_fd(job, log, !keep_earlier_output)) return true;
   m_logs.erase(it);
   return false;

@@ -2,6 +2,7 @@
 // jobs open at once.
 #include "runner/state/job_log.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,6 +46,32 @@ TEST_F(JobLogsTest, HoldExactlyTheBytesWritten) {
     EXPECT_EQ(log_text(1), "out line\nprogress\r" + big);
   }
   EXPECT_EQ(log_text(2), binary + "partial");
+}
+
+TEST_F(JobLogsTest, LongLogsWrittenBehindKeepEveryByteAcrossReruns) {
+  // Past a few MiB a log's pages are handed to writeback and released as
+  // it grows; a rerun appends to the same file, a fresh run starts over.
+  auto chunk = [](int i) {
+    std::string text(32 * 1024, static_cast<char>('a' + i % 26));
+    text.replace(0, 8, fmt::format("{:08}", i));
+    return text;
+  };
+  std::string expected;
+  {
+    JobLogs logs(m_dir);
+    ASSERT_TRUE(logs.open(1));
+    for (int i = 0; i < 700; ++i) {
+      if (i == 400) ASSERT_TRUE(logs.open(1, true));
+      ASSERT_TRUE(logs.append(1, chunk(i)));
+      expected += chunk(i);
+    }
+    ASSERT_TRUE(logs.open(2));
+    for (int i = 0; i < 300; ++i) ASSERT_TRUE(logs.append(2, chunk(i)));
+    ASSERT_TRUE(logs.open(2));
+    ASSERT_TRUE(logs.append(2, "fresh\n"));
+  }
+  EXPECT_TRUE(log_text(1) == expected) << "job 1's log differs";
+  EXPECT_EQ(log_text(2), "fresh\n");
 }
 
 TEST_F(JobLogsTest, FlushMakesOutputVisibleWhileTheJobRuns) {

@@ -5,6 +5,9 @@
 // At most `max_open_files` descriptors are held at once; the least recently
 // written log is closed and reopened in append mode when needed again, so
 // hundreds of concurrent jobs do not exhaust the descriptor limit.
+// A long log is written behind: every few MiB its writeback is started and
+// the part written before is dropped from the page cache, so a job that
+// prints gigabytes neither fills memory with them nor slows on fresh pages.
 //
 // Threading: none.
 #pragma once
@@ -55,10 +58,15 @@ class JobLogs {
     int fd = -1;
     std::string buffer;
     std::uint64_t last_use = 0;
+    // Write-behind: where writeback was last started, and up to where the
+    // page cache was released (file offsets).
+    std::uint64_t written_back = 0;
+    std::uint64_t released = 0;
   };
 
   bool ensure_fd(JobId job, Log& log, bool create);
   bool write_out(JobId job, Log& log, std::string_view bytes);
+  void write_behind(Log& log);
   bool drain(JobId job, Log& log);
   void close_fd(Log& log);
   void evict_one(JobId keep);

@@ -227,6 +227,7 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
 void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
+  clean_live_hosts();
   if (!can_take_now()) return;
   if (m_options.mode == Mode::queue)
     pump_queue(now);
@@ -501,6 +502,17 @@ void Scheduler::run_control(int host, std::string command, std::string what,
   JobId id = m_next_control_id++;
   m_control.emplace(id, ControlJob{host, std::move(what), std::move(done), {}});
   m_transports[host]->start_job(id, command);
+}
+
+void Scheduler::clean_live_hosts() {
+  // A job lost alone (its channel broke, the host did not) may still run
+  // there while it is rerun elsewhere: kill its group now. Lost with their
+  // host, groups wait for the host to come back (host_ready).
+  for (std::size_t host = 0; host < m_host_state.size(); ++host) {
+    if (m_host_state[host] != HostState::ready || m_leftover_groups[host].empty()) continue;
+    m_host_state[host] = HostState::cleaning;
+    clean_host(static_cast<int>(host));
+  }
 }
 
 void Scheduler::clean_host(int host) {

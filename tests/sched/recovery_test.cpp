@@ -75,6 +75,31 @@ TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
   EXPECT_GT(r.jobs_sent(0).size(), 1u) << "host a rejoined the pool";
 }
 
+TEST(Recovery, AJobLostAloneIsKilledAtOnceOnItsLiveHost) {
+  Campaign r(two_hosts());
+  int runs_of_one = 0;
+  for (auto& t : r.transports) {
+    t->outcome = [&](const std::string& command) {
+      if (command == "one" && runs_of_one++ == 0)
+        return FakeTransport::Outcome{.exit = JobExit{.error = "channel broke", .lost = true},
+                                      .steps = 2};
+      return lasting(2);
+    };
+  }
+  for (const char* job : {"one", "two", "three", "four"}) r.source.add(job);
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  auto cleanup = r.control_sent(0);
+  ASSERT_EQ(cleanup.size(), 1u) << "the lost job's group is killed while host a stays up";
+  EXPECT_NE(cleanup[0].find("-- -1001"), std::string::npos) << cleanup[0];
+  auto ends = r.ends_of(1);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_TRUE(ends[0].lost);
+  EXPECT_TRUE(ends[1].succeeded());
+  EXPECT_EQ(r.transports[0]->connects, 1) << "the host was never reconnected";
+  EXPECT_GE(r.jobs_sent(0).size(), 2u) << "host a kept taking jobs";
+}
+
 TEST(Recovery, KeepOrphansLeavesLostProcessesAlone) {
   Campaign r(two_hosts(), SchedulerOptions{.keep_orphans = true});
   for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(3); };

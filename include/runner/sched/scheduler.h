@@ -157,6 +157,8 @@ class Scheduler final : public TransportEvents, public Pollable {
   void launch(const JobSpec& job, std::vector<int> slots, std::string command,
               Clock::time_point now, const Rerun* rerun = nullptr);
   void start_launched();
+  // Kills the leftovers of jobs lost on hosts that are still up.
+  void clean_live_hosts();
   void handle_stop(const TakeBatch& batch, Clock::time_point now);
   // TERM (after its `cancel:` command), KILL later.
   void stop_job(RunningJob& job, Clock::time_point now);

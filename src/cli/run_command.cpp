@@ -110,8 +110,10 @@ int run_jobs(const RunOptions& options) {
     queued = 0;
     for (const QueueEntry& entry : entries) *queued += job_count(entry);
   }
+  SshOptions ssh_options = options.ssh;
+  ssh_options.before_prompt = [&console] { console.hide_status(); };
   std::shared_ptr<SshContext> ssh =
-      prepare_ssh(fleet, options.ssh, [&](const std::string& m) { console.warn(m); });
+      prepare_ssh(fleet, ssh_options, [&](const std::string& m) { console.warn(m); });
 
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;

@@ -327,6 +327,7 @@ std::optional<std::string> SshContext::passphrase(const std::string& key) {
   if (entry.asked >= k_passphrase_prompts || m_prompts_refused) return std::nullopt;
   ++entry.asked;
   Clock::time_point asked_at = Clock::now();
+  if (m_options.before_prompt) m_options.before_prompt();
   entry.value = m_options.ask_passphrase ? m_options.ask_passphrase(key) : ask_on_terminal(key);
   m_time_in_prompts += Clock::now() - asked_at;
   // End of input or an interrupt at the prompt: ask no more in this run.

@@ -207,10 +207,14 @@ void Console::show_status(std::string_view line) {
   m_status_shown = true;
 }
 
-void Console::clear_status() {
+void Console::hide_status() {
   if (m_status_shown) write_all(m_status_fd, k_erase_line);
   m_status_shown = false;
   m_status.clear();
+}
+
+void Console::clear_status() {
+  hide_status();
   m_status_fd = -1;
 }
 

@@ -239,6 +239,7 @@ TEST_F(SshConfigRun, EncryptedKeyPassphraseIsAskedOnTheTerminalOnce) {
     if (chdir(dir.path().c_str()) != 0) _exit(126);
     setenv("NO_COLOR", "1", 1);
     unsetenv("SSH_AUTH_SOCK");
+    unsetenv("CI");  // the status line is on, as on a user's terminal
     std::string config = dir.file("ssh_config");
     execl(RUNNER_BINARY, RUNNER_BINARY, "queue", "--ssh-config", config.c_str(),
           static_cast<char*>(nullptr));
@@ -275,6 +276,11 @@ TEST_F(SshConfigRun, EncryptedKeyPassphraseIsAskedOnTheTerminalOnce) {
   EXPECT_EQ(count(seen, "Enter passphrase"), 1) << "asked once for the key, not per host:\n"
                                                 << seen;
   EXPECT_EQ(seen.find("open sesame"), std::string::npos) << "the passphrase was echoed";
+  // The prompt has its line to itself: the status line was erased first.
+  std::string before_prompt = seen.substr(0, seen.find("Enter passphrase"));
+  std::string on_its_line = before_prompt.substr(before_prompt.find_last_of("\r\n") + 1);
+  EXPECT_TRUE(on_its_line.empty() || on_its_line == "\x1b[K")
+      << "the prompt shares its line with: " << on_its_line;
   EXPECT_NE(seen.find("ran on one"), std::string::npos) << seen;
   EXPECT_NE(seen.find("ran on two"), std::string::npos) << seen;
 }

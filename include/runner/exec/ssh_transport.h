@@ -50,6 +50,9 @@ struct SshOptions {
   // run); nullopt: none. Empty: ask on the terminal when stdin is one,
   // otherwise such keys are skipped with a note.
   std::function<std::optional<std::string>(const std::string& key_file)> ask_passphrase;
+  // Called just before a passphrase is asked on the terminal, to clear it
+  // for the prompt (the run's status line).
+  std::function<void()> before_prompt;
 };
 
 // What the SSH transports of one run share: the resolved configuration,

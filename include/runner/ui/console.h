@@ -85,6 +85,8 @@ class Console {
   bool status_enabled() const { return m_status_fd >= 0; }
   // Shows `line`: no line break, narrower than status_width().
   void show_status(std::string_view line);
+  // Erases the line until the next show_status (a prompt needs the line).
+  void hide_status();
   // Erases the line and turns the status line off.
   void clear_status();
   // Columns of the status line's terminal; 80 when unknown.

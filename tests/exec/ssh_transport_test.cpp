@@ -97,6 +97,14 @@ bool run_until(HostTransport& transport, const std::function<bool()>& done,
   return true;
 }
 
+// Steps `transport` until it reports ready or failed: success if ready.
+::testing::AssertionResult becomes_ready(HostTransport& transport, Recorder& events) {
+  if (!run_until(transport, [&] { return events.ready || events.failure; }))
+    return ::testing::AssertionFailure() << "neither ready nor failed in time";
+  if (!events.ready) return ::testing::AssertionFailure() << events.failure->message;
+  return ::testing::AssertionSuccess();
+}
+
 // Keeps the loop running for a while with nothing to wait for.
 void idle_for(HostTransport& transport, std::chrono::milliseconds duration) {
   run_until(
@@ -127,6 +135,15 @@ class SshTransportTest : public ::testing::Test {
 
   // An ssh configuration of the test's own: ~/.ssh/config is never read.
   std::string empty_ssh_config() { return m_dir.write("empty_ssh_config", ""); }
+
+  // A known_hosts line for `sshd`'s address with a key that is not its own.
+  std::string other_host_key_line(const Sshd& sshd) {
+    generate_key(m_dir.file("other_host_key"), "ed25519");
+    std::istringstream other(read_text(m_dir.file("other_host_key.pub")));
+    std::string type, blob;
+    other >> type >> blob;
+    return "[127.0.0.1]:" + std::to_string(sshd.port()) + " " + type + " " + blob + "\n";
+  }
 
   // Options that trust `sshd` and log in with its client key, no agent.
   SshOptions options_for(const Sshd& sshd) {
@@ -409,20 +426,16 @@ TEST_F(SshTransportTest, AcceptNewHostKeyRecordsItAndConnects) {
   options.accept_new_host_keys = false;
   auto second = make_ssh_transport(1, address_of(*sshd), options, second_events);
   second->connect();
-  ASSERT_TRUE(run_until(*second, [&] { return second_events.ready || second_events.failure; }));
-  EXPECT_TRUE(second_events.ready) << second_events.failure->message;
+  EXPECT_TRUE(becomes_ready(*second, second_events));
 }
 
 TEST_F(SshTransportTest, ChangedHostKeyIsAlwaysRefused) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
-  generate_key(m_dir.file("other_host_key"), "ed25519");
-  std::istringstream other(read_text(m_dir.file("other_host_key.pub")));
-  std::string type, blob;
-  other >> type >> blob;
-  std::string name = "[127.0.0.1]:" + std::to_string(sshd->port());
+  std::string changed_line = other_host_key_line(*sshd);
+  std::string name = changed_line.substr(0, changed_line.find(' '));
   SshOptions options = options_for(*sshd);
-  options.known_hosts = m_dir.write("changed_known_hosts", name + " " + type + " " + blob + "\n");
+  options.known_hosts = m_dir.write("changed_known_hosts", changed_line);
   options.accept_new_host_keys = true;
   auto transport = connect(*sshd, options);
   TransportError error = failure_of(*transport);
@@ -431,7 +444,7 @@ TEST_F(SshTransportTest, ChangedHostKeyIsAlwaysRefused) {
   EXPECT_NE(error.message.find("man-in-the-middle"), std::string::npos);
   EXPECT_NE(error.message.find("ssh-keygen -f " + options.known_hosts + " -R '" + name + "'"),
             std::string::npos);
-  EXPECT_EQ(read_text(options.known_hosts), name + " " + type + " " + blob + "\n");
+  EXPECT_EQ(read_text(options.known_hosts), changed_line);
 }
 
 TEST_F(SshTransportTest, HashedKnownHostsEntryMatches) {
@@ -881,6 +894,28 @@ class SshConfigTransportTest : public SshTransportTest {
                            host_block("bastion", jump, known_hosts));
   }
 
+  // A jump host and a host behind it that accept one client key.
+  struct JumpPair {
+    std::unique_ptr<Sshd> jump;
+    std::unique_ptr<Sshd> target;
+  };
+  JumpPair start_jump_pair(const SshdOptions& jump_options = {}) {
+    JumpPair pair;
+    pair.jump = start_sshd(jump_options, "jump");
+    if (!pair.jump) return pair;
+    SshdOptions shared;
+    shared.client_key = pair.jump->client_key();
+    pair.target = start_sshd(shared, "target");
+    return pair;
+  }
+
+  // write_jump_config with a known_hosts file that trusts both hosts.
+  std::string trusting_jump_config(const JumpPair& pair) {
+    std::string known_hosts = m_dir.write(
+        "kh", pair.jump->known_hosts_line() + "\n" + pair.target->known_hosts_line() + "\n");
+    return write_jump_config(*pair.target, *pair.jump, known_hosts);
+  }
+
   // "Host ALIAS" with everything needed to reach `sshd`, then `extra` lines.
   static std::string host_block(const std::string& alias, const Sshd& sshd,
                                 const std::string& known_hosts, const std::string& extra = "") {
@@ -926,8 +961,7 @@ TEST_F(SshConfigTransportTest, AliasFromPatternsAndIncludeReachesTheHost) {
                         "\n  IdentityFile " + sshd->client_key() + "\n  UserKnownHostsFile " +
                         known_hosts + "\n  StrictHostKeyChecking yes\n");
   auto transport = connect_alias("gpu-one", config_only(config));
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
   run_job(*transport, "echo $SSH_CONNECTION");
   EXPECT_NE(m_events.out[1].find(" " + std::to_string(sshd->port()) + "\n"), std::string::npos)
       << m_events.out[1];
@@ -953,19 +987,13 @@ TEST_F(SshConfigTransportTest, UserAndPortWrittenInlineWinOverTheConfig) {
   address.port = sshd->port();
   auto transport = make_ssh_transport(0, address, config_only(config), m_events);
   transport->connect();
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  EXPECT_TRUE(m_events.ready) << m_events.failure->message;
+  EXPECT_TRUE(becomes_ready(*transport, m_events));
 }
 
 TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
-  generate_key(m_dir.file("other_host_key"), "ed25519");
-  std::istringstream other(read_text(m_dir.file("other_host_key.pub")));
-  std::string type, blob;
-  other >> type >> blob;
-  std::string name = "[127.0.0.1]:" + std::to_string(sshd->port());
-  std::string changed_line = name + " " + type + " " + blob + "\n";
+  std::string changed_line = other_host_key_line(*sshd);
   std::string known_line = sshd->known_hosts_line() + "\n";
 
   for (std::string policy : {"yes", "ask", "accept-new", "no"}) {
@@ -1022,8 +1050,7 @@ TEST_F(SshConfigTransportTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFir
       "ssh_config",
       host_block("node", *sshd, first + " " + second, "  StrictHostKeyChecking accept-new\n"));
   auto transport = connect_alias("node", config_only(config));
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  EXPECT_TRUE(m_events.ready) << m_events.failure->message;
+  EXPECT_TRUE(becomes_ready(*transport, m_events));
   EXPECT_EQ(read_text(first), "") << "a key known in the second file is known";
 
   std::string third = m_dir.write("kh_third", "");
@@ -1032,8 +1059,7 @@ TEST_F(SshConfigTransportTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFir
   Recorder events;
   auto again = make_ssh_transport(0, alias("node"), config_only(config), events);
   again->connect();
-  ASSERT_TRUE(run_until(*again, [&] { return events.ready || events.failure; }));
-  EXPECT_TRUE(events.ready) << events.failure->message;
+  EXPECT_TRUE(becomes_ready(*again, events));
   EXPECT_EQ(read_text(third), sshd->known_hosts_line() + "\n");
 }
 
@@ -1046,25 +1072,19 @@ TEST_F(SshConfigTransportTest, HostKeyAliasNamesTheKnownHostsEntry) {
       "ssh_config", host_block("node", *sshd, known_hosts,
                                "  HostKeyAlias gpu-box-key\n  StrictHostKeyChecking yes\n"));
   auto transport = connect_alias("node", config_only(config));
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  EXPECT_TRUE(m_events.ready) << m_events.failure->message;
+  EXPECT_TRUE(becomes_ready(*transport, m_events));
 }
 
 TEST_F(SshConfigTransportTest, ProxyJumpGoesThroughTheJumpHost) {
   SshdOptions jump_options;
   jump_options.log_level = "DEBUG1";
-  auto jump = start_sshd(jump_options, "jump");
-  RUNNER_REQUIRE_SSHD(jump);
-  SshdOptions shared;
-  shared.client_key = jump->client_key();
-  auto target = start_sshd(shared, "target");
-  ASSERT_TRUE(target);
-  std::string known_hosts =
-      m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
-  std::string config = write_jump_config(*target, *jump, known_hosts);
+  JumpPair hosts = start_jump_pair(jump_options);
+  RUNNER_REQUIRE_SSHD(hosts.jump);
+  ASSERT_TRUE(hosts.target);
+  auto& [jump, target] = hosts;
+  std::string config = trusting_jump_config(hosts);
   auto transport = connect_alias("target", config_only(config));
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
   JobExit exit = run_job(*transport, "echo through; head -c 200000 /dev/zero | wc -c");
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_EQ(m_events.out[1], "through\n200000\n");
@@ -1101,8 +1121,7 @@ TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
     Recorder events;
     auto transport = make_ssh_transport(0, alias(name), config_only(config), events);
     transport->connect();
-    ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
-    ASSERT_TRUE(events.ready) << events.failure->message;
+    ASSERT_TRUE(becomes_ready(*transport, events));
     transport->start_job(1, "echo two hops");
     ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
     EXPECT_EQ(events.out[1], "two hops\n");
@@ -1155,15 +1174,11 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
 TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
   SshdOptions jump_options;
   jump_options.extra_config = "AllowTcpForwarding no";
-  auto jump = start_sshd(jump_options, "jump");
-  RUNNER_REQUIRE_SSHD(jump);
-  SshdOptions shared;
-  shared.client_key = jump->client_key();
-  auto target = start_sshd(shared, "target");
-  ASSERT_TRUE(target);
-  std::string known_hosts =
-      m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
-  std::string config = write_jump_config(*target, *jump, known_hosts);
+  JumpPair hosts = start_jump_pair(jump_options);
+  RUNNER_REQUIRE_SSHD(hosts.jump);
+  ASSERT_TRUE(hosts.target);
+  auto& [jump, target] = hosts;
+  std::string config = trusting_jump_config(hosts);
   auto transport = connect_alias("target", config_only(config));
   TransportError error = failure_of(*transport);
   EXPECT_EQ(error.kind, TransportErrorKind::connect);
@@ -1194,12 +1209,10 @@ TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
 }
 
 TEST_F(SshConfigTransportTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
-  auto jump = start_sshd({}, "jump");
-  RUNNER_REQUIRE_SSHD(jump);
-  SshdOptions shared;
-  shared.client_key = jump->client_key();
-  auto target = start_sshd(shared, "target");
-  ASSERT_TRUE(target);
+  JumpPair hosts = start_jump_pair();
+  RUNNER_REQUIRE_SSHD(hosts.jump);
+  ASSERT_TRUE(hosts.target);
+  auto& [jump, target] = hosts;
   std::string known_hosts = m_dir.write("kh", jump->known_hosts_line() + "\n");
   std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
@@ -1223,8 +1236,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   m_dir.write("kh_later", sshd->known_hosts_line() + "\n");
   m_events.failure.reset();
   transport->connect();
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
   transport->start_job(1, "echo ${SSH_CONNECTION#* }; sleep 30");
   ASSERT_TRUE(
       run_until(*transport, [&] { return m_events.out[1].find('\n') != std::string::npos; }));
@@ -1238,8 +1250,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   m_events.ready = false;
   m_events.failure.reset();
   transport->connect();
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
   JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_NE(m_events.out[2], m_events.out[1]) << "the old connection was reused";
@@ -1248,18 +1259,13 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
 }
 
 TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnection) {
-  auto jump = start_sshd({}, "jump");
-  RUNNER_REQUIRE_SSHD(jump);
-  SshdOptions shared;
-  shared.client_key = jump->client_key();
-  auto target = start_sshd(shared, "target");
-  ASSERT_TRUE(target);
-  std::string known_hosts =
-      m_dir.write("kh", jump->known_hosts_line() + "\n" + target->known_hosts_line() + "\n");
-  std::string config = write_jump_config(*target, *jump, known_hosts);
+  JumpPair hosts = start_jump_pair();
+  RUNNER_REQUIRE_SSHD(hosts.jump);
+  ASSERT_TRUE(hosts.target);
+  auto& [jump, target] = hosts;
+  std::string config = trusting_jump_config(hosts);
   auto transport = connect_alias("target", config_only(config));
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
   transport->start_job(1, "sleep 30");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
   jump->kill_sessions();
@@ -1269,8 +1275,7 @@ TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnecti
   m_events.ready = false;
   m_events.failure.reset();
   transport->connect();
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
   JobExit exit = run_job(*transport, "echo back", 2);
   EXPECT_EQ(m_events.out[2], "back\n");
 }
@@ -1343,11 +1348,9 @@ TEST_F(SshTransportTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
   auto one = make_ssh_transport(0, address_of(*first), context, m_events);
   auto two = make_ssh_transport(1, address_of(*second), context, second_events);
   one->connect();
-  ASSERT_TRUE(run_until(*one, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*one, m_events));
   two->connect();
-  ASSERT_TRUE(run_until(*two, [&] { return second_events.ready || second_events.failure; }));
-  ASSERT_TRUE(second_events.ready) << second_events.failure->message;
+  ASSERT_TRUE(becomes_ready(*two, second_events));
   EXPECT_EQ(asked, (std::vector<std::string>{locked, locked}))
       << "asked again after a wrong passphrase, then never again";
   EXPECT_EQ(ssh_host_info(*two)->auth, "key " + locked + " (passphrase)");

@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -14,8 +13,12 @@
 #include <string>
 #include <thread>
 
+#include "support/pty.h"
+
 namespace runner {
 namespace {
+
+using testing::Pty;
 
 // Sets (or with nullptr unsets) an environment variable for one scope.
 class EnvVar {
@@ -76,45 +79,6 @@ class Pipe {
  private:
   int m_read = -1;
   int m_write = -1;
-};
-
-// A pseudo-terminal in raw mode: the console writes to the terminal side,
-// the test reads from the controlling side.
-class Pty {
- public:
-  Pty() {
-    m_master = ::posix_openpt(O_RDWR | O_NOCTTY);
-    if (m_master < 0 || ::grantpt(m_master) != 0 || ::unlockpt(m_master) != 0) return;
-    m_slave = ::open(::ptsname(m_master), O_RDWR | O_NOCTTY);
-    if (m_slave < 0) return;
-    termios mode{};
-    ::tcgetattr(m_slave, &mode);
-    ::cfmakeraw(&mode);
-    ::tcsetattr(m_slave, TCSANOW, &mode);
-  }
-  ~Pty() {
-    if (m_slave >= 0) ::close(m_slave);
-    if (m_master >= 0) ::close(m_master);
-  }
-  bool ok() const { return m_slave >= 0; }
-  int terminal_fd() const { return m_slave; }
-  // Reads until `bytes` bytes arrived or nothing more comes for a moment.
-  std::string read(std::size_t bytes) {
-    std::string text;
-    char buffer[4096];
-    while (text.size() < bytes) {
-      pollfd pfd{m_master, POLLIN, 0};
-      if (::poll(&pfd, 1, 2000) <= 0) break;
-      ssize_t n = ::read(m_master, buffer, sizeof buffer);
-      if (n <= 0) break;
-      text.append(buffer, static_cast<std::size_t>(n));
-    }
-    return text;
-  }
-
- private:
-  int m_master = -1;
-  int m_slave = -1;
 };
 
 TEST(Console, PrefixesEachLineWithItsSlotWithoutColourInAPipe) {

@@ -4,9 +4,6 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +11,12 @@
 #include <optional>
 #include <string>
 
+#include "support/pty.h"
+
 namespace runner {
 namespace {
+
+using testing::Pty;
 
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
@@ -123,48 +124,6 @@ TEST(StatusLine, EstimateIsNeverSoonerThanTheLongestRunningJob) {
             milliseconds(40'000));
 }
 
-// A pseudo-terminal in raw mode, 100 columns wide.
-class Pty {
- public:
-  Pty() {
-    m_master = ::posix_openpt(O_RDWR | O_NOCTTY);
-    if (m_master < 0 || ::grantpt(m_master) != 0 || ::unlockpt(m_master) != 0) return;
-    m_slave = ::open(::ptsname(m_master), O_RDWR | O_NOCTTY);
-    if (m_slave < 0) return;
-    termios mode{};
-    ::tcgetattr(m_slave, &mode);
-    ::cfmakeraw(&mode);
-    ::tcsetattr(m_slave, TCSANOW, &mode);
-    winsize size{};
-    size.ws_col = 100;
-    size.ws_row = 30;
-    ::ioctl(m_slave, TIOCSWINSZ, &size);
-  }
-  ~Pty() {
-    if (m_slave >= 0) ::close(m_slave);
-    if (m_master >= 0) ::close(m_master);
-  }
-  bool ok() const { return m_slave >= 0; }
-  int terminal_fd() const { return m_slave; }
-  // Everything the terminal received until nothing more comes for a moment.
-  std::string read() {
-    std::string text;
-    char buffer[4096];
-    for (;;) {
-      pollfd pfd{m_master, POLLIN, 0};
-      if (::poll(&pfd, 1, 100) <= 0) break;
-      ssize_t n = ::read(m_master, buffer, sizeof buffer);
-      if (n <= 0) break;
-      text.append(buffer, static_cast<std::size_t>(n));
-    }
-    return text;
-  }
-
- private:
-  int m_master = -1;
-  int m_slave = -1;
-};
-
 // A pipe whose read end is drained without blocking.
 class Pipe {
  public:
@@ -208,7 +167,33 @@ class EnvVar {
 
 constexpr const char* k_erase = "\r\x1b[K";
 
-TEST(StatusConsole, NoStatusLineWithoutATerminal) {
+// Each test runs with TERM=xterm and a 100-column pseudo-terminal at hand.
+class StatusConsole : public ::testing::Test {
+ protected:
+  // Puts console() on the terminal, status line on. False when the test cannot
+  // go on: it is then skipped (no pseudo-terminal here) or has failed.
+  bool open_terminal_console() {
+    if (!m_pty.ok()) {
+      skip_without_terminal();
+      return false;
+    }
+    m_console.emplace(m_pty.terminal_fd(), m_pty.terminal_fd(), ColorMode::never);
+    bool enabled = m_console->enable_status();
+    EXPECT_TRUE(enabled) << "a console on an xterm shows the status line";
+    return enabled;
+  }
+  Pty& pty() { return m_pty; }
+  Console& console() { return *m_console; }
+
+ private:
+  void skip_without_terminal() { GTEST_SKIP() << "no pseudo-terminal available"; }
+
+  EnvVar m_term{"TERM", "xterm"};
+  Pty m_pty{100, 30};
+  std::optional<Console> m_console;
+};
+
+TEST_F(StatusConsole, NoStatusLineWithoutATerminal) {
   Pipe out, err;
   Console console(out.write_fd(), err.write_fd(), ColorMode::never);
   EXPECT_FALSE(console.enable_status());
@@ -218,63 +203,52 @@ TEST(StatusConsole, NoStatusLineWithoutATerminal) {
   EXPECT_EQ(out.drain(), "");
 }
 
-TEST(StatusConsole, NoStatusLineOnADumbTerminal) {
+TEST_F(StatusConsole, NoStatusLineOnADumbTerminal) {
   EnvVar term("TERM", "dumb");
-  Pty pty;
-  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal available";
-  Console console(pty.terminal_fd(), pty.terminal_fd(), ColorMode::never);
+  if (!pty().ok()) GTEST_SKIP() << "no pseudo-terminal available";
+  Console console(pty().terminal_fd(), pty().terminal_fd(), ColorMode::never);
   EXPECT_FALSE(console.enable_status());
 }
 
-TEST(StatusConsole, JobLinesGoAboveTheStatusLineInOneWrite) {
-  EnvVar term("TERM", "xterm");
-  Pty pty;
-  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal available";
-  Console console(pty.terminal_fd(), pty.terminal_fd(), ColorMode::never);
-  ASSERT_TRUE(console.enable_status());
-  EXPECT_EQ(console.status_width(), 100u);
-  console.show_status("1/3 done");
-  EXPECT_EQ(pty.read(), std::string(k_erase) + "1/3 done");
-  console.show_status("1/3 done");
-  EXPECT_EQ(pty.read(), "") << "an unchanged line is not drawn again";
-  console.job_output(7, 0, "n gpu=0", OutputStream::out, "hello\nwor");
-  EXPECT_EQ(pty.read(), std::string(k_erase) + "[n gpu=0] hello\n1/3 done");
-  console.warn("careful");
-  EXPECT_EQ(pty.read(), std::string(k_erase) + "runner: warning: careful\n1/3 done");
-  console.job_finished(7);
-  EXPECT_EQ(pty.read(), std::string(k_erase) + "[n gpu=0] wor\n1/3 done");
-  console.clear_status();
-  EXPECT_EQ(pty.read(), k_erase);
-  console.info("after");
-  EXPECT_EQ(pty.read(), "runner: after\n") << "a cleared line stays away";
+TEST_F(StatusConsole, JobLinesGoAboveTheStatusLineInOneWrite) {
+  if (!open_terminal_console()) return;
+  EXPECT_EQ(console().status_width(), 100u);
+  console().show_status("1/3 done");
+  EXPECT_EQ(pty().read_all(), std::string(k_erase) + "1/3 done");
+  console().show_status("1/3 done");
+  EXPECT_EQ(pty().read_all(), "") << "an unchanged line is not drawn again";
+  console().job_output(7, 0, "n gpu=0", OutputStream::out, "hello\nwor");
+  EXPECT_EQ(pty().read_all(), std::string(k_erase) + "[n gpu=0] hello\n1/3 done");
+  console().warn("careful");
+  EXPECT_EQ(pty().read_all(), std::string(k_erase) + "runner: warning: careful\n1/3 done");
+  console().job_finished(7);
+  EXPECT_EQ(pty().read_all(), std::string(k_erase) + "[n gpu=0] wor\n1/3 done");
+  console().clear_status();
+  EXPECT_EQ(pty().read_all(), k_erase);
+  console().info("after");
+  EXPECT_EQ(pty().read_all(), "runner: after\n") << "a cleared line stays away";
 }
 
-TEST(StatusConsole, StatusOnStderrWhenStdoutIsPiped) {
-  EnvVar term("TERM", "xterm");
-  Pty pty;
-  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal available";
+TEST_F(StatusConsole, StatusOnStderrWhenStdoutIsPiped) {
+  if (!pty().ok()) GTEST_SKIP() << "no pseudo-terminal available";
   Pipe out;
-  Console console(out.write_fd(), pty.terminal_fd(), ColorMode::never);
+  Console console(out.write_fd(), pty().terminal_fd(), ColorMode::never);
   ASSERT_TRUE(console.enable_status());
   console.show_status("busy");
   console.job_output(1, 0, "n", OutputStream::out, "to the pipe\n");
   console.flush();
   EXPECT_EQ(out.drain(), "[n] to the pipe\n") << "piped output never carries the status line";
   console.info("message");
-  EXPECT_EQ(pty.read(), std::string(k_erase) + "busy" + k_erase + "runner: message\nbusy");
+  EXPECT_EQ(pty().read_all(), std::string(k_erase) + "busy" + k_erase + "runner: message\nbusy");
 }
 
-TEST(StatusConsole, StatusLineFollowsTheRunAndRedrawsAtABoundedRate) {
-  EnvVar term("TERM", "xterm");
-  Pty pty;
-  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal available";
-  Console console(pty.terminal_fd(), pty.terminal_fd(), ColorMode::never);
-  ASSERT_TRUE(console.enable_status());
+TEST_F(StatusConsole, StatusLineFollowsTheRunAndRedrawsAtABoundedRate) {
+  if (!open_terminal_console()) return;
   int counted = 0;
   std::size_t in_queue = 5;
   auto t0 = Clock::now();
   StatusLine status(
-      console, 2, 1,
+      console(), 2, 1,
       [&]() -> std::optional<std::size_t> {
         ++counted;
         return in_queue;
@@ -282,24 +256,24 @@ TEST(StatusConsole, StatusLineFollowsTheRunAndRedrawsAtABoundedRate) {
       t0);
 
   status.step(t0);
-  EXPECT_EQ(pty.read(), std::string(k_erase) +
-                            "[..........] 0/5 done · 0 running · 5 queued · "
-                            "0/2 slots busy · 0s");
+  EXPECT_EQ(pty().read_all(), std::string(k_erase) +
+                                  "[..........] 0/5 done · 0 running · 5 queued · "
+                                  "0/2 slots busy · 0s");
   EXPECT_EQ(counted, 1);
 
   in_queue = 3;
   status.job_started(1, 1, t0);
   status.job_started(2, 1, t0);
   status.step(t0 + 100ms);
-  EXPECT_EQ(pty.read(), "") << "at most four redraws a second";
+  EXPECT_EQ(pty().read_all(), "") << "at most four redraws a second";
   ASSERT_TRUE(status.deadline().has_value());
   EXPECT_EQ(*status.deadline(), t0 + 250ms);
 
   status.job_finished(1, true, 10s);
   status.step(t0 + 10s);
-  EXPECT_EQ(pty.read(), std::string(k_erase) +
-                            "[##........] 1/5 done · 1 running · 3 queued · "
-                            "1/2 slots busy · 10s · ETA 15s");
+  EXPECT_EQ(pty().read_all(), std::string(k_erase) +
+                                  "[##........] 1/5 done · 1 running · 3 queued · "
+                                  "1/2 slots busy · 10s · ETA 15s");
   status.job_finished(2, false, 10s);
   EXPECT_EQ(status.progress(t0 + 10s).failed, 1u);
   EXPECT_EQ(status.progress(t0 + 10s).busy_slots, 0u);
@@ -310,22 +284,18 @@ TEST(StatusConsole, StatusLineFollowsTheRunAndRedrawsAtABoundedRate) {
   EXPECT_EQ(status.progress(t0 + 10s).eta, milliseconds(30'000));
 
   status.finish();
-  EXPECT_EQ(pty.read(), k_erase);
+  EXPECT_EQ(pty().read_all(), k_erase);
   EXPECT_EQ(status.deadline(), std::nullopt);
   status.step(t0 + 20s);
-  EXPECT_EQ(pty.read(), "");
+  EXPECT_EQ(pty().read_all(), "");
 }
 
-TEST(StatusConsole, QueueIsCountedAtMostOnceASecondAndOnlyWhenItMayHaveChanged) {
-  EnvVar term("TERM", "xterm");
-  Pty pty;
-  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal available";
-  Console console(pty.terminal_fd(), pty.terminal_fd(), ColorMode::never);
-  ASSERT_TRUE(console.enable_status());
+TEST_F(StatusConsole, QueueIsCountedAtMostOnceASecondAndOnlyWhenItMayHaveChanged) {
+  if (!open_terminal_console()) return;
   int counted = 0;
   auto t0 = Clock::now();
   StatusLine status(
-      console, 1, 1,
+      console(), 1, 1,
       [&]() -> std::optional<std::size_t> {
         ++counted;
         return 4;
@@ -347,15 +317,11 @@ TEST(StatusConsole, QueueIsCountedAtMostOnceASecondAndOnlyWhenItMayHaveChanged) 
   EXPECT_EQ(status.progress(t0 + 3s).queued, 3u);
 }
 
-TEST(StatusConsole, AJobRunAgainIsQueuedNotDone) {
-  EnvVar term("TERM", "xterm");
-  Pty pty;
-  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal available";
-  Console console(pty.terminal_fd(), pty.terminal_fd(), ColorMode::never);
-  ASSERT_TRUE(console.enable_status());
+TEST_F(StatusConsole, AJobRunAgainIsQueuedNotDone) {
+  if (!open_terminal_console()) return;
   auto t0 = Clock::now();
   StatusLine status(
-      console, 2, 1, [] { return std::optional<std::size_t>(0); }, t0);
+      console(), 2, 1, [] { return std::optional<std::size_t>(0); }, t0);
   status.step(t0);
   status.job_started(1, 1, t0);
   status.job_finished(1, false, 5s, /*runs_again=*/true);
@@ -371,15 +337,11 @@ TEST(StatusConsole, AJobRunAgainIsQueuedNotDone) {
   EXPECT_EQ(status.progress(t0 + 11s).succeeded, 1u);
 }
 
-TEST(StatusConsole, ABroadcastStepTakesOneJobFromTheQueue) {
-  EnvVar term("TERM", "xterm");
-  Pty pty;
-  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal available";
-  Console console(pty.terminal_fd(), pty.terminal_fd(), ColorMode::never);
-  ASSERT_TRUE(console.enable_status());
+TEST_F(StatusConsole, ABroadcastStepTakesOneJobFromTheQueue) {
+  if (!open_terminal_console()) return;
   auto t0 = Clock::now();
   StatusLine status(
-      console, 3, 3, [] { return std::optional<std::size_t>(2); }, t0);
+      console(), 3, 3, [] { return std::optional<std::size_t>(2); }, t0);
   status.step(t0);
   for (JobId run = 1; run <= 3; ++run) status.job_started(run, 1, t0);
   RunProgress p = status.progress(t0);

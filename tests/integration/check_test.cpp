@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "support/loopback_fleet.h"
 #include "support/process.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
@@ -21,22 +22,10 @@ using testing::TempDir;
 
 struct Check : ::testing::Test {
   TempDir dir;
-  std::vector<std::unique_ptr<Sshd>> servers;
-  std::string key;
-
-  Sshd* start(const std::string& name, SshdOptions options = {}) {
-    if (!key.empty()) options.client_key = key;
-    auto sshd = Sshd::start(dir.file(name), options);
-    if (!sshd) return nullptr;
-    key = sshd->client_key();
-    servers.push_back(std::move(sshd));
-    return servers.back().get();
-  }
+  testing::LoopbackFleet fleet{dir};
 
   std::string block(const std::string& alias, const Sshd& sshd, const std::string& extra = "") {
-    return "Host " + alias + "\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd.port()) +
-           "\n  User " + sshd.user() + "\n  IdentityFile " + key + "\n  UserKnownHostsFile " +
-           dir.file("known_hosts") + "\n  StrictHostKeyChecking yes\n" + extra;
+    return fleet.config_block(alias, sshd, "  StrictHostKeyChecking yes\n" + extra);
   }
 
   // A directory with an `nvidia-smi` that lists two GPUs.
@@ -68,25 +57,22 @@ struct Check : ::testing::Test {
   }
 };
 
-#define START_OR_SKIP(var, ...)                                                 \
-  Sshd* var = start(__VA_ARGS__);                                               \
-  if (!var) {                                                                   \
-    if (testing::sshd_required()) FAIL() << "no sshd, and CI=true requires it"; \
-    GTEST_SKIP() << "no sshd on this machine";                                  \
-  }
+// Starts one more host of the fleet as `var`, or skips the test without sshd.
+#define START_OR_SKIP(var, ...)       \
+  Sshd* var = fleet.add(__VA_ARGS__); \
+  RUNNER_REQUIRE_SSHD(var)
 
 TEST_F(Check, PrintsOneLinePerHostAndFailsWhenOneIsUnusable) {
   SshdOptions with_gpus;
   with_gpus.session_environment = {"PATH=" + fake_nvidia_smi() + ":/usr/bin:/bin"};
-  START_OR_SKIP(gpu, "gpu", with_gpus);
-  START_OR_SKIP(plain, "plain");
-  START_OR_SKIP(jump, "jump");
-  dir.write("known_hosts", gpu->known_hosts_line() + "\n" + plain->known_hosts_line() + "\n" +
-                               jump->known_hosts_line() + "\n");
-  dir.write("ssh_config",
-            block("gpu-node", *gpu) + block("cpu-node", *plain) +
-                block("behind", *gpu, "  ProxyJump bastion\n") + block("bastion", *jump) +
-                "Host closed-node\n  HostName 127.0.0.1\n  Port 1\n  IdentityFile " + key + "\n");
+  START_OR_SKIP(gpu, with_gpus);
+  START_OR_SKIP(plain);
+  START_OR_SKIP(jump);
+  dir.write("ssh_config", block("gpu-node", *gpu) + block("cpu-node", *plain) +
+                              block("behind", *gpu, "  ProxyJump bastion\n") +
+                              block("bastion", *jump) +
+                              "Host closed-node\n  HostName 127.0.0.1\n  Port 1\n  IdentityFile " +
+                              fleet.key() + "\n");
   dir.write("hosts.yaml",
             "- hostname: gpu-node\n  gpu: [0, 1]\n- cpu-node\n- behind\n- closed-node\n"
             "- localhost\n");
@@ -95,7 +81,7 @@ TEST_F(Check, PrintsOneLinePerHostAndFailsWhenOneIsUnusable) {
 
   std::string gpu_line = line_of(r.out, "gpu-node");
   EXPECT_EQ(gpu_line.rfind("gpu-node: ok, gpu-node (127.0.0.1:" + std::to_string(gpu->port()) +
-                               "), key " + key + ", host key known, rtt ",
+                               "), key " + fleet.key() + ", host key known, rtt ",
                            0),
             0u)
       << r.out;
@@ -128,8 +114,7 @@ TEST_F(Check, PrintsOneLinePerHostAndFailsWhenOneIsUnusable) {
 TEST_F(Check, AllUsableExitsZeroAndNamesMissingGpus) {
   SshdOptions with_gpus;
   with_gpus.session_environment = {"PATH=" + fake_nvidia_smi() + ":/usr/bin:/bin"};
-  START_OR_SKIP(gpu, "gpu", with_gpus);
-  dir.write("known_hosts", gpu->known_hosts_line() + "\n");
+  START_OR_SKIP(gpu, with_gpus);
   dir.write("ssh_config", block("gpu-node", *gpu));
   dir.write("hosts.yaml", "- hostname: gpu-node\n  gpu: [0, 1, 2, 3]\n");
   ProcessResult r = check();
@@ -142,9 +127,10 @@ TEST_F(Check, AllUsableExitsZeroAndNamesMissingGpus) {
 
 TEST_F(Check, ReachesWhatSshReachesWithTheSameConfig) {
   if (testing::run_process({{"ssh", "-V"}}).status != 0) GTEST_SKIP() << "no ssh client";
-  START_OR_SKIP(good, "good");
-  START_OR_SKIP(jump, "jump");
-  START_OR_SKIP(unknown, "unknown");
+  START_OR_SKIP(good);
+  START_OR_SKIP(jump);
+  START_OR_SKIP(unknown);
+  // The fleet's known_hosts, less `unknown`'s key.
   dir.write("known_hosts", good->known_hosts_line() + "\n" + jump->known_hosts_line() + "\n");
   std::string stranger = dir.file("stranger");
   ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", stranger}})
@@ -152,14 +138,11 @@ TEST_F(Check, ReachesWhatSshReachesWithTheSameConfig) {
             0);
   dir.write("ssh_config", block("direct", *good) + block("jumped", *good, "  ProxyJump bastion\n") +
                               block("bastion", *jump) + block("unknown-key", *unknown) +
-                              "Host wrong-key\n  HostName 127.0.0.1\n  Port " +
-                              std::to_string(good->port()) + "\n  User " + good->user() +
-                              "\n  IdentityFile " + stranger + "\n  UserKnownHostsFile " +
-                              dir.file("known_hosts") + "\n");
+                              fleet.config_block("wrong-key", *good, "", stranger));
   std::vector<std::string> hosts = {"direct", "jumped", "unknown-key", "wrong-key"};
-  std::string fleet;
-  for (const std::string& host : hosts) fleet += "- " + host + "\n";
-  dir.write("hosts.yaml", fleet);
+  std::string hosts_yaml;
+  for (const std::string& host : hosts) hosts_yaml += "- " + host + "\n";
+  dir.write("hosts.yaml", hosts_yaml);
   ProcessResult r = check();
   for (const std::string& host : hosts) {
     testing::ProcessSpec ssh;

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/loopback_fleet.h"
 #include "support/process.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
@@ -40,33 +41,97 @@ bool make_key(const std::string& path, const std::string& passphrase = "") {
              .status == 0;
 }
 
+// Whether the runner on a terminal keeps the test's CI variable, or runs
+// without it as on a user's terminal (where the status line is on).
+enum class Ci { kept, unset };
+
+// `runner ARGS` in a test directory on a pseudo-terminal of its own, with
+// NO_COLOR set and no ssh-agent; what it prints is gathered in seen().
+class TerminalRun {
+ public:
+  TerminalRun(const TempDir& dir, std::vector<std::string> args, Ci ci) {
+    args.insert(args.begin(), RUNNER_BINARY);
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    m_pid = forkpty(&m_terminal, nullptr, nullptr, nullptr);
+    if (m_pid == 0) {
+      if (chdir(dir.path().c_str()) != 0) _exit(126);
+      setenv("NO_COLOR", "1", 1);
+      unsetenv("SSH_AUTH_SOCK");
+      if (ci == Ci::unset) unsetenv("CI");
+      execv(RUNNER_BINARY, argv.data());
+      _exit(127);
+    }
+  }
+  ~TerminalRun() {
+    if (m_pid > 0 && !m_exited) {
+      kill(m_pid, SIGKILL);
+      waitpid(m_pid, nullptr, 0);
+    }
+    if (m_terminal >= 0) close(m_terminal);
+  }
+  TerminalRun(const TerminalRun&) = delete;
+  TerminalRun& operator=(const TerminalRun&) = delete;
+
+  bool started() const { return m_pid > 0; }
+  const std::string& seen() const { return m_seen; }
+
+  // Reads until the output shows `text`, the runner closes the terminal, or
+  // `limit` passes; whether `text` was seen.
+  bool read_until(const std::string& text, std::chrono::milliseconds limit) {
+    auto give_up = std::chrono::steady_clock::now() + limit;
+    while (m_seen.find(text) == std::string::npos && std::chrono::steady_clock::now() < give_up) {
+      pollfd entry{m_terminal, POLLIN, 0};
+      if (poll(&entry, 1, 100) <= 0) continue;
+      char buffer[4096];
+      ssize_t got = read(m_terminal, buffer, sizeof buffer);
+      if (got <= 0) break;
+      m_seen.append(buffer, static_cast<size_t>(got));
+    }
+    return m_seen.find(text) != std::string::npos;
+  }
+  // Everything, until the runner closes the terminal or `limit` passes.
+  void read_to_end(std::chrono::milliseconds limit) { read_until("\x04never printed", limit); }
+
+  // Types `text`; how many bytes were written.
+  ssize_t type(const std::string& text) { return write(m_terminal, text.data(), text.size()); }
+
+  // The runner's wait status once it exits, killed if it has not within `limit`.
+  int wait(std::chrono::milliseconds limit) {
+    int status = -1;
+    auto give_up = std::chrono::steady_clock::now() + limit;
+    while (waitpid(m_pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() >= give_up) {
+        kill(m_pid, SIGKILL);
+        waitpid(m_pid, &status, 0);
+        break;
+      }
+      usleep(50'000);
+    }
+    m_exited = true;
+    return status;
+  }
+
+ private:
+  pid_t m_pid = -1;
+  int m_terminal = -1;
+  bool m_exited = false;
+  std::string m_seen;
+};
+
 struct SshConfigRun : ::testing::Test {
   TempDir dir;
-  std::vector<std::unique_ptr<Sshd>> servers;
-  std::string key;
+  // Its known_hosts lists every host started.
+  testing::LoopbackFleet fleet{dir};
 
-  // Starts an sshd sharing the first one's client key; nullptr (and the test
-  // skipped) when there is no sshd.
-  Sshd* start(const std::string& name, SshdOptions options = {}) {
-    if (!key.empty()) options.client_key = key;
-    auto sshd = Sshd::start(dir.file(name), options);
-    if (!sshd) return nullptr;
-    key = sshd->client_key();
-    servers.push_back(std::move(sshd));
-    return servers.back().get();
-  }
-
-  std::string known_hosts_of(std::initializer_list<Sshd*> hosts) {
-    std::string text;
-    for (Sshd* host : hosts) text += host->known_hosts_line() + "\n";
-    return text;
-  }
-
-  // "Host ALIAS" reaching `sshd` with the shared key and the test's known_hosts.
-  std::string block(const std::string& alias, const Sshd& sshd, const std::string& extra = "") {
-    return "Host " + alias + "\n  HostName 127.0.0.1\n  Port " + std::to_string(sshd.port()) +
-           "\n  User " + sshd.user() + "\n  IdentityFile " + key + "\n  UserKnownHostsFile " +
-           dir.file("known_hosts") + "\n" + extra;
+  // Options for a host that accepts only `locked`, a new key encrypted with
+  // `passphrase`.
+  SshdOptions locked_key(const std::string& passphrase) {
+    EXPECT_TRUE(make_key(dir.file("locked"), passphrase));
+    SshdOptions options;
+    options.client_key = dir.file("locked");
+    return options;
   }
 
   ProcessResult runner(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
@@ -76,25 +141,23 @@ struct SshConfigRun : ::testing::Test {
   }
 };
 
-#define START_OR_SKIP(var, ...)                                                 \
-  Sshd* var = start(__VA_ARGS__);                                               \
-  if (!var) {                                                                   \
-    if (testing::sshd_required()) FAIL() << "no sshd, and CI=true requires it"; \
-    GTEST_SKIP() << "no sshd on this machine";                                  \
-  }
+// Starts one more host of the fleet as `var`, or skips the test without sshd.
+#define START_OR_SKIP(var, ...)       \
+  Sshd* var = fleet.add(__VA_ARGS__); \
+  RUNNER_REQUIRE_SSHD(var)
 
 TEST_F(SshConfigRun, AliasesFromHostPatternsAndIncludeRunJobs) {
-  START_OR_SKIP(a, "a");
-  START_OR_SKIP(b, "b");
-  dir.write("known_hosts", known_hosts_of({a, b}));
+  START_OR_SKIP(a);
+  START_OR_SKIP(b);
   dir.write("ssh_config.d/ports.conf", "Host gpu-a\n  Port " + std::to_string(a->port()) +
                                            "\nHost gpu-b\n  Port " + std::to_string(b->port()) +
                                            "\n");
   dir.write("ssh_config", "Include " + dir.file("ssh_config.d") +
                               "/*.conf\n"
                               "Host gpu-*\n  HostName 127.0.0.1\n  User " +
-                              a->user() + "\n  IdentityFile " + key + "\n  UserKnownHostsFile " +
-                              dir.file("known_hosts") + "\n  StrictHostKeyChecking yes\n");
+                              a->user() + "\n  IdentityFile " + fleet.key() +
+                              "\n  UserKnownHostsFile " + fleet.known_hosts_file() +
+                              "\n  StrictHostKeyChecking yes\n");
   dir.write("hosts.yaml", "- hostname: [gpu-a, gpu-b]\n  slots: 2\n");
   dir.write("queue.yaml",
             "- command: echo <<hostname>> port ${SSH_CONNECTION##* }\n  i: [1, 2, 3, 4]\n");
@@ -108,11 +171,10 @@ TEST_F(SshConfigRun, AliasesFromHostPatternsAndIncludeRunJobs) {
 TEST_F(SshConfigRun, ProxyJumpChainRunsJobsThroughTheJumpHost) {
   SshdOptions logged;
   logged.log_level = "DEBUG1";
-  START_OR_SKIP(jump, "jump", logged);
-  START_OR_SKIP(target, "target");
-  dir.write("known_hosts", known_hosts_of({jump, target}));
-  dir.write("ssh_config",
-            block("behind", *target, "  ProxyJump bastion\n") + block("bastion", *jump));
+  START_OR_SKIP(jump, logged);
+  START_OR_SKIP(target);
+  dir.write("ssh_config", fleet.config_block("behind", *target, "  ProxyJump bastion\n") +
+                              fleet.config_block("bastion", *jump));
   dir.write("hosts.yaml", "- hostname: behind\n  slots: 2\n");
   dir.write("queue.yaml",
             "- command: echo job <<i>> reached port ${SSH_CONNECTION##* }\n"
@@ -127,11 +189,12 @@ TEST_F(SshConfigRun, ProxyJumpChainRunsJobsThroughTheJumpHost) {
 }
 
 TEST_F(SshConfigRun, HostKeyPolicyComesFromTheConfig) {
-  START_OR_SKIP(host, "host");
+  START_OR_SKIP(host);
   dir.write("hosts.yaml", "- node\n");
   dir.write("queue.yaml", "- echo reached\n");
   auto run_with = [&](const std::string& policy) {
-    dir.write("ssh_config", block("node", *host, "  StrictHostKeyChecking " + policy + "\n"));
+    dir.write("ssh_config",
+              fleet.config_block("node", *host, "  StrictHostKeyChecking " + policy + "\n"));
     return runner({"queue", "--ssh-config", dir.file("ssh_config")});
   };
 
@@ -171,8 +234,7 @@ TEST_F(SshConfigRun, HostKeyPolicyComesFromTheConfig) {
 }
 
 TEST_F(SshConfigRun, AgentIdentityAuthenticates) {
-  START_OR_SKIP(host, "host");
-  dir.write("known_hosts", known_hosts_of({host}));
+  START_OR_SKIP(host);
   std::string socket = dir.file("agent.sock");
   pid_t agent = fork();
   if (agent == 0) {
@@ -182,12 +244,10 @@ TEST_F(SshConfigRun, AgentIdentityAuthenticates) {
     _exit(127);
   }
   for (int i = 0; i < 500 && access(socket.c_str(), F_OK) != 0; ++i) usleep(10'000);
-  ProcessResult added = testing::run_process({{"ssh-add", key}, "", {{"SSH_AUTH_SOCK", socket}}});
+  ProcessResult added =
+      testing::run_process({{"ssh-add", fleet.key()}, "", {{"SSH_AUTH_SOCK", socket}}});
   // The configured key file does not exist: only the agent can log in.
-  dir.write("ssh_config", "Host node\n  HostName 127.0.0.1\n  Port " +
-                              std::to_string(host->port()) + "\n  User " + host->user() +
-                              "\n  IdentityFile " + dir.file("absent_key") +
-                              "\n  UserKnownHostsFile " + dir.file("known_hosts") + "\n");
+  dir.write("ssh_config", fleet.config_block("node", *host, "", dir.file("absent_key")));
   dir.write("hosts.yaml", "- node\n");
   dir.write("queue.yaml", "- echo via agent\n");
   ProcessResult r =
@@ -200,12 +260,8 @@ TEST_F(SshConfigRun, AgentIdentityAuthenticates) {
 }
 
 TEST_F(SshConfigRun, EncryptedKeyWithoutATerminalFailsClearly) {
-  ASSERT_TRUE(make_key(dir.file("locked"), "a passphrase"));
-  SshdOptions options;
-  options.client_key = dir.file("locked");
-  START_OR_SKIP(host, "host", options);
-  dir.write("known_hosts", known_hosts_of({host}));
-  dir.write("ssh_config", block("node", *host));
+  START_OR_SKIP(host, locked_key("a passphrase"));
+  dir.write("ssh_config", fleet.config_block("node", *host));
   dir.write("hosts.yaml", "- node\n");
   dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
   ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
@@ -219,58 +275,26 @@ TEST_F(SshConfigRun, EncryptedKeyWithoutATerminalFailsClearly) {
 }
 
 TEST_F(SshConfigRun, EncryptedKeyPassphraseIsAskedOnTheTerminalOnce) {
-  ASSERT_TRUE(make_key(dir.file("locked"), "open sesame"));
-  SshdOptions options;
-  options.client_key = dir.file("locked");
-  START_OR_SKIP(first, "first", options);
-  START_OR_SKIP(second, "second", options);
-  dir.write("known_hosts", known_hosts_of({first, second}));
-  dir.write("ssh_config", block("one", *first) + block("two", *second));
+  START_OR_SKIP(first, locked_key("open sesame"));
+  START_OR_SKIP(second);
+  dir.write("ssh_config", fleet.config_block("one", *first) + fleet.config_block("two", *second));
   dir.write("hosts.yaml", "- one\n- two\n");
   // Each job lasts long enough that the second host, connecting once the
   // passphrase is known, gets the other one.
   dir.write("queue.yaml",
             "- sleep 1; echo ran on <<hostname>>\n- sleep 1; echo ran on <<hostname>>\n");
 
-  int terminal = -1;
-  pid_t pid = forkpty(&terminal, nullptr, nullptr, nullptr);
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (chdir(dir.path().c_str()) != 0) _exit(126);
-    setenv("NO_COLOR", "1", 1);
-    unsetenv("SSH_AUTH_SOCK");
-    unsetenv("CI");  // the status line is on, as on a user's terminal
-    std::string config = dir.file("ssh_config");
-    execl(RUNNER_BINARY, RUNNER_BINARY, "queue", "--ssh-config", config.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  std::string seen;
-  auto read_until = [&](const std::string& text, std::chrono::milliseconds limit) {
-    auto give_up = std::chrono::steady_clock::now() + limit;
-    while (seen.find(text) == std::string::npos && std::chrono::steady_clock::now() < give_up) {
-      pollfd entry{terminal, POLLIN, 0};
-      if (poll(&entry, 1, 100) <= 0) continue;
-      char buffer[4096];
-      ssize_t got = read(terminal, buffer, sizeof buffer);
-      if (got <= 0) break;
-      seen.append(buffer, static_cast<size_t>(got));
-    }
-    return seen.find(text) != std::string::npos;
-  };
-  bool asked = read_until("Enter passphrase for key '" + dir.file("locked") + "': ", 20s);
+  // The status line is on, as on a user's terminal.
+  TerminalRun run(dir, {"queue", "--ssh-config", dir.file("ssh_config")}, Ci::unset);
+  ASSERT_TRUE(run.started());
+  bool asked = run.read_until("Enter passphrase for key '" + dir.file("locked") + "': ", 20s);
   if (asked) {
     std::string answer = "open sesame\n";
-    EXPECT_EQ(write(terminal, answer.data(), answer.size()), static_cast<ssize_t>(answer.size()));
+    EXPECT_EQ(run.type(answer), static_cast<ssize_t>(answer.size()));
   }
-  read_until("\x04never printed", 20s);  // everything, until the runner closes the terminal
-  int status = 0;
-  for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(50'000);
-  if (waitpid(pid, &status, WNOHANG) == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
-  close(terminal);
+  run.read_to_end(20s);
+  int status = run.wait(5s);
+  const std::string& seen = run.seen();
   ASSERT_TRUE(asked) << seen;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << seen;
   EXPECT_EQ(count(seen, "Enter passphrase"), 1) << "asked once for the key, not per host:\n"
@@ -286,64 +310,30 @@ TEST_F(SshConfigRun, EncryptedKeyPassphraseIsAskedOnTheTerminalOnce) {
 }
 
 TEST_F(SshConfigRun, InterruptAtThePassphrasePromptStopsTheRun) {
-  ASSERT_TRUE(make_key(dir.file("locked"), "open sesame"));
-  SshdOptions options;
-  options.client_key = dir.file("locked");
-  START_OR_SKIP(host, "host", options);
-  dir.write("known_hosts", known_hosts_of({host}));
-  dir.write("ssh_config", block("one", *host));
+  START_OR_SKIP(host, locked_key("open sesame"));
+  dir.write("ssh_config", fleet.config_block("one", *host));
   dir.write("hosts.yaml", "- one\n");
   dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
 
-  int terminal = -1;
-  pid_t pid = forkpty(&terminal, nullptr, nullptr, nullptr);
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (chdir(dir.path().c_str()) != 0) _exit(126);
-    setenv("NO_COLOR", "1", 1);
-    unsetenv("SSH_AUTH_SOCK");
-    std::string config = dir.file("ssh_config");
-    execl(RUNNER_BINARY, RUNNER_BINARY, "queue", "--ssh-config", config.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
+  TerminalRun run(dir, {"queue", "--ssh-config", dir.file("ssh_config")}, Ci::kept);
+  ASSERT_TRUE(run.started());
+  bool interrupted = run.read_until("Enter passphrase", 20s);
+  if (interrupted) {
+    EXPECT_EQ(run.type("\x03"), 1);  // Ctrl-C
   }
-  std::string seen;
-  auto give_up = std::chrono::steady_clock::now() + 20s;
-  bool interrupted = false;
-  int status = -1;
-  while (std::chrono::steady_clock::now() < give_up) {
-    if (waitpid(pid, &status, WNOHANG) == pid) break;
-    pollfd entry{terminal, POLLIN, 0};
-    if (poll(&entry, 1, 50) > 0) {
-      char buffer[4096];
-      ssize_t got = read(terminal, buffer, sizeof buffer);
-      if (got > 0) seen.append(buffer, static_cast<size_t>(got));
-    }
-    if (!interrupted && seen.find("Enter passphrase") != std::string::npos) {
-      ssize_t sent = write(terminal, "\x03", 1);  // Ctrl-C
-      EXPECT_EQ(sent, 1);
-      interrupted = true;
-    }
-  }
-  if (status == -1) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
-  close(terminal);
+  run.read_to_end(20s);
+  int status = run.wait(5s);
+  const std::string& seen = run.seen();
   ASSERT_TRUE(interrupted) << seen;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status << "\n"
-                                                                << seen;
+                                                               << seen;
   EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
 }
 
 TEST_F(SshConfigRun, KeyTheServerRejectsIsNamedWithTheFix) {
-  START_OR_SKIP(host, "host");
-  dir.write("known_hosts", known_hosts_of({host}));
+  START_OR_SKIP(host);
   ASSERT_TRUE(make_key(dir.file("stranger")));
-  dir.write("ssh_config", "Host node\n  HostName 127.0.0.1\n  Port " +
-                              std::to_string(host->port()) + "\n  User " + host->user() +
-                              "\n  IdentityFile " + dir.file("stranger") +
-                              "\n  UserKnownHostsFile " + dir.file("known_hosts") + "\n");
+  dir.write("ssh_config", fleet.config_block("node", *host, "", dir.file("stranger")));
   dir.write("hosts.yaml", "- node\n");
   dir.write("queue.yaml", "- echo never\n");
   ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
@@ -359,9 +349,8 @@ TEST_F(SshConfigRun, KeyTheServerRejectsIsNamedWithTheFix) {
 TEST_F(SshConfigRun, MaxSessionsTwoServesAHostWithSixSlots) {
   SshdOptions options;
   options.max_sessions = 2;
-  START_OR_SKIP(host, "host", options);
-  dir.write("known_hosts", known_hosts_of({host}));
-  dir.write("ssh_config", block("node", *host));
+  START_OR_SKIP(host, options);
+  dir.write("ssh_config", fleet.config_block("node", *host));
   dir.write("hosts.yaml", "- hostname: node\n  slots: 6\n");
   std::string running = dir.file("running");
   std::filesystem::create_directory(running);
@@ -392,7 +381,7 @@ TEST_F(SshConfigRun, MaxSessionsTwoServesAHostWithSixSlots) {
 }
 
 TEST_F(SshConfigRun, BrokenSshConfigStopsBeforeAnythingRuns) {
-  START_OR_SKIP(host, "host");
+  START_OR_SKIP(host);
   dir.write("ssh_config",
             "Host node\n  Port " + std::to_string(host->port()) + "\n  NoSuchOption yes\n");
   dir.write("hosts.yaml", "- node\n");
@@ -406,9 +395,8 @@ TEST_F(SshConfigRun, BrokenSshConfigStopsBeforeAnythingRuns) {
 }
 
 TEST_F(SshConfigRun, WithoutTheSshClientTheBuiltinParserIsUsedAndSaysSo) {
-  START_OR_SKIP(host, "host");
-  dir.write("known_hosts", known_hosts_of({host}));
-  dir.write("ssh_config", block("node", *host));
+  START_OR_SKIP(host);
+  dir.write("ssh_config", fleet.config_block("node", *host));
   dir.write("hosts.yaml", "- node\n");
   dir.write("queue.yaml", "- echo resolved anyway\n");
   // No `ssh` on this PATH (the remote side has its own).

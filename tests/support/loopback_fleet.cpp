@@ -16,6 +16,12 @@ bool LoopbackFleet::start(int count, SshdOptions options) {
   return true;
 }
 
+Sshd* LoopbackFleet::add(SshdOptions options) {
+  if (m_key.empty()) m_key = options.client_key;
+  if (!start(1, std::move(options))) return nullptr;
+  return m_hosts.back().get();
+}
+
 std::string LoopbackFleet::name(int i) const {
   const Sshd& host = *m_hosts.at(i);
   return host.user() + "@127.0.0.1:" + std::to_string(host.port());
@@ -27,6 +33,14 @@ void LoopbackFleet::write_hosts(int slots) const {
     text += "- hostname: " + name(static_cast<int>(i)) + "\n  slots: " + std::to_string(slots) +
             "\n";
   m_dir.write("hosts.yaml", text);
+}
+
+std::string LoopbackFleet::config_block(const std::string& alias, const Sshd& host,
+                                        const std::string& extra,
+                                        const std::string& identity) const {
+  return "Host " + alias + "\n  HostName 127.0.0.1\n  Port " + std::to_string(host.port()) +
+         "\n  User " + host.user() + "\n  IdentityFile " + (identity.empty() ? m_key : identity) +
+         "\n  UserKnownHostsFile " + known_hosts_file() + "\n" + extra;
 }
 
 ProcessSpec LoopbackFleet::runner(std::vector<std::string> args) const {

@@ -22,6 +22,10 @@ class LoopbackFleet {
   // Starts `count` more sshd hosts and rewrites known_hosts. False when
   // this machine has no sshd (see sshd_required()).
   bool start(int count, SshdOptions options = {});
+  // Starts one more host as start(1, options) does and returns it; nullptr
+  // when this machine has no sshd. The first host may authorize a key of the
+  // test's own (`options.client_key`); later hosts authorize the fleet's key.
+  Sshd* add(SshdOptions options = {});
 
   std::size_t size() const { return m_hosts.size(); }
   Sshd& host(int i) { return *m_hosts.at(i); }
@@ -31,6 +35,10 @@ class LoopbackFleet {
   // hosts.yaml with every host and `slots` anonymous slots each.
   void write_hosts(int slots) const;
   std::string known_hosts_file() const { return m_dir.file("known_hosts"); }
+  // An ssh_config "Host ALIAS" block reaching `host` on 127.0.0.1 as its
+  // user, with the fleet's key (or `identity`) and known_hosts, then `extra`.
+  std::string config_block(const std::string& alias, const Sshd& host,
+                           const std::string& extra = "", const std::string& identity = "") const;
 
   // `runner ARGS` in the test directory, reaching this fleet.
   ProcessSpec runner(std::vector<std::string> args) const;

@@ -29,9 +29,12 @@
 #include "support/process.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace runner {
 namespace {
+
+using testing::count;
 
 using namespace std::chrono_literals;
 using testing::Sshd;
@@ -878,12 +881,6 @@ bool run_all_until(const std::vector<HostTransport*>& transports, const std::fun
   return true;
 }
 
-int count_of(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-  return n;
-}
-
 class SshConfigTransportTest : public SshTransportTest {
  protected:
   // An ssh config in which host "target" is reached through "bastion".
@@ -1126,9 +1123,9 @@ TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
     ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
     EXPECT_EQ(events.out[1], "two hops\n");
   }
-  EXPECT_EQ(count_of(outer->log(), "target 127.0.0.1 port " + std::to_string(inner->port())), 2)
+  EXPECT_EQ(count(outer->log(), "target 127.0.0.1 port " + std::to_string(inner->port())), 2)
       << outer->log();
-  EXPECT_EQ(count_of(inner->log(), "target 127.0.0.1 port " + std::to_string(target->port())), 2)
+  EXPECT_EQ(count(inner->log(), "target 127.0.0.1 port " + std::to_string(target->port())), 2)
       << inner->log();
 }
 
@@ -1168,7 +1165,7 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
   }));
   EXPECT_EQ(m_events.out[1], "one\n");
   EXPECT_EQ(second_events.out[2], "two\n");
-  EXPECT_EQ(count_of(jump->log(), "Accepted publickey"), 1) << jump->log();
+  EXPECT_EQ(count(jump->log(), "Accepted publickey"), 1) << jump->log();
 }
 
 TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
@@ -1322,7 +1319,7 @@ TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
   }
   // Without a limit per server, 16 handshakes at once would lose 14 at a
   // time; the limit learns from the first refusals.
-  int dropped = count_of(sshd->log(), "past MaxStartups");
+  int dropped = count(sshd->log(), "past MaxStartups");
   EXPECT_LT(dropped, k_hosts) << sshd->log();
 }
 

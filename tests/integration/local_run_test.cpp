@@ -10,18 +10,15 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace runner {
 namespace {
 
+using testing::count;
+
 using testing::ProcessResult;
 using testing::TempDir;
-
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
 
 int lines_with_event(const std::string& journal, const std::string& event) {
   return count(journal, "\"event\":\"" + event + "\"");

@@ -18,20 +18,17 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace runner {
 namespace {
+
+using testing::count;
 
 using namespace std::chrono_literals;
 using testing::Process;
 using testing::ProcessResult;
 using testing::TempDir;
-
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
 
 // What a terminal shows after `raw`: committed lines, and the line the
 // cursor is on. Understands the carriage return, line feed and "erase to

@@ -19,21 +19,18 @@
 #include "support/process.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace runner {
 namespace {
+
+using testing::count;
 
 using namespace std::chrono_literals;
 using testing::ProcessResult;
 using testing::Sshd;
 using testing::SshdOptions;
 using testing::TempDir;
-
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
 
 bool make_key(const std::string& path, const std::string& passphrase = "") {
   return testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C",

@@ -14,23 +14,20 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "support/process.h"
 #include "support/loopback_fleet.h"
+#include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace runner {
 namespace {
+
+using testing::count;
 
 using namespace std::chrono_literals;
 using testing::Process;
 using testing::ProcessResult;
 using testing::TempDir;
-
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
 
 // A port on 127.0.0.1 where nothing listens.
 int closed_port() {

@@ -9,10 +9,13 @@
 #include <regex>
 #include <set>
 
+#include "support/text.h"
+
 namespace runner {
 namespace {
 
 using nlohmann::json;
+using testing::count;
 
 json record(const std::string& event, const std::string& time, json fields) {
   fields["event"] = event;
@@ -64,12 +67,6 @@ std::vector<json> campaign_records(int slots, int jobs, const std::string& comma
   records.push_back(
       record("run_end", at(jobs / slots * 3 + 4), {{"run", "r1"}, {"status", "failed"}}));
   return records;
-}
-
-int count(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
 }
 
 std::set<std::string> bar_jobs(const std::string& page) {

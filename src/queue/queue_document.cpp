@@ -464,6 +464,55 @@ bool single_line_values(const QueueEntry& entry) {
   return true;
 }
 
+// A value or key that a flow list holds as itself, unquoted: taking it out
+// of the list's text (with the ", " after it) leaves the list of the rest.
+bool plain_token(std::string_view text) {
+  if (text.empty()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    bool letter_or_digit = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    bool inner = c == '_' || c == '.' || c == '/' || c == '+' || c == '-';
+    if (!letter_or_digit && !(inner && i > 0)) return false;
+  }
+  return true;
+}
+
+// `text` (entry_to_yaml of `before`, at `indent`) edited into the text of
+// `after` when `after` is `before` without the first value of one flow list
+// of plain tokens: that value and the ", " after it are cut from its line.
+// nullopt when the change is anything else.
+std::optional<std::string> cut_first_value(const std::string& text, const QueueEntry& before,
+                                           const QueueEntry& after, int indent) {
+  if (before.plain != after.plain || before.keys.size() != after.keys.size()) return std::nullopt;
+  std::optional<std::size_t> changed;
+  for (std::size_t k = 0; k < before.keys.size(); ++k) {
+    const EntryKey& x = before.keys[k];
+    const EntryKey& y = after.keys[k];
+    if (x.name != y.name || x.was_list != y.was_list) return std::nullopt;
+    if (x.values == y.values) continue;
+    if (changed || x.values.size() < 2 || y.values.size() + 1 != x.values.size() ||
+        !std::equal(y.values.begin(), y.values.end(), x.values.begin() + 1))
+      return std::nullopt;
+    changed = k;
+  }
+  if (!changed) return std::nullopt;
+  const EntryKey& key = before.keys[*changed];
+  // Still a list once shortened (a lone value not written as a list would
+  // become a scalar), and every part of the line plain.
+  if (!key.was_list && after.keys[*changed].values.size() == 1) return std::nullopt;
+  if (!plain_token(key.name) || !plain_token(key.values.front())) return std::nullopt;
+  std::string line = std::string(static_cast<std::size_t>(indent), ' ') +
+                     (*changed == 0 ? "- " : "  ") + key.name + ": [";
+  std::string cut = key.values.front() + ", ";
+  std::string pattern = (*changed == 0 ? "" : "\n") + line + cut;
+  std::size_t at = *changed == 0 ? (text.rfind(pattern, 0) == 0 ? 0 : k_npos) : text.find(pattern);
+  if (at == k_npos) return std::nullopt;
+  if (*changed != 0 && text.find(pattern, at + 1) != k_npos) return std::nullopt;
+  std::string edited = text;
+  edited.erase(at + pattern.size() - cut.size(), cut.size());
+  return edited;
+}
+
 // The entries `text` holds on its own, or nullopt when it does not parse.
 std::optional<std::vector<QueueEntry>> parse_fragment(const std::string& text) {
   try {
@@ -524,28 +573,53 @@ bool FrontTaker::take_fast() {
     next = m_next + 1;
   }
 
-  // The new text and what follows it up to the end of the next entry must
-  // parse to the rest of the entry followed by that next entry.
   std::vector<std::string> texts;
-  std::string window;
-  for (const auto& entry : rest) {
-    texts.push_back(with_line_ends(entry_to_yaml(entry, indent), crlf));
-    window += texts.back();
+  std::optional<std::vector<QueueEntry>> parsed;
+  // The taker's own text, checked when it was written, loses one value of a
+  // flow list: cut it out, and what follows is as it was.
+  if (rest.size() == 1) {
+    std::string own;
+    QueueEntry own_entry = first;  // lines counted from the first line of `own`
+    if (written) {
+      own = m_front.front().text;
+    } else if (m_base.entries[m_next].written_by_taker) {
+      const EntrySpan& span = m_base.entries[m_next];
+      own = base.substr(span.begin, span.end - span.begin);
+      shift_lines(own_entry, -count_lines(std::string_view(base).substr(0, span.begin)));
+    }
+    if (!own.empty()) {
+      if (std::optional<std::string> cut = cut_first_value(own, first, rest.front(), indent)) {
+        texts.push_back(std::move(*cut));
+        own_entry.keys = rest.front().keys;
+        for (std::size_t k = 0; k < own_entry.keys.size(); ++k)
+          own_entry.keys[k].line = first.keys[k].line - (first.line - own_entry.line);
+        parsed = std::vector<QueueEntry>{std::move(own_entry)};
+      }
+    }
   }
-  std::vector<QueueEntry> expected = rest;
-  if (written && m_front.size() > 1) {
-    window += m_front[1].text;
-    expected.push_back(m_front[1].entry);
-  } else if (next < m_base.entries.size()) {
-    window.append(base, after, m_base.entries[next].end - after);
-    expected.push_back(m_base.entries[next].entry);
-  } else {
-    window.append(base, after, k_npos);
+  if (!parsed) {
+    // The new text and what follows it up to the end of the next entry must
+    // parse to the rest of the entry followed by that next entry.
+    std::string window;
+    for (const auto& entry : rest) {
+      texts.push_back(with_line_ends(entry_to_yaml(entry, indent), crlf));
+      window += texts.back();
+    }
+    std::vector<QueueEntry> expected = rest;
+    if (written && m_front.size() > 1) {
+      window += m_front[1].text;
+      expected.push_back(m_front[1].entry);
+    } else if (next < m_base.entries.size()) {
+      window.append(base, after, m_base.entries[next].end - after);
+      expected.push_back(m_base.entries[next].entry);
+    } else {
+      window.append(base, after, k_npos);
+    }
+    parsed = parse_fragment(window);
+    if (!parsed || parsed->size() != expected.size()) return false;
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      if (!same_entry((*parsed)[i], expected[i])) return false;
   }
-  std::optional<std::vector<QueueEntry>> parsed = parse_fragment(window);
-  if (!parsed || parsed->size() != expected.size()) return false;
-  for (std::size_t i = 0; i < expected.size(); ++i)
-    if (!same_entry((*parsed)[i], expected[i])) return false;
 
   if (written) {
     m_front_lines -= m_front.front().lines;
@@ -591,7 +665,7 @@ QueueDocument FrontTaker::materialize() {
   int indent = m_base.entries.front().indent;
   int lines = m_head_lines;
   for (Written& written : m_front) {
-    EntrySpan span{std::move(written.entry), doc.text.size(), 0, indent};
+    EntrySpan span{std::move(written.entry), doc.text.size(), 0, indent, true};
     shift_lines(span.entry, lines);
     doc.text += written.text;
     span.end = doc.text.size();

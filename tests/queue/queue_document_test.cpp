@@ -500,6 +500,53 @@ TEST(QueueDocumentTest, TakingRandomQueueFilesInBatchesMatchesTakingOneAtATime) 
   }
 }
 
+// Entries with long lists, which the taker drains mostly by cutting a value
+// out of the text it wrote itself: plain values (cut) mixed with values that
+// need quotes, lists that shrink to one value, several keys, indents, CRLF.
+std::string long_list_file(unsigned seed) {
+  std::mt19937 random(seed);
+  auto pick = [&](int n) { return static_cast<int>(random() % static_cast<unsigned>(n)); };
+  static const std::vector<std::string> pool = {
+      "a",   "llama-7B", "1",    "1.5",   "a/b", "x_y",  "true", "null",  "-x",
+      "x y", "c,d",      "it's", "[1]",   "#h",  "a: b", "é",    "0x1F",  "1e3"};
+  auto values = [&](int count) {
+    std::string out = "[";
+    for (int i = 0; i < count; ++i) {
+      const std::string& value = pick(3) == 0 ? pool[pick(static_cast<int>(pool.size()))]
+                                              : "v" + std::to_string(i);
+      bool plain = value.find_first_of(" ,[]#:'") == std::string::npos && value != "-x" &&
+                   value != "null";
+      std::string quote = value.find('\'') == std::string::npos ? "'" : "\"";
+      out += (i > 0 ? ", " : "") + (plain ? value : quote + value + quote);
+    }
+    return out + "]";
+  };
+  std::string indent(static_cast<std::size_t>(pick(3)), ' ');
+  std::string text = pick(2) ? "# sweep\n" : "";
+  int entries = 1 + pick(3);
+  for (int e = 0; e < entries; ++e) {
+    text += indent + "- command: run <<a>>" + (pick(2) ? " <<b>>" : "") + "\n";
+    text += indent + "  a: " + values(1 + pick(12)) + "\n";
+    if (pick(2)) text += indent + "  b: " + values(1 + pick(6)) + "\n";
+    if (pick(3) == 0) text += indent + "- echo between\n";
+  }
+  return pick(4) == 0 ? with_crlf(text) : text;
+}
+
+TEST(QueueDocumentTest, DrainingLongListsMatchesTakingOneAtATime) {
+  drain_in_batches_and_compare("- command: run <<i>>\n  i: [" + [] {
+    std::string list;
+    for (int i = 0; i < 60; ++i) list += (i > 0 ? ", " : "") + std::to_string(i);
+    return list;
+  }() + "]\n- echo after\n");
+  for (unsigned seed = 1; seed <= 120; ++seed) {
+    std::string text = long_list_file(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ":\n" + text);
+    drain_in_batches_and_compare(text);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 TEST(QueueDocumentTest, DrainingCrlfFilesKeepsCrlf) {
   for (const auto& shape : queue_shapes()) {
     SCOPED_TRACE(shape);

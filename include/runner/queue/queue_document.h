@@ -20,6 +20,9 @@ struct EntrySpan {
                           // trailing blank and comment lines belong to the
                           // next entry
   int indent = 0;         // column of the entry's '-'
+  // The text is entry_to_yaml's, written by a FrontTaker and checked by a
+  // parse then: a later take may edit it without parsing it again.
+  bool written_by_taker = false;
 };
 
 struct QueueDocument {
@@ -59,7 +62,9 @@ std::string text_with_appended(const QueueDocument& doc, const std::string& item
 // job (and a parse after each) would give, in one pass over the text. A step
 // that the local check cannot vouch for (a flow-style file, multi-line
 // values, anchors) is done the slow way: the whole text is built, spliced by
-// text_without_first_job and parsed again.
+// text_without_first_job and parsed again. A take that only drops the first
+// value of a flow list in an entry the taker wrote itself is a text edit
+// with no parse, so a long list drains in linear time.
 class FrontTaker {
  public:
   explicit FrontTaker(QueueDocument doc);

@@ -589,6 +589,24 @@ class Bench:
                     "got its first job",
         })
 
+        # The same number of jobs from one list: each take drops a value of
+        # a list of up to n values, against 2 sqrt(n) above.
+        list_samples = []
+        for rep in range(s["product_reps"]):
+            d = self.fresh_dir("list")
+            self.write_hosts(d, hosts, slots)
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write(f"- command: 'true <<i>>'\n  i: [{', '.join(str(i) for i in range(n))}]\n")
+            list_samples.append(n / self.run_runner("queue", d, n, failures))
+        self.record("list_drain", {
+            "what": f"one list of {n} values, {hosts} hosts x {slots} slots",
+            "measure": "jobs/s", "higher_is_better": True,
+            "samples": {"runner": list_samples,
+                        "product": [detail["jobs_per_s"] for detail in details]},
+            "targets": {"product": {"reference": True}},
+            "peer_commands": {"product": f"the {side} x {n // side} product above"},
+        })
+
     def scenario_fleet(self):
         s = self.sizes
         hosts, slots, seconds = s["fleet_hosts"], s["fleet_slots"], s["fleet_sleep"]

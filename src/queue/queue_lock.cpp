@@ -90,7 +90,10 @@ std::optional<QueueLock> QueueLock::try_acquire(const std::string& queue_path, c
     if (!text) continue;
     std::optional<pid_t> pid = pid_in(*text);
     if (!pid) {
-      if (holder) *holder = "another process (its lock file " + path + " names no pid)";
+      if (holder)
+        *holder = "another process (its lock file " + path +
+                  " names no pid, as Pegasus leaves it; if no Pegasus runs on this queue, "
+                  "remove that file)";
       return std::nullopt;
     }
     if (*pid == ::getpid() || process_exists(*pid)) {

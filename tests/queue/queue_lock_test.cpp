@@ -99,6 +99,7 @@ TEST(QueueLockTest, EmptyLockFileAsPegasusWritesIsHeld) {
   std::string holder;
   EXPECT_FALSE(QueueLock::try_acquire(dir.file("queue.yaml"), warnings.callback(), &holder));
   EXPECT_NE(holder.find("no pid"), std::string::npos) << holder;
+  EXPECT_NE(holder.find("remove that file"), std::string::npos) << "says what to do: " << holder;
   EXPECT_TRUE(warnings.messages.empty());
   EXPECT_TRUE(std::filesystem::exists(dir.file("queue.yaml.lock")));
 }

@@ -488,12 +488,15 @@ bool SshConnection::accepts_work(Clock::time_point now) const {
   return !m_limit || load() < *m_limit;
 }
 
+long SshConnection::busy_channels() const {
+  return std::count_if(m_channels.begin(), m_channels.end(),
+                       [](const auto& channel) { return !channel->idle(); });
+}
+
 int SshConnection::load() const {
   // An idle launcher takes the next job: it counts as room, not load.
-  auto busy = std::count_if(m_channels.begin(), m_channels.end(), [](const auto& channel) {
-    return channel->work.kind != ChannelWork::Kind::pump;
-  });
-  return static_cast<int>(busy + (m_opening ? 1 : 0) + m_waiting.size());
+  return static_cast<int>(busy_channels() + (m_opening ? 1 : 0) +
+                          static_cast<long>(m_waiting.size()));
 }
 
 void SshConnection::add_work(ChannelWork work) {
@@ -685,10 +688,7 @@ void SshConnection::step_session(Clock::time_point now) {
   keepalive(now);
   if (m_state == State::failed) return;
 
-  bool busy = m_opening || !m_waiting.empty() ||
-              std::any_of(m_channels.begin(), m_channels.end(), [](const auto& channel) {
-                return channel->work.kind != ChannelWork::Kind::pump;
-              });
+  bool busy = m_opening || !m_waiting.empty() || busy_channels() > 0;
   if (!busy && m_state == State::ready) {
     // Idle launchers are read on every step; without them, peek.
     if (m_channels.empty()) maybe_start_pump();
@@ -960,7 +960,7 @@ SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
     }
   }
   if (channel.step == Step::exec) {
-    if (channel.work.kind == ChannelWork::Kind::pump || channel.silent) {
+    if (channel.idle() || channel.silent) {
       channel.step = Step::release;
     } else {
       if (channel.request.empty()) {
@@ -1138,9 +1138,7 @@ void SshConnection::finish_channel(Channel& channel) {
   if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
   JobId job = channel.work.job;
   bool wrapper_ran = channel.pgid_known;
-  if (!channel.head.empty()) {
-    m_sink.job_output(job, OutputStream::out, std::exchange(channel.head, {}));
-  }
+  release_head(channel);
   JobExit exit;
   exit.code = libssh2_channel_get_exit_status(channel.handle);
   char* signal = nullptr;
@@ -1152,13 +1150,21 @@ void SshConnection::finish_channel(Channel& channel) {
     exit.code = -1;
     libssh2_free(m_session, signal);
   }
-  if (!wrapper_ran) {
-    exit.error = fmt::format(
-        "{}: the job did not start: the login shell of {} ended (status {}) without running "
-        "the command; is it a POSIX shell that accepts `-c`?",
-        m_display, m_target.user, exit.code);
-  }
+  if (!wrapper_ran) exit.error = login_shell_failure(exit.code);
   m_sink.job_exited(job, exit);
+}
+
+void SshConnection::release_head(Channel& channel) {
+  std::string head = std::exchange(channel.head, {});
+  if (!head.empty() && !channel.drop_head)
+    m_sink.job_output(channel.work.job, OutputStream::out, head);
+}
+
+std::string SshConnection::login_shell_failure(int status) const {
+  return fmt::format(
+      "{}: the job did not start: the login shell of {} ended (status {}) without running the "
+      "command; is it a POSIX shell that accepts `-c`?",
+      m_display, m_target.user, status);
 }
 
 void SshConnection::keepalive(Clock::time_point now) {
@@ -1203,7 +1209,7 @@ void SshConnection::fail(TransportErrorKind kind, const std::string& message) {
 void SshConnection::lose(const std::string& reason) {
   if (m_state == State::failed) return;
   auto collect = [&](Channel& channel) {
-    if (channel.silent || channel.work.kind == ChannelWork::Kind::pump) return;
+    if (channel.silent || channel.idle()) return;
     if (channel.exec_attempted) {
       if (channel.work.kind == ChannelWork::Kind::job) m_lost.push_back(channel.work.job);
     } else {

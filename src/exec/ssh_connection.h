@@ -65,7 +65,7 @@ class SshConnection {
 
   // Whether add_work() would be taken up without exceeding what sshd allows.
   bool accepts_work(Clock::time_point now) const;
-  // Channels in use plus work waiting for one.
+  // Channels carrying work plus work waiting for one.
   int load() const;
   // Queues work for a channel; signals go before jobs.
   void add_work(ChannelWork work);
@@ -140,6 +140,10 @@ class SshConnection {
     size_t line_sent = 0;
     std::unique_ptr<EndMarkerScanner> out_marker;
     std::unique_ptr<EndMarkerScanner> err_marker;
+    // A launcher between jobs (or a pump channel) carries no work.
+    bool idle() const { return work.kind == ChannelWork::Kind::pump; }
+    // Makes a launcher idle: forgets its work and what was learnt about it.
+    void clear_work();
     // A tunnel: kept while its channel opens; then the jump side of the
     // socketpair, and bytes in flight.
     std::shared_ptr<Tunnel> tunnel;
@@ -191,12 +195,18 @@ class SshConnection {
   // Output of the channel's work: to its job, if it has one.
   void take_output(Channel& channel, int stream, std::string_view bytes);
   void handle_stdout(Channel& channel, std::string_view bytes);
+  // Passes stdout held before the wrapper's line on to the channel's job.
+  void release_head(Channel& channel);
+  // Why a job did not start when the login shell ended with `status`.
+  std::string login_shell_failure(int status) const;
   void finish_channel(Channel& channel);
   void send_signal(Channel& channel, int signal);
   void keepalive(Clock::time_point now);
   bool blocked_outbound() const;
   bool send_queue_empty() const;
   Outcome classify(int rc, Channel* channel);
+  // Channels that carry work (idle launchers do not).
+  long busy_channels() const;
   // Why the socket broke, as precisely as known.
   std::string socket_failure() const;
 

@@ -12,13 +12,24 @@
 
 namespace runner::ssh {
 
+void SshConnection::Channel::clear_work() {
+  work = ChannelWork{ChannelWork::Kind::pump};
+  silent = false;
+  exec_attempted = false;
+  pgid_known = false;
+  pgid = 0;
+  head.clear();
+  head_scanned = 0;
+  pending_signals.clear();
+  signals_sent.clear();
+  if (out_marker) out_marker->reset();
+  if (err_marker) err_marker->reset();
+}
+
 void SshConnection::assign_to_launchers() {
   for (auto& channel : m_channels) {
     if (m_waiting.empty()) return;
-    if (!channel->launcher || channel->step != Channel::Step::run ||
-        channel->work.kind != ChannelWork::Kind::pump) {
-      continue;
-    }
+    if (!channel->launcher || channel->step != Channel::Step::run || !channel->idle()) continue;
     ChannelWork::Kind kind = m_waiting.front().kind;
     if (kind != ChannelWork::Kind::job && kind != ChannelWork::Kind::signal) return;
     channel->work = std::move(m_waiting.front());
@@ -43,8 +54,7 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
     if (answer_lost) {
       // No job was sent on this channel yet: it waits for another.
       m_waiting.push_front(std::move(channel.work));
-      channel.work = ChannelWork{ChannelWork::Kind::pump};
-      channel.silent = true;
+      channel.clear_work();
       channel.step = Step::release;
     }
     if (channel.step == Step::release) return Outcome::progressed;
@@ -59,8 +69,7 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
     if (channel.line.empty()) {
       if (channel.silent) {
         // Stopped before its line went out.
-        channel.work = ChannelWork{ChannelWork::Kind::pump};
-        channel.silent = false;
+        channel.clear_work();
         channel.step = Step::run;
         return Outcome::progressed;
       }
@@ -92,14 +101,13 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
   if (channel.step == Step::run) {
     Outcome outcome = read_channel(channel);
     if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
-    if (channel.work.kind != ChannelWork::Kind::pump && channel.out_marker->ended() &&
-        channel.err_marker->ended()) {
+    if (!channel.idle() && channel.out_marker->ended() && channel.err_marker->ended()) {
       m_progressed = true;
       if (channel.out_marker->word() == k_launcher_busy) {
         // The previous job left processes that may write here: retire this
         // launcher; its job, which did not run, waits for another.
         if (!channel.silent) m_waiting.push_front(std::move(channel.work));
-        channel.work = ChannelWork{ChannelWork::Kind::pump};
+        channel.clear_work();
         channel.step = Step::send_eof;
         return Outcome::progressed;
       }
@@ -116,7 +124,7 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
 void SshConnection::take_launcher_output(Channel& channel, int stream, std::string_view bytes) {
   // Between jobs nothing is expected; what comes (a finished job's
   // background processes writing on) belongs to no job.
-  if (channel.work.kind == ChannelWork::Kind::pump) return;
+  if (channel.idle()) return;
   EndMarkerScanner& marker = stream == 0 ? *channel.out_marker : *channel.err_marker;
   marker.feed(bytes, [&](std::string_view part) { take_output(channel, stream, part); });
 }
@@ -124,9 +132,7 @@ void SshConnection::take_launcher_output(Channel& channel, int stream, std::stri
 void SshConnection::finish_launched(Channel& channel) {
   if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
     JobId job = channel.work.job;
-    if (!channel.head.empty() && !channel.drop_head) {
-      m_sink.job_output(job, OutputStream::out, channel.head);
-    }
+    release_head(channel);
     int status = channel.out_marker->status().value_or(-1);
     JobExit exit = exit_from_status(channel, status);
     if (!channel.pgid_known) {
@@ -139,35 +145,22 @@ void SshConnection::finish_launched(Channel& channel) {
     channel.previous_group = channel.pgid_known ? channel.pgid : 0;
     channel.drop_head = true;
   }
-  channel.work = ChannelWork{ChannelWork::Kind::pump};
-  channel.silent = false;
-  channel.exec_attempted = false;
-  channel.pgid_known = false;
-  channel.pgid = 0;
-  channel.head.clear();
-  channel.head_scanned = 0;
-  channel.pending_signals.clear();
-  channel.signals_sent.clear();
-  channel.out_marker->reset();
-  channel.err_marker->reset();
+  channel.clear_work();
 }
 
 void SshConnection::launcher_closed(Channel& channel) {
-  if (channel.work.kind == ChannelWork::Kind::pump) return;
+  if (channel.idle()) return;
   int status = libssh2_channel_get_exit_status(channel.handle);
   if (status == k_launcher_unavailable && !channel.pgid_known) {
     // No `setsid` there: nothing ran. From now on, a channel per job.
     m_hints.no_launcher = true;
     if (!channel.silent) m_waiting.push_front(std::move(channel.work));
-    channel.work = ChannelWork{ChannelWork::Kind::pump};
+    channel.clear_work();
     m_progressed = true;
     return;
   }
   if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
-  JobId job = channel.work.job;
-  if (!channel.head.empty() && !channel.drop_head) {
-    m_sink.job_output(job, OutputStream::out, std::exchange(channel.head, {}));
-  }
+  release_head(channel);
   JobExit exit;
   exit.code = status;
   if (channel.pgid_known) {
@@ -175,12 +168,9 @@ void SshConnection::launcher_closed(Channel& channel) {
     exit.lost = true;
     exit.error = fmt::format("{}: the shell that started the job ended while it ran", m_display);
   } else {
-    exit.error = fmt::format(
-        "{}: the job did not start: the login shell of {} ended (status {}) without running "
-        "the command; is it a POSIX shell that accepts `-c`?",
-        m_display, m_target.user, status);
+    exit.error = login_shell_failure(status);
   }
-  m_sink.job_exited(job, exit);
+  m_sink.job_exited(channel.work.job, exit);
 }
 
 JobExit SshConnection::exit_from_status(const Channel& channel, int status) const {

@@ -481,7 +481,7 @@ bool plain_token(std::string_view text) {
 // `after` when `after` is `before` without the first value of one flow list
 // of plain tokens: that value and the ", " after it are cut from its line.
 // nullopt when the change is anything else.
-std::optional<std::string> cut_first_value(const std::string& text, const QueueEntry& before,
+std::optional<std::string> cut_first_value(std::string_view text, const QueueEntry& before,
                                            const QueueEntry& after, int indent) {
   if (before.plain != after.plain || before.keys.size() != after.keys.size()) return std::nullopt;
   std::optional<std::size_t> changed;
@@ -505,11 +505,11 @@ std::optional<std::string> cut_first_value(const std::string& text, const QueueE
                      (*changed == 0 ? "- " : "  ") + key.name + ": [";
   std::string cut = key.values.front() + ", ";
   std::string pattern = (*changed == 0 ? "" : "\n") + line + cut;
-  std::size_t at = *changed == 0 ? (text.rfind(pattern, 0) == 0 ? 0 : k_npos) : text.find(pattern);
+  std::size_t at = *changed == 0 ? (text.starts_with(pattern) ? 0 : k_npos) : text.find(pattern);
   if (at == k_npos) return std::nullopt;
   if (*changed != 0 && text.find(pattern, at + 1) != k_npos) return std::nullopt;
-  std::string edited = text;
-  edited.erase(at + pattern.size() - cut.size(), cut.size());
+  std::string edited(text.substr(0, at + pattern.size() - cut.size()));
+  edited.append(text.substr(at + pattern.size()));
   return edited;
 }
 
@@ -578,13 +578,13 @@ bool FrontTaker::take_fast() {
   // The taker's own text, checked when it was written, loses one value of a
   // flow list: cut it out, and what follows is as it was.
   if (rest.size() == 1) {
-    std::string own;
+    std::string_view own;
     QueueEntry own_entry = first;  // lines counted from the first line of `own`
     if (written) {
       own = m_front.front().text;
     } else if (m_base.entries[m_next].written_by_taker) {
       const EntrySpan& span = m_base.entries[m_next];
-      own = base.substr(span.begin, span.end - span.begin);
+      own = std::string_view(base).substr(span.begin, span.end - span.begin);
       shift_lines(own_entry, -count_lines(std::string_view(base).substr(0, span.begin)));
     }
     if (!own.empty()) {

@@ -27,6 +27,7 @@
 
 #include "runner/exec/shell.h"
 #include "support/process.h"
+#include "support/ssh_agent.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
@@ -189,6 +190,14 @@ class SshTransportTest : public ::testing::Test {
     transport.start_job(job, command);
     EXPECT_TRUE(run_until(transport, [&] { return m_events.exits.count(job) > 0; }));
     return m_events.exits[job];
+  }
+
+  // After host_failed: connects `transport` afresh and waits for it to be ready.
+  ::testing::AssertionResult connects_again(HostTransport& transport) {
+    m_events.ready = false;
+    m_events.failure.reset();
+    transport.connect();
+    return becomes_ready(transport, m_events);
   }
 
   // Waits for a transport failure and returns it.
@@ -522,32 +531,19 @@ TEST_F(SshTransportTest, RsaKeyFailureRecommendsEd25519) {
 TEST_F(SshTransportTest, AgentIdentityAuthenticates) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
-  std::string socket = m_dir.file("agent.sock");
-  pid_t agent = fork();
-  if (agent == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    execlp("ssh-agent", "ssh-agent", "-D", "-a", socket.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  for (int i = 0; i < 500 && access(socket.c_str(), F_OK) != 0; ++i)
-    std::this_thread::sleep_for(10ms);
-  std::string add = "SSH_AUTH_SOCK=" + shell_quote(socket) + " ssh-add " +
-                    shell_quote(sshd->client_key()) + " >/dev/null 2>&1";
-  int added = std::system(add.c_str());
+  std::optional<testing::SshAgent> agent;
+  agent.emplace(m_dir.file("agent.sock"));
+  ASSERT_TRUE(agent->add(sshd->client_key()));
   std::string stranger = m_dir.file("stranger_ed25519");
   generate_key(stranger, "ed25519");
 
   SshOptions options = options_for(*sshd);
   options.use_agent = true;
-  options.agent_socket = socket;
+  options.agent_socket = agent->socket();
   options.identity_files = {stranger};
   auto transport = connect(*sshd, options);
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure || m_events.ready; }));
-  kill(agent, SIGTERM);
-  waitpid(agent, nullptr, 0);
-  ASSERT_EQ(added, 0);
-  EXPECT_TRUE(m_events.ready) << m_events.failure->message;
+  EXPECT_TRUE(becomes_ready(*transport, m_events));
+  agent.reset();  // the connection no longer needs it
   JobExit exit = run_job(*transport, "echo via agent");
   EXPECT_EQ(m_events.out[1], "via agent\n");
 }
@@ -827,36 +823,6 @@ TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
 
 // ---------------------------------------------------------------------------
 // Hosts resolved through a test-made ssh configuration
-
-// A throwaway ssh-agent holding the keys added to it.
-class TestAgent {
- public:
-  explicit TestAgent(const std::string& socket) : m_socket(socket) {
-    m_pid = fork();
-    if (m_pid == 0) {
-      int null = open("/dev/null", O_WRONLY);
-      dup2(null, 1);
-      execlp("ssh-agent", "ssh-agent", "-D", "-a", socket.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 500 && access(socket.c_str(), F_OK) != 0; ++i)
-      std::this_thread::sleep_for(10ms);
-  }
-  ~TestAgent() {
-    kill(m_pid, SIGTERM);
-    waitpid(m_pid, nullptr, 0);
-  }
-  bool add(const std::string& key) {
-    std::string command = "SSH_AUTH_SOCK=" + shell_quote(m_socket) + " ssh-add " +
-                          shell_quote(key) + " >/dev/null 2>&1";
-    return std::system(command.c_str()) == 0;
-  }
-  const std::string& socket() const { return m_socket; }
-
- private:
-  std::string m_socket;
-  pid_t m_pid = -1;
-};
 
 // Steps several transports in one poll loop until `done`.
 bool run_all_until(const std::vector<HostTransport*>& transports, const std::function<bool()>& done,
@@ -1174,7 +1140,6 @@ TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
   JumpPair hosts = start_jump_pair(jump_options);
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
-  auto& [jump, target] = hosts;
   std::string config = trusting_jump_config(hosts);
   auto transport = connect_alias("target", config_only(config));
   TransportError error = failure_of(*transport);
@@ -1231,9 +1196,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
 
   // The key is recorded meanwhile: connecting again succeeds.
   m_dir.write("kh_later", sshd->known_hosts_line() + "\n");
-  m_events.failure.reset();
-  transport->connect();
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
+  ASSERT_TRUE(connects_again(*transport));
   transport->start_job(1, "echo ${SSH_CONNECTION#* }; sleep 30");
   ASSERT_TRUE(
       run_until(*transport, [&] { return m_events.out[1].find('\n') != std::string::npos; }));
@@ -1244,10 +1207,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   EXPECT_TRUE(m_events.exits[1].lost);
 
   // And once more: a new connection, reported ready again.
-  m_events.ready = false;
-  m_events.failure.reset();
-  transport->connect();
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
+  ASSERT_TRUE(connects_again(*transport));
   JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_NE(m_events.out[2], m_events.out[1]) << "the old connection was reused";
@@ -1269,10 +1229,7 @@ TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnecti
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
   EXPECT_TRUE(m_events.exits[1].lost);
 
-  m_events.ready = false;
-  m_events.failure.reset();
-  transport->connect();
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
+  ASSERT_TRUE(connects_again(*transport));
   JobExit exit = run_job(*transport, "echo back", 2);
   EXPECT_EQ(m_events.out[2], "back\n");
 }
@@ -1356,7 +1313,7 @@ TEST_F(SshTransportTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
 TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
-  TestAgent agent(m_dir.file("agent.sock"));
+  testing::SshAgent agent(m_dir.file("agent.sock"));
   ASSERT_TRUE(agent.add(sshd->client_key()));
   std::string stranger = m_dir.file("stranger_ed25519");
   generate_key(stranger, "ed25519");

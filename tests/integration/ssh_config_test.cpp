@@ -17,6 +17,7 @@
 
 #include "support/loopback_fleet.h"
 #include "support/process.h"
+#include "support/ssh_agent.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
@@ -232,26 +233,14 @@ TEST_F(SshConfigRun, HostKeyPolicyComesFromTheConfig) {
 
 TEST_F(SshConfigRun, AgentIdentityAuthenticates) {
   START_OR_SKIP(host);
-  std::string socket = dir.file("agent.sock");
-  pid_t agent = fork();
-  if (agent == 0) {
-    int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    execlp("ssh-agent", "ssh-agent", "-D", "-a", socket.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  for (int i = 0; i < 500 && access(socket.c_str(), F_OK) != 0; ++i) usleep(10'000);
-  ProcessResult added =
-      testing::run_process({{"ssh-add", fleet.key()}, "", {{"SSH_AUTH_SOCK", socket}}});
+  testing::SshAgent agent(dir.file("agent.sock"));
+  ASSERT_TRUE(agent.add(fleet.key()));
   // The configured key file does not exist: only the agent can log in.
   dir.write("ssh_config", fleet.config_block("node", *host, "", dir.file("absent_key")));
   dir.write("hosts.yaml", "- node\n");
   dir.write("queue.yaml", "- echo via agent\n");
   ProcessResult r =
-      runner({"queue", "--ssh-config", dir.file("ssh_config")}, {{"SSH_AUTH_SOCK", socket}});
-  kill(agent, SIGTERM);
-  waitpid(agent, nullptr, 0);
-  ASSERT_EQ(added.status, 0) << added.err;
+      runner({"queue", "--ssh-config", dir.file("ssh_config")}, {{"SSH_AUTH_SOCK", agent.socket()}});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("] via agent"), std::string::npos) << r.out;
 }

@@ -13,11 +13,13 @@
 #include <string>
 #include <thread>
 
+#include "support/pipe.h"
 #include "support/pty.h"
 
 namespace runner {
 namespace {
 
+using testing::Pipe;
 using testing::Pty;
 
 // Sets (or with nullptr unsets) an environment variable for one scope.
@@ -42,43 +44,6 @@ class EnvVar {
  private:
   std::string m_name;
   std::optional<std::string> m_old;
-};
-
-// A pipe whose read end is drained without blocking.
-class Pipe {
- public:
-  Pipe() {
-    int fds[2];
-    if (::pipe(fds) != 0) std::abort();
-    m_read = fds[0];
-    m_write = fds[1];
-    ::fcntl(m_read, F_SETFL, O_NONBLOCK);
-  }
-  ~Pipe() {
-    ::close(m_read);
-    if (m_write >= 0) ::close(m_write);
-  }
-  int write_fd() const { return m_write; }
-  int read_fd() const { return m_read; }
-  void close_write() {
-    ::close(m_write);
-    m_write = -1;
-  }
-  // Everything readable right now.
-  std::string drain() {
-    std::string text;
-    char buffer[4096];
-    for (;;) {
-      ssize_t n = ::read(m_read, buffer, sizeof buffer);
-      if (n <= 0) break;
-      text.append(buffer, static_cast<std::size_t>(n));
-    }
-    return text;
-  }
-
- private:
-  int m_read = -1;
-  int m_write = -1;
 };
 
 TEST(Console, PrefixesEachLineWithItsSlotWithoutColourInAPipe) {

@@ -11,11 +11,13 @@
 #include <optional>
 #include <string>
 
+#include "support/pipe.h"
 #include "support/pty.h"
 
 namespace runner {
 namespace {
 
+using testing::Pipe;
 using testing::Pty;
 
 using std::chrono::milliseconds;
@@ -123,34 +125,6 @@ TEST(StatusLine, EstimateIsNeverSoonerThanTheLongestRunningJob) {
   EXPECT_EQ(estimate_remaining(milliseconds(100'000), 0, {{milliseconds(10'000), 2}}, 8),
             milliseconds(40'000));
 }
-
-// A pipe whose read end is drained without blocking.
-class Pipe {
- public:
-  Pipe() {
-    int fds[2];
-    if (::pipe(fds) != 0) std::abort();
-    m_read = fds[0];
-    m_write = fds[1];
-    ::fcntl(m_read, F_SETFL, O_NONBLOCK);
-  }
-  ~Pipe() {
-    ::close(m_read);
-    ::close(m_write);
-  }
-  int write_fd() const { return m_write; }
-  std::string drain() {
-    std::string text;
-    char buffer[4096];
-    ssize_t n;
-    while ((n = ::read(m_read, buffer, sizeof buffer)) > 0) text.append(buffer, n);
-    return text;
-  }
-
- private:
-  int m_read = -1;
-  int m_write = -1;
-};
 
 class EnvVar {
  public:

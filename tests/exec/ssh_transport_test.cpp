@@ -140,6 +140,13 @@ class SshTransportTest : public ::testing::Test {
   // An ssh configuration of the test's own: ~/.ssh/config is never read.
   std::string empty_ssh_config() { return m_dir.write("empty_ssh_config", ""); }
 
+  // A known_hosts file ("kh") that trusts these servers.
+  std::string known_hosts_of(std::initializer_list<const Sshd*> servers) {
+    std::string text;
+    for (const Sshd* server : servers) text += server->known_hosts_line() + "\n";
+    return m_dir.write("kh", text);
+  }
+
   // A known_hosts line for `sshd`'s address with a key that is not its own.
   std::string other_host_key_line(const Sshd& sshd) {
     generate_key(m_dir.file("other_host_key"), "ed25519");
@@ -874,9 +881,8 @@ class SshConfigTransportTest : public SshTransportTest {
 
   // write_jump_config with a known_hosts file that trusts both hosts.
   std::string trusting_jump_config(const JumpPair& pair) {
-    std::string known_hosts = m_dir.write(
-        "kh", pair.jump->known_hosts_line() + "\n" + pair.target->known_hosts_line() + "\n");
-    return write_jump_config(*pair.target, *pair.jump, known_hosts);
+    return write_jump_config(*pair.target, *pair.jump,
+                             known_hosts_of({pair.jump.get(), pair.target.get()}));
   }
 
   // "Host ALIAS" with everything needed to reach `sshd`, then `extra` lines.
@@ -913,7 +919,7 @@ class SshConfigTransportTest : public SshTransportTest {
 TEST_F(SshConfigTransportTest, AliasFromPatternsAndIncludeReachesTheHost) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
-  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({sshd.get()});
   m_dir.write("ssh_config.d/gpu.conf",
               "Host gpu-one\n  Port " + std::to_string(sshd->port()) + "\n");
   std::string config = m_dir.write(
@@ -939,7 +945,7 @@ TEST_F(SshConfigTransportTest, AliasFromPatternsAndIncludeReachesTheHost) {
 TEST_F(SshConfigTransportTest, UserAndPortWrittenInlineWinOverTheConfig) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
-  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({sshd.get()});
   std::string config =
       m_dir.write("ssh_config",
                   "Host gpu-one\n  HostName 127.0.0.1\n  Port 1\n  User nobody-here\n"
@@ -1069,9 +1075,7 @@ TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
   shared.client_key = outer->client_key();
   auto target = start_sshd(shared, "target");
   ASSERT_TRUE(inner && target);
-  std::string known_hosts =
-      m_dir.write("kh", outer->known_hosts_line() + "\n" + inner->known_hosts_line() + "\n" +
-                            target->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({outer.get(), inner.get(), target.get()});
   // "far" names both hops; "near" reaches inner, whose own ProxyJump is outer.
   std::string config = m_dir.write(
       "ssh_config", host_block("far", *target, known_hosts, "  ProxyJump outer,inner\n") +
@@ -1105,9 +1109,7 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
   auto first = start_sshd(shared, "first");
   auto second = start_sshd(shared, "second");
   ASSERT_TRUE(first && second);
-  std::string known_hosts =
-      m_dir.write("kh", jump->known_hosts_line() + "\n" + first->known_hosts_line() + "\n" +
-                            second->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({jump.get(), first.get(), second.get()});
   std::string config = m_dir.write(
       "ssh_config", host_block("first", *first, known_hosts, "  ProxyJump bastion\n") +
                         host_block("second", *second, known_hosts, "  ProxyJump bastion\n") +
@@ -1152,7 +1154,7 @@ TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
 TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
   auto target = start_sshd();
   RUNNER_REQUIRE_SSHD(target);
-  std::string known_hosts = m_dir.write("kh", target->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({target.get()});
   // The jump host's key is not known.
   SshdOptions shared;
   shared.client_key = target->client_key();
@@ -1175,7 +1177,7 @@ TEST_F(SshConfigTransportTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
   auto& [jump, target] = hosts;
-  std::string known_hosts = m_dir.write("kh", jump->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({jump.get()});
   std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
   TransportError error = failure_of(*transport);
@@ -1240,7 +1242,7 @@ TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
   sshd_options.log_level = "INFO";
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({sshd.get()});
   // Keys the server refuses come first: each handshake stays unauthenticated
   // (counted by MaxStartups) a little longer, as with a real user's key list.
   std::string refused_keys;
@@ -1291,8 +1293,7 @@ TEST_F(SshTransportTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
   ASSERT_TRUE(second);
   std::vector<std::string> asked;
   SshOptions options = options_for(*first);
-  options.known_hosts =
-      m_dir.write("kh", first->known_hosts_line() + "\n" + second->known_hosts_line() + "\n");
+  options.known_hosts = known_hosts_of({first.get(), second.get()});
   options.ask_passphrase = [&](const std::string& key) -> std::optional<std::string> {
     asked.push_back(key);
     return asked.size() == 1 ? "wrong guess" : "open sesame";
@@ -1317,7 +1318,7 @@ TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
   ASSERT_TRUE(agent.add(sshd->client_key()));
   std::string stranger = m_dir.file("stranger_ed25519");
   generate_key(stranger, "ed25519");
-  std::string known_hosts = m_dir.write("kh", sshd->known_hosts_line() + "\n");
+  std::string known_hosts = known_hosts_of({sshd.get()});
   for (bool identities_only : {false, true}) {
     SCOPED_TRACE(identities_only ? "IdentitiesOnly yes" : "IdentitiesOnly no");
     std::string config = m_dir.write(

@@ -2,6 +2,8 @@
 // runner/exec/launcher.h). Pure.
 #include "runner/exec/launcher.h"
 
+#include <string.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -67,8 +69,11 @@ bool EndMarkerScanner::feed(std::string_view bytes,
     m_held.append(bytes);
     text = m_held;
   }
-  size_t found = text.find(m_token);
-  if (found != std::string_view::npos) {
+  // memmem skips ahead by pairs of bytes; find() stops at every byte that
+  // matches the token's first, which is a letter common in output.
+  const void* at = memmem(text.data(), text.size(), m_token.data(), m_token.size());
+  if (at != nullptr) {
+    size_t found = static_cast<size_t>(static_cast<const char*>(at) - text.data());
     if (found > 0) emit(text.substr(0, found));
     std::string rest(text.substr(found + m_token.size()));
     m_held = std::move(rest);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "runner/ui/exit_text.h"
+
 namespace runner {
 
 RunReporter::RunReporter(const Fleet& fleet, Console& console, Journal& journal, JobLogs& logs)
@@ -59,14 +61,9 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
     m_slot_usage[slot].busy += duration;
     ++m_slot_usage[slot].jobs;
   }
-  std::string why = !exit.error.empty()    ? exit.error
-                    : exit.cancelled       ? "cancelled"
-                    : exit.timed_out       ? "timed out"
-                    : !exit.signal.empty() ? "killed by " + exit.signal
-                                           : fmt::format("exit {}", exit.code);
   if (job.will_rerun) {
-    m_console.warn(fmt::format("#{} [{}] {}; running it again", job.id, job.label,
-                               exit.lost && exit.error.empty() ? "lost" : why));
+    m_console.warn(
+        fmt::format("#{} [{}] {}; running it again", job.id, job.label, describe_exit(exit)));
     return;
   }
   FinishedJob finished;
@@ -76,10 +73,9 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
   finished.exit = exit;
   finished.log_path = m_logs.path(job.id);
   finished.duration = duration;
-  finished.cancelled = exit.cancelled;
   m_finished.push_back(std::move(finished));
   if (!exit.succeeded() && !exit.cancelled)
-    m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label, why));
+    m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label, describe_exit(exit)));
 }
 
 void RunReporter::checkpoint() { m_journal.sync(); }

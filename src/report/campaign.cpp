@@ -17,15 +17,13 @@
 
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
+#include "runner/ui/exit_text.h"
 
 namespace runner {
 
 namespace {
 
 using nlohmann::json;
-
-// describe_end without timeouts, cancellations and reruns.
-std::string describe_outcome(const CampaignJob& job);
 
 std::string text_of(const json& record, const char* key) {
   auto it = record.find(key);
@@ -289,37 +287,24 @@ Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
 }
 
 std::string describe_end(const CampaignJob& job) {
-  std::string how = [&]() -> std::string {
-    std::string killed = !job.signal.empty()  ? "killed by " + job.signal
-                         : !job.error.empty() ? job.error
-                                              : fmt::format("exit {}", job.exit.value_or(-1));
-    if (job.outcome == JobOutcome::failed && job.timed_out) return "timed out (" + killed + ")";
-    if (job.outcome == JobOutcome::failed && job.cancelled) return "cancelled (" + killed + ")";
-    return std::string();
-  }();
-  if (how.empty()) how = describe_outcome(job);
+  std::string how;
+  if (job.outcome == JobOutcome::running) {
+    how = "running";
+  } else if (job.outcome == JobOutcome::unknown) {
+    how = "unknown: the runner stopped before it ended";
+  } else {
+    JobExit exit;
+    exit.code = job.exit.value_or(-1);
+    exit.signal = job.signal;
+    exit.error = job.error;
+    exit.lost = job.outcome == JobOutcome::lost;
+    // A job that ended well while it was being stopped is not called stopped.
+    exit.timed_out = job.outcome == JobOutcome::failed && job.timed_out;
+    exit.cancelled = job.outcome == JobOutcome::failed && job.cancelled;
+    how = describe_exit(exit);
+  }
   return job.rerun ? how + ", run again" : how;
 }
-
-namespace {
-
-std::string describe_outcome(const CampaignJob& job) {
-  switch (job.outcome) {
-    case JobOutcome::running:
-      return "running";
-    case JobOutcome::unknown:
-      return "unknown: the runner stopped before it ended";
-    case JobOutcome::lost:
-      return job.error.empty() ? "lost" : "lost: " + job.error;
-    default:
-      break;
-  }
-  if (!job.error.empty()) return job.error;
-  if (!job.signal.empty()) return "killed by " + job.signal;
-  return fmt::format("exit {}", job.exit.value_or(-1));
-}
-
-}  // namespace
 
 SystemTime job_end_time(const CampaignJob& job, const CampaignRun* run, SystemTime now) {
   if (job.end) return std::max(job.start, job.start + job.duration);

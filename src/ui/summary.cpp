@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "runner/ui/exit_text.h"
+
 namespace runner {
 
 namespace {
@@ -14,27 +16,8 @@ enum class Outcome { succeeded, failed, lost, cancelled };
 Outcome outcome_of(const FinishedJob& job) {
   if (job.exit.lost) return Outcome::lost;
   if (job.exit.succeeded()) return Outcome::succeeded;
-  if (job.cancelled) return Outcome::cancelled;
+  if (job.exit.cancelled) return Outcome::cancelled;
   return Outcome::failed;
-}
-
-std::string reason_of(const FinishedJob& job) {
-  std::string how;
-  if (!job.exit.error.empty()) {
-    how = job.exit.error;
-  } else if (!job.exit.signal.empty()) {
-    how = "killed by " + job.exit.signal;
-  } else {
-    how = fmt::format("exit {}", job.exit.code);
-  }
-  switch (outcome_of(job)) {
-    case Outcome::lost:
-      return job.exit.error.empty() ? "lost" : "lost: " + job.exit.error;
-    case Outcome::cancelled:
-      return "cancelled (" + how + ")";
-    default:
-      return how;
-  }
 }
 
 std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
@@ -124,7 +107,7 @@ std::string format_summary(const std::vector<FinishedJob>& jobs,
     const FinishedJob& job = *unsuccessful[i];
     text += fmt::format("  #{}", job.id);
     if (!job.label.empty()) text += " [" + job.label + "]";
-    text += " " + reason_of(job);
+    text += " " + describe_exit(job.exit);
     if (job.duration.count() > 0) text += " after " + format_duration(job.duration);
     if (!job.log_path.empty()) text += " — log: " + job.log_path;
     text += "\n";

@@ -56,7 +56,7 @@ TEST(Summary, LostAndCancelledAreCountedApart) {
   lost.exit.error = "connection to node01 dropped";
   FinishedJob cancelled = job(6, -1);
   cancelled.exit.signal = "INT";
-  cancelled.cancelled = true;
+  cancelled.exit.cancelled = true;
   std::string text = format_summary({job(1, 0), job(2, 1), lost, cancelled}, milliseconds(500));
   EXPECT_EQ(text.substr(0, text.find('\n')),
             "runner: 4 jobs: 1 succeeded, 1 failed, 1 lost, 1 cancelled; wall time 500ms");

@@ -21,7 +21,6 @@ struct FinishedJob {
   JobExit exit;
   std::string log_path;  // empty if there is none
   std::chrono::milliseconds duration{0};
-  bool cancelled = false;  // the runner itself stopped it (interrupt)
 };
 
 // "850ms", "4.2s", "3m 05s", "2h 03m 10s", "3d 04h 05m".

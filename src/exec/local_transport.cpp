@@ -1,6 +1,8 @@
 // Local slots: each job is `sh -c <command>` spawned as a child in its own
 // process group, stdin from /dev/null, stdout and stderr through
-// non-blocking pipes; a pidfd tells when it exits.
+// non-blocking pipes; a pidfd tells when it exits. The job ends when its
+// shell exits, as over SSH: processes it left running may hold the pipes,
+// and what they write afterwards is not kept.
 #include "runner/exec/local_transport.h"
 
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -24,6 +27,10 @@ namespace runner {
 
 namespace {
 
+// How much of one pipe a step reads, so that a fast writer leaves the event
+// loop to the others between steps.
+constexpr size_t k_read_share = 256 * 1024;
+
 std::string signal_name(int signal) {
   const char* abbrev = sigabbrev_np(signal);
   return abbrev ? abbrev : fmt::format("SIG{}", signal);
@@ -34,8 +41,6 @@ struct LocalJob {
   pid_t pid = -1;
   int pidfd = -1;
   std::array<int, 2> pipes{-1, -1};  // stdout, stderr read ends
-  bool reaped = false;
-  JobExit exit;
 };
 
 class LocalTransport final : public HostTransport {
@@ -44,10 +49,8 @@ class LocalTransport final : public HostTransport {
 
   ~LocalTransport() override {
     for (auto& [id, job] : m_jobs) {
-      if (!job.reaped) {
-        kill(-job.pid, SIGKILL);
-        waitpid(job.pid, nullptr, 0);
-      }
+      kill(-job.pid, SIGKILL);
+      waitpid(job.pid, nullptr, 0);
       close_job_fds(job);
     }
   }
@@ -80,7 +83,7 @@ class LocalTransport final : public HostTransport {
     for (auto& [id, job] : m_jobs) {
       for (int fd : job.pipes)
         if (fd >= 0) out.push_back({fd, POLLIN, 0});
-      if (!job.reaped) out.push_back({job.pidfd, POLLIN, 0});
+      out.push_back({job.pidfd, POLLIN, 0});
     }
   }
 
@@ -88,14 +91,13 @@ class LocalTransport final : public HostTransport {
     for (auto it = m_jobs.begin(); it != m_jobs.end();) {
       JobId id = it->first;
       LocalJob& job = it->second;
-      drain(id, job);
-      if (!job.reaped) reap(job);
-      if (job.reaped && job.pipes[0] < 0 && job.pipes[1] < 0) {
-        JobExit exit = job.exit;
+      if (std::optional<JobExit> exit = reap(job)) {
+        drain_after_exit(id, job);
         close_job_fds(job);
         it = m_jobs.erase(it);
-        m_events.job_exited(id, exit);
+        m_events.job_exited(id, *exit);
       } else {
+        for (int stream = 0; stream < 2; ++stream) drain(id, job, stream, k_read_share);
         ++it;
       }
     }
@@ -154,40 +156,46 @@ class LocalTransport final : public HostTransport {
     return {};
   }
 
-  void drain(JobId id, LocalJob& job) {
+  // Reads up to `limit` bytes of one pipe, as far as it holds any.
+  void drain(JobId id, LocalJob& job, int stream, size_t limit) {
     char buffer[65536];
-    for (int stream = 0; stream < 2; ++stream) {
-      int& fd = job.pipes[stream];
-      while (fd >= 0) {
-        ssize_t n = read(fd, buffer, sizeof buffer);
-        if (n > 0) {
-          m_events.job_output(id, stream == 0 ? OutputStream::out : OutputStream::err,
-                              std::string_view(buffer, static_cast<size_t>(n)));
-          if (static_cast<size_t>(n) < sizeof buffer) break;
-        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-          close(fd);
-          fd = -1;
-        } else if (errno == EAGAIN) {
-          break;
-        }
+    int& fd = job.pipes[stream];
+    for (size_t taken = 0; fd >= 0 && taken < limit;) {
+      ssize_t n = read(fd, buffer, std::min(sizeof buffer, limit - taken));
+      if (n > 0) {
+        taken += static_cast<size_t>(n);
+        m_events.job_output(id, stream == 0 ? OutputStream::out : OutputStream::err,
+                            std::string_view(buffer, static_cast<size_t>(n)));
+      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        close(std::exchange(fd, -1));
+      } else if (errno == EAGAIN) {
+        break;
       }
     }
   }
 
-  static void reap(LocalJob& job) {
+  // Once the shell has exited, everything it wrote is in the pipes, ahead
+  // of anything written since: a pipe's capacity holds all of it.
+  void drain_after_exit(JobId id, LocalJob& job) {
+    for (int stream = 0; stream < 2; ++stream) {
+      int fd = job.pipes[stream];
+      if (fd < 0) continue;
+      int capacity = fcntl(fd, F_GETPIPE_SZ);
+      drain(id, job, stream, capacity > 0 ? static_cast<size_t>(capacity) : k_read_share);
+    }
+  }
+
+  // How the shell ended, once it has.
+  static std::optional<JobExit> reap(const LocalJob& job) {
     int status = 0;
-    pid_t r = waitpid(job.pid, &status, WNOHANG);
-    if (r != job.pid) return;
-    job.reaped = true;
+    if (waitpid(job.pid, &status, WNOHANG) != job.pid) return std::nullopt;
+    JobExit exit;
     if (WIFEXITED(status)) {
-      job.exit.code = WEXITSTATUS(status);
+      exit.code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
-      job.exit.signal = signal_name(WTERMSIG(status));
+      exit.signal = signal_name(WTERMSIG(status));
     }
-    if (job.pidfd >= 0) {
-      close(job.pidfd);
-      job.pidfd = -1;
-    }
+    return exit;
   }
 
   static void close_job_fds(LocalJob& job) {

@@ -102,5 +102,32 @@ TEST_F(Local, CarriageReturnsPassThroughUntouched) {
   EXPECT_EQ(events.out[1], "10%\r50%\r100%\n");
 }
 
+TEST_F(Local, OutputLargerThanThePipeIsKeptWhole) {
+  // Several read shares' worth, most of it still unread when the shell exits.
+  transport->start_job(1, "head -c 3000000 /dev/zero | tr '\\0' x; printf end >&2");
+  run_until_exited(1);
+  EXPECT_EQ(events.out[1], std::string(3'000'000, 'x'));
+  EXPECT_EQ(events.err[1], "end");
+  EXPECT_TRUE(events.exits[1].succeeded());
+}
+
+TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
+  // The leftover keeps both pipes open and busy; the job still ends with its
+  // shell, with everything the shell wrote.
+  transport->start_job(1, "(while :; do echo leftover; echo leftover >&2; done) &"
+                          " sleep 0.2; echo last; echo last >&2; exit 4");
+  run_until_exited(1);
+  EXPECT_EQ(events.exits[1].code, 4);
+  for (const std::string& text : {events.out[1], events.err[1]}) {
+    ASSERT_GE(text.size(), 5u);
+    EXPECT_NE(text.find("last\n"), std::string::npos) << text.substr(text.size() > 200 ? text.size() - 200 : 0);
+  }
+  EXPECT_TRUE(transport->idle());
+  // The leftover's next write after the pipes closed ended it (SIGPIPE).
+  long pgid = events.pgid[1];
+  for (int i = 0; i < 100 && testing::live_group_members(pgid) > 0; ++i) usleep(20000);
+  EXPECT_EQ(testing::live_group_members(pgid), 0) << "the leftover writer outlived its pipes";
+}
+
 }  // namespace
 }  // namespace runner

@@ -27,10 +27,6 @@ namespace runner {
 
 namespace {
 
-// How much of one pipe a step reads, so that a fast writer leaves the event
-// loop to the others between steps.
-constexpr size_t k_read_share = 256 * 1024;
-
 std::string signal_name(int signal) {
   const char* abbrev = sigabbrev_np(signal);
   return abbrev ? abbrev : fmt::format("SIG{}", signal);
@@ -97,7 +93,7 @@ class LocalTransport final : public HostTransport {
         it = m_jobs.erase(it);
         m_events.job_exited(id, *exit);
       } else {
-        for (int stream = 0; stream < 2; ++stream) drain(id, job, stream, k_read_share);
+        for (int stream = 0; stream < 2; ++stream) drain(id, job, stream, k_output_share);
         ++it;
       }
     }
@@ -181,7 +177,7 @@ class LocalTransport final : public HostTransport {
       int fd = job.pipes[stream];
       if (fd < 0) continue;
       int capacity = fcntl(fd, F_GETPIPE_SZ);
-      drain(id, job, stream, capacity > 0 ? static_cast<size_t>(capacity) : k_read_share);
+      drain(id, job, stream, capacity > 0 ? static_cast<size_t>(capacity) : k_output_share);
     }
   }
 

@@ -35,8 +35,6 @@ constexpr auto k_disconnect_grace = std::chrono::seconds(2);
 // passed on line by line; past this much without it, stop looking.
 constexpr size_t k_max_head = 64 * 1024;
 constexpr size_t k_first_bytes_kept = 512;
-// How much of one stream of a channel is read in one step.
-constexpr size_t k_read_share = 256 * 1024;
 // How often a connection waiting for its turn at the handshake limit looks again.
 constexpr auto k_gate_poll = std::chrono::milliseconds(10);
 
@@ -1065,7 +1063,7 @@ SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
     // A job that writes as fast as the link carries would otherwise keep
     // this loop (and the whole event loop) to itself: take a share, and
     // come back at once (m_progressed) for the rest.
-    for (size_t taken = 0; taken < k_read_share;) {
+    for (size_t taken = 0; taken < k_output_share;) {
       ssize_t got = libssh2_channel_read_ex(channel.handle, stream, buffer, sizeof buffer);
       if (got > 0) {
         m_progressed = true;

@@ -61,7 +61,9 @@ TEST_F(JobLogsTest, LongLogsWrittenBehindKeepEveryByteAcrossReruns) {
     JobLogs logs(m_dir);
     ASSERT_TRUE(logs.open(1));
     for (int i = 0; i < 700; ++i) {
-      if (i == 400) ASSERT_TRUE(logs.open(1, true));
+      if (i == 400) {
+        ASSERT_TRUE(logs.open(1, true));
+      }
       ASSERT_TRUE(logs.append(1, chunk(i)));
       expected += chunk(i);
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,10 @@ namespace runner {
 using JobId = std::uint64_t;
 
 enum class OutputStream { out, err };
+
+// How much of one output stream of a job a transport reads in one step, so
+// that a job writing as fast as it can leaves the event loop to the others.
+inline constexpr std::size_t k_output_share = 256 * 1024;
 
 // How a job ended.
 struct JobExit {

@@ -24,6 +24,9 @@ import tempfile
 import time
 from datetime import datetime, timezone
 
+import compare
+from table import fmt, markdown_table
+
 MIB = 1024 * 1024
 
 # Full-size runs: the scenarios of the performance table in README.md.
@@ -821,23 +824,7 @@ class Bench:
                     rows.append((name, entry["measure"], fmt(med.get("runner")), peer,
                                  fmt(med.get(peer)), fmt(result["ratio"]), result["target"],
                                  status))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = []
-        for k, row in enumerate(rows):
-            lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |")
-            if k == 0:
-                lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-        return "\n".join(lines)
-
-
-def fmt(value):
-    if value is None:
-        return "-"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
+        return markdown_table(rows)
 
 
 def machine_info():
@@ -901,8 +888,12 @@ def main():
     parser.add_argument("--keep-shell-rc", action="store_true",
                         help="let the remote login shell source ~/.bashrc as plain sshd does")
     parser.add_argument("--strict", action="store_true", help="exit 3 when a target is missed")
+    parser.add_argument("--compare", metavar="BEFORE_JSON",
+                        help="also print how the figures changed since an earlier results file")
     args = parser.parse_args()
     sizes = dict(SMOKE if args.smoke else FULL)
+    # Read now: the new figures may be written over it.
+    before = compare.load(args.compare) if args.compare else None
     if args.reps:
         sizes["reps"] = args.reps
     chosen = args.only.split(",") if args.only else SCENARIOS
@@ -974,6 +965,8 @@ def main():
     print(f"\n{info['cpu']}, {info['cores']} cores, {info['memory']}; load average "
           f"{info['load_average_at_start'][0]:.2f} at start, "
           f"{info['load_average_at_end'][0]:.2f} at end; {document['duration_s']} s")
+    if before:
+        print("\n" + compare.comparison(before, document))
     log(f"figures written to {args.json}")
     if failed:
         log(f"failed: {', '.join(failed)}")

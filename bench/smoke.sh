@@ -32,3 +32,21 @@ if problems:
     sys.exit("bench smoke: " + "; ".join(problems))
 print(f"bench smoke: {len(scenarios)} figures from every scenario and peer")
 PY
+# compare.py against the same figures, with runner made twice as fast.
+python3 - "$here" "$json" <<'PY'
+import copy, sys
+sys.path.insert(0, sys.argv[1])
+import compare
+before = compare.load(sys.argv[2])
+after = copy.deepcopy(before)
+for entry in after["scenarios"].values():
+    median = entry["median"]
+    median["runner"] *= 2 if entry["higher_is_better"] else 0.5
+text = compare.comparison(before, after)
+rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+for name in ("queue_true_jobs", "serial_true_jobs", "stream_throughput"):
+    cells = [cell.strip() for cell in rows.get(name, "").split("|")]
+    if len(cells) < 6 or cells[5] != "2.00":
+        sys.exit(f"bench smoke: compare.py does not show {name} twice as fast:\n{text}")
+print("bench smoke: compare.py reads the figures and tells better from worse")
+PY

@@ -9,26 +9,16 @@
 #include <vector>
 
 #include "runner/config/config_error.h"
+#include "support/job_text.h"
 
 namespace runner {
 namespace {
 
+using testing::describe;
+
 QueueEntry entry_from(const std::string& yaml) {
   YAML::Node root = YAML::Load(yaml);
   return parse_queue_entry(root[0], "queue.yaml");
-}
-
-std::string describe(const JobSpec& job) {
-  std::string out = job.command;
-  for (const auto& [name, value] : job.params) out += " " + name + "=" + value;
-  if (job.slots != 1) out += " slots=" + std::to_string(job.slots);
-  return out;
-}
-
-std::vector<std::string> describe(const std::vector<JobSpec>& jobs) {
-  std::vector<std::string> out;
-  for (const auto& job : jobs) out.push_back(describe(job));
-  return out;
 }
 
 std::vector<std::string> key_names(const QueueEntry& entry) {

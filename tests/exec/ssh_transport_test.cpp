@@ -5,9 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +24,7 @@
 #include <vector>
 
 #include "runner/exec/shell.h"
+#include "support/loopback_port.h"
 #include "support/process.h"
 #include "support/ssh_agent.h"
 #include "support/sshd.h"
@@ -78,27 +77,34 @@ class Recorder : public TransportEvents {
   std::function<void(JobId, OutputStream)> on_output;
 };
 
-// Polls and steps the transport until `done` or a safety timeout.
-bool run_until(HostTransport& transport, const std::function<bool()>& done,
-               std::chrono::milliseconds limit = 20s) {
+// Steps several transports in one poll loop until `done` or a safety timeout.
+bool run_all_until(const std::vector<HostTransport*>& transports, const std::function<bool()>& done,
+                   std::chrono::milliseconds limit = 20s) {
   auto give_up = Clock::now() + limit;
   while (!done()) {
     Clock::time_point now = Clock::now();
     if (now >= give_up) return false;
     std::vector<pollfd> fds;
-    transport.poll_fds(fds);
     Clock::time_point wake = give_up;
-    if (std::optional<Clock::time_point> deadline = transport.deadline()) {
-      wake = std::min(wake, *deadline);
+    for (HostTransport* transport : transports) {
+      transport->poll_fds(fds);
+      if (auto deadline = transport->deadline()) wake = std::min(wake, *deadline);
     }
     auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
     if (timeout < 0) timeout = 0;
     // Round up so a deadline a fraction of a millisecond away is not spun on.
     if (wake > now && timeout == 0) timeout = 1;
     poll(fds.data(), fds.size(), static_cast<int>(timeout));
-    transport.step(Clock::now());
+    now = Clock::now();
+    for (HostTransport* transport : transports) transport->step(now);
   }
   return true;
+}
+
+// Polls and steps the transport until `done` or a safety timeout.
+bool run_until(HostTransport& transport, const std::function<bool()>& done,
+               std::chrono::milliseconds limit = 20s) {
+  return run_all_until({&transport}, done, limit);
 }
 
 // Steps `transport` until it reports ready or failed: success if ready.
@@ -137,6 +143,13 @@ class SshTransportTest : public ::testing::Test {
     return Sshd::start(m_dir.file(name), options);
   }
 
+  // Starts another sshd, named `name`, that accepts the client key of `first`.
+  std::unique_ptr<Sshd> start_sshd_sharing_key(const Sshd& first, const std::string& name,
+                                               SshdOptions options = {}) {
+    options.client_key = first.client_key();
+    return start_sshd(options, name);
+  }
+
   // An ssh configuration of the test's own: ~/.ssh/config is never read.
   std::string empty_ssh_config() { return m_dir.write("empty_ssh_config", ""); }
 
@@ -166,6 +179,15 @@ class SshTransportTest : public ::testing::Test {
     options.known_hosts = m_dir.write("known_hosts", sshd.known_hosts_line() + "\n");
     options.use_agent = false;
     options.connect_timeout = 10s;
+    return options;
+  }
+
+  // Options that trust no host and use no agent, for a port with no sshd.
+  SshOptions options_trusting_nothing() {
+    SshOptions options;
+    options.config_file = empty_ssh_config();
+    options.use_agent = false;
+    options.known_hosts = m_dir.write("known_hosts", "");
     return options;
   }
 
@@ -214,15 +236,35 @@ class SshTransportTest : public ::testing::Test {
     return m_events.failure.value_or(TransportError{});
   }
 
+  // Connects to 127.0.0.1:`port` and waits for the failure.
+  TransportError failure_connecting_to(int port, const SshOptions& options) {
+    HostAddress address;
+    address.host = "127.0.0.1";
+    address.port = port;
+    auto transport = make_ssh_transport(0, address, options, m_events);
+    transport->connect();
+    return failure_of(*transport);
+  }
+
   TempDir m_dir;
   Recorder m_events;
 };
 
-TEST_F(SshTransportTest, RunsEchoAndReportsOutputAndExit) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  JobExit exit = run_job(*transport, "echo hi");
+// Starts each test with a transport ready on one sshd with default options.
+class ReadySshTransportTest : public SshTransportTest {
+ protected:
+  void SetUp() override {
+    m_sshd = start_sshd();
+    RUNNER_REQUIRE_SSHD(m_sshd);
+    m_transport = ready_transport(*m_sshd, options_for(*m_sshd));
+  }
+
+  std::unique_ptr<Sshd> m_sshd;
+  std::unique_ptr<HostTransport> m_transport;
+};
+
+TEST_F(ReadySshTransportTest, RunsEchoAndReportsOutputAndExit) {
+  JobExit exit = run_job(*m_transport, "echo hi");
   EXPECT_EQ(m_events.out[1], "hi\n");
   EXPECT_EQ(m_events.err[1], "");
   EXPECT_EQ(exit.code, 0);
@@ -231,66 +273,52 @@ TEST_F(SshTransportTest, RunsEchoAndReportsOutputAndExit) {
   EXPECT_EQ(m_events.log, (std::vector<std::string>{"ready", "started 1", "exited 1"}));
 }
 
-TEST_F(SshTransportTest, ReportsExitCode) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  JobExit exit = run_job(*transport, "exit 3");
+TEST_F(ReadySshTransportTest, ReportsExitCode) {
+  JobExit exit = run_job(*m_transport, "exit 3");
   EXPECT_EQ(exit.code, 3);
   EXPECT_EQ(exit.signal, "");
   EXPECT_EQ(exit.error, "");
   EXPECT_FALSE(exit.succeeded());
 }
 
-TEST_F(SshTransportTest, KeepsStderrSeparate) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  run_job(*transport, "echo to-out; echo to-err >&2; echo more-out");
+TEST_F(ReadySshTransportTest, KeepsStderrSeparate) {
+  run_job(*m_transport, "echo to-out; echo to-err >&2; echo more-out");
   EXPECT_EQ(m_events.out[1], "to-out\nmore-out\n");
   EXPECT_EQ(m_events.err[1], "to-err\n");
 }
 
-TEST_F(SshTransportTest, RunsNastyCommandExactlyAsWritten) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+TEST_F(ReadySshTransportTest, RunsNastyCommandExactlyAsWritten) {
   std::string command =
       "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash' \"tab\tx\"\n"
       "echo 'multi\nline'; echo \"arith $((6 * 7))\"; echo '`not run`' \"a\\\\b\"";
-  JobExit exit = run_job(*transport, command);
+  JobExit exit = run_job(*m_transport, command);
   EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[1];
   EXPECT_EQ(m_events.out[1], testing::sh_output(command));
   EXPECT_NE(m_events.out[1].find("single 'quoted'|dollar $HOME|back\\slash|"), std::string::npos);
 }
 
-TEST_F(SshTransportTest, StreamsLargeOutputCompletely) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  JobExit exit = run_job(*transport, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done >&2");
+TEST_F(ReadySshTransportTest, StreamsLargeOutputCompletely) {
+  JobExit exit =
+      run_job(*m_transport, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done >&2");
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_EQ(m_events.out[1].size(), 3000001u);
   EXPECT_EQ(m_events.out[1].find_first_not_of('x'), 3000000u);
   EXPECT_EQ(m_events.err[1], "done\n");
 }
 
-TEST_F(SshTransportTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+TEST_F(ReadySshTransportTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
   constexpr size_t k_total = 32u << 20;
-  transport->start_job(1, "head -c " + std::to_string(k_total) + " /dev/zero");
+  m_transport->start_job(1, "head -c " + std::to_string(k_total) + " /dev/zero");
   size_t most_in_one_step = 0;
   size_t before = 0;
   auto give_up = Clock::now() + 60s;
   while (!m_events.exits.count(1) && Clock::now() < give_up) {
     std::vector<pollfd> fds;
-    transport->poll_fds(fds);
-    std::optional<Clock::time_point> deadline = transport->deadline();
+    m_transport->poll_fds(fds);
+    std::optional<Clock::time_point> deadline = m_transport->deadline();
     int timeout = deadline && *deadline <= Clock::now() ? 0 : 100;
     poll(fds.data(), fds.size(), timeout);
-    transport->step(Clock::now());
+    m_transport->step(Clock::now());
     most_in_one_step = std::max(most_in_one_step, m_events.out[1].size() - before);
     before = m_events.out[1].size();
   }
@@ -299,11 +327,8 @@ TEST_F(SshTransportTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
   EXPECT_LE(most_in_one_step, 1u << 20) << "one step read this much of the stream";
 }
 
-TEST_F(SshTransportTest, ReportsPgidOfTheRemoteProcessGroup) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  run_job(*transport, "ps -o pgid= $$");
+TEST_F(ReadySshTransportTest, ReportsPgidOfTheRemoteProcessGroup) {
+  run_job(*m_transport, "ps -o pgid= $$");
   ASSERT_TRUE(m_events.pgids.count(1));
   EXPECT_EQ(std::stol(m_events.out[1]), m_events.pgids[1]);
 }
@@ -355,29 +380,24 @@ TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
   EXPECT_LE(servers.size(), 10u);
 }
 
-TEST_F(SshTransportTest, OneConnectionSufficesForFewJobs) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  for (JobId job = 1; job <= 5; ++job) transport->start_job(job, "echo ${SSH_CONNECTION#* }; sleep 0.1");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == 5; }));
+TEST_F(ReadySshTransportTest, OneConnectionSufficesForFewJobs) {
+  for (JobId job = 1; job <= 5; ++job)
+    m_transport->start_job(job, "echo ${SSH_CONNECTION#* }; sleep 0.1");
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.size() == 5; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= 5; ++job) servers.insert(m_events.out[job]);
   EXPECT_EQ(servers.size(), 1u);
 }
 
-TEST_F(SshTransportTest, SignalEndsJobAndItsChildren) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  transport->start_job(1, "sleep 60 & echo $!; wait");
-  ASSERT_TRUE(run_until(*transport, [&] {
+TEST_F(ReadySshTransportTest, SignalEndsJobAndItsChildren) {
+  m_transport->start_job(1, "sleep 60 & echo $!; wait");
+  ASSERT_TRUE(run_until(*m_transport, [&] {
     return m_events.pgids.count(1) && m_events.out[1].find('\n') != std::string::npos;
   }));
   pid_t child = std::stoi(m_events.out[1]);
   ASSERT_TRUE(testing::process_running(child));
-  transport->signal_job(1, SIGTERM);
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.count(1) > 0; }));
+  m_transport->signal_job(1, SIGTERM);
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal, "TERM");
   EXPECT_FALSE(m_events.exits[1].succeeded());
   EXPECT_EQ(m_events.exits[1].error, "");
@@ -401,13 +421,10 @@ TEST_F(SshTransportTest, SignalReachesJobWhenItsConnectionIsFull) {
   EXPECT_EQ(m_events.exits[1].signal, "KILL");
 }
 
-TEST_F(SshTransportTest, SignalBeforeStartCancelsTheJob) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  transport->start_job(1, "touch " + m_dir.file("ran"));
-  transport->signal_job(1, SIGTERM);
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.count(1) > 0; }));
+TEST_F(ReadySshTransportTest, SignalBeforeStartCancelsTheJob) {
+  m_transport->start_job(1, "touch " + m_dir.file("ran"));
+  m_transport->signal_job(1, SIGTERM);
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal, "TERM");
   EXPECT_NE(m_events.exits[1].error.find("before it started"), std::string::npos);
   EXPECT_EQ(m_events.pgids.count(1), 0u);
@@ -556,66 +573,31 @@ TEST_F(SshTransportTest, AgentIdentityAuthenticates) {
 }
 
 TEST_F(SshTransportTest, ClosedPortIsAConnectError) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof addr;
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length), 0);
-  int port = ntohs(addr.sin_port);
-  close(fd);
-
-  HostAddress address;
-  address.host = "127.0.0.1";
-  address.port = port;
-  SshOptions options;
-  options.config_file = empty_ssh_config();
-  options.use_agent = false;
-  options.known_hosts = m_dir.write("known_hosts", "");
+  int port = testing::unused_port();
+  SshOptions options = options_trusting_nothing();
   options.identity_files = {m_dir.file("none")};
-  auto transport = make_ssh_transport(0, address, options, m_events);
-  transport->connect();
-  TransportError error = failure_of(*transport);
+  TransportError error = failure_connecting_to(port, options);
   EXPECT_EQ(error.kind, TransportErrorKind::connect);
   EXPECT_EQ(error.message, "127.0.0.1:" + std::to_string(port) + ": connection refused");
 }
 
 TEST_F(SshTransportTest, ServerThatNeverAnswersTimesOut) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof addr;
-  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(listen(fd, 4), 0);
-  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length), 0);
-
-  HostAddress address;
-  address.host = "127.0.0.1";
-  address.port = ntohs(addr.sin_port);
-  SshOptions options;
-  options.config_file = empty_ssh_config();
-  options.use_agent = false;
-  options.known_hosts = m_dir.write("known_hosts", "");
+  int port = 0;
+  int listener = testing::silent_listener(port);
+  SshOptions options = options_trusting_nothing();
   options.connect_timeout = 300ms;
-  auto transport = make_ssh_transport(0, address, options, m_events);
-  transport->connect();
-  TransportError error = failure_of(*transport);
-  close(fd);
+  TransportError error = failure_connecting_to(port, options);
+  close(listener);
   EXPECT_EQ(error.kind, TransportErrorKind::timeout);
   EXPECT_NE(error.message.find("timed out after 300 ms"), std::string::npos) << error.message;
 }
 
-TEST_F(SshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  transport->start_job(1, "sleep 60");
-  transport->start_job(2, "sleep 60");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.size() == 2; }));
-  sshd->stop();
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
+TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
+  m_transport->start_job(1, "sleep 60");
+  m_transport->start_job(2, "sleep 60");
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.pgids.size() == 2; }));
+  m_sshd->stop();
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.failure.has_value(); }));
   EXPECT_EQ(m_events.failure->kind, TransportErrorKind::disconnected);
   for (JobId job : {1, 2}) {
     EXPECT_TRUE(m_events.exits[job].lost);
@@ -625,8 +607,8 @@ TEST_F(SshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
   EXPECT_EQ(m_events.log.back(), "failed");
 
   // Later jobs are refused, not lost.
-  transport->start_job(3, "echo late");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.count(3) > 0; }));
+  m_transport->start_job(3, "echo late");
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(3) > 0; }));
   EXPECT_FALSE(m_events.exits[3].lost);
   EXPECT_FALSE(m_events.exits[3].error.empty());
 }
@@ -679,14 +661,11 @@ TEST_F(SshTransportTest, IdleConnectionAnswersServerKeepalives) {
   EXPECT_FALSE(m_events.failure.has_value());
 }
 
-TEST_F(SshTransportTest, DroppedIdleConnectionIsReplaced) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  run_job(*transport, "echo ${SSH_CONNECTION#* }", 1);
-  sshd->kill_sessions();
-  idle_for(*transport, 200ms);
-  JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
+TEST_F(ReadySshTransportTest, DroppedIdleConnectionIsReplaced) {
+  run_job(*m_transport, "echo ${SSH_CONNECTION#* }", 1);
+  m_sshd->kill_sessions();
+  idle_for(*m_transport, 200ms);
+  JobExit exit = run_job(*m_transport, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_NE(m_events.out[1], m_events.out[2]);
   EXPECT_FALSE(m_events.failure.has_value());
@@ -714,9 +693,7 @@ TEST_F(SshTransportTest, BurstOfHandshakesSurvivesMaxStartups) {
 TEST_F(SshTransportTest, FleetOfServersSharesOneIdentity) {
   auto first = start_sshd({}, "node1");
   RUNNER_REQUIRE_SSHD(first);
-  SshdOptions shared;
-  shared.client_key = first->client_key();
-  auto second = start_sshd(shared, "node2");
+  auto second = start_sshd_sharing_key(*first, "node2");
   ASSERT_TRUE(second);
   std::string known_hosts = m_dir.write(
       "fleet_known_hosts", first->known_hosts_line() + "\n" + second->known_hosts_line() + "\n");
@@ -741,15 +718,12 @@ TEST_F(SshTransportTest, FleetOfServersSharesOneIdentity) {
   EXPECT_EQ(events_2.out[7], "two\n");
 }
 
-TEST_F(SshTransportTest, ShutdownClosesOnceJobsEnd) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  transport->start_job(1, "sleep 0.3; echo finished");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
-  transport->shutdown();
-  EXPECT_FALSE(transport->idle());
-  ASSERT_TRUE(run_until(*transport, [&] { return transport->idle(); }));
+TEST_F(ReadySshTransportTest, ShutdownClosesOnceJobsEnd) {
+  m_transport->start_job(1, "sleep 0.3; echo finished");
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.pgids.count(1) > 0; }));
+  m_transport->shutdown();
+  EXPECT_FALSE(m_transport->idle());
+  ASSERT_TRUE(run_until(*m_transport, [&] { return m_transport->idle(); }));
   EXPECT_EQ(m_events.out[1], "finished\n");
   EXPECT_TRUE(m_events.exits[1].succeeded());
   EXPECT_FALSE(m_events.failure.has_value());
@@ -758,19 +732,25 @@ TEST_F(SshTransportTest, ShutdownClosesOnceJobsEnd) {
 // ---------------------------------------------------------------------------
 // Launchers: one remote shell per channel starts the jobs
 
-TEST_F(SshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfItsOwn) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+// What a job printed with "...; ps -o sid= -p $$": its parent (as a pid or a
+// program name), then its session id.
+struct ParentAndSession {
+  std::string parent;
+  long session = 0;
+};
+ParentAndSession parent_and_session(const std::string& output) {
+  ParentAndSession result;
+  std::istringstream(output) >> result.parent >> result.session;
+  return result;
+}
+
+TEST_F(ReadySshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfItsOwn) {
   std::set<std::string> parents;
   std::set<long> groups;
   for (JobId job = 1; job <= 3; ++job) {
-    JobExit exit = run_job(*transport, "echo $PPID; ps -o sid= -p $$", job);
+    JobExit exit = run_job(*m_transport, "echo $PPID; ps -o sid= -p $$", job);
     EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[job];
-    std::istringstream lines(m_events.out[job]);
-    std::string parent;
-    long session = 0;
-    lines >> parent >> session;
+    auto [parent, session] = parent_and_session(m_events.out[job]);
     parents.insert(parent);
     EXPECT_EQ(session, m_events.pgids[job]) << "job " << job << " leads its own session";
     groups.insert(m_events.pgids[job]);
@@ -779,15 +759,12 @@ TEST_F(SshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfItsOwn
   EXPECT_EQ(groups.size(), 3u);
 }
 
-TEST_F(SshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  JobExit first = run_job(*transport, "(sleep 0.5; echo late; echo late >&2) & echo first", 1);
+TEST_F(ReadySshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
+  JobExit first = run_job(*m_transport, "(sleep 0.5; echo late; echo late >&2) & echo first", 1);
   EXPECT_TRUE(first.succeeded()) << first.error;
-  JobExit second = run_job(*transport, "sleep 1; echo second", 2);
+  JobExit second = run_job(*m_transport, "sleep 1; echo second", 2);
   EXPECT_TRUE(second.succeeded()) << second.error;
-  JobExit third = run_job(*transport, "echo third", 3);
+  JobExit third = run_job(*m_transport, "echo third", 3);
   EXPECT_TRUE(third.succeeded()) << third.error;
   EXPECT_EQ(m_events.out[1], "first\n");
   EXPECT_EQ(m_events.out[2], "second\n");
@@ -795,11 +772,8 @@ TEST_F(SshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
   for (JobId job = 1; job <= 3; ++job) EXPECT_EQ(m_events.err[job], "") << job;
 }
 
-TEST_F(SshTransportTest, StdinIsEmpty) {
-  auto sshd = start_sshd();
-  RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  JobExit exit = run_job(*transport, "cat; echo done");
+TEST_F(ReadySshTransportTest, StdinIsEmpty) {
+  JobExit exit = run_job(*m_transport, "cat; echo done");
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_EQ(m_events.out[1], "done\n");
 }
@@ -819,10 +793,7 @@ TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
   for (JobId job = 1; job <= 2; ++job) {
     JobExit exit = run_job(*transport, "cat /proc/$PPID/comm; ps -o sid= -p $$", job);
     EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[job];
-    std::istringstream lines(m_events.out[job]);
-    std::string parent;
-    long session = 0;
-    lines >> parent >> session;
+    auto [parent, session] = parent_and_session(m_events.out[job]);
     EXPECT_EQ(parent, "sshd") << "started by sshd, not by a launcher";
     EXPECT_EQ(session, m_events.pgids[job]);
   }
@@ -830,29 +801,6 @@ TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
 
 // ---------------------------------------------------------------------------
 // Hosts resolved through a test-made ssh configuration
-
-// Steps several transports in one poll loop until `done`.
-bool run_all_until(const std::vector<HostTransport*>& transports, const std::function<bool()>& done,
-                   std::chrono::milliseconds limit = 20s) {
-  auto give_up = Clock::now() + limit;
-  while (!done()) {
-    Clock::time_point now = Clock::now();
-    if (now >= give_up) return false;
-    std::vector<pollfd> fds;
-    Clock::time_point wake = give_up;
-    for (HostTransport* transport : transports) {
-      transport->poll_fds(fds);
-      if (auto deadline = transport->deadline()) wake = std::min(wake, *deadline);
-    }
-    auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
-    if (timeout < 0) timeout = 0;
-    if (wake > now && timeout == 0) timeout = 1;
-    poll(fds.data(), fds.size(), static_cast<int>(timeout));
-    now = Clock::now();
-    for (HostTransport* transport : transports) transport->step(now);
-  }
-  return true;
-}
 
 class SshConfigTransportTest : public SshTransportTest {
  protected:
@@ -873,16 +821,16 @@ class SshConfigTransportTest : public SshTransportTest {
     JumpPair pair;
     pair.jump = start_sshd(jump_options, "jump");
     if (!pair.jump) return pair;
-    SshdOptions shared;
-    shared.client_key = pair.jump->client_key();
-    pair.target = start_sshd(shared, "target");
+    pair.target = start_sshd_sharing_key(*pair.jump, "target");
     return pair;
   }
 
-  // write_jump_config with a known_hosts file that trusts both hosts.
-  std::string trusting_jump_config(const JumpPair& pair) {
-    return write_jump_config(*pair.target, *pair.jump,
-                             known_hosts_of({pair.jump.get(), pair.target.get()}));
+  // Connects to "target" through "bastion", with a known_hosts file that
+  // trusts both hosts.
+  std::unique_ptr<HostTransport> connect_through_jump(const JumpPair& pair) {
+    std::string config = write_jump_config(*pair.target, *pair.jump,
+                                           known_hosts_of({pair.jump.get(), pair.target.get()}));
+    return connect_alias("target", config_only(config));
   }
 
   // "Host ALIAS" with everything needed to reach `sshd`, then `extra` lines.
@@ -1051,8 +999,7 @@ TEST_F(SshConfigTransportTest, ProxyJumpGoesThroughTheJumpHost) {
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
   auto& [jump, target] = hosts;
-  std::string config = trusting_jump_config(hosts);
-  auto transport = connect_alias("target", config_only(config));
+  auto transport = connect_through_jump(hosts);
   ASSERT_TRUE(becomes_ready(*transport, m_events));
   JobExit exit = run_job(*transport, "echo through; head -c 200000 /dev/zero | wc -c");
   EXPECT_TRUE(exit.succeeded()) << exit.error;
@@ -1069,11 +1016,8 @@ TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
   logged.log_level = "DEBUG1";
   auto outer = start_sshd(logged, "outer");
   RUNNER_REQUIRE_SSHD(outer);
-  logged.client_key = outer->client_key();
-  auto inner = start_sshd(logged, "inner");
-  SshdOptions shared;
-  shared.client_key = outer->client_key();
-  auto target = start_sshd(shared, "target");
+  auto inner = start_sshd_sharing_key(*outer, "inner", logged);
+  auto target = start_sshd_sharing_key(*outer, "target");
   ASSERT_TRUE(inner && target);
   std::string known_hosts = known_hosts_of({outer.get(), inner.get(), target.get()});
   // "far" names both hops; "near" reaches inner, whose own ProxyJump is outer.
@@ -1104,10 +1048,8 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
   jump_options.log_level = "INFO";
   auto jump = start_sshd(jump_options, "jump");
   RUNNER_REQUIRE_SSHD(jump);
-  SshdOptions shared;
-  shared.client_key = jump->client_key();
-  auto first = start_sshd(shared, "first");
-  auto second = start_sshd(shared, "second");
+  auto first = start_sshd_sharing_key(*jump, "first");
+  auto second = start_sshd_sharing_key(*jump, "second");
   ASSERT_TRUE(first && second);
   std::string known_hosts = known_hosts_of({jump.get(), first.get(), second.get()});
   std::string config = m_dir.write(
@@ -1142,8 +1084,7 @@ TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
   JumpPair hosts = start_jump_pair(jump_options);
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
-  std::string config = trusting_jump_config(hosts);
-  auto transport = connect_alias("target", config_only(config));
+  auto transport = connect_through_jump(hosts);
   TransportError error = failure_of(*transport);
   EXPECT_EQ(error.kind, TransportErrorKind::connect);
   EXPECT_NE(error.message.find("target"), std::string::npos) << error.message;
@@ -1156,9 +1097,7 @@ TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
   RUNNER_REQUIRE_SSHD(target);
   std::string known_hosts = known_hosts_of({target.get()});
   // The jump host's key is not known.
-  SshdOptions shared;
-  shared.client_key = target->client_key();
-  auto jump = start_sshd(shared, "jump");
+  auto jump = start_sshd_sharing_key(*target, "jump");
   ASSERT_TRUE(jump);
   std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
@@ -1222,8 +1161,7 @@ TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnecti
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
   auto& [jump, target] = hosts;
-  std::string config = trusting_jump_config(hosts);
-  auto transport = connect_alias("target", config_only(config));
+  auto transport = connect_through_jump(hosts);
   ASSERT_TRUE(becomes_ready(*transport, m_events));
   transport->start_job(1, "sleep 30");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));

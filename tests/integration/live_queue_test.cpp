@@ -9,6 +9,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/wait.h"
 
 namespace runner {
 namespace {
@@ -91,8 +92,7 @@ TEST_F(LiveQueue, SecondInterruptKillsEveryRunningJob) {
   dir.write("queue.yaml",
             "- " + marker + " & " + marker + "; wait\n- " + marker + "\n- echo never\n");
   auto run = start({"queue"});
-  for (int i = 0; i < 100 && testing::live_processes_running(marker) < 3; ++i)
-    usleep(50'000);
+  testing::wait_until([&] { return testing::live_processes_running(marker) >= 3; }, 5s);
   ASSERT_EQ(testing::live_processes_running(marker), 3);
   run->signal(SIGINT);
   EXPECT_TRUE(run->wait_for_output("interrupt again", 5s)) << run->peek_err();
@@ -100,8 +100,7 @@ TEST_F(LiveQueue, SecondInterruptKillsEveryRunningJob) {
   run->signal(SIGINT);
   ProcessResult r = run->wait();
   EXPECT_EQ(r.status, 130) << r.err;
-  for (int i = 0; i < 100 && testing::live_processes_running(marker) > 0; ++i)
-    usleep(20'000);
+  testing::wait_until([&] { return testing::live_processes_running(marker) == 0; }, 2s);
   EXPECT_EQ(testing::live_processes_running(marker), 0);
   EXPECT_EQ(r.out.find("never"), std::string::npos);
   EXPECT_NE(dir.read("queue.yaml").find("echo never"), std::string::npos);

@@ -16,6 +16,7 @@
 #include "support/process.h"
 #include "support/loopback_fleet.h"
 #include "support/temp_dir.h"
+#include "support/wait.h"
 
 namespace runner {
 namespace {
@@ -24,6 +25,7 @@ using namespace std::chrono_literals;
 using testing::Process;
 using testing::ProcessResult;
 using testing::TempDir;
+using testing::wait_until;
 
 std::vector<nlohmann::json> journal_of(const TempDir& dir) {
   std::vector<nlohmann::json> records;
@@ -42,11 +44,6 @@ std::map<std::uint64_t, std::vector<std::string>> endings(const std::vector<nloh
     out[r["job"].get<std::uint64_t>()].push_back(how);
   }
   return out;
-}
-
-void wait_until(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
-  auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!condition() && std::chrono::steady_clock::now() < give_up) usleep(20'000);
 }
 
 // A command line of this test process's own, to find a job's processes.

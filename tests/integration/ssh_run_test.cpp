@@ -1,9 +1,6 @@
 // The real binary against real sshd instances on 127.0.0.1 (several ports =
 // several hosts), with a throwaway key and known_hosts: never ~/.ssh.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,9 +12,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "support/loopback_fleet.h"
+#include "support/loopback_port.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
+#include "support/wait.h"
 
 namespace runner {
 namespace {
@@ -28,19 +27,6 @@ using namespace std::chrono_literals;
 using testing::Process;
 using testing::ProcessResult;
 using testing::TempDir;
-
-// A port on 127.0.0.1 where nothing listens.
-int closed_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 struct SshFleet : ::testing::Test {
   TempDir dir;
@@ -151,7 +137,7 @@ TEST_F(SshFleet, MultiSlotJobHoldsSlotsOfOneHost) {
 TEST_F(SshFleet, UnreachableHostIsNamedAndTheOthersKeepWorking) {
   start_hosts(1);
   if (fleet.size() == 0) return;
-  int port = closed_port();
+  int port = testing::unused_port();
   dir.write("hosts.yaml", "- " + host_name(0) + "\n- 127.0.0.1:" + std::to_string(port) + "\n");
   dir.write("queue.yaml", "- echo a\n- echo b\n- echo c\n");
   ProcessResult r = runner({"queue"});
@@ -226,16 +212,14 @@ TEST_F(SshFleet, SecondInterruptKillsRemoteJobs) {
   std::string marker = "sleep " + std::to_string(100 + getpid() % 900) + ".75";
   dir.write("queue.yaml", "- " + marker + " & " + marker + "; wait\n- " + marker + "\n");
   auto run = std::make_unique<Process>(spec({"queue"}));
-  for (int i = 0; i < 200 && testing::live_processes_running(marker) < 3; ++i)
-    usleep(50'000);
+  testing::wait_until([&] { return testing::live_processes_running(marker) >= 3; }, 10s);
   ASSERT_EQ(testing::live_processes_running(marker), 3) << run->peek_err();
   run->signal(SIGINT);
   ASSERT_TRUE(run->wait_for_output("interrupt again", 5s)) << run->peek_err();
   run->signal(SIGINT);
   ProcessResult r = run->wait();
   EXPECT_EQ(r.status, 130) << r.err;
-  for (int i = 0; i < 100 && testing::live_processes_running(marker) > 0; ++i)
-    usleep(20'000);
+  testing::wait_until([&] { return testing::live_processes_running(marker) == 0; }, 2s);
   EXPECT_EQ(testing::live_processes_running(marker), 0);
 }
 

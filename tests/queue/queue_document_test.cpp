@@ -10,16 +10,12 @@
 #include <vector>
 
 #include "runner/config/config_error.h"
+#include "support/job_text.h"
 
 namespace runner {
 namespace {
 
-std::string describe(const JobSpec& job) {
-  std::string out = job.command;
-  for (const auto& [name, value] : job.params) out += " " + name + "=" + value;
-  if (job.slots != 1) out += " slots=" + std::to_string(job.slots);
-  return out;
-}
+using testing::describe;
 
 std::vector<std::string> all_jobs(const std::string& text) {
   std::vector<std::string> jobs;

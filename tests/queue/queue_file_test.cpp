@@ -21,18 +21,14 @@
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_watcher.h"
+#include "support/job_text.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 
 namespace runner {
 namespace {
 
-std::string describe(const JobSpec& job) {
-  std::string out = job.command;
-  for (const auto& [name, value] : job.params) out += " " + name + "=" + value;
-  if (job.slots != 1) out += " slots=" + std::to_string(job.slots);
-  return out;
-}
+using testing::describe;
 
 std::vector<std::string> jobs_in(const std::string& text) {
   std::vector<std::string> jobs;

@@ -144,31 +144,32 @@ TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
   EXPECT_LT(last_end_of_1, first_start_of_2);
 }
 
-TEST(Scheduler, BroadcastStopsAfterAFailedStep) {
-  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
-  h.transports[1]->outcome = [](const std::string&) {
+// Hosts a and b, where every job on b fails, with the steps "one" and "two"
+// queued.
+std::unique_ptr<Harness> two_steps_failing_on_b(SchedulerOptions options) {
+  auto h = std::make_unique<Harness>(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), options);
+  h->transports[1]->outcome = [](const std::string&) {
     return FakeTransport::Outcome{.exit = JobExit{.code = 1}};
   };
-  h.source.add("one");
-  h.source.add("two");
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 1);
-  EXPECT_EQ(h.all_jobs_sent().size(), 2u);
-  EXPECT_EQ(h.source.jobs.size(), 1u);  // "two" stays in the queue
+  h->source.add("one");
+  h->source.add("two");
+  return h;
+}
+
+TEST(Scheduler, BroadcastStopsAfterAFailedStep) {
+  auto h = two_steps_failing_on_b({.mode = Mode::broadcast});
+  h->scheduler->start();
+  EXPECT_EQ(h->run(), 1);
+  EXPECT_EQ(h->all_jobs_sent().size(), 2u);
+  EXPECT_EQ(h->source.jobs.size(), 1u);  // "two" stays in the queue
 }
 
 TEST(Scheduler, BroadcastIgnoreErrorsGoesOn) {
-  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}),
-            SchedulerOptions{.mode = Mode::broadcast, .ignore_errors = true});
-  h.transports[1]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.exit = JobExit{.code = 1}};
-  };
-  h.source.add("one");
-  h.source.add("two");
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 1);
-  EXPECT_EQ(h.all_jobs_sent().size(), 4u);
-  EXPECT_TRUE(h.source.jobs.empty());
+  auto h = two_steps_failing_on_b({.mode = Mode::broadcast, .ignore_errors = true});
+  h->scheduler->start();
+  EXPECT_EQ(h->run(), 1);
+  EXPECT_EQ(h->all_jobs_sent().size(), 4u);
+  EXPECT_TRUE(h->source.jobs.empty());
 }
 
 TEST(Scheduler, StopSchedulingLetsRunningJobsFinish) {

@@ -3,13 +3,10 @@
 // everything it forked are gone.
 #include "support/sshd.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +22,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+
+#include "support/loopback_port.h"
 
 namespace runner::testing {
 
@@ -47,11 +46,17 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-// Runs argv[0] (looked up in PATH) with output to `log`; returns its exit status.
-int run(const std::vector<std::string>& args, const std::string& log) {
+// A null-terminated argv for exec*() that points into `args`.
+std::vector<char*> argv_of(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  return argv;
+}
+
+// Runs argv[0] (looked up in PATH) with output to `log`; returns its exit status.
+int run(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<char*> argv = argv_of(args);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -81,29 +86,10 @@ void generate_key(const std::string& path, const std::string& log) {
   }
 }
 
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    throw std::runtime_error("cannot find a free port");
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // Starts sshd in the foreground of its own process group, its log to `log_path`.
 pid_t spawn_sshd(const std::string& config_path, const std::string& log_path) {
   std::vector<std::string> args = {k_sshd, "-D", "-e", "-f", config_path};
-  std::vector<char*> argv;
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
+  std::vector<char*> argv = argv_of(args);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -119,18 +105,6 @@ pid_t spawn_sshd(const std::string& config_path, const std::string& log_path) {
     _exit(127);
   }
   return pid;
-}
-
-bool accepts_connections(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(port);
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  close(fd);
-  return ok;
 }
 
 std::string current_user() {
@@ -229,7 +203,7 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
   chmod(sshd->m_host_key.c_str(), 0600);
 
   for (int attempt = 0; attempt < 5; ++attempt) {
-    int port = free_port();
+    int port = unused_port();
     std::ostringstream config;
     config << "ListenAddress 127.0.0.1\n"
            << "Port " << port << "\n"

@@ -21,7 +21,7 @@
 
 #include <fmt/format.h>
 
-extern char** environ;
+#include "spawn_in_own_group.h"
 
 namespace runner {
 
@@ -115,23 +115,9 @@ class LocalTransport final : public HostTransport {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_adddup2(&actions, err[1], 2);
-
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD}) sigaddset(&defaults, s);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
-
     const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
-    int rc = posix_spawn(&job.pid, "/bin/sh", &actions, &attr, const_cast<char**>(argv), environ);
+    int rc = spawn_in_own_group(job.pid, "/bin/sh", argv, actions);
     posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
     close(out[1]);
     close(err[1]);
     if (rc != 0) {

@@ -42,6 +42,9 @@ struct HostTarget {
   bool batch_mode = false;               // never ask for a passphrase
   // ProxyJump hops, nearest first, each resolved; their own `jumps` are empty.
   std::vector<HostTarget> jumps;
+  // Without jumps: the ProxyCommand that reaches the host (tokens expanded);
+  // empty: a TCP connection.
+  std::string proxy_command;
   SshOptions options;  // identity_files, agent and timeouts resolved
   SshContext* context = nullptr;
 };

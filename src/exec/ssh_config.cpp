@@ -408,7 +408,8 @@ class BuiltinParser {
                                           "serveraliveinterval",
                                           "serveralivecountmax",
                                           "identityagent",
-                                          "batchmode"};
+                                          "batchmode",
+                                          "proxyusefdpass"};
     if (std::find(std::begin(k_known), std::end(k_known), keyword) == std::end(k_known)) return;
     if (keyword == "identityfile") {
       m_values[keyword].push_back(args[0]);
@@ -536,16 +537,18 @@ SshTokenValues local_token_values(const std::string& home) {
 }
 
 std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig& config,
-                                             const SshTokenValues& local, std::string& error) {
+                                             const SshTokenValues& local, std::string& error,
+                                             SshExpansion kind) {
+  bool path = kind == SshExpansion::path;
   std::string out;
   size_t at = 0;
-  if (text == "~" || text.rfind("~/", 0) == 0) {
+  if (path && (text == "~" || text.rfind("~/", 0) == 0)) {
     out = local.home;
     at = 1;
   }
   while (at < text.size()) {
     char c = text[at];
-    if (c == '$' && at + 1 < text.size() && text[at + 1] == '{') {
+    if (path && c == '$' && at + 1 < text.size() && text[at + 1] == '{') {
       size_t close = text.find('}', at + 2);
       if (close == std::string_view::npos) {
         error = fmt::format("unterminated ${{ in \"{}\"", text);
@@ -572,6 +575,11 @@ std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHos
     }
     char token = text[at + 1];
     at += 2;
+    if (!path && std::string_view("%hnpr").find(token) == std::string_view::npos) {
+      error = fmt::format("the token %{} in \"{}\" is not one a command takes (%%, %h, %n, %p, %r)",
+                          token, text);
+      return std::nullopt;
+    }
     switch (token) {
       case '%':
         out += '%';
@@ -663,6 +671,8 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
       if (lowercase(value) != "none") config.proxy_jump = split_list(value, ',');
     } else if (key == "proxycommand") {
       if (lowercase(value) != "none") config.proxy_command = value;
+    } else if (key == "proxyusefdpass") {
+      config.proxy_use_fdpass = flag();
     } else if (key == "connecttimeout") {
       if (std::optional<int> seconds = parse_number(value); seconds && *seconds > 0) {
         config.connect_timeout = std::chrono::seconds(*seconds);
@@ -693,6 +703,16 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
   }
   for (auto* files : {&config.user_known_hosts_files, &config.global_known_hosts_files}) {
     for (std::string& file : *files) file = expand_tilde(file, local.home);
+  }
+  if (!config.proxy_command.empty()) {
+    std::string error;
+    std::optional<std::string> command =
+        expand_ssh_tokens(config.proxy_command, config, local, error, SshExpansion::command);
+    if (!command) {
+      problem.message = fmt::format("{}: ProxyCommand: {}", query.host, error);
+      return std::nullopt;
+    }
+    config.proxy_command = *command;
   }
   return config;
 }

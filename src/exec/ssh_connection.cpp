@@ -98,6 +98,9 @@ void SshConnection::start(Clock::time_point now) {
   m_now = now;
   if (m_via) {
     m_gate_key = fmt::format("{} via {}:{}", m_via->route_name(), m_target.hostname, m_target.port);
+  } else if (!m_target.proxy_command.empty()) {
+    m_gate_key = "ProxyCommand " + m_target.proxy_command;
+    m_display = m_target.name;
   } else {
     std::string error;
     m_addresses = resolve_host(m_target.hostname, m_target.port, error);
@@ -140,6 +143,20 @@ void SshConnection::begin_transport() {
     m_tunnel = m_via->open_tunnel(m_target.hostname, m_target.port, m_now);
     set_attempt_deadline();
     m_phase = Phase::tunnel;
+    return;
+  }
+  if (!m_target.proxy_command.empty()) {
+    std::string error;
+    m_proxy = ProxyCommand::start(m_target.proxy_command, error);
+    if (!m_proxy) {
+      fail(TransportErrorKind::connect,
+           fmt::format("{}: cannot start its ProxyCommand ({}): {}", m_display,
+                       m_target.proxy_command, error));
+      return;
+    }
+    m_fd = m_proxy->take_fd();
+    set_attempt_deadline();
+    begin_handshake();
     return;
   }
   m_address_index = 0;
@@ -249,9 +266,9 @@ HostKeyPolicy SshConnection::host_key_policy() const {
   policy.port = m_target.host_key_alias ? 22 : m_target.port;
   policy.checking = m_target.host_key_checking;
   policy.display = m_display;
-  if (m_via || m_target.host_key_alias) {
-    // ssh-keyscan cannot go through a jump host (nor knows HostKeyAlias):
-    // let ssh itself record the key.
+  if (m_via || m_target.host_key_alias || !m_target.proxy_command.empty()) {
+    // ssh-keyscan cannot go through a jump host or a ProxyCommand (nor knows
+    // HostKeyAlias): let ssh itself record the key.
     std::string config = m_target.options.config_file.empty()
                              ? std::string()
                              : " -F " + shell_word(m_target.options.config_file);
@@ -343,7 +360,12 @@ void SshConnection::step_connecting(Clock::time_point now) {
         m_phase = Phase::backoff;
         return;
       }
-      if (!banner_seen) {
+      if (!banner_seen && !m_target.proxy_command.empty()) {
+        fail(TransportErrorKind::connect,
+             fmt::format("{}: its ProxyCommand ({}) ended before the SSH handshake, {} times; "
+                         "run it by hand to see why",
+                         m_display, m_target.proxy_command, m_handshake_attempt));
+      } else if (!banner_seen) {
         std::string said = m_first_bytes.empty()
                                ? std::string()
                                : fmt::format(" (it said \"{}\")", first_line(m_first_bytes));
@@ -1240,6 +1262,7 @@ void SshConnection::destroy_session() {
     ::close(m_fd);
     m_fd = -1;
   }
+  m_proxy.reset();
 }
 
 }  // namespace runner::ssh

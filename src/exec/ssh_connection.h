@@ -22,6 +22,7 @@
 #include "ssh_auth.h"
 #include "ssh_common.h"
 #include "ssh_known_hosts.h"
+#include "ssh_proxy_command.h"
 #include "ssh_socket.h"
 
 namespace runner::ssh {
@@ -219,6 +220,7 @@ class SshConnection {
   JobSink& m_sink;
   std::shared_ptr<JumpLink> m_via;
   std::shared_ptr<Tunnel> m_tunnel;  // until its socket is taken
+  std::unique_ptr<ProxyCommand> m_proxy;  // the ProxyCommand behind m_fd, if any
   std::string m_gate_key;            // the server, for the handshake limit
   bool m_in_gate = false;
   std::string m_auth_method;

@@ -19,6 +19,20 @@ namespace runner {
 
 namespace {
 
+// Whether runner can use the ProxyCommand of `config`, if it has one; if
+// not, `error` says what to do. `name`: the host as the user wrote it.
+bool proxy_supported(const SshHostConfig& config, const std::string& name, TransportError& error) {
+  if (config.proxy_command.empty() || !config.proxy_jump.empty() || !config.proxy_use_fdpass) {
+    return true;
+  }
+  error = {TransportErrorKind::connect,
+           fmt::format("{}: the ssh configuration sets ProxyUseFdpass for its ProxyCommand, which "
+                       "runner does not support; use a ProxyCommand that relays the connection "
+                       "on its stdin and stdout (as `ssh -W %h:%p bastion` does), or ProxyJump",
+                       name)};
+  return false;
+}
+
 // Handshakes at once per server before sshd's MaxStartups teaches fewer;
 // sshd's default (10:30:100) starts dropping at 10.
 constexpr int k_handshakes_per_server = 6;
@@ -159,6 +173,7 @@ ssh::HostTarget SshContext::make_target(const SshHostConfig& config) const {
   target.port = config.port;
   target.known_hosts_host = config.host_key_alias.empty() ? config.hostname : config.host_key_alias;
   target.host_key_alias = !config.host_key_alias.empty();
+  if (config.proxy_jump.empty()) target.proxy_command = config.proxy_command;
   target.options = m_options;
   target.context = const_cast<SshContext*>(this);
 
@@ -241,9 +256,12 @@ bool SshContext::route(const SshHostConfig& config, int depth, std::vector<ssh::
                            answer.problem.message)};
       return false;
     }
-    // Like `ssh -J a,b`: only the first hop's own ProxyJump applies.
+    // Like `ssh -J a,b`: only the first hop's own ProxyJump (or
+    // ProxyCommand) applies; the others are reached through the one before.
     if (i == 0 && !route(*answer.config, depth + 1, hops, error)) return false;
+    if (i == 0 && !proxy_supported(*answer.config, hop, error)) return false;
     ssh::HostTarget target = make_target(*answer.config);
+    if (i > 0) target.proxy_command.clear();
     target.host = -1;
     hops.push_back(std::move(target));
   }
@@ -264,13 +282,7 @@ std::optional<ssh::HostTarget> SshContext::target_for(int host, const HostAddres
     return std::nullopt;
   }
   const SshHostConfig& config = *answer.config;
-  if (!config.proxy_command.empty() && config.proxy_jump.empty()) {
-    error = {TransportErrorKind::connect,
-             fmt::format("{}: the ssh configuration reaches it with ProxyCommand ({}), which "
-                         "runner does not support; use ProxyJump for it instead",
-                         address.host, config.proxy_command)};
-    return std::nullopt;
-  }
+  if (!proxy_supported(config, address.host, error)) return std::nullopt;
   ssh::HostTarget target = make_target(config);
   target.host = host;
   if (!route(config, 0, target.jumps, error)) return std::nullopt;

@@ -34,6 +34,16 @@ SshHostConfig parse_or_fail(const std::string& text, const SshQuery& query) {
   return config.value_or(SshHostConfig{});
 }
 
+// Host "node" at node.example.org:2200, user bob.
+SshHostConfig node_config() {
+  SshHostConfig config;
+  config.alias = "node";
+  config.hostname = "node.example.org";
+  config.user = "bob";
+  config.port = 2200;
+  return config;
+}
+
 bool have_ssh() { return std::system("ssh -V >/dev/null 2>&1") == 0; }
 
 TEST(SshGOutput, ReadsEveryFieldRunnerUses) {
@@ -108,11 +118,7 @@ TEST(SshGOutput, BadPortIsAProblem) {
 }
 
 TEST(SshTokens, ExpandsEveryTokenOpenSshAllowsInIdentityFile) {
-  SshHostConfig config;
-  config.alias = "node";
-  config.hostname = "node.example.org";
-  config.user = "bob";
-  config.port = 2200;
+  SshHostConfig config = node_config();
   std::string error;
   EXPECT_EQ(expand_ssh_tokens("~/k/%d|%h|%i|%k|%L|%l|%n|%p|%r|%u|%%", config, test_locals(), error)
                 .value_or(error),
@@ -126,6 +132,38 @@ TEST(SshTokens, ExpandsEveryTokenOpenSshAllowsInIdentityFile) {
   EXPECT_NE(error.find("%Z"), std::string::npos);
   EXPECT_FALSE(expand_ssh_tokens("${RUNNER_TEST_NOT_SET_ANYWHERE}", config, test_locals(), error));
   EXPECT_NE(error.find("RUNNER_TEST_NOT_SET_ANYWHERE"), std::string::npos);
+}
+
+TEST(SshTokens, ACommandTakesOnlyTheTokensOpenSshAllowsInProxyCommand) {
+  SshHostConfig config = node_config();
+  std::string error;
+  // ~ and ${VAR} are left to the command's shell.
+  EXPECT_EQ(expand_ssh_tokens("~/bin/relay %h:%p %r %n ${HOME} 100%%", config, test_locals(),
+                              error, SshExpansion::command)
+                .value_or(error),
+            "~/bin/relay node.example.org:2200 bob node ${HOME} 100%");
+  for (const char* token : {"%d", "%u", "%l", "%k", "%Z"}) {
+    EXPECT_FALSE(expand_ssh_tokens(std::string("relay ") + token, config, test_locals(), error,
+                                   SshExpansion::command))
+        << token;
+    EXPECT_NE(error.find(token), std::string::npos) << error;
+  }
+}
+
+TEST(SshGOutput, ProxyCommandGetsTheFinalHostPortAndUser) {
+  SshHostConfig config = parse_or_fail(
+      "proxycommand ssh -W %h:%p -l %r bastion # for %n\n"
+      "hostname 10.0.0.7\nport 2201\nuser ops\nproxyusefdpass no\n",
+      {"gpu-7", "", 0});
+  EXPECT_EQ(config.proxy_command, "ssh -W 10.0.0.7:2201 -l ops bastion # for gpu-7");
+  EXPECT_FALSE(config.proxy_use_fdpass);
+  EXPECT_TRUE(
+      parse_or_fail("proxycommand relay\nproxyusefdpass yes\n", {"h", "", 0}).proxy_use_fdpass);
+  SshConfigProblem problem;
+  EXPECT_FALSE(
+      parse_ssh_g_output("proxycommand relay %d\n", {"gpu-7", "", 0}, test_locals(), problem));
+  EXPECT_NE(problem.message.find("ProxyCommand"), std::string::npos) << problem.message;
+  EXPECT_NE(problem.message.find("%d"), std::string::npos) << problem.message;
 }
 
 TEST(JumpHops, ParsesEveryForm) {

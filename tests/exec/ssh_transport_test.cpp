@@ -1284,12 +1284,58 @@ TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
   }
 }
 
-TEST_F(SshConfigTransportTest, ProxyCommandIsRefusedWithTheAlternative) {
-  std::string config = m_dir.write("ssh_config", "Host boxed\n  ProxyCommand nc %h %p\n");
-  auto transport = connect_alias("boxed", config_only(config));
-  TransportError error = failure_of(*transport);
-  EXPECT_NE(error.message.find("ProxyCommand"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("ProxyJump"), std::string::npos) << error.message;
+TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt) {
+  SshdOptions logged;
+  logged.log_level = "DEBUG1";
+  auto sshd = start_sshd(logged);
+  RUNNER_REQUIRE_SSHD(sshd);
+  std::string known_hosts = known_hosts_of({sshd.get()});
+  // The classic relay before ProxyJump: `ssh -W` through a bastion (here the
+  // host's own sshd). The shell around it notes its tokens and pid.
+  std::string config_path = m_dir.file("ssh_config");
+  std::string noted = m_dir.file("relay_noted");  // tokens and pid, written by the relay
+  std::string relay = "sh -c 'echo %n %h:%p $$ > " + noted + "; exec ssh -F " + config_path +
+                      " -W %h:%p bastion'";
+  m_dir.write("ssh_config",
+              host_block("boxed", *sshd, known_hosts, "  ProxyCommand " + relay + "\n") +
+                  host_block("bastion", *sshd, known_hosts,
+                             "  BatchMode yes\n  StrictHostKeyChecking yes\n"));
+  auto transport = connect_alias("boxed", config_only(config_path));
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
+  JobExit exit = run_job(*transport, "echo through the relay");
+  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_EQ(m_events.out[1], "through the relay\n");
+  std::istringstream note(m_dir.read("relay_noted"));
+  std::string alias, target;
+  long relay_pid = 0;
+  note >> alias >> target >> relay_pid;
+  EXPECT_EQ(alias, "boxed");
+  EXPECT_EQ(target, "127.0.0.1:" + std::to_string(sshd->port()));
+  EXPECT_NE(sshd->log().find("target 127.0.0.1 port " + std::to_string(sshd->port())),
+            std::string::npos)
+      << "not forwarded by the bastion:\n"
+      << sshd->log();
+  ASSERT_GT(relay_pid, 0);
+  EXPECT_EQ(::kill(static_cast<pid_t>(relay_pid), 0), 0) << "the relay is not running";
+  transport.reset();
+  // Gone, and reaped: a zombie would still answer kill(pid, 0).
+  EXPECT_NE(::kill(static_cast<pid_t>(relay_pid), 0), 0) << "the relay outlived its connection";
+}
+
+TEST_F(SshConfigTransportTest, AProxyCommandThatEndsAtOnceIsNamedInTheError) {
+  std::string config = m_dir.write("ssh_config", "Host boxed\n  ProxyCommand false\n");
+  TransportError error = failure_of(*connect_alias("boxed", config_only(config)));
+  EXPECT_NE(error.message.find("its ProxyCommand (false) ended before the SSH handshake"),
+            std::string::npos)
+      << error.message;
+}
+
+TEST_F(SshConfigTransportTest, ProxyUseFdpassIsRefusedWithWhatToUseInstead) {
+  std::string config = m_dir.write(
+      "ssh_config", "Host boxed\n  ProxyCommand relay %h %p\n  ProxyUseFdpass yes\n");
+  TransportError error = failure_of(*connect_alias("boxed", config_only(config)));
+  EXPECT_NE(error.message.find("ProxyUseFdpass"), std::string::npos) << error.message;
+  EXPECT_NE(error.message.find("ssh -W %h:%p"), std::string::npos) << error.message;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The real binary reaching real sshd instances on 127.0.0.1 through a
 // test-made OpenSSH configuration (--ssh-config, never ~/.ssh): aliases from
-// Host patterns and Include, ProxyJump, host-key policies, agent and key
-// files, encrypted keys without a terminal, and sshd's MaxSessions.
+// Host patterns and Include, ProxyJump, ProxyCommand, host-key policies,
+// agent and key files, encrypted keys without a terminal, and sshd's
+// MaxSessions.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -184,6 +185,29 @@ TEST_F(SshConfigRun, ProxyJumpChainRunsJobsThroughTheJumpHost) {
             std::string::npos)
       << "not forwarded by the jump host:\n"
       << jump->log();
+}
+
+TEST_F(SshConfigRun, ProxyCommandRunsJobsThroughItsRelay) {
+  SshdOptions logged;
+  logged.log_level = "DEBUG1";
+  START_OR_SKIP(bastion, logged);
+  START_OR_SKIP(target);
+  std::string config = dir.file("ssh_config");
+  dir.write("ssh_config",
+            fleet.config_block("behind", *target,
+                               "  ProxyCommand ssh -F " + config + " -W %h:%p bastion\n") +
+                fleet.config_block("bastion", *bastion, "  BatchMode yes\n"));
+  dir.write("hosts.yaml", "- hostname: behind\n  slots: 2\n");
+  dir.write("queue.yaml",
+            "- command: echo job <<i>> reached port ${SSH_CONNECTION##* }\n"
+            "  i: [1, 2, 3]\n");
+  ProcessResult r = runner({"queue", "--ssh-config", config});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_EQ(count(r.out, "reached port " + std::to_string(target->port())), 3) << r.out;
+  EXPECT_NE(bastion->log().find("target 127.0.0.1 port " + std::to_string(target->port())),
+            std::string::npos)
+      << "not relayed through the bastion:\n"
+      << bastion->log();
 }
 
 TEST_F(SshConfigRun, HostKeyPolicyComesFromTheConfig) {

@@ -40,7 +40,10 @@ struct SshHostConfig {
   // ProxyJump hops, nearest first, as written ("[user@]host[:port]" or an
   // ssh:// URI); empty: a direct connection.
   std::vector<std::string> proxy_jump;
-  std::string proxy_command;  // not supported: a host that needs it is refused
+  // ProxyCommand with its %-tokens expanded; empty: none. Used unless
+  // proxy_jump is set (OpenSSH keeps whichever comes first; so does ssh -G).
+  std::string proxy_command;
+  bool proxy_use_fdpass = false;  // not supported: such a host is refused
   std::optional<std::chrono::seconds> connect_timeout;
   int server_alive_interval = 0;  // seconds; 0: not configured
   int server_alive_count_max = 3;
@@ -86,11 +89,17 @@ struct SshTokenValues {
 };
 SshTokenValues local_token_values(const std::string& home);
 
-// Expands a leading ~, ${VAR} and OpenSSH's %-tokens (%% %d %h %i %k %L %l
-// %n %p %r %u) in a path of `config`. Returns nullopt and sets `error` for
+// What a keyword's value gets expanded with, as OpenSSH does it: a path
+// (IdentityFile, UserKnownHostsFile, ...) takes a leading ~, ${VAR} and the
+// %-tokens %% %d %h %i %k %L %l %n %p %r %u; a command (ProxyCommand) takes
+// only %% %h %n %p %r, and its shell does the rest.
+enum class SshExpansion { path, command };
+
+// Expands `text`, a value of `config`. Returns nullopt and sets `error` for
 // an unknown token or an unset variable.
 std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig& config,
-                                             const SshTokenValues& local, std::string& error);
+                                             const SshTokenValues& local, std::string& error,
+                                             SshExpansion kind = SshExpansion::path);
 
 // A configuration that cannot be used: where and why.
 struct SshConfigProblem {
@@ -111,9 +120,9 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
 // block never match), Include (globs; relative to ~/.ssh), and the keywords
 // HostName, User, Port, IdentityFile, IdentitiesOnly, UserKnownHostsFile,
 // GlobalKnownHostsFile, StrictHostKeyChecking, HostKeyAlias, ProxyJump,
-// ProxyCommand, ConnectTimeout, ServerAliveInterval, ServerAliveCountMax,
-// IdentityAgent and BatchMode. The first value found wins, as in OpenSSH;
-// IdentityFile accumulates. Other keywords are ignored.
+// ProxyCommand, ProxyUseFdpass, ConnectTimeout, ServerAliveInterval,
+// ServerAliveCountMax, IdentityAgent and BatchMode. The first value found
+// wins, as in OpenSSH; IdentityFile accumulates. Other keywords are ignored.
 std::optional<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& source,
                                                          const SshQuery& query,
                                                          const SshTokenValues& local,

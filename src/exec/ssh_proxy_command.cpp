@@ -1,0 +1,70 @@
+// A ProxyCommand's process and its socket (see ssh_proxy_command.h).
+#include "ssh_proxy_command.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "spawn_in_own_group.h"
+
+namespace runner::ssh {
+
+namespace {
+
+// How long a hung-up command may take to exit before it is killed.
+constexpr int k_exit_polls = 20;
+constexpr useconds_t k_exit_poll_interval = 5'000;
+
+}  // namespace
+
+std::unique_ptr<ProxyCommand> ProxyCommand::start(const std::string& command, std::string& error) {
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    error = fmt::format("socketpair: {}", std::strerror(errno));
+    return nullptr;
+  }
+  const char* shell = std::getenv("SHELL");
+  if (shell == nullptr || *shell == '\0') shell = "/bin/sh";
+  std::string script = "exec " + command;
+  const char* argv[] = {shell, "-c", script.c_str(), nullptr};
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 0);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
+  pid_t pid = -1;
+  int rc = spawn_in_own_group(pid, shell, argv, actions);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ends[1]);
+  if (rc != 0) {
+    ::close(ends[0]);
+    error = fmt::format("cannot run {}: {}", shell, std::strerror(rc));
+    return nullptr;
+  }
+  ::fcntl(ends[0], F_SETFL, ::fcntl(ends[0], F_GETFL) | O_NONBLOCK);
+  return std::unique_ptr<ProxyCommand>(new ProxyCommand(pid, ends[0]));
+}
+
+ProxyCommand::~ProxyCommand() {
+  if (m_fd >= 0) ::close(m_fd);
+  ::kill(-m_pid, SIGHUP);
+  for (int poll = 0; poll < k_exit_polls; ++poll) {
+    if (::waitpid(m_pid, nullptr, WNOHANG) != 0) return;
+    ::usleep(k_exit_poll_interval);
+  }
+  ::kill(-m_pid, SIGKILL);
+  ::waitpid(m_pid, nullptr, 0);
+}
+
+int ProxyCommand::take_fd() { return std::exchange(m_fd, -1); }
+
+}  // namespace runner::ssh

@@ -86,7 +86,11 @@ SshConnection::SshConnection(const HostTarget& target, HostHints& hints, JobSink
       m_display(target.port == 22 ? target.name : fmt::format("{}:{}", target.name, target.port)),
       m_random(std::random_device{}()),
       m_limit(hints.channel_limit) {
-  if (m_via) m_display = fmt::format("{} (via {})", target.name, m_via->route_name());
+  if (m_via) {
+    m_display = fmt::format("{} (via {})", target.name, m_via->route_name());
+  } else if (!target.proxy_command.empty()) {
+    m_display = target.name + " (via ProxyCommand)";
+  }
 }
 
 SshConnection::~SshConnection() { destroy_session(); }
@@ -100,7 +104,6 @@ void SshConnection::start(Clock::time_point now) {
     m_gate_key = fmt::format("{} via {}:{}", m_via->route_name(), m_target.hostname, m_target.port);
   } else if (!m_target.proxy_command.empty()) {
     m_gate_key = "ProxyCommand " + m_target.proxy_command;
-    m_display = m_target.name;
   } else {
     std::string error;
     m_addresses = resolve_host(m_target.hostname, m_target.port, error);

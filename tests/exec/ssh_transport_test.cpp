@@ -1302,6 +1302,7 @@ TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt
                              "  BatchMode yes\n  StrictHostKeyChecking yes\n"));
   auto transport = connect_alias("boxed", config_only(config_path));
   ASSERT_TRUE(becomes_ready(*transport, m_events));
+  EXPECT_EQ(ssh_host_info(*transport)->endpoint, "boxed (via ProxyCommand)");
   JobExit exit = run_job(*transport, "echo through the relay");
   EXPECT_TRUE(exit.succeeded()) << exit.error;
   EXPECT_EQ(m_events.out[1], "through the relay\n");

@@ -70,7 +70,8 @@ std::string ssh_config_note(const SshContext& context);
 
 // How a connected host was reached, for `runner check`.
 struct SshHostInfo {
-  std::string endpoint;  // "127.0.0.1:2222", "node03 (via bastion)"
+  // "127.0.0.1:2222", "node03 (via bastion)", "node04 (via ProxyCommand)"
+  std::string endpoint;
   std::string auth;      // "agent key me@laptop", "key /home/me/.ssh/id_ed25519"
   std::string host_key;  // "known", "new, added to ~/.ssh/known_hosts"
   std::optional<std::chrono::microseconds> round_trip;  // a channel open's answer time

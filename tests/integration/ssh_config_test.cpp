@@ -210,6 +210,35 @@ TEST_F(SshConfigRun, ProxyCommandRunsJobsThroughItsRelay) {
       << bastion->log();
 }
 
+TEST_F(SshConfigRun, CtrlCAtTheTerminalLeavesTheProxyCommandAlone) {
+  START_OR_SKIP(bastion);
+  START_OR_SKIP(target);
+  std::string config = dir.file("ssh_config");
+  dir.write("ssh_config",
+            fleet.config_block("behind", *target,
+                               "  ProxyCommand ssh -F " + config + " -W %h:%p bastion\n") +
+                fleet.config_block("bastion", *bastion, "  BatchMode yes\n"));
+  dir.write("hosts.yaml", "- behind\n");
+  dir.write("queue.yaml", "- echo started; sleep 1; echo finished\n- echo never\n");
+
+  TerminalRun run(dir, {"queue", "--ssh-config", config}, Ci::kept);
+  ASSERT_TRUE(run.started());
+  bool started = run.read_until("started", 20s);
+  if (started) {
+    // To the terminal's foreground group: runner, not its relay.
+    EXPECT_EQ(run.type("\x03"), 1);
+  }
+  run.read_to_end(20s);
+  int status = run.wait(5s);
+  const std::string& seen = run.seen();
+  ASSERT_TRUE(started) << seen;
+  EXPECT_NE(seen.find("interrupt again"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("] finished"), std::string::npos) << "the running job was lost:\n" << seen;
+  EXPECT_EQ(seen.find("never"), std::string::npos) << seen;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status << "\n"
+                                                               << seen;
+}
+
 TEST_F(SshConfigRun, HostKeyPolicyComesFromTheConfig) {
   START_OR_SKIP(host);
   dir.write("hosts.yaml", "- node\n");

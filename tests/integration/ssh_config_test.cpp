@@ -133,6 +133,17 @@ struct SshConfigRun : ::testing::Test {
     return options;
   }
 
+  // An ssh config in which "behind" (`target`) is reached by a ProxyCommand
+  // that relays through "bastion" with `ssh -W`; returns its path.
+  std::string write_relay_config(const Sshd& target, const Sshd& bastion) {
+    std::string config = dir.file("ssh_config");
+    dir.write("ssh_config",
+              fleet.config_block("behind", target,
+                                 "  ProxyCommand ssh -F " + config + " -W %h:%p bastion\n") +
+                  fleet.config_block("bastion", bastion, "  BatchMode yes\n"));
+    return config;
+  }
+
   ProcessResult runner(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
     auto spec = testing::runner_spec(std::move(args), dir.path());
     for (auto& [name, value] : env) spec.env[name] = value;
@@ -192,11 +203,7 @@ TEST_F(SshConfigRun, ProxyCommandRunsJobsThroughItsRelay) {
   logged.log_level = "DEBUG1";
   START_OR_SKIP(bastion, logged);
   START_OR_SKIP(target);
-  std::string config = dir.file("ssh_config");
-  dir.write("ssh_config",
-            fleet.config_block("behind", *target,
-                               "  ProxyCommand ssh -F " + config + " -W %h:%p bastion\n") +
-                fleet.config_block("bastion", *bastion, "  BatchMode yes\n"));
+  std::string config = write_relay_config(*target, *bastion);
   dir.write("hosts.yaml", "- hostname: behind\n  slots: 2\n");
   dir.write("queue.yaml",
             "- command: echo job <<i>> reached port ${SSH_CONNECTION##* }\n"
@@ -213,11 +220,7 @@ TEST_F(SshConfigRun, ProxyCommandRunsJobsThroughItsRelay) {
 TEST_F(SshConfigRun, CtrlCAtTheTerminalLeavesTheProxyCommandAlone) {
   START_OR_SKIP(bastion);
   START_OR_SKIP(target);
-  std::string config = dir.file("ssh_config");
-  dir.write("ssh_config",
-            fleet.config_block("behind", *target,
-                               "  ProxyCommand ssh -F " + config + " -W %h:%p bastion\n") +
-                fleet.config_block("bastion", *bastion, "  BatchMode yes\n"));
+  std::string config = write_relay_config(*target, *bastion);
   dir.write("hosts.yaml", "- behind\n");
   dir.write("queue.yaml", "- echo started; sleep 1; echo finished\n- echo never\n");
 

@@ -40,6 +40,7 @@ struct HostTarget {
   bool identities_only = false;
   bool identity_files_explicit = false;  // missing key files are worth a note
   bool batch_mode = false;               // never ask for a passphrase
+  bool compression = false;              // offer zlib compression
   // ProxyJump hops, nearest first, each resolved; their own `jumps` are empty.
   std::vector<HostTarget> jumps;
   // Without jumps: the ProxyCommand that reaches the host (tokens expanded);

@@ -409,7 +409,8 @@ class BuiltinParser {
                                           "serveralivecountmax",
                                           "identityagent",
                                           "batchmode",
-                                          "proxyusefdpass"};
+                                          "proxyusefdpass",
+                                          "compression"};
     if (std::find(std::begin(k_known), std::end(k_known), keyword) == std::end(k_known)) return;
     if (keyword == "identityfile") {
       m_values[keyword].push_back(args[0]);
@@ -685,6 +686,8 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
       config.identity_agent = value;
     } else if (key == "batchmode") {
       config.batch_mode = flag();
+    } else if (key == "compression") {
+      config.compression = flag();
     }
   }
   if (query.port > 0) config.port = query.port;

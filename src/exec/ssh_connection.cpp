@@ -215,6 +215,7 @@ void SshConnection::begin_handshake() {
   libssh2_session_callback_set(m_session, LIBSSH2_CALLBACK_RECV,
                                reinterpret_cast<void*>(&SshConnection::receive_hook));
   libssh2_session_set_blocking(m_session, 0);
+  if (m_target.compression) libssh2_session_flag(m_session, LIBSSH2_FLAG_COMPRESS, 1);
   std::string methods = host_key_method_preference(m_session, host_key_policy());
   if (!methods.empty()) {
     libssh2_session_method_pref(m_session, LIBSSH2_METHOD_HOSTKEY, methods.c_str());

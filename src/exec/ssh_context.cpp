@@ -226,6 +226,7 @@ ssh::HostTarget SshContext::make_target(const SshHostConfig& config) const {
     target.options.keepalive_count_max = config.server_alive_count_max;
   }
   target.batch_mode = config.batch_mode;
+  target.compression = config.compression;
   return target;
 }
 

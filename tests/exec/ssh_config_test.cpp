@@ -63,7 +63,8 @@ TEST(SshGOutput, ReadsEveryFieldRunnerUses) {
       "serveraliveinterval 5\n"
       "serveralivecountmax 2\n"
       "identityagent /run/agent.sock\n"
-      "batchmode yes\n",
+      "batchmode yes\n"
+      "compression yes\n",
       {"gpu-a", "", 0});
   EXPECT_EQ(config.alias, "gpu-a");
   EXPECT_EQ(config.user, "admin");
@@ -85,6 +86,7 @@ TEST(SshGOutput, ReadsEveryFieldRunnerUses) {
   EXPECT_EQ(config.server_alive_count_max, 2);
   EXPECT_EQ(config.identity_agent.value_or(""), "/run/agent.sock");
   EXPECT_TRUE(config.batch_mode);
+  EXPECT_TRUE(config.compression);
 }
 
 TEST(SshGOutput, DefaultsAreRecognisedAndNoneMeansUnset) {

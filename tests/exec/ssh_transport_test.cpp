@@ -1323,6 +1323,35 @@ TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt
   EXPECT_NE(::kill(static_cast<pid_t>(relay_pid), 0), 0) << "the relay outlived its connection";
 }
 
+TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
+  SshdOptions logged;
+  logged.log_level = "DEBUG1";
+  auto sshd = start_sshd(logged);
+  RUNNER_REQUIRE_SSHD(sshd);
+  std::string known_hosts = known_hosts_of({sshd.get()});
+  for (bool compression : {false, true}) {
+    SCOPED_TRACE(compression ? "Compression yes" : "Compression no");
+    std::string config = m_dir.write(
+        "ssh_config",
+        host_block("node", *sshd, known_hosts,
+                   std::string("  Compression ") + (compression ? "yes" : "no") + "\n"));
+    Recorder events;
+    auto transport = make_ssh_transport(0, alias("node"), config_only(config), events);
+    transport->connect();
+    ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
+    ASSERT_TRUE(events.ready) << events.failure->message;
+    transport->start_job(1, "seq 1 20000");
+    ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
+    EXPECT_EQ(count(events.out[1], "\n"), 20000);
+    EXPECT_TRUE(events.out[1].ends_with("\n19999\n20000\n"));
+  }
+  // sshd logs the algorithms of each direction of each connection.
+  EXPECT_EQ(count(sshd->log(), "server->client cipher"), 2) << sshd->log();
+  EXPECT_EQ(count(sshd->log(), "compression: none"), 2) << sshd->log();
+  EXPECT_EQ(count(sshd->log(), "compression: zlib@openssh.com"), 2) << sshd->log();
+  EXPECT_LT(sshd->log().find("compression: none"), sshd->log().find("compression: zlib"));
+}
+
 TEST_F(SshConfigTransportTest, AProxyCommandThatEndsAtOnceIsNamedInTheError) {
   std::string config = m_dir.write("ssh_config", "Host boxed\n  ProxyCommand false\n");
   TransportError error = failure_of(*connect_alias("boxed", config_only(config)));

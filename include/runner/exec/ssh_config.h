@@ -50,6 +50,7 @@ struct SshHostConfig {
   // IdentityAgent: "none", a socket path, or unset ($SSH_AUTH_SOCK).
   std::optional<std::string> identity_agent;
   bool batch_mode = false;
+  bool compression = false;  // zlib, as `Compression yes` asks
 };
 
 // A host to resolve. `user` and `port` written inline in hosts.yaml win over
@@ -121,8 +122,9 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
 // HostName, User, Port, IdentityFile, IdentitiesOnly, UserKnownHostsFile,
 // GlobalKnownHostsFile, StrictHostKeyChecking, HostKeyAlias, ProxyJump,
 // ProxyCommand, ProxyUseFdpass, ConnectTimeout, ServerAliveInterval,
-// ServerAliveCountMax, IdentityAgent and BatchMode. The first value found
-// wins, as in OpenSSH; IdentityFile accumulates. Other keywords are ignored.
+// ServerAliveCountMax, IdentityAgent, BatchMode and Compression. The first
+// value found wins, as in OpenSSH; IdentityFile accumulates. Other keywords
+// are ignored.
 std::optional<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& source,
                                                          const SshQuery& query,
                                                          const SshTokenValues& local,

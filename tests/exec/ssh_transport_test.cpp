@@ -143,6 +143,13 @@ class SshTransportTest : public ::testing::Test {
     return Sshd::start(m_dir.file(name), options);
   }
 
+  // Options of an sshd whose log() shows what it logs at `level`.
+  static SshdOptions logging(const std::string& level) {
+    SshdOptions options;
+    options.log_level = level;
+    return options;
+  }
+
   // Starts another sshd, named `name`, that accepts the client key of `first`.
   std::unique_ptr<Sshd> start_sshd_sharing_key(const Sshd& first, const std::string& name,
                                                SshdOptions options = {}) {
@@ -1285,9 +1292,7 @@ TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
 }
 
 TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt) {
-  SshdOptions logged;
-  logged.log_level = "DEBUG1";
-  auto sshd = start_sshd(logged);
+  auto sshd = start_sshd(logging("DEBUG1"));
   RUNNER_REQUIRE_SSHD(sshd);
   std::string known_hosts = known_hosts_of({sshd.get()});
   // The classic relay before ProxyJump: `ssh -W` through a bastion (here the
@@ -1324,9 +1329,7 @@ TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt
 }
 
 TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
-  SshdOptions logged;
-  logged.log_level = "DEBUG1";
-  auto sshd = start_sshd(logged);
+  auto sshd = start_sshd(logging("DEBUG1"));
   RUNNER_REQUIRE_SSHD(sshd);
   std::string known_hosts = known_hosts_of({sshd.get()});
   for (bool compression : {false, true}) {

@@ -1355,6 +1355,30 @@ TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
   EXPECT_LT(sshd->log().find("compression: none"), sshd->log().find("compression: zlib"));
 }
 
+TEST_F(SshConfigTransportTest, AJumpHostReachedByProxyCommandCarriesTheHostsBehindIt) {
+  auto bastion = start_sshd(logging("DEBUG1"), "bastion");
+  RUNNER_REQUIRE_SSHD(bastion);
+  auto target = start_sshd_sharing_key(*bastion, "target");
+  ASSERT_TRUE(target);
+  std::string known_hosts = known_hosts_of({bastion.get(), target.get()});
+  // The bastion is reached by `ssh -W` through itself; the relay notes the
+  // name it was started for.
+  std::string config_path = m_dir.file("ssh_config");
+  std::string relay = "sh -c 'echo %n >> " + m_dir.file("relay_noted") + "; exec ssh -F " +
+                      config_path + " -W %h:%p relay'";
+  m_dir.write("ssh_config",
+              host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
+                  host_block("bastion", *bastion, known_hosts, "  ProxyCommand " + relay + "\n") +
+                  host_block("relay", *bastion, known_hosts, "  BatchMode yes\n"));
+  auto transport = connect_alias("target", config_only(config_path));
+  ASSERT_TRUE(becomes_ready(*transport, m_events));
+  JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION##* }");
+  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_EQ(m_events.out[1], std::to_string(target->port()) + "\n");
+  EXPECT_EQ(m_dir.read("relay_noted"), "bastion\n");
+  EXPECT_EQ(ssh_host_info(*transport)->endpoint, "target (via bastion)");
+}
+
 TEST_F(SshConfigTransportTest, AProxyCommandThatEndsAtOnceIsNamedInTheError) {
   std::string config = m_dir.write("ssh_config", "Host boxed\n  ProxyCommand false\n");
   TransportError error = failure_of(*connect_alias("boxed", config_only(config)));

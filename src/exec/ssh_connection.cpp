@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 #include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -158,6 +160,7 @@ void SshConnection::begin_transport() {
       return;
     }
     m_fd = m_proxy->take_fd();
+    m_fd_is_tcp = false;
     set_attempt_deadline();
     begin_handshake();
     return;
@@ -183,6 +186,7 @@ void SshConnection::connect_next_address() {
       continue;
     }
     m_fd = fd;
+    m_fd_is_tcp = true;
     set_attempt_deadline();
     m_bytes_in = 0;
     m_first_bytes.clear();
@@ -229,6 +233,16 @@ ssize_t SshConnection::receive_hook(int fd, void* buffer, size_t length, int fla
   auto* self = static_cast<SshConnection*>(*abstract);
   ssize_t received = ::recv(fd, buffer, length, flags);
   if (received > 0) {
+    // A short read is a reply, not a stream: acknowledge what comes next at
+    // once. Otherwise a peer that sends two small packets in a row without
+    // TCP_NODELAY (sshd does, outside terminal sessions; a jump host's sshd
+    // relays every packet from the host behind it so) holds the second until
+    // our delayed ACK, 40 ms later. Linux leaves quick-ACK mode by itself,
+    // so it is asked again after each read.
+    if (self->m_fd_is_tcp && static_cast<size_t>(received) < length) {
+      int on = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
+    }
     if (self->m_first_bytes.size() < k_first_bytes_kept) {
       size_t keep =
           std::min(static_cast<size_t>(received), k_first_bytes_kept - self->m_first_bytes.size());
@@ -316,6 +330,7 @@ void SshConnection::step_connecting(Clock::time_point now) {
       return;
     }
     m_fd = m_tunnel->take_fd();
+    m_fd_is_tcp = false;
     m_tunnel.reset();
     begin_handshake();
     if (m_state == State::failed) return;

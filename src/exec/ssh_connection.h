@@ -237,6 +237,7 @@ class SshConnection {
   size_t m_address_index = 0;
   std::string m_connect_errors;
   int m_fd = -1;
+  bool m_fd_is_tcp = false;  // false: a tunnel's or a ProxyCommand's socketpair
   LIBSSH2_SESSION* m_session = nullptr;
   std::unique_ptr<Authenticator> m_auth;
   int m_handshake_attempt = 0;

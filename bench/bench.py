@@ -121,6 +121,7 @@ class Fleet:
         self.host_key = os.path.join(self.dir, "host_ed25519")
         self.known_hosts = os.path.join(self.dir, "known_hosts")
         self.ssh_config = os.path.join(self.dir, "ssh_config")
+        self.behind_jump = "j0"
         self.procs = []
         self.warm = set()
         for path in (self.key, self.host_key):
@@ -137,6 +138,8 @@ class Fleet:
         with open(self.ssh_config, "w") as f:
             for i, port in enumerate(self.ports):
                 f.write(f"Host h{i}\n  Port {port}\n")
+            # h0 again, reached through h1 as a jump host.
+            f.write(f"Host {self.behind_jump}\n  Port {self.ports[0]}\n  ProxyJump h1\n")
             f.write(f"""Host *
   HostName 127.0.0.1
   User {self.user}
@@ -326,13 +329,13 @@ class Bench:
         with open(os.path.join(directory, "hosts.yaml"), "w") as f:
             f.write(f"- hostname: [{names}]\n  slots: {slots}\n")
 
-    def run_runner(self, mode, directory, expect_jobs, failures=None):
+    def run_runner(self, mode, directory, expect_jobs, failures=None, extra=()):
         """Runs runner to the end; its wall time in seconds. Failed jobs are an
         error, unless `failures` (a list) is given: then their count is added
-        to it and a warning printed."""
+        to it and a warning printed. `extra`: more arguments."""
         out = open(os.path.join(directory, "runner.out"), "w")
         start = time.perf_counter()
-        result = subprocess.run(self.runner_args(mode, directory), stdout=out,
+        result = subprocess.run(self.runner_args(mode, directory, extra), stdout=out,
                                 stderr=subprocess.STDOUT, env=ENV)
         wall = time.perf_counter() - start
         output = open(os.path.join(directory, "runner.out")).read()
@@ -467,6 +470,40 @@ class Bench:
             "peer_commands": {"ssh_controlmaster": "ssh -F CONFIG h0 true, one after another",
                               "libssh2_floor": "bench/floor.c: one blocking libssh2 session, "
                                                "channel after channel running `true`"},
+        })
+
+    def scenario_jump(self):
+        n = self.sizes["serial_jobs"]
+        failures = []
+        alias = self.fleet.behind_jump
+        run_checked(["ssh", "-F", self.fleet.ssh_config, alias, "true"], "warming a master")
+        host_list = os.path.join(self.work, "jump-hosts.txt")
+        with open(host_list, "w") as f:
+            f.write(f"{alias}\n" * n)
+
+        def runner():
+            d = self.fresh_dir("jump")
+            with open(os.path.join(d, "hosts.yaml"), "w") as f:
+                f.write(f"- {alias}\n")
+            with open(os.path.join(d, "queue.yaml"), "w") as f:
+                f.write("- 'true'\n" * n)
+            wall = self.run_runner("queue", d, n, failures,
+                                   extra=("--ssh-config", self.fleet.ssh_config))
+            return wall / n * 1000
+
+        def cm_loop():
+            return timed(["xargs", "-a", host_list, "-P", "1", "-I{}", "ssh", "-F",
+                          self.fleet.ssh_config, "{}", "true"], "ControlMaster loop") / n * 1000
+
+        samples = self.interleave(self.sizes["reps"], [("runner", runner),
+                                                       ("ssh_controlmaster", cm_loop)])
+        self.record("serial_behind_jump", {
+            "what": f"{n} `true` jobs, 1 host x 1 slot behind a ProxyJump host",
+            "measure": "ms/job", "higher_is_better": False, "samples": samples,
+            "failed_jobs": failures,
+            "targets": {"ssh_controlmaster": {"reference": True}},
+            "peer_commands": {"ssh_controlmaster": f"ssh -F CONFIG {alias} true, one after "
+                                                   "another (ProxyJump h1, its own master)"},
         })
 
     def scenario_broadcast(self):
@@ -872,7 +909,7 @@ def git_commit(root):
         return None
 
 
-SCENARIOS = ["queue", "serial", "broadcast", "add", "product", "fleet", "stream"]
+SCENARIOS = ["queue", "serial", "jump", "broadcast", "add", "product", "fleet", "stream"]
 
 
 def main():

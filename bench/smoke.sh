@@ -11,7 +11,8 @@ python3 "$here/bench.py" --smoke --runner "$runner" --json "$json"
 python3 - "$json" <<'PY'
 import json, sys
 document = json.load(open(sys.argv[1]))
-expected = {"queue_true_jobs", "serial_true_jobs", "broadcast_true_steps", "add_latency",
+expected = {"queue_true_jobs", "serial_true_jobs", "serial_behind_jump", "broadcast_true_steps",
+            "add_latency",
             "product_flatness", "fleet_connect", "fleet_peak_rss", "fleet_idle_cpu",
             "stream_throughput"}
 scenarios = document["scenarios"]
@@ -19,7 +20,8 @@ missing = sorted(expected - set(scenarios))
 empty = sorted(name for name, entry in scenarios.items()
                if not entry["samples"].get("runner"))
 peers = {"queue_true_jobs": ["ssh_controlmaster", "gnu_parallel"],
-         "serial_true_jobs": ["ssh_controlmaster"], "broadcast_true_steps": ["pdsh"],
+         "serial_true_jobs": ["ssh_controlmaster"], "serial_behind_jump": ["ssh_controlmaster"],
+         "broadcast_true_steps": ["pdsh"],
          "stream_throughput": ["ssh_controlmaster"]}
 no_peer = sorted(f"{name}/{peer}" for name, wanted in peers.items() if name in scenarios
                  for peer in wanted if not scenarios[name]["samples"].get(peer))

@@ -133,6 +133,23 @@ struct SshConfigRun : ::testing::Test {
     return options;
   }
 
+  // Runs three jobs on host "behind" of the ssh config `config`, and checks
+  // that they reached `target` through `bastion` (whose sshd logs at DEBUG1).
+  void expect_jobs_reach_behind(const std::string& config, const Sshd& target,
+                                const Sshd& bastion) {
+    dir.write("hosts.yaml", "- hostname: behind\n  slots: 2\n");
+    dir.write("queue.yaml",
+              "- command: echo job <<i>> reached port ${SSH_CONNECTION##* }\n"
+              "  i: [1, 2, 3]\n");
+    ProcessResult r = runner({"queue", "--ssh-config", config});
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_EQ(count(r.out, "reached port " + std::to_string(target.port())), 3) << r.out;
+    EXPECT_NE(bastion.log().find("target 127.0.0.1 port " + std::to_string(target.port())),
+              std::string::npos)
+        << "not forwarded by the jump host:\n"
+        << bastion.log();
+  }
+
   // An ssh config in which "behind" (`target`) is reached by a ProxyCommand
   // that relays through "bastion" with `ssh -W`; returns its path.
   std::string write_relay_config(const Sshd& target, const Sshd& bastion) {
@@ -185,17 +202,7 @@ TEST_F(SshConfigRun, ProxyJumpChainRunsJobsThroughTheJumpHost) {
   START_OR_SKIP(target);
   dir.write("ssh_config", fleet.config_block("behind", *target, "  ProxyJump bastion\n") +
                               fleet.config_block("bastion", *jump));
-  dir.write("hosts.yaml", "- hostname: behind\n  slots: 2\n");
-  dir.write("queue.yaml",
-            "- command: echo job <<i>> reached port ${SSH_CONNECTION##* }\n"
-            "  i: [1, 2, 3]\n");
-  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
-  ASSERT_EQ(r.status, 0) << r.err << r.out;
-  EXPECT_EQ(count(r.out, "reached port " + std::to_string(target->port())), 3) << r.out;
-  EXPECT_NE(jump->log().find("target 127.0.0.1 port " + std::to_string(target->port())),
-            std::string::npos)
-      << "not forwarded by the jump host:\n"
-      << jump->log();
+  expect_jobs_reach_behind(dir.file("ssh_config"), *target, *jump);
 }
 
 TEST_F(SshConfigRun, ProxyCommandRunsJobsThroughItsRelay) {
@@ -203,18 +210,7 @@ TEST_F(SshConfigRun, ProxyCommandRunsJobsThroughItsRelay) {
   logged.log_level = "DEBUG1";
   START_OR_SKIP(bastion, logged);
   START_OR_SKIP(target);
-  std::string config = write_relay_config(*target, *bastion);
-  dir.write("hosts.yaml", "- hostname: behind\n  slots: 2\n");
-  dir.write("queue.yaml",
-            "- command: echo job <<i>> reached port ${SSH_CONNECTION##* }\n"
-            "  i: [1, 2, 3]\n");
-  ProcessResult r = runner({"queue", "--ssh-config", config});
-  ASSERT_EQ(r.status, 0) << r.err << r.out;
-  EXPECT_EQ(count(r.out, "reached port " + std::to_string(target->port())), 3) << r.out;
-  EXPECT_NE(bastion->log().find("target 127.0.0.1 port " + std::to_string(target->port())),
-            std::string::npos)
-      << "not relayed through the bastion:\n"
-      << bastion->log();
+  expect_jobs_reach_behind(write_relay_config(*target, *bastion), *target, *bastion);
 }
 
 TEST_F(SshConfigRun, CtrlCAtTheTerminalLeavesTheProxyCommandAlone) {

@@ -150,7 +150,7 @@ void Scheduler::host_failed(int host, const TransportError& error) {
   if (retry) {
     Clock::duration wait = reconnect_delay(m_reconnect_tries[host]++);
     m_host_state[host] = HostState::reconnecting;
-    m_reconnect_at[host] = m_now + wait;
+    m_reconnect_at[host] = m_options.clock() + wait;
     m_observer.notice(fmt::format(
         "{}: reconnecting in {:.1f}s", m_fleet.hosts[host].name,
         std::chrono::duration<double>(wait).count()));
@@ -219,7 +219,7 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
     ++m_failures;
     m_step_failed = true;
   }
-  m_observer.job_finished(job, exit, m_now - job.start);
+  m_observer.job_finished(job, exit, m_options.clock() - job.start);
   if (job.will_rerun) m_reruns.push_front(std::move(rerun));
   m_queue_dirty = true;
 }

@@ -140,6 +140,7 @@ class RecordingObserver final : public RunObserver {
   std::vector<std::string> events;
   std::vector<std::string> notices;
   std::vector<std::pair<RunningJob, JobExit>> finished;
+  std::vector<Clock::duration> durations;  // of the finished jobs, in order
 
   void host_ready(const Host& h) override { events.push_back("ready " + h.name); }
   void host_failed(const Host& h, const TransportError& e) override {
@@ -152,9 +153,10 @@ class RecordingObserver final : public RunObserver {
   void job_output(const RunningJob& j, OutputStream, std::string_view b) override {
     events.push_back("output " + j.label + " " + std::string(b));
   }
-  void job_finished(const RunningJob& j, const JobExit& e, Clock::duration) override {
+  void job_finished(const RunningJob& j, const JobExit& e, Clock::duration took) override {
     events.push_back("end " + j.label + " " + j.command);
     finished.emplace_back(j, e);
+    durations.push_back(took);
   }
   void checkpoint() override { events.push_back("checkpoint"); }
   void notice(const std::string& m) override { notices.push_back(m); }
@@ -195,6 +197,7 @@ struct FakeRun {
   JobId next_id = 1;
 
   explicit FakeRun(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
+    options.clock = [this] { return now; };
     std::vector<HostTransport*> raw;
     for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
       transports.push_back(std::make_unique<FakeTransport>(static_cast<int>(h)));

@@ -34,6 +34,20 @@ TEST(Scheduler, QueueModeRunsEveryJobOnceFifo) {
   for (int i = 0; i < 9; ++i) EXPECT_EQ(starts[i], "job" + std::to_string(i));
 }
 
+TEST(Scheduler, AJobLastsUntilTheRoundInWhichItsEndIsReported) {
+  Harness h(make_fleet({{"a", {"0"}}}));
+  h.transports[0]->outcome = [](const std::string&) {
+    return FakeTransport::Outcome{.steps = 3};
+  };
+  h.source.add("one");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  // Started in one round; its transport reports the end three rounds (of
+  // 10 ms) later, before the scheduler's own step of that round.
+  ASSERT_EQ(h.observer.durations.size(), 1u);
+  EXPECT_EQ(h.observer.durations[0], std::chrono::milliseconds(30));
+}
+
 TEST(Scheduler, NeverRunsMoreJobsThanSlots) {
   Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}));
   for (auto& t : h.transports)

@@ -58,6 +58,10 @@ struct SchedulerOptions {
   Clock::duration reconnect_first = std::chrono::seconds(1);
   Clock::duration reconnect_longest = std::chrono::seconds(60);
   int reconnect_tries = 10;
+  // The time of what transports report. They report while the event loop
+  // steps them, before the scheduler's own step of that round: a job's end
+  // is timed by this clock, not by the scheduler's previous step.
+  std::function<Clock::time_point()> clock = [] { return Clock::now(); };
 };
 
 // A job that was running when an earlier run of the same queue died: its

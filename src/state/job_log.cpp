@@ -60,6 +60,8 @@ bool JobLogs::ensure_fd(JobId job, Log& log, bool create) {
     m_error = "cannot open the job log " + path(job) + ": " + std::strerror(errno);
     return false;
   }
+  off_t size = ::lseek(log.fd, 0, SEEK_END);
+  log.end = size > 0 ? static_cast<std::uint64_t>(size) : 0;
   ++m_open_files;
   return true;
 }
@@ -74,14 +76,14 @@ bool JobLogs::write_out(JobId job, Log& log, std::string_view bytes) {
       return false;
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
+    log.end += static_cast<std::uint64_t>(n);
   }
   write_behind(log);
   return true;
 }
 
 void JobLogs::write_behind(Log& log) {
-  off_t end = ::lseek(log.fd, 0, SEEK_CUR);
-  if (end < 0 || static_cast<std::uint64_t>(end) < log.written_back + k_write_behind) return;
+  if (log.end < log.written_back + k_write_behind) return;
   // What was handed to writeback one step ago is on disk by now (or
   // nearly): release it. Failures only mean the pages stay cached.
   if (log.written_back > log.released) {
@@ -90,8 +92,8 @@ void JobLogs::write_behind(Log& log) {
     log.released = log.written_back;
   }
   ::sync_file_range(log.fd, static_cast<off_t>(log.written_back),
-                    end - static_cast<off_t>(log.written_back), SYNC_FILE_RANGE_WRITE);
-  log.written_back = static_cast<std::uint64_t>(end);
+                    static_cast<off_t>(log.end - log.written_back), SYNC_FILE_RANGE_WRITE);
+  log.written_back = log.end;
 }
 
 bool JobLogs::drain(JobId job, Log& log) {

@@ -58,6 +58,7 @@ class JobLogs {
     int fd = -1;
     std::string buffer;
     std::uint64_t last_use = 0;
+    std::uint64_t end = 0;  // the file's size while open: where the next write lands
     // Write-behind: where writeback was last started, and up to where the
     // page cache was released (file offsets).
     std::uint64_t written_back = 0;

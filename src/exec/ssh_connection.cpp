@@ -160,7 +160,6 @@ void SshConnection::begin_transport() {
       return;
     }
     m_fd = m_proxy->take_fd();
-    m_fd_is_tcp = false;
     set_attempt_deadline();
     begin_handshake();
     return;
@@ -186,7 +185,6 @@ void SshConnection::connect_next_address() {
       continue;
     }
     m_fd = fd;
-    m_fd_is_tcp = true;
     set_attempt_deadline();
     m_bytes_in = 0;
     m_first_bytes.clear();
@@ -239,7 +237,7 @@ ssize_t SshConnection::receive_hook(int fd, void* buffer, size_t length, int fla
     // relays every packet from the host behind it so) holds the second until
     // our delayed ACK, 40 ms later. Linux leaves quick-ACK mode by itself,
     // so it is asked again after each read.
-    if (self->m_fd_is_tcp && static_cast<size_t>(received) < length) {
+    if (self->connects_over_tcp() && static_cast<size_t>(received) < length) {
       int on = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
     }
@@ -284,7 +282,7 @@ HostKeyPolicy SshConnection::host_key_policy() const {
   policy.port = m_target.host_key_alias ? 22 : m_target.port;
   policy.checking = m_target.host_key_checking;
   policy.display = m_display;
-  if (m_via || m_target.host_key_alias || !m_target.proxy_command.empty()) {
+  if (!connects_over_tcp() || m_target.host_key_alias) {
     // ssh-keyscan cannot go through a jump host or a ProxyCommand (nor knows
     // HostKeyAlias): let ssh itself record the key.
     std::string config = m_target.options.config_file.empty()
@@ -330,7 +328,6 @@ void SshConnection::step_connecting(Clock::time_point now) {
       return;
     }
     m_fd = m_tunnel->take_fd();
-    m_fd_is_tcp = false;
     m_tunnel.reset();
     begin_handshake();
     if (m_state == State::failed) return;

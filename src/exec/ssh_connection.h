@@ -208,6 +208,8 @@ class SshConnection {
   Outcome classify(int rc, Channel* channel);
   // Channels that carry work (idle launchers do not).
   long busy_channels() const;
+  // Whether m_fd is a TCP socket (not a tunnel's or a ProxyCommand's socketpair).
+  bool connects_over_tcp() const { return !m_via && m_target.proxy_command.empty(); }
   // Why the socket broke, as precisely as known.
   std::string socket_failure() const;
 
@@ -237,7 +239,6 @@ class SshConnection {
   size_t m_address_index = 0;
   std::string m_connect_errors;
   int m_fd = -1;
-  bool m_fd_is_tcp = false;  // false: a tunnel's or a ProxyCommand's socketpair
   LIBSSH2_SESSION* m_session = nullptr;
   std::unique_ptr<Authenticator> m_auth;
   int m_handshake_attempt = 0;

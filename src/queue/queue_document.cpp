@@ -548,6 +548,29 @@ void FrontTaker::take() {
   if (!take_fast()) take_slow();
 }
 
+std::optional<FrontTaker::Written> FrontTaker::cut_own_text(const QueueEntry& first,
+                                                            const QueueEntry& rest,
+                                                            int indent) const {
+  std::string_view own;
+  QueueEntry entry = first;  // lines counted from the first line of `own`
+  if (!m_front.empty()) {
+    own = m_front.front().text;
+  } else if (m_base.entries[m_next].written_by_taker) {
+    const EntrySpan& span = m_base.entries[m_next];
+    std::string_view base = m_base.text;
+    own = base.substr(span.begin, span.end - span.begin);
+    shift_lines(entry, -count_lines(base.substr(0, span.begin)));
+  } else {
+    return std::nullopt;
+  }
+  std::optional<std::string> text = cut_first_value(own, first, rest, indent);
+  if (!text) return std::nullopt;
+  entry.keys = rest.keys;
+  for (std::size_t k = 0; k < entry.keys.size(); ++k)
+    entry.keys[k].line = first.keys[k].line - (first.line - entry.line);
+  return Written{std::move(entry), std::move(*text), 0};
+}
+
 bool FrontTaker::take_fast() {
   if (!m_base.block_style) return false;
   bool written = !m_front.empty();
@@ -575,29 +598,13 @@ bool FrontTaker::take_fast() {
 
   std::vector<std::string> texts;
   std::optional<std::vector<QueueEntry>> parsed;
-  // The taker's own text, checked when it was written, loses one value of a
-  // flow list: cut it out, and what follows is as it was.
-  if (rest.size() == 1) {
-    std::string_view own;
-    QueueEntry own_entry = first;  // lines counted from the first line of `own`
-    if (written) {
-      own = m_front.front().text;
-    } else if (m_base.entries[m_next].written_by_taker) {
-      const EntrySpan& span = m_base.entries[m_next];
-      own = std::string_view(base).substr(span.begin, span.end - span.begin);
-      shift_lines(own_entry, -count_lines(std::string_view(base).substr(0, span.begin)));
-    }
-    if (!own.empty()) {
-      if (std::optional<std::string> cut = cut_first_value(own, first, rest.front(), indent)) {
-        texts.push_back(std::move(*cut));
-        own_entry.keys = rest.front().keys;
-        for (std::size_t k = 0; k < own_entry.keys.size(); ++k)
-          own_entry.keys[k].line = first.keys[k].line - (first.line - own_entry.line);
-        parsed = std::vector<QueueEntry>{std::move(own_entry)};
-      }
-    }
-  }
-  if (!parsed) {
+  // What follows the taker's own text is as it was: no parse needed.
+  std::optional<Written> cut = rest.size() == 1 ? cut_own_text(first, rest.front(), indent)
+                                                : std::nullopt;
+  if (cut) {
+    texts.push_back(std::move(cut->text));
+    parsed = std::vector<QueueEntry>{std::move(cut->entry)};
+  } else {
     // The new text and what follows it up to the end of the next entry must
     // parse to the rest of the entry followed by that next entry.
     std::string window;

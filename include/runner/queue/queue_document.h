@@ -86,6 +86,11 @@ class FrontTaker {
   };
 
   bool take_fast();
+  // When `rest` is `first` without the first value of one flow list, and
+  // the first entry's text is the taker's own (checked by a parse when it
+  // was written): that text with the value cut out. Its lines are not set.
+  std::optional<Written> cut_own_text(const QueueEntry& first, const QueueEntry& rest,
+                                      int indent) const;
   void take_slow();
   // The document as it stands; leaves this taker empty.
   QueueDocument materialize();

@@ -433,26 +433,36 @@ class Bench:
                 "gnu_parallel": f"parallel -N0 -S {slots}/h0,... true"},
         })
 
-    def scenario_serial(self):
+    def serial_tools(self, tag, alias, write_hosts, extra=()):
+        """The tools of a serial scenario: runner and a ControlMaster loop, each
+        running `serial_jobs` `true` jobs one after another on host `alias`,
+        in ms per job; and the list that counts runner's failed jobs.
+        `write_hosts(dir)` writes runner's hosts.yaml; `extra`: more runner
+        arguments."""
         n = self.sizes["serial_jobs"]
         failures = []
-        self.fleet.warm_masters(1)
-        host_list = os.path.join(self.work, "serial-hosts.txt")
+        host_list = os.path.join(self.work, f"{tag}-hosts.txt")
         with open(host_list, "w") as f:
-            f.write("h0\n" * n)
+            f.write(f"{alias}\n" * n)
 
         def runner():
-            d = self.fresh_dir("serial")
-            self.write_hosts(d, 1, 1)
+            d = self.fresh_dir(tag)
+            write_hosts(d)
             with open(os.path.join(d, "queue.yaml"), "w") as f:
                 f.write("- 'true'\n" * n)
-            return self.run_runner("queue", d, n, failures) / n * 1000
+            return self.run_runner("queue", d, n, failures, extra) / n * 1000
 
         def cm_loop():
             return timed(["xargs", "-a", host_list, "-P", "1", "-I{}", "ssh", "-F",
                           self.fleet.ssh_config, "{}", "true"], "ControlMaster loop") / n * 1000
 
-        tools = [("runner", runner), ("ssh_controlmaster", cm_loop)]
+        return [("runner", runner), ("ssh_controlmaster", cm_loop)], failures
+
+    def scenario_serial(self):
+        n = self.sizes["serial_jobs"]
+        self.fleet.warm_masters(1)
+        tools, failures = self.serial_tools("serial", self.fleet.alias(0),
+                                            lambda d: self.write_hosts(d, 1, 1))
         floor = self.floor_binary()
         if floor:
             def libssh2_floor():
@@ -474,29 +484,16 @@ class Bench:
 
     def scenario_jump(self):
         n = self.sizes["serial_jobs"]
-        failures = []
         alias = self.fleet.behind_jump
         run_checked(["ssh", "-F", self.fleet.ssh_config, alias, "true"], "warming a master")
-        host_list = os.path.join(self.work, "jump-hosts.txt")
-        with open(host_list, "w") as f:
-            f.write(f"{alias}\n" * n)
 
-        def runner():
-            d = self.fresh_dir("jump")
+        def write_hosts(d):
             with open(os.path.join(d, "hosts.yaml"), "w") as f:
                 f.write(f"- {alias}\n")
-            with open(os.path.join(d, "queue.yaml"), "w") as f:
-                f.write("- 'true'\n" * n)
-            wall = self.run_runner("queue", d, n, failures,
-                                   extra=("--ssh-config", self.fleet.ssh_config))
-            return wall / n * 1000
 
-        def cm_loop():
-            return timed(["xargs", "-a", host_list, "-P", "1", "-I{}", "ssh", "-F",
-                          self.fleet.ssh_config, "{}", "true"], "ControlMaster loop") / n * 1000
-
-        samples = self.interleave(self.sizes["reps"], [("runner", runner),
-                                                       ("ssh_controlmaster", cm_loop)])
+        tools, failures = self.serial_tools("jump", alias, write_hosts,
+                                            ("--ssh-config", self.fleet.ssh_config))
+        samples = self.interleave(self.sizes["reps"], tools)
         self.record("serial_behind_jump", {
             "what": f"{n} `true` jobs, 1 host x 1 slot behind a ProxyJump host",
             "measure": "ms/job", "higher_is_better": False, "samples": samples,

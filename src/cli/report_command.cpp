@@ -26,6 +26,7 @@ int write_report(const ReportOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   Campaign campaign = load_campaign(state_dir);
+  std::fputs(skipped_lines_warning(campaign).c_str(), stderr);
   if (campaign.runs.empty()) {
     throw ConfigError(state_dir, 0, 0,
                       "no run is recorded here; start one with `runner queue`, or name the "

@@ -9,6 +9,7 @@
 
 #include "runner/config/config_error.h"
 #include "runner/config/duration.h"
+#include "runner/state/journal_text.h"
 
 namespace runner {
 
@@ -33,17 +34,19 @@ T field(const nlohmann::json& record, const char* key, T fallback) {
 // The job as the queue gave it, from its job_start record.
 JobSpec spec_of(const nlohmann::json& start) {
   JobSpec spec;
-  spec.command = field<std::string>(start, "template", field<std::string>(start, "command", ""));
+  spec.command = start.contains("template") ? journal_text(start, "template")
+                                            : journal_text(start, "command");
   spec.slots = field<int>(start, "slots_needed", 1);
   spec.line = field<int>(start, "line", 0);
-  spec.timeout_text = field<std::string>(start, "timeout", "");
+  spec.timeout_text = journal_text(start, "timeout");
   if (!spec.timeout_text.empty()) spec.timeout = parse_duration(spec.timeout_text);
   if (start.contains("retries")) spec.retries = field<int>(start, "retries", 0);
-  spec.cancel = field<std::string>(start, "cancel", "");
+  spec.cancel = journal_text(start, "cancel");
   auto params = start.find("params");
   if (params != start.end() && params->is_object())
     for (auto it = params->begin(); it != params->end(); ++it)
-      spec.params.emplace_back(it.key(), it->is_string() ? it->get<std::string>() : it->dump());
+      spec.params.emplace_back(it.key(), it->is_string() || it->is_object() ? journal_text(*it)
+                                                                            : it->dump());
   return spec;
 }
 
@@ -78,7 +81,7 @@ std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& 
     const UnfinishedJob& job = replay.unfinished[i];
     list += fmt::format("\n  #{} on {}{}: {}", job.id, job.host,
                         job.pgid ? fmt::format(" (process group {})", job.pgid) : "",
-                        field<std::string>(job.start, "command", ""));
+                        journal_text(job.start, "command"));
   }
   if (replay.unfinished.size() > 10)
     list += fmt::format("\n  ... and {} more", replay.unfinished.size() - 10);

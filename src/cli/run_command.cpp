@@ -122,13 +122,16 @@ int run_jobs(const RunOptions& options) {
   std::vector<OrphanJob> orphans = jobs_to_resume(replay_journal(read_journal(journal.path())),
                                                   fleet, journal.path(), options.resume);
   JobLogs logs(state_dir);
-  journal.run_start(run_start_record(options, fleet, queued));
+  // Records that cannot be written wait in the journal; the reporter's
+  // checkpoint says so, and no job starts before they are written.
+  static_cast<void>(journal.run_start(run_start_record(options, fleet, queued)));
   for (const OrphanJob& orphan : orphans)
     if (orphan.was_running)
-      journal.job_end(orphan.id, JobExit{.error = "the runner that started it stopped", .lost = true},
-                      std::chrono::milliseconds(0), options.mode == Mode::queue);
-  journal.sync();
+      static_cast<void>(journal.job_end(
+          orphan.id, JobExit{.error = "the runner that started it stopped", .lost = true},
+          std::chrono::milliseconds(0), options.mode == Mode::queue));
   RunReporter reporter(fleet, console, journal, logs);
+  static_cast<void>(reporter.checkpoint());
   std::unique_ptr<StatusLine> status_line = make_status_line(options, fleet, console);
   reporter.set_status_line(status_line.get());
 
@@ -187,19 +190,28 @@ int run_jobs(const RunOptions& options) {
   scheduler.start();
   while (!scheduler.finished()) {
     console.flush();
-    logs.flush();
+    reporter.flush_logs();
     loop.run_once();
   }
   console.flush();
-  logs.flush();
+  reporter.flush_logs();
   if (status_line) status_line->finish();
   shut_down(loop, transports);
 
   int status = scheduler.exit_code();
+  // Output that could not be written is a run that did not fully succeed.
+  if (status == 0 && reporter.logs_incomplete()) status = 1;
   auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   if (!reporter.finished().empty() || status != 0)
     console.write_block(format_run_summary(reporter.finished(), reporter.slot_usage(), wall));
-  journal.run_end(status == 0 ? "ok" : status == 130 ? "interrupted" : "failed");
+  Status ended = journal.run_end(status == 0 ? "ok" : status == 130 ? "interrupted" : "failed");
+  if (ended.ok()) ended = journal.sync();
+  if (!ended.ok()) {
+    console.error(fmt::format("{}; the journal lacks the last {} record{} of this run",
+                              ended.message(), journal.waiting(),
+                              journal.waiting() == 1 ? "" : "s"));
+    if (status == 0) status = 1;
+  }
   return status;
 }
 

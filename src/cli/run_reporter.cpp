@@ -16,7 +16,7 @@ void RunReporter::host_ready(const Host&) {}
 void RunReporter::host_failed(const Host& host, const TransportError& error) {
   m_failed_hosts.push_back(host.name);
   m_console.error(fmt::format("{}: no jobs will run there", error.message));
-  m_journal.host_failed(host.name, error.message);
+  journal_written(m_journal.host_failed(host.name, error.message));
   if (m_status) m_status->host_failed(host.slots.size());
 }
 
@@ -36,26 +36,30 @@ void RunReporter::job_started(const RunningJob& job) {
   record.cancel = job.spec.cancel;
   record.attempt = job.attempt;
   record.requeues = job.requeues;
-  m_journal.job_start(record);
-  m_logs.open(job.id, job.attempt > 1);
+  // Not started before checkpoint() is ok: the record may wait for space.
+  journal_written(m_journal.job_start(record));
+  log_written(job.id, m_logs.open(job.id, job.attempt > 1));
   if (job.attempt > 1)
-    m_logs.append(job.id, fmt::format("--- runner: attempt {} of #{}, on {} ---\n", job.attempt,
-                                      job.id, job.label));
+    log_written(job.id, m_logs.append(job.id, fmt::format("--- runner: attempt {} of #{}, on {} ---\n",
+                                                          job.attempt, job.id, job.label)));
   if (m_status) m_status->job_started(job.id, job.slots.size(), job.start);
 }
 
-void RunReporter::job_pgid(const RunningJob& job) { m_journal.job_pgid(job.id, job.pgid); }
+void RunReporter::job_pgid(const RunningJob& job) {
+  journal_written(m_journal.job_pgid(job.id, job.pgid));
+}
 
 void RunReporter::job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) {
-  m_logs.append(job.id, bytes);
+  log_written(job.id, m_logs.append(job.id, bytes));
   m_console.job_output(job.id, job.slots.front(), job.label, stream, bytes);
 }
 
 void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) {
   auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
   m_console.job_finished(job.id);
-  m_logs.close(job.id);
-  m_journal.job_end(job.id, exit, duration, job.will_rerun);
+  if (Status whole = m_logs.close(job.id); !whole.ok())
+    m_incomplete_logs.try_emplace(job.id, whole.message());
+  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun));
   if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun);
   for (int slot : job.slots) {
     m_slot_usage[slot].busy += duration;
@@ -73,12 +77,41 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
   finished.exit = exit;
   finished.log_path = m_logs.path(job.id);
   finished.duration = duration;
+  if (auto cut = m_incomplete_logs.find(job.id); cut != m_incomplete_logs.end())
+    finished.log_problem = cut->second;
   m_finished.push_back(std::move(finished));
   if (!exit.succeeded() && !exit.cancelled)
     m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label, describe_exit(exit)));
 }
 
-void RunReporter::checkpoint() { m_journal.sync(); }
+Status RunReporter::checkpoint() {
+  Status status = m_journal.sync();
+  journal_written(status);
+  return status;
+}
+
+void RunReporter::flush_logs() {
+  Status status = m_logs.flush();
+  if (!status.ok() && m_log_failures_said.insert(status.message()).second)
+    m_console.error(status.message() + "; output that cannot be written is lost");
+}
+
+void RunReporter::journal_written(const Status& status) {
+  if (!status.ok() && !m_journal_failing) {
+    m_console.error(status.message() + "; no new job starts until it can be written");
+  } else if (status.ok() && m_journal_failing) {
+    m_console.info("the journal can be written again; jobs start again");
+  }
+  m_journal_failing = !status.ok();
+}
+
+void RunReporter::log_written(JobId job, const Status& status) {
+  if (status.ok()) return;
+  m_incomplete_logs.try_emplace(job, status.message());
+  if (m_log_failures_said.insert(status.message()).second)
+    m_console.error(fmt::format("#{}: {}; output that cannot be written is lost", job,
+                                status.message()));
+}
 
 void RunReporter::notice(const std::string& message) { m_console.info(message); }
 

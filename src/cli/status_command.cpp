@@ -54,6 +54,7 @@ int show_status(const StatusOptions& options) {
   bool clear_screen = options.watch && !options.json && isatty(STDOUT_FILENO) == 1;
   for (bool first = true;; first = false) {
     Campaign campaign = load_campaign(state_dir);
+    if (first) std::fputs(skipped_lines_warning(campaign).c_str(), stderr);
     const CampaignRun* run = campaign.latest_run();
     if (!run) {
       throw ConfigError(state_dir, 0, 0,

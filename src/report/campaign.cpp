@@ -16,6 +16,7 @@
 #include <set>
 
 #include "runner/state/journal.h"
+#include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/exit_text.h"
 
@@ -25,10 +26,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string text_of(const json& record, const char* key) {
-  auto it = record.find(key);
-  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string text_of(const json& record, const char* key) { return journal_text(record, key); }
 
 long long number_of(const json& record, const char* key, long long fallback = 0) {
   auto it = record.find(key);
@@ -40,7 +38,8 @@ Params params_of(const json& record) {
   auto it = record.find("params");
   if (it == record.end() || !it->is_object()) return params;
   for (const auto& [key, value] : it->items())
-    params.emplace_back(key, value.is_string() ? value.get<std::string>() : value.dump());
+    params.emplace_back(key, value.is_string() || value.is_object() ? journal_text(value)
+                                                                    : value.dump());
   return params;
 }
 
@@ -281,9 +280,18 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
 }
 
 Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
-  Campaign campaign = campaign_from_records(read_journal(journal_path(state_dir)), alive);
+  std::vector<std::string> skipped;
+  Campaign campaign =
+      campaign_from_records(read_journal(journal_path(state_dir), &skipped), alive);
   campaign.state_dir = state_dir;
+  campaign.skipped_lines = std::move(skipped);
   return campaign;
+}
+
+std::string skipped_lines_warning(const Campaign& campaign) {
+  std::string text;
+  for (const std::string& line : campaign.skipped_lines) text += "runner: warning: " + line + "\n";
+  return text;
 }
 
 std::string describe_end(const CampaignJob& job) {

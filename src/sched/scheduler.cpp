@@ -228,15 +228,30 @@ void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
   clean_live_hosts();
-  if (!can_take_now()) return;
-  if (m_options.mode == Mode::queue)
-    pump_queue(now);
-  else
-    pump_broadcast(now);
-  // One sync makes what transports reported (ends, losses) and the new
-  // starts durable together, before any of the new jobs can run.
-  m_observer.checkpoint();
+  // While the journal cannot be written, nothing is taken and nothing starts.
+  if (m_unrecorded && !recorded(now)) return;
+  if (can_take_now()) {
+    if (m_options.mode == Mode::queue)
+      pump_queue(now);
+    else
+      pump_broadcast(now);
+    // One sync makes what transports reported (ends, losses) and the new
+    // starts durable together, before any of the new jobs can run.
+    if (!recorded(now)) return;
+  }
   start_launched();
+}
+
+bool Scheduler::recorded(Clock::time_point now) {
+  m_unrecorded = !m_observer.checkpoint().ok();
+  if (m_unrecorded) {
+    m_retry_at = now + m_options.retry_interval;
+    // Jobs taken but never started end, as not started, once the run stops.
+    if (m_stopping)
+      for (JobId id : std::exchange(m_launched, {}))
+        job_exited(id, JobExit{.error = "not started: the journal could not be written"});
+  }
+  return !m_unrecorded;
 }
 
 void Scheduler::act_on_timers(Clock::time_point now) {
@@ -277,7 +292,7 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
 }
 
 bool Scheduler::can_take_now() const {
-  if (m_stopping || !m_queue_dirty) return false;
+  if (m_stopping || m_unrecorded || !m_queue_dirty) return false;
   if (m_options.mode == Mode::broadcast)
     return !any_host(HostState::connecting) && !any_host(HostState::cleaning) && m_running.empty();
   for (std::size_t s = 0; s < m_slot_job.size(); ++s)
@@ -516,7 +531,9 @@ void Scheduler::clean_live_hosts() {
 }
 
 void Scheduler::clean_host(int host) {
-  m_observer.checkpoint();  // the losses are on disk before their leftovers are killed
+  // The losses are on disk before their leftovers are killed; if the journal
+  // cannot be written, the observer has said so, and the kill goes ahead.
+  static_cast<void>(m_observer.checkpoint());
   std::vector<long> groups = std::exchange(m_leftover_groups[host], {});
   std::vector<OrphanJob> orphans = std::exchange(m_orphans[host], {});
   for (const OrphanJob& orphan : orphans) groups.push_back(orphan.pgid);

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "runner/state/state_dir.h"
 
 namespace runner {
@@ -18,6 +20,8 @@ namespace {
 // How much of a log is written between write-behind steps.
 constexpr std::uint64_t k_write_behind = 8u << 20;
 
+std::string errno_text() { return std::strerror(errno); }
+
 }  // namespace
 
 JobLogs::JobLogs(std::string state_dir, std::size_t max_open_files, std::size_t buffer_size)
@@ -26,7 +30,8 @@ JobLogs::JobLogs(std::string state_dir, std::size_t max_open_files, std::size_t 
       m_buffer_size(buffer_size) {}
 
 JobLogs::~JobLogs() {
-  flush();
+  // Callers flush (and hear about failures) before; this only saves bytes.
+  static_cast<void>(flush());
   for (auto& [job, log] : m_logs) close_fd(log);
 }
 
@@ -50,36 +55,58 @@ void JobLogs::evict_one(JobId keep) {
   if (oldest) close_fd(*oldest);
 }
 
-bool JobLogs::ensure_fd(JobId job, Log& log, bool create) {
+Status JobLogs::ensure_fd(JobId job, Log& log) {
   log.last_use = ++m_tick;
-  if (log.fd >= 0) return true;
+  if (log.fd >= 0) return Status();
   if (m_open_files >= m_max_open) evict_one(job);
-  int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (create ? O_TRUNC : 0);
+  bool empty_it = !log.created && !log.keep_earlier;
+  int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (empty_it ? O_TRUNC : 0);
   log.fd = ::open(path(job).c_str(), flags, 0644);
-  if (log.fd < 0) {
-    m_error = "cannot open the job log " + path(job) + ": " + std::strerror(errno);
-    return false;
-  }
+  if (log.fd < 0) return Status::error("cannot open the job log " + path(job) + ": " + errno_text());
+  log.created = true;
   off_t size = ::lseek(log.fd, 0, SEEK_END);
   log.end = size > 0 ? static_cast<std::uint64_t>(size) : 0;
   ++m_open_files;
-  return true;
+  return Status();
 }
 
-bool JobLogs::write_out(JobId job, Log& log, std::string_view bytes) {
-  if (!ensure_fd(job, log, false)) return false;
-  while (!bytes.empty()) {
-    ssize_t n = ::write(log.fd, bytes.data(), bytes.size());
+Status JobLogs::write_fully(JobId job, Log& log, std::string_view bytes, std::size_t& written) {
+  written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(log.fd, bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      m_error = "cannot write the job log " + path(job) + ": " + std::strerror(errno);
-      return false;
+      if (n == 0) errno = ENOSPC;
+      return Status::error("cannot write the job log " + path(job) + ": " + errno_text());
     }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
+    written += static_cast<std::size_t>(n);
     log.end += static_cast<std::uint64_t>(n);
   }
+  return Status();
+}
+
+Status JobLogs::lose(Log& log, std::size_t bytes, Status reason) {
+  log.lost += bytes;
+  log.unmarked += bytes;
+  if (log.lost_reason.empty()) log.lost_reason = reason.message();
+  return reason;
+}
+
+Status JobLogs::write_out(JobId job, Log& log, std::string_view bytes) {
+  if (Status opened = ensure_fd(job, log); !opened.ok()) return lose(log, bytes.size(), opened);
+  std::size_t written = 0;
+  if (log.unmarked > 0) {
+    // Where output is missing, the log says so.
+    std::string mark = fmt::format("\n--- runner: {} bytes of output are missing here ({}) ---\n",
+                                   log.unmarked, log.lost_reason);
+    if (Status marked = write_fully(job, log, mark, written); !marked.ok())
+      return lose(log, bytes.size(), marked);
+    log.unmarked = 0;
+  }
+  if (Status status = write_fully(job, log, bytes, written); !status.ok())
+    return lose(log, bytes.size() - written, status);
   write_behind(log);
-  return true;
+  return Status();
 }
 
 void JobLogs::write_behind(Log& log) {
@@ -96,15 +123,16 @@ void JobLogs::write_behind(Log& log) {
   log.written_back = log.end;
 }
 
-bool JobLogs::drain(JobId job, Log& log) {
-  if (log.buffer.empty()) return true;
-  bool ok = write_out(job, log, log.buffer);
-  // Bytes that could not be written are dropped rather than retried forever.
+Status JobLogs::drain(JobId job, Log& log) {
+  if (log.buffer.empty()) return Status();
+  Status status = write_out(job, log, log.buffer);
+  // Bytes that could not be written are dropped (and counted) rather than
+  // kept and retried forever.
   log.buffer.clear();
-  return ok;
+  return status;
 }
 
-bool JobLogs::open(JobId job, bool keep_earlier_output) {
+Status JobLogs::open(JobId job, bool keep_earlier_output) {
   auto [it, inserted] = m_logs.try_emplace(job);
   Log& log = it->second;
   if (!inserted) {
@@ -112,42 +140,53 @@ bool JobLogs::open(JobId job, bool keep_earlier_output) {
     close_fd(log);
   }
   if (!keep_earlier_output) log.written_back = log.released = 0;
-  if (ensure_fd(job, log, !keep_earlier_output)) return true;
-  m_logs.erase(it);
-  return false;
+  log.created = false;
+  log.keep_earlier = keep_earlier_output;
+  log.lost = log.unmarked = 0;
+  log.lost_reason.clear();
+  Status opened = ensure_fd(job, log);
+  if (!opened.ok()) log.lost_reason = opened.message();
+  return opened;
 }
 
-bool JobLogs::append(JobId job, std::string_view bytes) {
+Status JobLogs::append(JobId job, std::string_view bytes) {
   auto it = m_logs.find(job);
-  if (it == m_logs.end()) {
-    m_error = "output for job " + std::to_string(job) + " whose log is not open";
-    return false;
-  }
+  if (it == m_logs.end())
+    return Status::error("output for job " + std::to_string(job) + " whose log is not open");
   Log& log = it->second;
   if (log.buffer.size() + bytes.size() <= m_buffer_size) {
     if (log.buffer.capacity() < m_buffer_size) log.buffer.reserve(m_buffer_size);
     log.buffer.append(bytes);
-    return true;
+    return Status();
   }
-  bool ok = drain(job, log);
-  if (bytes.size() >= m_buffer_size) return write_out(job, log, bytes) && ok;
+  Status status = drain(job, log);
+  if (bytes.size() >= m_buffer_size) return status.update(write_out(job, log, bytes));
   log.buffer.append(bytes);
-  return ok;
+  return status;
 }
 
-bool JobLogs::close(JobId job) {
+Status JobLogs::close(JobId job) {
   auto it = m_logs.find(job);
-  if (it == m_logs.end()) return true;
-  bool ok = drain(job, it->second);
-  close_fd(it->second);
+  if (it == m_logs.end()) return Status();
+  Log& log = it->second;
+  // A log that never opened may still be created now, if it has output.
+  static_cast<void>(drain(job, log));
+  Status whole;
+  if (!log.created)
+    whole = Status::error(fmt::format("its log {} could not be created ({})", path(job),
+                                      log.lost_reason));
+  else if (log.lost > 0)
+    whole = Status::error(fmt::format("its log {} is incomplete: {} bytes of output are missing ({})",
+                                      path(job), log.lost, log.lost_reason));
+  close_fd(log);
   m_logs.erase(it);
-  return ok;
+  return whole;
 }
 
-bool JobLogs::flush() {
-  bool ok = true;
-  for (auto& [job, log] : m_logs) ok = drain(job, log) && ok;
-  return ok;
+Status JobLogs::flush() {
+  Status status;
+  for (auto& [job, log] : m_logs) status.update(drain(job, log));
+  return status;
 }
 
 }  // namespace runner

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
 
 namespace runner {
@@ -22,8 +23,14 @@ namespace runner {
 namespace {
 
 constexpr std::size_t k_read_chunk = 1 << 20;
+// How every record written here begins.
+constexpr std::string_view k_record_start = "{\"event\":";
 
 std::string errno_text() { return std::strerror(errno); }
+
+std::string write_error(const std::string& path) {
+  return "cannot write to the journal " + path + ": " + errno_text();
+}
 
 // Calls on_line(std::string_view) for every '\n'-terminated line of `fd`,
 // from its current offset to the end, reading in fixed chunks. Returns the
@@ -103,8 +110,14 @@ std::string random_run_id() {
   return fmt::format("{:08x}", device());
 }
 
-nlohmann::ordered_json string_or_null(const std::string& text) {
-  return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+nlohmann::ordered_json text_or_null(const std::string& text) {
+  return text.empty() ? nlohmann::ordered_json(nullptr) : exact_text(text);
+}
+
+nlohmann::ordered_json params_record(const Params& params) {
+  nlohmann::ordered_json record = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : params) record[key] = exact_text(value);
+  return record;
 }
 
 }  // namespace
@@ -149,45 +162,76 @@ Journal::Journal(const std::string& state_dir, bool durable)
     throw;
   }
   note_job(tail);
-  if (!tail.empty() && !write_line("\n")) {
-    std::string reason = m_error;
-    ::close(m_fd);
-    throw StateError(reason);
-  }
+  // Ended by the first write (write_whole), which reports it if it fails.
+  m_line_open = !tail.empty();
 }
 
 Journal::~Journal() {
   if (m_fd >= 0) ::close(m_fd);
 }
 
-bool Journal::write_line(std::string_view line) {
-  while (!line.empty()) {
-    ssize_t n = ::write(m_fd, line.data(), line.size());
+Status Journal::write_whole(std::string_view line) {
+  std::string_view rest = line;
+  if (m_line_open) {
+    // Part of a line is there (a crash, or a cut that failed): end it first.
+    while (::write(m_fd, "\n", 1) != 1)
+      if (errno != EINTR) return Status::error(write_error(m_path));
+    m_line_open = false;
+  }
+  while (!rest.empty()) {
+    ssize_t n = ::write(m_fd, rest.data(), rest.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      if (m_error.empty()) m_error = "cannot write to the journal " + m_path + ": " + errno_text();
-      return false;
+      if (n == 0) errno = ENOSPC;
+      Status failed = Status::error(write_error(m_path));
+      cut_partial(line.size() - rest.size());
+      return failed;
     }
-    line.remove_prefix(static_cast<std::size_t>(n));
+    rest.remove_prefix(static_cast<std::size_t>(n));
   }
   m_unsynced = true;
-  return !m_durable || sync();
+  return Status();
 }
 
-bool Journal::sync() {
-  if (!m_unsynced) return true;
-  if (::fdatasync(m_fd) != 0) {
-    if (m_error.empty()) m_error = "cannot sync the journal " + m_path + ": " + errno_text();
-    return false;
+void Journal::cut_partial(std::size_t written) {
+  if (written == 0) return;
+  // Only this process appends to the journal: its last `written` bytes are
+  // the record's.
+  struct stat info {};
+  if (::fstat(m_fd, &info) == 0 && info.st_size >= static_cast<off_t>(written) &&
+      ::ftruncate(m_fd, info.st_size - static_cast<off_t>(written)) == 0)
+    return;
+  m_line_open = true;
+}
+
+Status Journal::write_waiting() {
+  while (!m_waiting.empty()) {
+    Status written = write_whole(m_waiting.front());
+    if (!written.ok()) {
+      return Status::error(fmt::format("{} ({} record{} wait{})", written.message(),
+                                       m_waiting.size(), m_waiting.size() == 1 ? "" : "s",
+                                       m_waiting.size() == 1 ? "s" : ""));
+    }
+    m_waiting.pop_front();
   }
-  m_unsynced = false;
-  return true;
+  return Status();
 }
 
-bool Journal::append(const nlohmann::ordered_json& record) {
+Status Journal::sync() {
+  if (Status written = write_waiting(); !written.ok()) return written;
+  if (!m_unsynced) return Status();
+  if (::fdatasync(m_fd) != 0)
+    return Status::error("cannot sync the journal " + m_path + ": " + errno_text());
+  m_unsynced = false;
+  return Status();
+}
+
+Status Journal::append(const nlohmann::ordered_json& record) {
   std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line.push_back('\n');
-  return write_line(line);
+  m_waiting.push_back(std::move(line));
+  if (Status written = write_waiting(); !written.ok()) return written;
+  return m_durable ? sync() : Status();
 }
 
 namespace {
@@ -201,80 +245,76 @@ nlohmann::ordered_json header(std::string_view event) {
 
 }  // namespace
 
-bool Journal::run_start(std::string_view mode, std::string_view hosts_file,
+Status Journal::run_start(std::string_view mode, std::string_view hosts_file,
                         std::string_view queue_file) {
   nlohmann::ordered_json record = header("run_start");
   record["run"] = m_run_id;
   record["pid"] = static_cast<long>(::getpid());
   record["mode"] = mode;
-  record["hosts_file"] = hosts_file;
-  record["queue_file"] = queue_file;
+  record["hosts_file"] = exact_text(hosts_file);
+  record["queue_file"] = exact_text(queue_file);
   return append(record);
 }
 
-bool Journal::run_start(const RunStartRecord& start) {
+Status Journal::run_start(const RunStartRecord& start) {
   nlohmann::ordered_json record = header("run_start");
   record["run"] = m_run_id;
   record["pid"] = static_cast<long>(::getpid());
   record["mode"] = start.mode;
-  record["hosts_file"] = start.hosts_file;
-  record["queue_file"] = start.queue_file;
+  record["hosts_file"] = exact_text(start.hosts_file);
+  record["queue_file"] = exact_text(start.queue_file);
   std::error_code error;
   std::string cwd = std::filesystem::current_path(error).string();
-  if (!error) record["cwd"] = cwd;
+  if (!error) record["cwd"] = exact_text(cwd);
   nlohmann::ordered_json slots = nlohmann::ordered_json::array();
   for (const RunSlotRecord& slot : start.slots) {
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
-    for (const auto& [key, value] : slot.params) params[key] = value;
-    slots.push_back({{"label", slot.label},
-                     {"host", slot.host},
+    slots.push_back({{"label", exact_text(slot.label)},
+                     {"host", exact_text(slot.host)},
                      {"index", slot.index},
-                     {"params", std::move(params)}});
+                     {"params", params_record(slot.params)}});
   }
   record["slots"] = std::move(slots);
   if (start.queued) record["queued"] = *start.queued;
   return append(record);
 }
 
-bool Journal::job_start(const JobStartRecord& start) {
+Status Journal::job_start(const JobStartRecord& start) {
   m_last_job = std::max(m_last_job, start.job);
   nlohmann::ordered_json record = header("job_start");
   record["job"] = start.job;
   record["run"] = m_run_id;
-  record["command"] = start.command;
-  record["slot"] = start.slot;
-  record["host"] = start.host;
+  record["command"] = exact_text(start.command);
+  record["slot"] = exact_text(start.slot);
+  record["host"] = exact_text(start.host);
   record["slot_index"] = start.slot_indices.empty() ? 0 : start.slot_indices.front();
   if (start.slot_indices.size() > 1) record["slot_indices"] = start.slot_indices;
-  nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : start.params) params[key] = value;
-  record["params"] = std::move(params);
+  record["params"] = params_record(start.params);
   record["line"] = start.line;
-  record["template"] = start.template_command;
+  record["template"] = exact_text(start.template_command);
   record["slots_needed"] = start.slots_needed;
-  if (!start.timeout.empty()) record["timeout"] = start.timeout;
+  if (!start.timeout.empty()) record["timeout"] = exact_text(start.timeout);
   if (start.retries) record["retries"] = *start.retries;
-  if (!start.cancel.empty()) record["cancel"] = start.cancel;
+  if (!start.cancel.empty()) record["cancel"] = exact_text(start.cancel);
   record["attempt"] = start.attempt;
   record["requeues"] = start.requeues;
   return append(record);
 }
 
-bool Journal::job_pgid(JobId job, long pgid) {
+Status Journal::job_pgid(JobId job, long pgid) {
   nlohmann::ordered_json record = header("job_pgid");
   record["job"] = job;
   record["pgid"] = pgid;
   return append(record);
 }
 
-bool Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
+Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
                       bool rerun) {
   nlohmann::ordered_json record = header("job_end");
   record["job"] = job;
   bool exited = exit.signal.empty() && exit.error.empty() && exit.code >= 0;
   record["exit"] = exited ? nlohmann::ordered_json(exit.code) : nlohmann::ordered_json(nullptr);
-  record["signal"] = string_or_null(exit.signal);
-  record["error"] = string_or_null(exit.error);
+  record["signal"] = text_or_null(exit.signal);
+  record["error"] = text_or_null(exit.error);
   record["lost"] = exit.lost;
   record["timed_out"] = exit.timed_out;
   record["cancelled"] = exit.cancelled;
@@ -283,31 +323,52 @@ bool Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds 
   return append(record);
 }
 
-bool Journal::host_failed(std::string_view host, std::string_view message) {
+Status Journal::host_failed(std::string_view host, std::string_view message) {
   nlohmann::ordered_json record = header("host_failed");
-  record["host"] = host;
-  record["message"] = message;
+  record["host"] = exact_text(host);
+  record["message"] = exact_text(message);
   return append(record);
 }
 
-bool Journal::run_end(std::string_view status) {
+Status Journal::run_end(std::string_view status) {
   nlohmann::ordered_json record = header("run_end");
   record["run"] = m_run_id;
   record["status"] = status;
   return append(record);
 }
 
-std::vector<nlohmann::json> read_journal(const std::string& path) {
+std::vector<nlohmann::json> read_journal(const std::string& path,
+                                         std::vector<std::string>* skipped) {
   std::vector<nlohmann::json> records;
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return records;
     throw StateError("cannot open the journal " + path + ": " + errno_text());
   }
-  auto keep = [&records](std::string_view line) {
+  std::size_t line_number = 0;
+  auto skip = [&](std::string_view what) {
+    if (skipped) skipped->push_back(fmt::format("{} line {}: {}", path, line_number, what));
+  };
+  auto keep = [&](std::string_view line) {
+    ++line_number;
     if (line.empty()) return;
     nlohmann::json record = parse_record(line);
-    if (record.is_object()) records.push_back(std::move(record));
+    if (record.is_object()) {
+      records.push_back(std::move(record));
+      return;
+    }
+    // Older versions glued the next record to one cut short.
+    std::size_t glued = line.rfind(k_record_start);
+    if (glued != 0 && glued != std::string_view::npos) {
+      record = parse_record(line.substr(glued));
+      if (record.is_object()) {
+        skip("a record cut short when it was written, with the next one glued to it; skipped the "
+             "cut one");
+        records.push_back(std::move(record));
+        return;
+      }
+    }
+    skip("not a whole record (cut short when it was written); skipped");
   };
   try {
     std::string tail = for_each_line(fd, path, keep);

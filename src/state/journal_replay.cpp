@@ -2,13 +2,14 @@
 
 #include <map>
 
+#include "runner/state/journal_text.h"
+
 namespace runner {
 
 namespace {
 
 std::string text(const nlohmann::json& record, const char* key) {
-  auto it = record.find(key);
-  return it != record.end() && it->is_string() ? it->get<std::string>() : std::string();
+  return journal_text(record, key);
 }
 
 template <typename Number>

@@ -178,6 +178,18 @@ std::string format_run_summary(const std::vector<FinishedJob>& jobs,
   }
 
   if (first_end < counts.size()) text += "runner: failed jobs\n" + counts.substr(first_end);
+
+  std::vector<const FinishedJob*> cut;
+  for (const FinishedJob& job : jobs)
+    if (!job.log_problem.empty()) cut.push_back(&job);
+  if (!cut.empty()) {
+    text += "runner: incomplete job logs (output that could not be written is missing)\n";
+    for (const FinishedJob* job : cut) {
+      text += fmt::format("  #{}", job->id);
+      if (!job->label.empty()) text += " [" + job->label + "]";
+      text += " " + job->log_problem + "\n";
+    }
+  }
   return text;
 }
 

@@ -174,6 +174,24 @@ TEST_F(LocalRecovery, TimedOutJobIsStoppedAndItsCancelCommandRuns) {
   EXPECT_TRUE(recorded);
 }
 
+TEST_F(LocalRecovery, ResumeRerunsTheExactBytesOfACommandThatIsNotUtf8) {
+  std::string stuck = marker_sleep(".375");
+  // "caf\xe9": Latin-1, not UTF-8.
+  dir.write("queue.yaml", "- if [ -e tried ]; then printf %s 'caf\xe9' > result; else touch tried; " +
+                              stuck + "; fi\n");
+  {
+    testing::Process run(testing::runner_spec({"queue"}, dir.path()));
+    testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
+    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
+    run.signal(SIGKILL);
+    run.wait();
+  }
+  ProcessResult resumed = runner({"queue", "--resume"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(testing::live_processes_running(stuck), 0);
+  EXPECT_EQ(dir.read("result"), "caf\xe9");
+}
+
 TEST_F(LocalRecovery, DefaultTimeoutFromTheCommandLine) {
   std::string stuck = marker_sleep(".125");
   dir.write("queue.yaml", "- " + stuck + "\n");

@@ -204,6 +204,30 @@ TEST(Campaign, ReadsWhatTheJournalWrites) {
   EXPECT_TRUE(load_campaign(dir.file("absent")).runs.empty());
 }
 
+TEST(Campaign, KeepsExactBytesAndNamesJournalLinesThatAreNotWholeRecords) {
+  TempDir dir;
+  std::string state = dir.file("q.runner");
+  ensure_state_dir(state);
+  {
+    Journal journal(state);
+    JobStartRecord job;
+    job.job = journal.next_job_id();
+    job.command = "echo caf\xe9";
+    job.params = {{"word", "caf\xe9"}};
+    ASSERT_TRUE(journal.job_start(job));
+  }
+  std::string path = journal_path(state);
+  dir.write("q.runner/journal.jsonl", dir.read("q.runner/journal.jsonl") + R"({"event":"job_e)");
+  Campaign campaign = load_campaign(state);
+  ASSERT_EQ(campaign.jobs.size(), 1u);
+  EXPECT_EQ(campaign.jobs[0].command, "echo caf\xe9");
+  EXPECT_EQ(campaign.jobs[0].params, (Params{{"word", "caf\xe9"}}));
+  ASSERT_EQ(campaign.skipped_lines.size(), 1u);
+  EXPECT_EQ(skipped_lines_warning(campaign),
+            "runner: warning: " + path +
+                " line 2: not a whole record (cut short when it was written); skipped\n");
+}
+
 TEST(Campaign, UtcTimesRoundTrip) {
   auto time = SystemTime(milliseconds(1714566896789));
   EXPECT_EQ(parse_utc_time(format_utc_time(time)), time);

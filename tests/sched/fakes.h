@@ -141,6 +141,7 @@ class RecordingObserver final : public RunObserver {
   std::vector<std::string> notices;
   std::vector<std::pair<RunningJob, JobExit>> finished;
   std::vector<Clock::duration> durations;  // of the finished jobs, in order
+  bool journal_fails = false;  // checkpoint() fails: no job may start
 
   void host_ready(const Host& h) override { events.push_back("ready " + h.name); }
   void host_failed(const Host& h, const TransportError& e) override {
@@ -158,7 +159,10 @@ class RecordingObserver final : public RunObserver {
     finished.emplace_back(j, e);
     durations.push_back(took);
   }
-  void checkpoint() override { events.push_back("checkpoint"); }
+  Status checkpoint() override {
+    events.push_back("checkpoint");
+    return journal_fails ? Status::error("cannot write to the journal: full") : Status();
+  }
   void notice(const std::string& m) override { notices.push_back(m); }
   void warning(const std::string& m) override { notices.push_back(m); }
 };

@@ -200,6 +200,36 @@ TEST(Scheduler, StopSchedulingLetsRunningJobsFinish) {
   EXPECT_EQ(h.source.jobs.size(), 1u);
 }
 
+TEST(Scheduler, NoJobStartsWhileTheJournalCannotBeWrittenAndAllRunWhenItCan) {
+  Harness h(make_fleet({{"a", {"0", "1"}}}));
+  for (int i = 0; i < 5; ++i) h.source.add("job" + std::to_string(i));
+  h.observer.journal_fails = true;
+  h.scheduler->start();
+  for (int i = 0; i < 300; ++i) h.tick();
+  EXPECT_TRUE(h.all_jobs_sent().empty()) << "a job started that the journal does not hold";
+  // Taken (their starts wait to be written) only as far as the slots go.
+  EXPECT_EQ(h.source.jobs.size(), 3u);
+  EXPECT_FALSE(h.scheduler->finished());
+  h.observer.journal_fails = false;
+  EXPECT_EQ(h.run(), 0);
+  auto sent = h.all_jobs_sent();
+  std::sort(sent.begin(), sent.end());
+  EXPECT_EQ(sent, (std::vector<std::string>{"job0", "job1", "job2", "job3", "job4"}));
+}
+
+TEST(Scheduler, JobsTakenButNotStartedEndWhenStoppedWhileTheJournalFails) {
+  Harness h(make_fleet({{"a", {"0"}}}));
+  h.source.add("one");
+  h.observer.journal_fails = true;
+  h.scheduler->start();
+  for (int i = 0; i < 10; ++i) h.tick();
+  h.scheduler->stop_scheduling();
+  EXPECT_EQ(h.run(), 130);
+  EXPECT_TRUE(h.all_jobs_sent().empty());
+  ASSERT_EQ(h.observer.finished.size(), 1u);
+  EXPECT_EQ(h.observer.finished[0].second.error, "not started: the journal could not be written");
+}
+
 TEST(Scheduler, CancelSendsTermThenKillAfterGrace) {
   Harness h(make_fleet({{"a", {"0", "1"}}}),
             SchedulerOptions{.kill_grace = std::chrono::seconds(5)});

@@ -79,7 +79,7 @@ TEST_F(JobLogsTest, LongLogsWrittenBehindKeepEveryByteAcrossReruns) {
 TEST_F(JobLogsTest, FlushMakesOutputVisibleWhileTheJobRuns) {
   JobLogs logs(m_dir);
   ASSERT_TRUE(logs.open(3));
-  logs.append(3, "step 1\n");
+  EXPECT_TRUE(logs.append(3, "step 1\n"));
   EXPECT_EQ(log_text(3), "");  // still buffered
   EXPECT_TRUE(logs.flush());
   EXPECT_EQ(log_text(3), "step 1\n");
@@ -95,7 +95,7 @@ TEST_F(JobLogsTest, ManyJobsShareFewDescriptors) {
     for (JobId job = 1; job <= k_jobs; ++job) {
       ASSERT_TRUE(
           logs.append(job, "job " + std::to_string(job) + " round " + std::to_string(round) + "\n"))
-          << logs.error();
+          << job;
     }
     EXPECT_LE(logs.open_files(), 4u);
   }
@@ -114,19 +114,26 @@ TEST_F(JobLogsTest, OpeningStartsAFreshFile) {
   m_temp.write("q.runner/logs/7.log", "left from a crashed run");
   JobLogs logs(m_dir);
   ASSERT_TRUE(logs.open(7));
-  logs.append(7, "new");
-  logs.close(7);
+  EXPECT_TRUE(logs.append(7, "new"));
+  EXPECT_TRUE(logs.close(7));
   EXPECT_EQ(log_text(7), "new");
 }
 
 TEST_F(JobLogsTest, FailuresAreReported) {
   JobLogs logs(m_dir);
-  EXPECT_FALSE(logs.append(9, "no log"));
-  EXPECT_NE(logs.error(), "");
+  Status unopened = logs.append(9, "no log");
+  EXPECT_FALSE(unopened.ok());
+  EXPECT_NE(unopened.message(), "");
   JobLogs nowhere(m_temp.file("missing.runner"));
-  EXPECT_FALSE(nowhere.open(1));
-  EXPECT_NE(nowhere.error().find("missing.runner/logs/1.log"), std::string::npos)
-      << nowhere.error();
+  Status opened = nowhere.open(1);
+  EXPECT_FALSE(opened.ok());
+  EXPECT_NE(opened.message().find("missing.runner/logs/1.log"), std::string::npos)
+      << opened.message();
+  // The job stays open: its output is counted as lost, and closing says so.
+  EXPECT_EQ(nowhere.open_jobs(), 1u);
+  EXPECT_FALSE(nowhere.append(1, std::string(64 * 1024, 'x')).ok());
+  Status closed = nowhere.close(1);
+  EXPECT_NE(closed.message().find("could not be created"), std::string::npos) << closed.message();
   EXPECT_EQ(nowhere.open_jobs(), 0u);
 }
 

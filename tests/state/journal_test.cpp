@@ -60,7 +60,7 @@ TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
     EXPECT_TRUE(journal.job_end(id, lost, std::chrono::milliseconds(6)));
     EXPECT_TRUE(journal.host_failed("node02", "node02: authentication failed"));
     EXPECT_TRUE(journal.run_end("failed"));
-    EXPECT_EQ(journal.error(), "");
+    EXPECT_EQ(journal.waiting(), 0u);
   }
   std::vector<json> records = read_journal(journal_path(m_dir));
   ASSERT_EQ(records.size(), 8u);
@@ -147,15 +147,15 @@ TEST_F(JournalTest, JobIdsContinueAcrossRuns) {
     EXPECT_EQ(journal.next_job_id(), 2u);
     JobStartRecord start;
     start.job = 2;
-    journal.job_start(start);
-    journal.job_end(2, JobExit{}, std::chrono::milliseconds(1));
+    EXPECT_TRUE(journal.job_start(start));
+    EXPECT_TRUE(journal.job_end(2, JobExit{}, std::chrono::milliseconds(1)));
   }
   {
     Journal journal(m_dir, /*durable=*/true);
     EXPECT_EQ(journal.next_job_id(), 3u);
     JobStartRecord start;
     start.job = 40;
-    journal.job_start(start);
+    EXPECT_TRUE(journal.job_start(start));
   }
   Journal journal(m_dir);
   EXPECT_EQ(journal.next_job_id(), 41u);
@@ -169,7 +169,7 @@ TEST_F(JournalTest, OnlyTheRecordsOwnJobFieldCounts) {
     start.job = 8;
     start.command = R"(echo '{"job":9000}')";
     start.params = {{"job", "7000"}};
-    journal.job_start(start);
+    EXPECT_TRUE(journal.job_start(start));
   }
   Journal journal(m_dir);
   EXPECT_EQ(journal.next_job_id(), 9u);
@@ -187,14 +187,18 @@ TEST_F(JournalTest, TruncatedLastLineIsTolerated) {
     Journal journal(m_dir);
     JobStartRecord start;
     start.job = 5;
-    journal.job_start(start);
+    EXPECT_TRUE(journal.job_start(start));
   }
   // A crash in the middle of a record (written by hand: the journal never
   // writes half a line itself) that also mentions a larger job id.
   append_raw(R"({"event":"job_start","time":"2024-01-01T00:00:00.000Z","job":99,"comm)");
-  std::vector<json> records = read_journal(journal_path(m_dir));
+  std::vector<std::string> skipped;
+  std::vector<json> records = read_journal(journal_path(m_dir), &skipped);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["job"], 5);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0], journal_path(m_dir) +
+                            " line 2: not a whole record (cut short when it was written); skipped");
 
   {
     Journal journal(m_dir);
@@ -205,6 +209,19 @@ TEST_F(JournalTest, TruncatedLastLineIsTolerated) {
   records = read_journal(journal_path(m_dir));
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1]["event"], "run_end");
+}
+
+TEST_F(JournalTest, RecordGluedToOneCutShortIsKept) {
+  // What older versions left after a full disk.
+  append_raw(R"({"event":"job_end","time":"2024-01-01T00:00:00.000Z","job":1,"ex)"
+             R"({"event":"job_start","time":"2024-01-01T00:00:01.000Z","job":2})"
+             "\n");
+  std::vector<std::string> skipped;
+  std::vector<json> records = read_journal(journal_path(m_dir), &skipped);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0]["job"], 2);
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_NE(skipped[0].find("line 1: a record cut short"), std::string::npos) << skipped[0];
 }
 
 TEST_F(JournalTest, LargeJournalIsScannedWhole) {

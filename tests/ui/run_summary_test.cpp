@@ -38,6 +38,19 @@ TEST(RunSummary, CountsSlotUsageSlowestAndFailures) {
             "      python bench.py --id 2\n");
 }
 
+TEST(RunSummary, NamesJobsWhoseLogsAreIncomplete) {
+  std::vector<FinishedJob> jobs = {job(1, 0, 1000), job(2, 0, 1000), job(3, 0, 1000)};
+  jobs[1].log_problem = "its log q.runner/logs/2.log is incomplete: 4096 bytes of output are "
+                        "missing (No space left on device)";
+  std::string text = format_run_summary(jobs, {{"a", milliseconds(3000), 3}}, milliseconds(3000));
+  EXPECT_NE(text.find("runner: incomplete job logs (output that could not be written is missing)\n"
+                      "  #2 [node01 gpu=0] its log q.runner/logs/2.log is incomplete: 4096 bytes "
+                      "of output are missing (No space left on device)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("#1 [node01 gpu=0] its log"), std::string::npos) << text;
+}
+
 TEST(RunSummary, AllSucceededHasNoFailureHeading) {
   std::string text = format_run_summary({job(1, 0, 1000), job(2, 0, 2000)},
                                         {{"a", milliseconds(3000), 2}}, milliseconds(4000));

@@ -1,10 +1,14 @@
 // Records and shows a run: job output to the terminal (prefixed per slot)
 // and to each job's log file, every transition to the journal, and what the
-// end-of-run summary needs.
+// end-of-run summary needs. A write that fails is said on the terminal: the
+// journal's once until it can be written again (no job starts meanwhile:
+// checkpoint() fails), each log's once; jobs whose logs lost output are
+// named in the summary.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,11 +31,16 @@ class RunReporter final : public RunObserver {
   void job_pgid(const RunningJob& job) override;
   void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) override;
   void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) override;
-  void checkpoint() override;
+  Status checkpoint() override;
   void notice(const std::string& message) override;
   void warning(const std::string& message) override;
 
+  // Writes the job output buffered for the logs (when the loop goes idle).
+  void flush_logs();
+
   const std::vector<FinishedJob>& finished() const { return m_finished; }
+  // Whether some job's log misses output that could not be written.
+  bool logs_incomplete() const { return !m_incomplete_logs.empty(); }
   const std::vector<std::string>& failed_hosts() const { return m_failed_hosts; }
   // Each slot's busy time and job count so far, in Fleet::slots order.
   const std::vector<SlotUsage>& slot_usage() const { return m_slot_usage; }
@@ -39,6 +48,11 @@ class RunReporter final : public RunObserver {
   void set_status_line(StatusLine* status) { m_status = status; }
 
  private:
+  // Says a journal failure once, and when the journal is written again.
+  void journal_written(const Status& status);
+  // Says each failure to write a log once.
+  void log_written(JobId job, const Status& status);
+
   const Fleet& m_fleet;
   Console& m_console;
   Journal& m_journal;
@@ -47,6 +61,9 @@ class RunReporter final : public RunObserver {
   std::vector<std::string> m_failed_hosts;
   std::vector<SlotUsage> m_slot_usage;
   StatusLine* m_status = nullptr;
+  bool m_journal_failing = false;
+  std::set<std::string> m_log_failures_said;
+  std::map<JobId, std::string> m_incomplete_logs;  // why each is incomplete
 };
 
 }  // namespace runner

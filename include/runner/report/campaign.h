@@ -89,6 +89,9 @@ struct Campaign {
   std::string state_dir;
   std::vector<CampaignRun> runs;  // in start order
   std::vector<CampaignJob> jobs;  // in start order
+  // Lines of the journal that were not whole records, each said once
+  // ("…/journal.jsonl line 12: not a whole record …; skipped").
+  std::vector<std::string> skipped_lines;
 
   const CampaignJob* find_job(JobId id) const;
   const CampaignRun* find_run(std::string_view id) const;
@@ -110,6 +113,9 @@ Campaign campaign_from_records(const std::vector<nlohmann::json>& records,
 // Reads state_dir/journal.jsonl. Throws StateError when it cannot be read;
 // a missing journal is an empty campaign.
 Campaign load_campaign(const std::string& state_dir, const PidAlive& alive = process_alive);
+
+// One "runner: warning: …" line per skipped journal line, for stderr.
+std::string skipped_lines_warning(const Campaign& campaign);
 
 // "2024-05-01T12:34:56.789Z" (format_utc_time's form); nullopt otherwise.
 std::optional<SystemTime> parse_utc_time(std::string_view text);

@@ -9,6 +9,7 @@
 
 #include "runner/config/hosts.h"
 #include "runner/config/queue_entry.h"
+#include "runner/core/status.h"
 #include "runner/exec/transport.h"
 
 namespace runner {
@@ -43,8 +44,10 @@ class RunObserver {
   virtual void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) = 0;
   virtual void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) = 0;
   // Makes everything reported so far durable (the journal is synced):
-  // called before the scheduler acts on it.
-  virtual void checkpoint() = 0;
+  // called before the scheduler acts on it. An error while that cannot be
+  // done (the journal cannot be written): then no job may start, and the
+  // scheduler calls it again on later steps until it is ok.
+  virtual Status checkpoint() = 0;
   // Something the user should know about the run as a whole: the queue is
   // locked or does not parse, a job cannot be placed, stopping.
   virtual void notice(const std::string& message) = 0;

@@ -161,6 +161,9 @@ class Scheduler final : public TransportEvents, public Pollable {
   void launch(const JobSpec& job, std::vector<int> slots, std::string command,
               Clock::time_point now, const Rerun* rerun = nullptr);
   void start_launched();
+  // The observer's checkpoint; false (and a retry timer) while the journal
+  // cannot be written.
+  bool recorded(Clock::time_point now);
   // Kills the leftovers of jobs lost on hosts that are still up.
   void clean_live_hosts();
   void handle_stop(const TakeBatch& batch, Clock::time_point now);
@@ -206,6 +209,7 @@ class Scheduler final : public TransportEvents, public Pollable {
   std::optional<Clock::time_point> m_retry_at;
   std::string m_last_report;   // to say each queue problem once
 
+  bool m_unrecorded = false;  // the last checkpoint failed: start nothing
   bool m_stopping = false;
   bool m_interrupted = false;
   bool m_step_failed = false;  // broadcast: a job of the current step failed

@@ -5,6 +5,10 @@
 // At most `max_open_files` descriptors are held at once; the least recently
 // written log is closed and reopened in append mode when needed again, so
 // hundreds of concurrent jobs do not exhaust the descriptor limit.
+// Output that cannot be written (a full disk) is dropped, never retried
+// forever: the failure is returned at once, the next write that succeeds
+// first puts a line saying how many bytes are missing there, and close()
+// says the log is incomplete.
 // A long log is written behind: every few MiB its writeback is started and
 // the part written before is dropped from the page cache, so a job that
 // prints gigabytes neither fills memory with them nor slows on fresh pages.
@@ -18,6 +22,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "runner/core/status.h"
 #include "runner/exec/transport.h"
 
 namespace runner {
@@ -37,21 +42,21 @@ class JobLogs {
   std::string path(JobId job) const;
 
   // Creates (or empties) the job's log; with `keep_earlier_output` (a rerun
-  // of the same job) appends to what is there. Every call below returns
-  // false when a file operation failed; error() says which and why.
-  bool open(JobId job, bool keep_earlier_output = false);
-  // Appends output of a job that is open; false for one that is not.
-  bool append(JobId job, std::string_view bytes);
-  // Writes what is buffered and forgets the job.
-  bool close(JobId job);
+  // of the same job) appends to what is there. Every call below returns an
+  // error naming the file and the reason when a file operation failed; the
+  // job stays open and later writes try again.
+  Status open(JobId job, bool keep_earlier_output = false);
+  // Appends output of a job that is open; an error for one that is not.
+  Status append(JobId job, std::string_view bytes);
+  // Writes what is buffered and forgets the job. An error when the log is
+  // not whole: how many bytes of this opening's output were lost, and why.
+  Status close(JobId job);
   // Writes every job's buffered bytes.
-  bool flush();
+  Status flush();
 
   // Jobs open / descriptors held right now.
   std::size_t open_jobs() const { return m_logs.size(); }
   std::size_t open_files() const { return m_open_files; }
-  // The most recent failure, or empty.
-  const std::string& error() const { return m_error; }
 
  private:
   struct Log {
@@ -63,12 +68,21 @@ class JobLogs {
     // page cache was released (file offsets).
     std::uint64_t written_back = 0;
     std::uint64_t released = 0;
+    bool created = false;         // opened (and emptied, unless kept) once
+    bool keep_earlier = false;    // the first opening appends
+    std::uint64_t lost = 0;       // bytes dropped since open()
+    std::uint64_t unmarked = 0;   // of those, not yet said in the log
+    std::string lost_reason;      // the first failure
   };
 
-  bool ensure_fd(JobId job, Log& log, bool create);
-  bool write_out(JobId job, Log& log, std::string_view bytes);
+  Status ensure_fd(JobId job, Log& log);
+  Status write_out(JobId job, Log& log, std::string_view bytes);
+  // Writes `bytes`; `written` says how many reached the file.
+  Status write_fully(JobId job, Log& log, std::string_view bytes, std::size_t& written);
+  // Counts `bytes` as lost for `reason`; returns the failure.
+  Status lose(Log& log, std::size_t bytes, Status reason);
   void write_behind(Log& log);
-  bool drain(JobId job, Log& log);
+  Status drain(JobId job, Log& log);
   void close_fd(Log& log);
   void evict_one(JobId keep);
 
@@ -78,7 +92,6 @@ class JobLogs {
   std::size_t m_open_files = 0;
   std::uint64_t m_tick = 0;
   std::unordered_map<JobId, Log> m_logs;
-  std::string m_error;
 };
 
 }  // namespace runner

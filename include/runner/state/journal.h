@@ -16,14 +16,21 @@
 //               same id and the next attempt number.
 //   host_failed {host, message}
 //   run_end     {status}
-// Every record is one write() of a whole line to an O_APPEND descriptor, so
-// readers never see half a record. Job ids continue across runs that share
-// the state directory.
+// Strings are kept byte for byte (journal_text.h): one that is not valid
+// UTF-8 is written as {"hex": "636166e9"}; valid UTF-8 stays a plain string.
+//
+// A record is written whole or not at all: one that cannot be written (a
+// full disk) is kept and written, in order, before the next one, so nothing
+// is lost while space returns; part of a record that did reach the file is
+// cut off again (or, if that fails, ended with a newline before the next
+// record), so no two records ever share a line. Job ids continue across runs
+// that share the state directory.
 //
 // Threading: none.
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/config/params.h"
+#include "runner/core/status.h"
 #include "runner/exec/transport.h"
 
 namespace runner {
@@ -77,8 +85,9 @@ class Journal {
  public:
   // Opens (creating) state_dir/journal.jsonl and reads it once to find the
   // largest job id used so far. A last line cut short by a crash is ended
-  // with a newline so new records stay whole. `durable`: fdatasync after
-  // every record. Throws StateError when the file cannot be opened or read.
+  // with a newline (before the first record, if it cannot be done now) so
+  // new records stay whole. `durable`: fdatasync after every record. Throws
+  // StateError when the file cannot be opened or read.
   explicit Journal(const std::string& state_dir, bool durable = false);
   ~Journal();
   Journal(const Journal&) = delete;
@@ -90,34 +99,41 @@ class Journal {
   // 1 + the largest job id seen in the journal or handed out before.
   JobId next_job_id() { return ++m_last_job; }
 
-  // Each returns false if the record could not be written; error() says why.
-  bool run_start(std::string_view mode, std::string_view hosts_file, std::string_view queue_file);
+  // Each writes the records still waiting, then its own. An error says why
+  // the record could not be written now; it is kept and written before the
+  // next one (or by sync()).
+  Status run_start(std::string_view mode, std::string_view hosts_file, std::string_view queue_file);
   // run_start with the working directory, the fleet and the queued count.
-  bool run_start(const RunStartRecord& record);
-  bool job_start(const JobStartRecord& record);
-  bool job_pgid(JobId job, long pgid);
+  Status run_start(const RunStartRecord& record);
+  Status job_start(const JobStartRecord& record);
+  Status job_pgid(JobId job, long pgid);
   // `rerun`: the job goes back to the queue and will start again.
-  bool job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-               bool rerun = false);
-  bool host_failed(std::string_view host, std::string_view message);
-  bool run_end(std::string_view status);
+  Status job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
+                 bool rerun = false);
+  Status host_failed(std::string_view host, std::string_view message);
+  Status run_end(std::string_view status);
 
-  // Makes every record written so far durable (fdatasync), if any is not.
-  bool sync();
-  // The first write failure, or empty.
-  const std::string& error() const { return m_error; }
+  // Writes the records still waiting, then makes every record written so far
+  // durable (fdatasync). Ok when nothing waits and everything is synced.
+  Status sync();
+  // Records not written yet.
+  std::size_t waiting() const { return m_waiting.size(); }
 
  private:
-  bool append(const nlohmann::ordered_json& record);
-  bool write_line(std::string_view line);
+  Status append(const nlohmann::ordered_json& record);
+  Status write_waiting();
+  Status write_whole(std::string_view line);
+  // Undoes the first `written` bytes of a record that could not be finished.
+  void cut_partial(std::size_t written);
 
   std::string m_path;
   std::string m_run_id;
   int m_fd = -1;
   bool m_durable = false;
   bool m_unsynced = false;  // written since the last fdatasync
+  bool m_line_open = false;  // the file ends in part of a line
+  std::deque<std::string> m_waiting;  // whole lines, oldest first
   JobId m_last_job = 0;
-  std::string m_error;
 };
 
 // state_dir/journal.jsonl
@@ -126,9 +142,13 @@ std::string journal_path(const std::string& state_dir);
 // "2024-05-01T12:34:56.789Z"
 std::string format_utc_time(std::chrono::system_clock::time_point time);
 
-// Every record of the journal at `path`, in order. Lines that are not JSON
-// objects (a last line cut short by a crash) are skipped. A missing file has
-// no records; a file that cannot be read throws StateError.
-std::vector<nlohmann::json> read_journal(const std::string& path);
+// Every record of the journal at `path`, in order. Lines that are not whole
+// records (cut short by a crash or a full disk) are skipped, and each is
+// described in `skipped` ("journal.jsonl line 12: not a whole record, cut
+// short when it was written; skipped"); a line whose record was cut short
+// and had another glued behind it (by older versions) keeps the latter. A
+// missing file has no records; a file that cannot be read throws StateError.
+std::vector<nlohmann::json> read_journal(const std::string& path,
+                                         std::vector<std::string>* skipped = nullptr);
 
 }  // namespace runner

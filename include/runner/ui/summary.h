@@ -21,6 +21,9 @@ struct FinishedJob {
   JobExit exit;
   std::string log_path;  // empty if there is none
   std::chrono::milliseconds duration{0};
+  // Why its log is not whole (output that could not be written); empty
+  // when it is.
+  std::string log_problem;
 };
 
 // "850ms", "4.2s", "3m 05s", "2h 03m 10s", "3d 04h 05m".
@@ -57,6 +60,8 @@ struct SlotUsage {
 //   runner: failed jobs
 //     #12 [node01 gpu=0] exit 3 after 4m 10s — log: q.runner/logs/12.log
 //         python bench.py --model llama-7B
+//   runner: incomplete job logs (output that could not be written is missing)
+//     #14 [node01 gpu=1] its log q.runner/logs/14.log is incomplete: …
 // Every slot is listed when there are at most `max_slots`, otherwise the
 // `max_slots` least busy ones. The slowest list is left out for one job.
 std::string format_run_summary(const std::vector<FinishedJob>& jobs,

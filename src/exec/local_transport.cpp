@@ -59,6 +59,7 @@ class LocalTransport final : public HostTransport {
     if (!error.empty()) {
       JobExit exit;
       exit.error = error;
+      exit.not_started = true;
       m_events.job_exited(id, exit);
       return;
     }

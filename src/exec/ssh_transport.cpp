@@ -15,6 +15,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -135,12 +136,20 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
   enum class Phase { created, connecting, ready, failed };
 
   // JobSink: what connections report about jobs.
-  void job_started(JobId job, long pgid) override { m_events.job_started(job, pgid); }
+  void job_started(JobId job, long pgid) override {
+    m_started.insert(job);
+    m_events.job_started(job, pgid);
+  }
   void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
     m_events.job_output(job, stream, bytes);
   }
-  void job_exited(JobId job, const JobExit& exit) override {
+  void job_exited(JobId job, const JobExit& reported) override {
     m_assigned.erase(job);
+    JobExit exit = reported;
+    // An error before its process reported its group (the login shell
+    // failed, the server refused): nothing of it ran. A lost one may have.
+    bool started = m_started.erase(job) > 0;
+    if (!started && !exit.error.empty() && !exit.lost) exit.not_started = true;
     m_events.job_exited(job, exit);
   }
 
@@ -249,6 +258,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
       m_pending.pop_front();
       JobExit exit;
       exit.error = fmt::format("not started: {} is unusable", m_address.host);
+      exit.not_started = true;
       m_events.job_exited(work.job, exit);
     }
     m_signals.clear();
@@ -277,6 +287,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
         JobExit exit;
         exit.signal = signal_name(signal);
         exit.error = fmt::format("stopped by SIG{} before it started", exit.signal);
+        exit.not_started = true;
         m_events.job_exited(job, exit);
         continue;
       }
@@ -362,6 +373,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
   std::deque<ChannelWork> m_control;  // signals not yet on a connection
   std::vector<std::pair<JobId, int>> m_signals;
   std::map<JobId, SshConnection*> m_assigned;  // jobs on a connection
+  std::set<JobId> m_started;                   // running jobs whose process reported its group
 };
 
 }  // namespace

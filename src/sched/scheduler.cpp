@@ -50,6 +50,7 @@ Scheduler::Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports,
       m_reconnect_at(fleet.hosts.size()),
       m_leftover_groups(fleet.hosts.size()),
       m_orphans(fleet.hosts.size()),
+      m_start_refusal(fleet.hosts.size()),
       m_slot_job(fleet.slots.size(), 0),
       m_next_control_id(k_first_control_id) {}
 
@@ -143,6 +144,7 @@ void Scheduler::host_failed(int host, const TransportError& error) {
       ++it;
     }
   }
+  if (m_host_state[host] == HostState::set_aside) return;  // said once; stays aside
   bool was_ready = m_host_was_ready[host];
   bool retry = was_ready && !permanent(error) && !m_stopping &&
                (m_options.daemon || m_reconnect_tries[host] < m_options.reconnect_tries);
@@ -167,8 +169,12 @@ void Scheduler::job_started(JobId id, long pgid) {
   if (id >= k_first_control_id) return;
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
-  it->second.pgid = pgid;
-  m_observer.job_pgid(it->second);
+  RunningJob& job = it->second;
+  job.pgid = pgid;
+  job.process_start = m_options.clock();
+  if (auto timeout = job.spec.timeout ? job.spec.timeout : m_options.default_timeout)
+    if (!job.kill_at) job.deadline = *job.process_start + *timeout;
+  m_observer.job_pgid(job);
 }
 
 void Scheduler::job_output(JobId id, OutputStream stream, std::string_view bytes) {
@@ -201,11 +207,27 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
   exit.timed_out = job.timed_out && !job.cancelled;
   exit.cancelled = job.cancelled;
   int retries = job.spec.retries.value_or(m_options.default_retries);
-  Rerun rerun{job.id, job.spec, job.attempt + 1, job.requeues, job.retries_used};
+  Rerun rerun{job.id,       job.spec,         job.attempt + 1,
+              job.requeues, job.retries_used, job.start_failures};
   if (exit.lost && job.pgid > 0 && !m_options.keep_orphans)
     m_leftover_groups[job.host].push_back(job.pgid);
+  bool cannot_start = false;  // anywhere: it is not tried again
+  if (exit.not_started && !exit.timed_out && !exit.cancelled) {
+    if (m_start_refusal[job.host].empty()) m_start_refusal[job.host] = exit.error;
+    if (can_restart(job)) {
+      // Nothing ran: the same attempt, at the head of the queue.
+      rerun.attempt = job.attempt;
+      ++rerun.start_failures;
+      job.will_rerun = true;
+    } else if (m_options.mode == Mode::queue) {
+      cannot_start = true;
+      exit.error +=
+          fmt::format(" (it could not start {} times; not tried again)", job.start_failures + 1);
+    }
+  }
   // Broadcast steps run in lockstep on every slot: a step is never redone.
-  if (m_options.mode == Mode::queue && !exit.succeeded() && !exit.cancelled && !m_stopping) {
+  if (m_options.mode == Mode::queue && !job.will_rerun && !cannot_start && !exit.succeeded() &&
+      !exit.cancelled && !m_stopping) {
     if (exit.lost && job.requeues < m_options.max_requeue) {
       ++rerun.requeues;
       job.will_rerun = true;
@@ -219,7 +241,9 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
     ++m_failures;
     m_step_failed = true;
   }
-  m_observer.job_finished(job, exit, m_options.clock() - job.start);
+  Clock::duration ran =
+      job.process_start ? m_options.clock() - *job.process_start : Clock::duration::zero();
+  m_observer.job_finished(job, exit, ran);
   if (job.will_rerun) m_reruns.push_front(std::move(rerun));
   m_queue_dirty = true;
 }
@@ -227,6 +251,7 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
 void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
+  set_aside_refusing_hosts();
   clean_live_hosts();
   // While the journal cannot be written, nothing is taken and nothing starts.
   if (m_unrecorded && !recorded(now)) return;
@@ -258,9 +283,14 @@ void Scheduler::act_on_timers(Clock::time_point now) {
   for (auto& [id, job] : m_running) {
     if (job.deadline && now >= *job.deadline && !job.kill_at) {
       job.timed_out = true;
-      m_observer.warning(fmt::format("#{} [{}] timed out after {}; stopping it", id, job.label,
-                                     job.spec.timeout_text.empty() ? "its timeout"
-                                                                   : job.spec.timeout_text));
+      std::string timeout = job.spec.timeout_text.empty() ? "its timeout" : job.spec.timeout_text;
+      m_observer.warning(
+          job.process_start
+              ? fmt::format("#{} [{}] timed out after {}; stopping it", id, job.label, timeout)
+              : fmt::format("#{} [{}] did not start within {} plus {:.0f}s for its host's login "
+                            "shell; stopping it",
+                            id, job.label, timeout,
+                            std::chrono::duration<double>(m_options.start_allowance).count()));
       stop_job(job, now);
     } else if (job.kill_at && now >= *job.kill_at) {
       m_transports[job.host]->signal_job(id, SIGKILL);
@@ -476,9 +506,12 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
     running.attempt = rerun->attempt;
     running.requeues = rerun->requeues;
     running.retries_used = rerun->retries_used;
+    running.start_failures = rerun->start_failures;
   }
+  // Its timeout counts from its process's start (job_started); until then
+  // the bound is on the start itself.
   if (auto timeout = job.timeout ? job.timeout : m_options.default_timeout)
-    running.deadline = now + *timeout;
+    running.deadline = now + *timeout + m_options.start_allowance;
   for (int slot : running.slots) m_slot_job[slot] = running.id;
   JobId id = running.id;
   m_observer.job_started(m_running.emplace(id, std::move(running)).first->second);
@@ -563,6 +596,39 @@ void Scheduler::requeue_orphans(int host, const std::string& why) {
                                    orphan.pgid, m_fleet.hosts[host].name, why));
     rerun_orphan(std::move(orphan));
   }
+}
+
+bool Scheduler::can_restart(const RunningJob& job) const {
+  // Each time it cannot start, its host is set aside: more failures than
+  // hosts mean it cannot start anywhere.
+  if (job.start_failures >= static_cast<int>(m_fleet.hosts.size())) return false;
+  return m_options.mode == Mode::queue;
+}
+
+void Scheduler::set_aside_refusing_hosts() {
+  for (std::size_t host = 0; host < m_host_state.size(); ++host) {
+    std::string reason = std::exchange(m_start_refusal[host], {});
+    // A host that failed meanwhile is reconnected or given up as usual.
+    if (reason.empty() || m_host_state[host] != HostState::ready) continue;
+    m_host_state[host] = HostState::set_aside;
+    m_observer.host_failed(
+        m_fleet.hosts[host],
+        TransportError{TransportErrorKind::protocol,
+                       fmt::format("{}: set aside for the rest of this run, a job could not start "
+                                   "there ({}); fix the host, then run runner again",
+                                   m_fleet.hosts[host].name, reason)});
+    m_queue_dirty = true;
+  }
+  bool usable = any_host(HostState::ready) || any_host(HostState::connecting) ||
+                any_host(HostState::cleaning) || any_host(HostState::reconnecting);
+  if (usable || !any_host(HostState::set_aside) || m_stopping) return;
+  if (!m_reruns.empty())
+    report_once(fmt::format(
+        "no usable host is left: {} job{} that could not start wait{} for `runner queue "
+        "--resume`; the queue file keeps the rest",
+        m_reruns.size(), m_reruns.size() == 1 ? "" : "s", m_reruns.size() == 1 ? "s" : ""));
+  else if (!m_queue_empty)
+    report_once("no usable host is left: the queue file keeps the jobs that did not run");
 }
 
 void Scheduler::report_once(const std::string& message) {

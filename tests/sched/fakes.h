@@ -23,6 +23,10 @@ class FakeTransport final : public HostTransport {
     JobExit exit{.code = 0};
     int steps = 1;  // step() calls until it exits
     std::string output;
+    // step() calls before its process starts (job_started); a job that
+    // does not start reports no job_started at all.
+    int start_steps = 0;
+    bool starts = true;
   };
 
   explicit FakeTransport(int host) : m_host(host) {}
@@ -63,7 +67,15 @@ class FakeTransport final : public HostTransport {
   void signal_job(JobId id, int signal) override {
     signals.emplace_back(id, signal);
     auto it = m_jobs.find(id);
-    if (it != m_jobs.end() && signal == 9) {
+    auto fresh = std::find(m_fresh.begin(), m_fresh.end(), id);
+    if (it != m_jobs.end() && fresh != m_fresh.end()) {
+      // Not started yet: it never will be (as the SSH transport does).
+      m_fresh.erase(fresh);
+      it->second.exit = JobExit{.signal = signal == 9 ? "KILL" : "TERM",
+                                .error = "stopped before it started",
+                                .not_started = true};
+      it->second.steps = 0;
+    } else if (it != m_jobs.end() && signal == 9) {
       it->second.exit = JobExit{.signal = "KILL"};
       it->second.steps = 0;
     }
@@ -84,12 +96,19 @@ class FakeTransport final : public HostTransport {
       return;
     }
     for (JobId id : std::exchange(m_fresh, {})) {
+      Outcome& job = m_jobs[id];
+      if (job.start_steps-- > 0) {
+        m_fresh.push_back(id);
+        continue;
+      }
+      if (!job.starts) continue;
       events->job_started(id, 1000 + static_cast<long>(id));
-      if (!m_jobs[id].output.empty()) events->job_output(id, OutputStream::out, m_jobs[id].output);
+      if (!job.output.empty()) events->job_output(id, OutputStream::out, job.output);
     }
     std::vector<JobId> done;
     for (auto& [id, o] : m_jobs)
-      if (--o.steps <= 0) done.push_back(id);
+      if (std::find(m_fresh.begin(), m_fresh.end(), id) == m_fresh.end() && --o.steps <= 0)
+        done.push_back(id);
     for (JobId id : done) {
       JobExit exit = m_jobs[id].exit;
       m_jobs.erase(id);

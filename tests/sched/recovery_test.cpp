@@ -135,6 +135,7 @@ TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
   r.source.jobs.push_back(job);
   r.scheduler->start();
   r.tick();
+  r.tick();  // its process starts: the timeout counts from here
   ASSERT_EQ(r.scheduler->running_count(), 1u);
   EXPECT_EQ(*r.scheduler->deadline(), r.now + 10s);
   r.now += 10s;
@@ -160,6 +161,7 @@ TEST(Recovery, DefaultTimeoutAppliesToJobsWithoutOne) {
   r.source.add("forever");
   r.scheduler->start();
   r.tick();
+  r.tick();  // its process starts
   EXPECT_EQ(*r.scheduler->deadline(), r.now + 30s);
 }
 

@@ -42,10 +42,11 @@ TEST(Scheduler, AJobLastsUntilTheRoundInWhichItsEndIsReported) {
   h.source.add("one");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
-  // Started in one round; its transport reports the end three rounds (of
-  // 10 ms) later, before the scheduler's own step of that round.
+  // Sent in one round; its transport reports its process's start the next
+  // round and its end three rounds (of 10 ms) after sending, before the
+  // scheduler's own step of that round: it ran from start to end.
   ASSERT_EQ(h.observer.durations.size(), 1u);
-  EXPECT_EQ(h.observer.durations[0], std::chrono::milliseconds(30));
+  EXPECT_EQ(h.observer.durations[0], std::chrono::milliseconds(20));
 }
 
 TEST(Scheduler, NeverRunsMoreJobsThanSlots) {
@@ -240,6 +241,7 @@ TEST(Scheduler, CancelSendsTermThenKillAfterGrace) {
   h.source.add("y");
   h.scheduler->start();
   h.tick();
+  h.tick();  // their processes start
   ASSERT_EQ(h.scheduler->running_count(), 2u);
   h.scheduler->cancel_running(h.now);
   ASSERT_EQ(h.transports[0]->signals.size(), 2u);

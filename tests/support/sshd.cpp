@@ -219,10 +219,10 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
            << "PrintMotd no\n"
            // Marks every process of every session, even one that outlives
            // its connection, so that stop() finds it.
-           << "SetEnv " << k_marker << "=" << base
-           // bash, as a login shell run by sshd, sources ~/.bashrc unless
-           // it is nested (SHLVL > 0): keep the machine's rc files out.
-           << " SHLVL=1";
+           << "SetEnv " << k_marker << "=" << base;
+    // bash, as a login shell run by sshd, sources ~/.bashrc unless it is
+    // nested (SHLVL > 0): keep the machine's rc files out.
+    if (!options.source_bashrc) config << " SHLVL=1";
     for (const std::string& variable : options.session_environment) config << " " << variable;
     config << "\n"
            << "LogLevel " << options.log_level << "\n";

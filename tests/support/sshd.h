@@ -21,6 +21,9 @@ struct SshdOptions {
   std::string extra_config;  // more sshd_config lines, appended verbatim
   // "NAME=value" pairs (no spaces) set in every session's environment.
   std::vector<std::string> session_environment;
+  // Leave SHLVL unset, so that bash as the login shell sources ~/.bashrc as
+  // it does under a real sshd (by default the machine's rc files stay out).
+  bool source_bashrc = false;
   // An existing private key (with `<key>.pub` beside it) to authorize;
   // empty: generate `<dir>/client_ed25519`.
   std::string client_key;

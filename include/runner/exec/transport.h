@@ -34,6 +34,10 @@ struct JobExit {
   std::string error;   // non-empty: it could not be started, or its
                        // connection was lost (then `lost` is true)
   bool lost = false;   // the connection dropped while it ran: outcome unknown
+  // Nothing of the job ran: its process never started (the login shell
+  // failed, the server refused, the spawn failed; `error` says why). Such a
+  // job is not failed: it can run elsewhere.
+  bool not_started = false;
   bool timed_out = false;  // the runner stopped it at its timeout
   bool cancelled = false;  // the runner stopped it on an interrupt
   bool succeeded() const {

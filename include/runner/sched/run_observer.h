@@ -22,12 +22,16 @@ struct RunningJob {
   int host = 0;
   std::vector<int> slots;  // indices into Fleet::slots
   std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
-  Clock::time_point start;
+  Clock::time_point start;  // sent to its host
+  // When its process started (job_started): its timeout and duration count
+  // from here.
+  std::optional<Clock::time_point> process_start;
   long pgid = 0;           // 0 until known
   int attempt = 1;         // 2 and up: run again after a loss or a failure
   int requeues = 0;        // times put back after its host was lost
   int retries_used = 0;    // times run again after failing
-  std::optional<Clock::time_point> deadline;  // its timeout
+  int start_failures = 0;  // times put back because it did not start
+  std::optional<Clock::time_point> deadline;  // its timeout (before its start: its bound)
   std::optional<Clock::time_point> kill_at;   // SIGKILL if still running then
   bool timed_out = false;
   bool cancelled = false;

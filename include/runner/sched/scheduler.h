@@ -11,6 +11,18 @@
 // every slot in lockstep; a failure stops the run after the step unless
 // ignore_errors.
 //
+// A job whose process never started (JobExit::not_started) is not failed:
+// it goes back to the head of the queue, without counting as an attempt,
+// and the host where it could not start is set aside for the rest of the
+// run, as Slurm drains a node (named once, with the transport's reason).
+// A job that cannot start more often than there are hosts fails. When no
+// usable host is left, the run ends with those jobs waiting for `--resume`.
+//
+// A job's timeout and duration count from the start of its process
+// (job_started), not from the request: a slow login shell is not the
+// job's time. A job that never reports its start is stopped at its timeout
+// plus start_allowance after the request.
+//
 // A host whose connection is lost is reconnected with jittered exponential
 // backoff; before its slots are used again, the process groups of the jobs
 // that were lost there are killed (unless keep_orphans).
@@ -48,6 +60,9 @@ struct SchedulerOptions {
   Clock::duration retry_interval = std::chrono::seconds(1);
   // How often a job lost with its host is put back in the queue.
   int max_requeue = 2;
+  // How long past its timeout a job with a timeout may wait for its process
+  // to start (the login shell's start-up) before it is stopped.
+  Clock::duration start_allowance = std::chrono::seconds(60);
   // For jobs that do not say `timeout:` / `retries:` themselves.
   std::optional<std::chrono::milliseconds> default_timeout;
   int default_retries = 0;
@@ -125,6 +140,7 @@ class Scheduler final : public TransportEvents, public Pollable {
     cleaning,      // reconnected; killing what lost jobs left running
     reconnecting,  // lost; waiting to connect again
     failed,        // given up
+    set_aside,     // jobs could not start there; not used again in this run
   };
 
   // A job to run again before anything from the queue file.
@@ -134,6 +150,7 @@ class Scheduler final : public TransportEvents, public Pollable {
     int attempt = 1;
     int requeues = 0;
     int retries_used = 0;
+    int start_failures = 0;
     int avoid_slot = -1;  // the slot it failed on, if another is free
   };
 
@@ -178,6 +195,10 @@ class Scheduler final : public TransportEvents, public Pollable {
   void requeue_orphans(int host, const std::string& why);
   // Puts an orphan in the rerun queue (queue mode).
   void rerun_orphan(OrphanJob orphan);
+  // Sets aside the ready hosts where a job could not start.
+  void set_aside_refusing_hosts();
+  // Whether a job that did not start goes back to the queue.
+  bool can_restart(const RunningJob& job) const;
   void report_once(const std::string& message);
   bool any_host(HostState state) const;
   Clock::duration reconnect_delay(int tries);
@@ -196,6 +217,7 @@ class Scheduler final : public TransportEvents, public Pollable {
   std::vector<std::optional<Clock::time_point>> m_reconnect_at;
   std::vector<std::vector<long>> m_leftover_groups;   // per host: pgids to kill when back
   std::vector<std::vector<OrphanJob>> m_orphans;      // per host: --resume jobs to check
+  std::vector<std::string> m_start_refusal;  // per host: why a job could not start there
   std::vector<JobId> m_slot_job;  // 0: free
   std::map<JobId, RunningJob> m_running;
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts

@@ -227,6 +227,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
     } else if (event == "job_pgid") {
       if (CampaignJob* job = job_of(record)) {
         job->pgid = static_cast<long>(number_of(record, "pgid"));
+        job->start = time;  // its process started: its time counts from here
         touch(run_of(job->run), time);
       }
     } else if (event == "job_end") {

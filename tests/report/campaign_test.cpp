@@ -116,6 +116,14 @@ TEST(Campaign, FoldsTheJournalIntoRunsAndJobs) {
   EXPECT_EQ(campaign.find_job(4), nullptr);
 }
 
+TEST(Campaign, AJobsTimeCountsFromItsProcessStart) {
+  Campaign campaign = campaign_from_records(two_slot_run(77), [](long pid) { return pid == 77; });
+  // Job 1 was sent at 10:00:01.000; its process reported its group 10 ms
+  // later: that is when it started. Job 2 never reported one.
+  EXPECT_EQ(campaign.find_job(1)->start, *parse_utc_time("2024-05-01T10:00:01.010Z"));
+  EXPECT_EQ(campaign.find_job(2)->start, *parse_utc_time("2024-05-01T10:00:01.500Z"));
+}
+
 TEST(Campaign, ARunnerThatIsGoneLeavesItsJobsUnknown) {
   Campaign campaign = campaign_from_records(two_slot_run(77), [](long) { return false; });
   EXPECT_FALSE(campaign.runs[0].alive);

@@ -50,7 +50,7 @@ struct CampaignJob {
   std::vector<int> slot_indices;  // on its host
   Params params;
   int line = 0;  // queue.yaml line of its entry
-  SystemTime start;
+  SystemTime start;  // its process's start (job_pgid); until known, when it was sent
   std::optional<SystemTime> end;
   std::optional<int> exit;                // exit status when it exited
   std::string signal;                     // "TERM", ... when a signal ended it

@@ -530,9 +530,28 @@ long SshConnection::busy_channels() const {
 }
 
 int SshConnection::load() const {
-  // An idle launcher takes the next job: it counts as room, not load.
-  return static_cast<int>(busy_channels() + (m_opening ? 1 : 0) +
+  // An idle launcher takes the next job: it counts as room, not load. A
+  // retired one (a job left processes behind on it) keeps its session until
+  // they end: that is load, so that under MaxSessions the pool places the
+  // next job on another connection instead of waiting for them.
+  return static_cast<int>(busy_channels() + retired_launchers() + (m_opening ? 1 : 0) +
                           static_cast<long>(m_waiting.size()));
+}
+
+long SshConnection::retired_launchers() const {
+  return std::count_if(m_channels.begin(), m_channels.end(), [](const auto& channel) {
+    return channel->launcher && channel->idle() && channel->step != Channel::Step::run;
+  });
+}
+
+void SshConnection::return_waiting_work() {
+  while (!m_waiting.empty()) {
+    if (m_waiting.front().kind != ChannelWork::Kind::pump) {
+      m_returned.push_back(std::move(m_waiting.front()));
+      m_progressed = true;
+    }
+    m_waiting.pop_front();
+  }
 }
 
 void SshConnection::add_work(ChannelWork work) {
@@ -777,6 +796,9 @@ SshConnection::Outcome SshConnection::step_open() {
     if (m_waiting.empty() || m_now < m_refused_until) return Outcome::finished;
     if (m_limit && static_cast<int>(m_channels.size()) >= *m_limit &&
         m_waiting.front().kind != ChannelWork::Kind::tunnel) {
+      // Retired launchers keep their sessions until what their jobs left
+      // behind ends: the pool places the work on another connection.
+      if (retired_launchers() > 0) return_waiting_work();
       return Outcome::finished;
     }
     m_opening = std::make_unique<Channel>();
@@ -825,12 +847,7 @@ SshConnection::Outcome SshConnection::step_open() {
   if (refused->work.kind != ChannelWork::Kind::pump && !refused->silent) {
     m_returned.push_back(std::move(refused->work));
   }
-  while (!m_waiting.empty()) {
-    if (m_waiting.front().kind != ChannelWork::Kind::pump) {
-      m_returned.push_back(std::move(m_waiting.front()));
-    }
-    m_waiting.pop_front();
-  }
+  return_waiting_work();
   return Outcome::finished;
 }
 

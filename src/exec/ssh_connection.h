@@ -208,6 +208,11 @@ class SshConnection {
   Outcome classify(int rc, Channel* channel);
   // Channels that carry work (idle launchers do not).
   long busy_channels() const;
+  // Launchers that end because a job left processes behind on them: they
+  // hold their sessions until those end.
+  long retired_launchers() const;
+  // Hands every waiting job and signal back to the pool (take_returned).
+  void return_waiting_work();
   // Whether m_fd is a TCP socket (not a tunnel's or a ProxyCommand's socketpair).
   bool connects_over_tcp() const { return !m_via && m_target.proxy_command.empty(); }
   // Why the socket broke, as precisely as known.

@@ -1,6 +1,6 @@
 // The real binary against hosts that cannot run jobs as they should: a
 // login shell that is broken (its jobs never start), one that takes long to
-// start.
+// start, and sshd's MaxSessions 1 with a job that leaves a process behind.
 // Throwaway users need root.
 #include <gtest/gtest.h>
 
@@ -107,6 +107,26 @@ TEST_F(HostHealth, ATimeoutCountsFromTheJobsStartNotTheLoginShells) {
     EXPECT_LT(record["duration_ms"].get<long>(), 2000) << record.dump();
   }
   EXPECT_EQ(ends, 1);
+}
+
+TEST_F(HostHealth, UnderMaxSessionsOneAJobsLeftoverProcessDoesNotBlockTheNextJob) {
+  if (!fleet.start(1, {.max_sessions = 1})) {
+    if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it";
+    GTEST_SKIP() << "no sshd on this machine";
+  }
+  fleet.write_hosts(1);
+  // The first job leaves a process that holds its launcher's session; the
+  // second must start at once, not when a channel frees up.
+  std::string ended = dir.file("first-ended");
+  std::string first = "- echo first-ran; sleep 20 & date +%s%N > " + ended + "\n";
+  std::string second = "- command: echo second-waited-$(( ($(date +%s%N) - $(cat " + ended +
+                       ")) / 1000000 ))-ms\n  timeout: 5s\n";
+  dir.write("queue.yaml", first + second);
+  ProcessResult r = runner({"queue", "--no-status"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  auto at = r.out.find("second-waited-");
+  ASSERT_NE(at, std::string::npos) << r.out << r.err;
+  EXPECT_LT(std::stol(r.out.substr(at + 14)), 1500) << r.out;
 }
 
 }  // namespace

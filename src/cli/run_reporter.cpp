@@ -66,8 +66,11 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
     ++m_slot_usage[slot].jobs;
   }
   if (job.will_rerun) {
-    m_console.warn(
-        fmt::format("#{} [{}] {}; running it again", job.id, job.label, describe_exit(exit)));
+    // One that did not start goes back quietly: its host, set aside, is
+    // named once with the reason.
+    if (!exit.not_started)
+      m_console.warn(
+          fmt::format("#{} [{}] {}; running it again", job.id, job.label, describe_exit(exit)));
     return;
   }
   FinishedJob finished;

@@ -614,8 +614,9 @@ void Scheduler::set_aside_refusing_hosts() {
     m_observer.host_failed(
         m_fleet.hosts[host],
         TransportError{TransportErrorKind::protocol,
-                       fmt::format("{}: set aside for the rest of this run, a job could not start "
-                                   "there ({}); fix the host, then run runner again",
+                       fmt::format("{}: set aside for the rest of this run, as a job could not "
+                                   "start there ({}); its jobs go to the other hosts. Fix it, then "
+                                   "run runner again",
                                    m_fleet.hosts[host].name, reason)});
     m_queue_dirty = true;
   }

@@ -68,8 +68,10 @@ TEST_F(HostHealth, AHostWhoseBashrcExecsAMissingShellIsSetAsideAndTheOtherRunsEv
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   expect_each_ran_once(r.out, 20);
   std::string all = r.out + r.err;
+  // Named once, with the reason.
   EXPECT_EQ(testing::count(all, "set aside"), 1) << all;
-  EXPECT_NE(all.find(user->name()), std::string::npos) << all;
+  EXPECT_EQ(testing::count(all, "the login shell of " + user->name() + " ended (status 127)"), 1)
+      << all;
   EXPECT_EQ(testing::count(all, "failed:"), 0) << all;
 }
 
@@ -81,6 +83,8 @@ TEST_F(HostHealth, AHostWhoseLoginShellIsBinFalseEndsTheRunWithTheJobsWaiting) {
   EXPECT_EQ(r.status, 1) << r.err << r.out;
   std::string all = r.out + r.err;
   EXPECT_EQ(testing::count(all, "set aside"), 1) << all;
+  EXPECT_EQ(testing::count(all, "the login shell of " + user->name() + " ended (status 1)"), 1)
+      << all;
   EXPECT_NE(all.find("no usable host is left"), std::string::npos) << all;
   EXPECT_EQ(testing::count(all, "failed:"), 0) << all;
   // Jobs never taken are still in the queue; those that did not start wait

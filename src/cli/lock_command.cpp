@@ -16,8 +16,10 @@
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
+#include "runner/queue/queue_edit.h"
 #include "runner/queue/queue_file.h"
 #include "runner/queue/queue_lock.h"
+#include "runner/queue/real_queue_path.h"
 
 extern char** environ;
 
@@ -80,8 +82,9 @@ bool ask_yes(const std::string& question) {
 
 int lock_queue(const LockOptions& options) {
   const std::string& queue_path = options.queue_file;
-  QueueLock lock = wait_for_lock(queue_path);
-  std::string original = std::filesystem::exists(queue_path) ? read_file(queue_path) : "";
+  QueueLock lock = wait_for_lock(real_queue_path(queue_path));
+  QueueEdit edit(queue_path);
+  const std::string& original = edit.original();
 
   std::filesystem::path queue(queue_path);
   std::string copy = (queue.parent_path() / ("." + queue.filename().string() + ".edit-XXXXXX.yaml"))
@@ -107,7 +110,13 @@ int lock_queue(const LockOptions& options) {
     }
     std::string problem = problem_in(edited, queue_path);
     if (problem.empty()) {
-      write_file_atomically(queue_path, edited);
+      if (!edit.save(edited)) {
+        fmt::print(stderr,
+                   "runner: {} was changed meanwhile by a program that does not take the lock; "
+                   "it is left as that program wrote it, and your edit is kept in {}\n",
+                   queue_path, copy);
+        return 1;
+      }
       std::filesystem::remove(copy);
       fmt::print(stderr, "runner: {} updated\n", queue_path);
       return 0;

@@ -1,6 +1,6 @@
-// QueueWatcher: inotify on the queue's directory. This process's own
-// replacements of the queue are not news, nor is a lock release that no
-// take waited for (see own_changes.h).
+// QueueWatcher: inotify on the directory of the queue's real file. This
+// process's own replacements of the queue are not news, nor is a lock
+// release that no take waited for (see own_changes.h).
 #include "runner/queue/queue_watcher.h"
 
 #include <sys/inotify.h>
@@ -11,12 +11,14 @@
 #include <system_error>
 
 #include "own_changes.h"
+#include "runner/queue/real_queue_path.h"
 
 namespace runner {
 
 QueueWatcher::QueueWatcher(const std::string& queue_path, std::function<void()> on_change)
     : m_on_change(std::move(on_change)) {
-  std::filesystem::path path = std::filesystem::absolute(queue_path);
+  // A queue reached through a symbolic link changes in its target's folder.
+  std::filesystem::path path = real_queue_path(queue_path);
   m_queue_name = path.filename().string();
   m_lock_name = m_queue_name + ".lock";
   m_queue_path = path.string();

@@ -140,6 +140,14 @@ struct LockMode : LiveQueue {
     std::filesystem::permissions(path, std::filesystem::perms::owner_all);
     return path;
   }
+
+  // The copy of the queue that `runner lock` kept for the user.
+  std::string kept_edit() const {
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+      if (entry.path().filename().string().find(".edit-") != std::string::npos)
+        return dir.read(entry.path().filename().string());
+    return "(no edit kept)";
+  }
 };
 
 TEST_F(LockMode, SavedEditReplacesTheQueue) {
@@ -173,17 +181,38 @@ TEST_F(LockMode, BrokenEditIsOfferedAgainThenFixed) {
   EXPECT_EQ(dir.read("queue.yaml"), "- echo fixed\n");
 }
 
+TEST_F(LockMode, JobsAppendedWithShellRedirectionDuringTheEditAreKept) {
+  dir.write("queue.yaml", "- echo a\n");
+  // While the user edits, a script appends to the queue itself, lock-free.
+  std::string ed = editor("ed.sh",
+                          "printf -- '- echo appended\\n' >> \"$(dirname \"$1\")/queue.yaml\"\n"
+                          "printf -- '- echo b\\n' >> \"$1\"");
+  ProcessResult r = runner({"lock", "--editor", ed});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(dir.read("queue.yaml"), "- echo a\n- echo b\n- echo appended\n");
+}
+
+TEST_F(LockMode, AnEditIsNotSavedOverAQueueReplacedMeanwhile) {
+  dir.write("queue.yaml", "- echo a\n");
+  // Another editor saves the queue without the lock while the user edits.
+  std::string ed = editor("ed.sh",
+                          "printf -- '- echo other\\n' > \"$1.other\" && "
+                          "mv \"$1.other\" \"$(dirname \"$1\")/queue.yaml\"\n"
+                          "printf -- '- echo b\\n' >> \"$1\"");
+  ProcessResult r = runner({"lock", "--editor", ed});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("changed meanwhile"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.read("queue.yaml"), "- echo other\n");
+  EXPECT_EQ(kept_edit(), "- echo a\n- echo b\n") << "the edit must be kept for the user";
+}
+
 TEST_F(LockMode, DecliningToFixKeepsTheQueueAndTheEdit) {
   dir.write("queue.yaml", "- echo a\n");
   std::string ed = editor("ed.sh", "printf -- '- command: [broken\\n' > \"$1\"");
   ProcessResult r = runner({"lock", "--editor", ed}, "n\n");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(dir.read("queue.yaml"), "- echo a\n");
-  bool kept = false;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
-    if (entry.path().filename().string().find(".edit-") != std::string::npos)
-      kept = dir.read(entry.path().filename().string()) == "- command: [broken\n";
-  EXPECT_TRUE(kept) << "the broken edit must be kept for the user";
+  EXPECT_EQ(kept_edit(), "- command: [broken\n") << "the broken edit must be kept for the user";
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
 }
 

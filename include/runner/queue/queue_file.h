@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -15,6 +16,8 @@
 #include "runner/queue/queue_lock.h"
 
 namespace runner {
+
+class HeldQueueFile;
 
 // Outcomes of QueueFile::take_first.
 struct Taken {
@@ -39,7 +42,14 @@ struct TakeBatch {
 
 class QueueFile {
  public:
+  // `path` may be a symbolic link: the file it leads to is what is locked
+  // (`<real path>.lock`), read and replaced, and the link stays a link.
   explicit QueueFile(std::string path, QueueLock::Warn warn = {});
+  // Carries over what was appended to the last file replaced here, if the
+  // lock can be had at once.
+  ~QueueFile();
+  QueueFile(const QueueFile&) = delete;
+  QueueFile& operator=(const QueueFile&) = delete;
 
   const std::string& path() const { return m_path; }
 
@@ -50,10 +60,14 @@ class QueueFile {
   // is taken and the result says so. A missing queue file counts as empty.
   // Taking k jobs costs O(file + k): the file is parsed only when it is not
   // the text this object last read or wrote, and each job costs about the
-  // size of its entry. The new queue is fsync'd before it is renamed into
-  // place, but the rename is not waited for (no directory fsync): a crash of
-  // the machine (not of runner) may bring back the old queue, and with it
-  // jobs that had started (the journal says which), never a torn file.
+  // size of its entry. Jobs appended to the file with `>>` meanwhile are
+  // never lost: the file is kept open after it is replaced, and what it
+  // received beyond the text that was read goes to the end of the new one
+  // (at once, and again on the next take). The new queue is fsync'd before
+  // it is renamed into place, but the rename is not waited for (no
+  // directory fsync): a crash of the machine (not of runner) may bring back
+  // the old queue, and with it jobs that had started (the journal says
+  // which), never a torn file.
   // append() syncs both.
   TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place);
 
@@ -74,8 +88,15 @@ class QueueFile {
   std::string consumed_path() const;
 
  private:
-  std::string m_path;
+  // Under the lock: appends to the queue what the file replaced last
+  // received after it was replaced, and lets it go.
+  void carry_late_appends();
+
+  std::string m_path;       // as given
+  std::string m_real_path;  // links resolved: what is locked, read and replaced
   QueueLock::Warn m_warn;
+  // The file the last take replaced, still open (see carry_late_appends).
+  std::unique_ptr<HeldQueueFile> m_replaced;
   // The file as last read or written here, parsed.
   std::optional<QueueDocument> m_cache;
 };

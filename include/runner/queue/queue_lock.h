@@ -15,7 +15,9 @@ class QueueLock {
  public:
   using Warn = std::function<void(const std::string&)>;
 
-  // Tries once. Returns nullopt when another live process holds the lock;
+  // `queue_path` is the queue's real path (real_queue_path), so that a
+  // queue reached through a symbolic link and through its target has one
+  // lock, beside the target. Tries once. Returns nullopt when another live process holds the lock;
   // `holder` (if given) then describes it ("pid 1234"). Throws
   // std::system_error for I/O errors other than EEXIST.
   static std::optional<QueueLock> try_acquire(const std::string& queue_path, const Warn& warn,

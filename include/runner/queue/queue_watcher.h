@@ -1,4 +1,5 @@
-// Notices, through inotify on its directory, when the queue file is written
+// Notices, through inotify on its directory (that of the file a symbolic
+// link leads to, when the queue is one), when the queue file is written
 // or replaced and when its lock is released, so a waiting runner picks up
 // new jobs at once instead of polling. Replacements of the queue made by
 // this process itself (QueueFile) are not reported, nor are releases of the
@@ -28,7 +29,7 @@ class QueueWatcher final : public Pollable {
   int m_fd = -1;
   std::string m_queue_name;
   std::string m_lock_name;
-  std::string m_queue_path;  // absolute
+  std::string m_queue_path;  // absolute, links resolved
   std::string m_lock_path;
   std::function<void()> m_on_change;
 };

@@ -1,0 +1,51 @@
+// The queue area's POSIX file helpers (see file_io.h).
+#include "file_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+namespace runner::file_io {
+
+std::system_error io_error(int error, const std::string& what) {
+  return std::system_error(error, std::generic_category(), what);
+}
+
+void write_all(int fd, const std::string& text, const std::string& path) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw io_error(errno, "cannot write " + path);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string read_from(int fd, off_t offset, const std::string& path) {
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    ssize_t n = ::pread(fd, buffer, sizeof buffer, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw io_error(errno, "cannot read " + path);
+    if (n == 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+    offset += n;
+  }
+}
+
+std::string directory_of(const std::string& path) {
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+void sync_directory(const std::string& directory) {
+  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace runner::file_io

@@ -1,0 +1,67 @@
+// Private to the queue area: replacing the queue file by a new text without
+// losing what others append to it with `>>` meanwhile. Such appenders take
+// no lock, and one that opened the old file just before the rename writes
+// into a file that no name leads to any more. So the old file is read
+// through a descriptor that stays open (HeldQueueFile), and whatever it
+// holds beyond the text the new one was made from is appended to the new
+// file: right after the rename, and again whenever carry_late_appends is
+// called, for an appender that opened the old file before the rename and
+// wrote after it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace runner {
+
+class HeldQueueFile {
+ public:
+  // Opens and reads `path`; nullopt when it does not exist. Throws
+  // std::system_error.
+  static std::optional<HeldQueueFile> open(const std::string& path);
+  HeldQueueFile(HeldQueueFile&& other) noexcept;
+  HeldQueueFile& operator=(HeldQueueFile&& other) noexcept;
+  HeldQueueFile(const HeldQueueFile&) = delete;
+  HeldQueueFile& operator=(const HeldQueueFile&) = delete;
+  ~HeldQueueFile();
+
+  const std::string& text() const { return m_text; }  // as read
+
+  // Whether `path` still names this file and the file still starts with
+  // text(): nothing happened to it but appends.
+  [[nodiscard]] bool only_appended_to(const std::string& path) const;
+
+  // Once replaced: appends to `path` what this file received since it was
+  // last carried over. Returns the number of bytes carried. Throws
+  // std::system_error.
+  std::size_t carry_late_appends(const std::string& path);
+
+ private:
+  HeldQueueFile(int fd, std::string text, dev_t device, ino_t inode);
+  int m_fd = -1;  // -1 once moved from
+  std::string m_text;
+  dev_t m_device = 0;
+  ino_t m_inode = 0;
+  off_t m_carried = 0;  // bytes of the file that are in the new one
+};
+
+// Replaces the file at `path`, read as `held`, by `text`: written beside it,
+// fsync'd, and renamed over it (the rename waited for when
+// `sync_directory`). Returns false, replacing
+// nothing, when the file was changed meanwhile other than by appending to
+// it. Bytes appended to it (before the rename or until the call returns)
+// end up at the end of the new file. Throws std::system_error.
+[[nodiscard]] bool replace_keeping_appends(HeldQueueFile& held, const std::string& path,
+                                           const std::string& text, bool sync_directory);
+
+// A new file beside `path` holding `text`, fsync'd, with the permissions of
+// the file it will replace; returns its name.
+std::string write_temporary(const std::string& path, const std::string& text);
+
+// Renames `temporary` over `path` (removing it when that fails) and notes
+// it as this process's own change; fsyncs the folder when `sync`.
+void commit_temporary(const std::string& temporary, const std::string& path, bool sync);
+
+}  // namespace runner

@@ -1,0 +1,138 @@
+// Tests for what others append to the queue with `>>` (no lock) while it is
+// rewritten: during a take, into the replaced file after its rename, and
+// during a whole-queue edit; and for resolving a queue reached through links.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "runner/queue/queue_edit.h"
+#include "runner/queue/queue_file.h"
+#include "runner/queue/real_queue_path.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+bool always(const JobSpec&) { return true; }
+
+// A shell's `>> file`: opened for appending, written when asked.
+class Appender {
+ public:
+  explicit Appender(const std::string& path)
+      : m_fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) {}
+  ~Appender() { ::close(m_fd); }
+  Appender(const Appender&) = delete;
+  Appender& operator=(const Appender&) = delete;
+  bool write(const std::string& text) {
+    return ::write(m_fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  }
+
+ private:
+  int m_fd;
+};
+
+std::string command_of(const TakeResult& result) {
+  const auto* taken = std::get_if<Taken>(&result);
+  return taken ? taken->job.command : "(nothing taken)";
+}
+
+TEST(QueueAppendsTest, AnAppendDuringATakeIsKeptAndTheTakeGoesOn) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- first\n- second\n"));
+  bool appended = false;
+  TakeBatch batch = queue.take_while([&](const JobSpec&) {
+    if (!appended) appended = Appender(dir.file("queue.yaml")).write("- appended\n");
+    return batch.taken.empty();
+  });
+  ASSERT_EQ(batch.taken.size(), 1u);
+  EXPECT_EQ(batch.taken[0].command, "first");
+  EXPECT_EQ(dir.read("queue.yaml"), "- second\n- appended\n");
+}
+
+TEST(QueueAppendsTest, AnAppendIntoTheReplacedFileReachesTheQueueOnTheNextTake) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- first\n- second\n"));
+  // Opened before the take renames a new file over this one, written after.
+  Appender late(dir.file("queue.yaml"));
+  EXPECT_EQ(command_of(queue.take_first(always)), "first");
+  ASSERT_TRUE(late.write("- late\n"));
+  EXPECT_EQ(dir.read("queue.yaml"), "- second\n") << "the write went to the replaced file";
+  EXPECT_EQ(command_of(queue.take_first(always)), "second");
+  EXPECT_EQ(command_of(queue.take_first(always)), "late");
+  EXPECT_TRUE(std::holds_alternative<QueueEmpty>(queue.take_first(always)));
+}
+
+TEST(QueueAppendsTest, AnAppendIntoTheReplacedFileIsKeptWhenTheRunEnds) {
+  testing::TempDir dir;
+  dir.write("queue.yaml", "- first\n");
+  {
+    QueueFile queue(dir.file("queue.yaml"));
+    Appender late(dir.file("queue.yaml"));
+    EXPECT_EQ(command_of(queue.take_first(always)), "first");
+    ASSERT_TRUE(late.write("- late\n"));
+  }
+  EXPECT_EQ(dir.read("queue.yaml"), "- late\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+}
+
+TEST(QueueAppendsTest, AnEditKeepsWhatWasAppendedWhileItWasMade) {
+  testing::TempDir dir;
+  dir.write("queue.yaml", "- a\n");
+  QueueEdit edit(dir.file("queue.yaml"));
+  ASSERT_TRUE(Appender(dir.file("queue.yaml")).write("- appended\n"));
+  ASSERT_TRUE(edit.save("- edited\n"));
+  EXPECT_EQ(dir.read("queue.yaml"), "- edited\n- appended\n");
+}
+
+TEST(QueueAppendsTest, AnEditIsNotSavedOverAFileAnotherProgramReplaced) {
+  testing::TempDir dir;
+  dir.write("queue.yaml", "- a\n");
+  QueueEdit edit(dir.file("queue.yaml"));
+  write_file_atomically(dir.file("queue.yaml"), "- someone else\n");
+  EXPECT_FALSE(edit.save("- edited\n"));
+  EXPECT_EQ(dir.read("queue.yaml"), "- someone else\n");
+}
+
+TEST(QueueAppendsTest, AnEditOfAMissingQueueCreatesIt) {
+  testing::TempDir dir;
+  QueueEdit edit(dir.file("queue.yaml"));
+  EXPECT_EQ(edit.original(), "");
+  ASSERT_TRUE(edit.save("- new\n"));
+  EXPECT_EQ(dir.read("queue.yaml"), "- new\n");
+}
+
+TEST(RealQueuePathTest, FollowsRelativeLinksAndLinksToFilesNotYetCreated) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir.file("shared"));
+  std::filesystem::create_directories(dir.file("work"));
+  std::filesystem::create_symlink("../shared/queue.yaml", dir.file("work/queue.yaml"));
+  std::filesystem::create_symlink("work/queue.yaml", dir.file("queue.yaml"));
+  std::string expected =
+      std::filesystem::weakly_canonical(dir.file("shared")).string() + "/queue.yaml";
+  EXPECT_EQ(real_queue_path(dir.file("queue.yaml")), expected) << "target does not exist yet";
+  dir.write("shared/queue.yaml", "");
+  EXPECT_EQ(real_queue_path(dir.file("queue.yaml")), expected);
+  EXPECT_EQ(real_queue_path(dir.file("work/../queue.yaml")), expected);
+}
+
+TEST(RealQueuePathTest, AFileThatIsNoLinkIsItsOwnRealPath) {
+  testing::TempDir dir;
+  std::string real = std::filesystem::weakly_canonical(dir.path()).string();
+  EXPECT_EQ(real_queue_path(dir.file("queue.yaml")), real + "/queue.yaml");
+  dir.write("queue.yaml", "");
+  EXPECT_EQ(real_queue_path(dir.file("queue.yaml")), real + "/queue.yaml");
+}
+
+TEST(RealQueuePathTest, ALinkLoopStopsResolving) {
+  testing::TempDir dir;
+  std::filesystem::create_symlink("b.yaml", dir.file("a.yaml"));
+  std::filesystem::create_symlink("a.yaml", dir.file("b.yaml"));
+  std::string resolved = real_queue_path(dir.file("a.yaml"));
+  EXPECT_TRUE(resolved.ends_with("/a.yaml") || resolved.ends_with("/b.yaml")) << resolved;
+}
+
+}  // namespace
+}  // namespace runner

@@ -2,10 +2,10 @@
 // their own folder, also when the file they lead to does not exist yet.
 #include "runner/queue/real_queue_path.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
 

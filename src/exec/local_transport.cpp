@@ -7,7 +7,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,14 +110,15 @@ class LocalTransport final : public HostTransport {
       close(out[1]);
       return fmt::format("pipe: {}", std::strerror(errno));
     }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+    int nothing = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (nothing < 0) {
+      int error = errno;
+      for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+      return fmt::format("/dev/null: {}", std::strerror(error));
+    }
     const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
-    int rc = spawn_in_own_group(job.pid, "/bin/sh", argv, actions);
-    posix_spawn_file_actions_destroy(&actions);
+    int rc = spawn_in_own_group(job.pid, "/bin/sh", argv, ChildStreams{nothing, out[1], err[1]});
+    close(nothing);
     close(out[1]);
     close(err[1]);
     if (rc != 0) {

@@ -1,20 +1,30 @@
 // Private to exec: starting a process that runner runs for the user (a job
 // on a local slot, a ProxyCommand). It gets signals as a fresh process has
-// them (nothing blocked; INT, TERM, HUP, QUIT, PIPE and CHLD at their
-// defaults, whatever runner does with them) and a process group of its own,
-// so that runner can signal the group, and Ctrl-C at the terminal reaches
-// runner alone.
+// them (nothing blocked; INT, TERM, HUP, QUIT, TSTP, PIPE and CHLD at their
+// defaults, whatever runner does with them) and a process group of its own
+// before it can run any of its own code, so that runner can signal the
+// group, and Ctrl-C at the terminal reaches runner alone: a signal sent to
+// runner's group while the child was still in it was meant for runner, and
+// the child drops it.
 #pragma once
 
-#include <spawn.h>
 #include <sys/types.h>
 
 namespace runner {
 
-// posix_spawn of `path` with `argv` (null-terminated) and runner's
-// environment; `actions` sets up its file descriptors. Sets `pid`; returns
-// 0, or the error number.
-int spawn_in_own_group(pid_t& pid, const char* path, const char* const argv[],
-                       const posix_spawn_file_actions_t& actions);
+// A child's stdin, stdout and stderr: descriptors of runner's that become
+// them, or k_kept_stream for runner's own.
+constexpr int k_kept_stream = -1;
+struct ChildStreams {
+  int input = k_kept_stream;
+  int output = k_kept_stream;
+  int error = k_kept_stream;
+};
+
+// Starts `path` with `argv` (null-terminated) and runner's environment.
+// Returns once it runs `path` or could not: sets `pid` and returns 0, or
+// returns the error number.
+[[nodiscard]] int spawn_in_own_group(pid_t& pid, const char* path, const char* const argv[],
+                                     const ChildStreams& streams);
 
 }  // namespace runner

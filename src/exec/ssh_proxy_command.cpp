@@ -38,13 +38,8 @@ std::unique_ptr<ProxyCommand> ProxyCommand::start(const std::string& command, st
   std::string script = "exec " + command;
   const char* argv[] = {shell, "-c", script.c_str(), nullptr};
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 0);
-  posix_spawn_file_actions_adddup2(&actions, ends[1], 1);
   pid_t pid = -1;
-  int rc = spawn_in_own_group(pid, shell, argv, actions);
-  posix_spawn_file_actions_destroy(&actions);
+  int rc = spawn_in_own_group(pid, shell, argv, ChildStreams{ends[1], ends[1], k_kept_stream});
   ::close(ends[1]);
   if (rc != 0) {
     ::close(ends[0]);

@@ -3,13 +3,7 @@
 // Host patterns and Include, ProxyJump, ProxyCommand, host-key policies,
 // agent and key files, encrypted keys without a terminal, and sshd's
 // MaxSessions.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <pty.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <set>
@@ -21,12 +15,15 @@
 #include "support/ssh_agent.h"
 #include "support/sshd.h"
 #include "support/temp_dir.h"
+#include "support/terminal_run.h"
 #include "support/text.h"
 
 namespace runner {
 namespace {
 
+using testing::Ci;
 using testing::count;
+using testing::TerminalRun;
 
 using namespace std::chrono_literals;
 using testing::ProcessResult;
@@ -39,85 +36,6 @@ bool make_key(const std::string& path, const std::string& passphrase = "") {
                                 "runner-test", "-f", path}})
              .status == 0;
 }
-
-// Whether the runner on a terminal keeps the test's CI variable, or runs
-// without it as on a user's terminal (where the status line is on).
-enum class Ci { kept, unset };
-
-// `runner ARGS` in a test directory on a pseudo-terminal of its own, with
-// NO_COLOR set and no ssh-agent; what it prints is gathered in seen().
-class TerminalRun {
- public:
-  TerminalRun(const TempDir& dir, std::vector<std::string> args, Ci ci) {
-    args.insert(args.begin(), RUNNER_BINARY);
-    std::vector<char*> argv;
-    for (std::string& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    m_pid = forkpty(&m_terminal, nullptr, nullptr, nullptr);
-    if (m_pid == 0) {
-      if (chdir(dir.path().c_str()) != 0) _exit(126);
-      setenv("NO_COLOR", "1", 1);
-      unsetenv("SSH_AUTH_SOCK");
-      if (ci == Ci::unset) unsetenv("CI");
-      execv(RUNNER_BINARY, argv.data());
-      _exit(127);
-    }
-  }
-  ~TerminalRun() {
-    if (m_pid > 0 && !m_exited) {
-      kill(m_pid, SIGKILL);
-      waitpid(m_pid, nullptr, 0);
-    }
-    if (m_terminal >= 0) close(m_terminal);
-  }
-  TerminalRun(const TerminalRun&) = delete;
-  TerminalRun& operator=(const TerminalRun&) = delete;
-
-  bool started() const { return m_pid > 0; }
-  const std::string& seen() const { return m_seen; }
-
-  // Reads until the output shows `text`, the runner closes the terminal, or
-  // `limit` passes; whether `text` was seen.
-  bool read_until(const std::string& text, std::chrono::milliseconds limit) {
-    auto give_up = std::chrono::steady_clock::now() + limit;
-    while (m_seen.find(text) == std::string::npos && std::chrono::steady_clock::now() < give_up) {
-      pollfd entry{m_terminal, POLLIN, 0};
-      if (poll(&entry, 1, 100) <= 0) continue;
-      char buffer[4096];
-      ssize_t got = read(m_terminal, buffer, sizeof buffer);
-      if (got <= 0) break;
-      m_seen.append(buffer, static_cast<size_t>(got));
-    }
-    return m_seen.find(text) != std::string::npos;
-  }
-  // Everything, until the runner closes the terminal or `limit` passes.
-  void read_to_end(std::chrono::milliseconds limit) { read_until("\x04never printed", limit); }
-
-  // Types `text`; how many bytes were written.
-  ssize_t type(const std::string& text) { return write(m_terminal, text.data(), text.size()); }
-
-  // The runner's wait status once it exits, killed if it has not within `limit`.
-  int wait(std::chrono::milliseconds limit) {
-    int status = -1;
-    auto give_up = std::chrono::steady_clock::now() + limit;
-    while (waitpid(m_pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() >= give_up) {
-        kill(m_pid, SIGKILL);
-        waitpid(m_pid, &status, 0);
-        break;
-      }
-      usleep(50'000);
-    }
-    m_exited = true;
-    return status;
-  }
-
- private:
-  pid_t m_pid = -1;
-  int m_terminal = -1;
-  bool m_exited = false;
-  std::string m_seen;
-};
 
 struct SshConfigRun : ::testing::Test {
   TempDir dir;

@@ -8,9 +8,10 @@
 
 namespace runner::testing {
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base && *base ? base : "/tmp") + "/runner-test-XXXXXX";
+TempDir::TempDir(const std::string& parent) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string base = !parent.empty() ? parent : tmpdir && *tmpdir ? tmpdir : "/tmp";
+  std::string pattern = base + "/runner-test-XXXXXX";
   if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
   m_path = pattern;
 }

@@ -8,7 +8,8 @@ namespace runner::testing {
 
 class TempDir {
  public:
-  TempDir();
+  // Under `parent` instead when given, e.g. /dev/shm for one in memory.
+  explicit TempDir(const std::string& parent = "");
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -15,6 +15,7 @@
 
 #include "runner/config/config_error.h"
 #include "runner/config/template.h"
+#include "merge_keys.h"
 
 namespace runner {
 
@@ -166,9 +167,9 @@ class EntryParser {
     std::vector<EntryKeyValues> keys;
     std::vector<std::string> seen;
 
-    for (auto it = item.begin(); it != item.end(); ++it) {
-      const YAML::Node& key = it->first;
-      const YAML::Node& value = it->second;
+    for (const MappingPair& pair : merged_pairs(item, m_path)) {
+      const YAML::Node& key = pair.key;
+      const YAML::Node& value = pair.value;
       Position key_where = position_of(key.Mark());
       if (!key.IsScalar())
         fail(key_where, "a host parameter name must be a plain word, e.g. `gpu:`");

@@ -12,6 +12,7 @@
 
 #include "runner/config/config_error.h"
 #include "runner/config/duration.h"
+#include "merge_keys.h"
 
 namespace runner {
 
@@ -162,6 +163,9 @@ std::string emit_scalar(const std::string& value) {
   return std::string(out.c_str(), out.size());
 }
 
+// A key in YAML; a key named `<<` is quoted, as a plain `<<` is a merge key.
+std::string emit_key(const std::string& name) { return name == "<<" ? "'<<'" : emit_scalar(name); }
+
 bool whitespace_only(std::string_view line) {
   return !line.empty() && line.find_first_not_of(" \t") == std::string_view::npos;
 }
@@ -238,10 +242,10 @@ QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
     return entry;
   }
   std::set<std::string> seen;
-  for (const auto& pair : item) {
-    EntryKey key = parse_key(pair.first, pair.second, path);
+  for (const MappingPair& pair : merged_pairs(item, path)) {
+    EntryKey key = parse_key(pair.key, pair.value, path);
     if (!seen.insert(key.name).second)
-      fail_at(path, pair.first,
+      fail_at(path, pair.key,
               fmt::format("`{}` appears twice in this entry; keep one of them", key.name));
     entry.keys.push_back(std::move(key));
   }
@@ -336,7 +340,7 @@ std::string entry_to_yaml(const QueueEntry& entry, int indent) {
   std::string out;
   for (std::size_t i = 0; i < entry.keys.size(); ++i) {
     const EntryKey& key = entry.keys[i];
-    out += pad + (i == 0 ? "- " : "  ") + emit_scalar(key.name) + ":";
+    out += pad + (i == 0 ? "- " : "  ") + emit_key(key.name) + ":";
     bool list = key.was_list || key.values.size() != 1;
     if (!list) {
       out += " " + scalar_text(key.values[0], indent + 4) + "\n";

@@ -639,6 +639,19 @@ TEST(QueueDocumentTest, AnchorsUsedByLaterEntriesStillGiveTheSameJobs) {
   drain_and_check("- command: [a, b]\n  m: &ms [x, y]\n- command: c\n  m: *ms\n", false);
 }
 
+TEST(QueueDocumentTest, MergeKeysGiveTheMergedJobsAndSurviveTheAnchorsEntryBeingTaken) {
+  std::string text =
+      "- &base\n"
+      "  command: run <<m>> <<n>>\n"
+      "  m: [x, y]\n"
+      "  n: 1\n"
+      "- <<: *base\n"
+      "  m: z\n";
+  EXPECT_EQ(all_jobs(text).size(), 3u);
+  EXPECT_EQ(all_jobs(text).back(), all_jobs("- command: run <<m>> <<n>>\n  m: z\n  n: 1\n")[0]);
+  drain_and_check(text, false);
+}
+
 TEST(QueueDocumentTest, SyntaxErrorsGiveLineAndColumn) {
   try {
     parse_queue_document("- a\n- command: [b,\n  m: x\n", "q.yaml");

@@ -15,6 +15,7 @@
 
 #include "runner/config/config_error.h"
 #include "runner/config/template.h"
+#include "runner/config/yaml_documents.h"
 #include "merge_keys.h"
 
 namespace runner {
@@ -324,13 +325,8 @@ HostAddress parse_host_address(std::string_view text) {
 }
 
 Fleet parse_hosts(std::string_view text, const std::string& path) {
-  YAML::Node document;
-  try {
-    document = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& error) {
-    Position where = position_of(error.mark);
-    throw ConfigError(path, where.line, where.column, error.msg);
-  }
+  std::vector<YAML::Node> documents = load_yaml_documents(std::string(text), path);
+  YAML::Node document = documents.empty() ? YAML::Node() : documents.front();
   const std::string example = "e.g. `- node01` or `- hostname: node02`";
   if (!document.IsDefined() || document.IsNull())
     throw ConfigError(path, 0, 0, "no hosts; list at least one host, " + example);

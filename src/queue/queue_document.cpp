@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runner/config/config_error.h"
+#include "runner/config/yaml_documents.h"
 
 namespace runner {
 
@@ -142,15 +143,7 @@ bool same_entry(const QueueEntry& a, const QueueEntry& b) {
 
 // The first YAML document of the text (null when there is none).
 YAML::Node load_root(const std::string& text, const std::string& path) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& error) {
-    int line = error.mark.line >= 0 ? error.mark.line + 1 : 0;
-    int column = error.mark.column >= 0 ? error.mark.column + 1 : 0;
-    throw ConfigError(path, line, column,
-                      fmt::format("not valid YAML: {}; fix the syntax here", error.msg));
-  }
+  std::vector<YAML::Node> documents = load_yaml_documents(text, path);
   for (std::size_t i = 1; i < documents.size(); ++i)
     if (!documents[i].IsNull()) {
       const YAML::Mark& mark = documents[i].Mark();

@@ -436,6 +436,17 @@ TEST(HostsErrors, YamlSyntaxError) {
   EXPECT_EQ(std::string(error.what()).rfind("hosts.yaml:3:", 0), 0u) << error.what();
 }
 
+TEST(HostsErrors, NestingTooDeepIsNamedWithTheLimit) {
+  std::string text =
+      "- hostname: a\n  gpu: " + std::string(600, '[') + std::string(600, ']') + "\n";
+  ConfigError error = hosts_error(text);
+  EXPECT_EQ(error.file(), "hosts.yaml");
+  EXPECT_EQ(error.line(), 2) << error.what();
+  EXPECT_NE(error.detail().find("nested too deeply here (more than 499 levels)"), std::string::npos)
+      << error.what();
+  EXPECT_NE(error.detail().find("remove the extra nesting"), std::string::npos) << error.what();
+}
+
 TEST(HostsErrors, MessageCarriesPositionPrefix) {
   ConfigError error = hosts_error("- hostname: a\n  gpu: []\n");
   EXPECT_EQ(std::string(error.what()).rfind("hosts.yaml:2:8: ", 0), 0u) << error.what();

@@ -652,6 +652,23 @@ TEST(QueueDocumentTest, MergeKeysGiveTheMergedJobsAndSurviveTheAnchorsEntryBeing
   drain_and_check(text, false);
 }
 
+TEST(QueueDocumentTest, NestingTooDeepIsNamedWithItsLineAndTheLimit) {
+  std::string text = "- command: a\n  m:\n";
+  std::string indent = "    ";
+  for (int level = 0; level < 600; ++level, indent += "  ") text += indent + "- m:\n";
+  try {
+    parse_queue_document(text, "q.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.file(), "q.yaml");
+    // Each `- m:` line nests two levels, a list and a mapping.
+    EXPECT_EQ(error.line(), 251) << error.what();
+    EXPECT_NE(std::string(error.what()).find("nested too deeply here (more than 499 levels)"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(QueueDocumentTest, SyntaxErrorsGiveLineAndColumn) {
   try {
     parse_queue_document("- a\n- command: [b,\n  m: x\n", "q.yaml");

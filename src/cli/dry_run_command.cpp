@@ -27,19 +27,29 @@ int dry_run_jobs(const RunOptions& options) {
   JobPlacement placement =
       options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast;
   validate_jobs(entries, fleet, options.queue_file, placement);
-  std::vector<PlannedJob> plan = plan_jobs(entries, fleet, options.queue_file, placement);
 
+  // Line by line, as planned: a million-job product prints in the memory of one job.
   std::fflush(stdout);
-  write_all(fileno(stdout), format_plan(plan));
-  std::size_t jobs = plan.empty() ? 0 : plan.back().number;
+  constexpr std::size_t k_flush_bytes = 1 << 16;
+  std::string pending;
+  std::size_t number_width = plan_number_width(entries);
+  std::size_t jobs = 0;
+  std::size_t at_once = 0;
+  plan_jobs(entries, fleet, options.queue_file, placement, [&](const PlannedJob& job) {
+    jobs = job.number;
+    if (job.wave == 0) ++at_once;
+    pending += format_planned_job(job, number_width);
+    if (pending.size() >= k_flush_bytes) {
+      write_all(fileno(stdout), pending);
+      pending.clear();
+    }
+  });
+  write_all(fileno(stdout), pending);
   std::string what;
   if (options.mode == Mode::broadcast) {
     what = fmt::format("{} job{}, each on all {} slots", jobs, jobs == 1 ? "" : "s",
                        fleet.slots.size());
   } else {
-    std::size_t at_once = 0;
-    for (const PlannedJob& job : plan)
-      if (job.wave == 0) ++at_once;
     what = fmt::format("{} job{} on {} slots; {} start at once", jobs, jobs == 1 ? "" : "s",
                        fleet.slots.size(), at_once);
     if (at_once < jobs) what += ", the slots of later ones assume every job takes as long";

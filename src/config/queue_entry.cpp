@@ -268,12 +268,17 @@ std::size_t job_count(const QueueEntry& entry) {
 
 std::vector<JobSpec> expand(const QueueEntry& entry) {
   std::vector<JobSpec> jobs;
+  for_each_job(entry, [&](const JobSpec& job) { jobs.push_back(job); });
+  return jobs;
+}
+
+void for_each_job(const QueueEntry& entry, const std::function<void(const JobSpec&)>& each) {
   for (const auto& key : entry.keys)
-    if (key.values.empty()) return jobs;
+    if (key.values.empty()) return;
   std::vector<std::size_t> order = expansion_order(entry);
   std::vector<std::size_t> choice(entry.keys.size(), 0);
   while (true) {
-    jobs.push_back(job_at(entry, choice));
+    each(job_at(entry, choice));
     // Advance the odometer, the last key in expansion order fastest.
     std::size_t d = order.size();
     while (d > 0) {
@@ -282,7 +287,7 @@ std::vector<JobSpec> expand(const QueueEntry& entry) {
       choice[key] = 0;
       --d;
     }
-    if (d == 0) return jobs;
+    if (d == 0) return;
   }
 }
 

@@ -12,9 +12,9 @@
 
 namespace runner {
 
-std::vector<PlannedJob> plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
-                                  const std::string& queue_path, JobPlacement placement) {
-  std::vector<PlannedJob> plan;
+void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+               const std::string& queue_path, JobPlacement placement,
+               const std::function<void(const PlannedJob&)>& each) {
   // When each slot is free again, in units of one job's duration.
   std::vector<std::size_t> free_at(fleet.slots.size(), 0);
   std::size_t last_start = 0;
@@ -36,16 +36,16 @@ std::vector<PlannedJob> plan_jobs(const std::vector<QueueEntry>& entries, const 
     }
     planned.slots = std::move(slots);
     planned.wave = wave;
-    plan.push_back(std::move(planned));
+    each(planned);
   };
 
   for (const QueueEntry& entry : entries) {
-    for (const JobSpec& job : expand(entry)) {
+    for_each_job(entry, [&](const JobSpec& job) {
       ++number;
       if (placement == JobPlacement::broadcast) {
         for (std::size_t s = 0; s < fleet.slots.size(); ++s)
           add(entry, job, {static_cast<int>(s)}, number - 1);
-        continue;
+        return;
       }
       std::size_t k = static_cast<std::size_t>(std::max(1, job.slots));
       std::size_t best_time = std::numeric_limits<std::size_t>::max();
@@ -76,34 +76,38 @@ std::vector<PlannedJob> plan_jobs(const std::vector<QueueEntry>& entries, const 
       for (int s : slots) free_at[s] = best_time + 1;
       last_start = best_time;
       add(entry, job, std::move(slots), best_time);
-    }
+    });
   }
-  return plan;
 }
 
-std::string format_plan(const std::vector<PlannedJob>& plan, bool number_jobs) {
-  std::size_t number_width = 1;
-  if (!plan.empty()) number_width = std::to_string(plan.back().number).size();
+std::size_t plan_number_width(const std::vector<QueueEntry>& entries) {
+  std::size_t jobs = 0;
+  for (const QueueEntry& entry : entries) {
+    std::size_t more = job_count(entry);
+    jobs = more > std::numeric_limits<std::size_t>::max() - jobs
+               ? std::numeric_limits<std::size_t>::max()
+               : jobs + more;
+  }
+  return std::to_string(jobs).size();
+}
+
+std::string format_planned_job(const PlannedJob& job, std::size_t number_width) {
   std::string text;
-  for (const PlannedJob& job : plan) {
-    std::string prefix;
-    if (number_jobs) prefix = fmt::format("{:>{}} ", job.number, number_width);
-    prefix += "[" + job.label + "] ";
-    std::string indent(number_jobs ? number_width + 1 : 0, ' ');
-    indent += "    ";
-    std::string_view rest = job.command;
-    text += prefix;
-    bool first = true;
-    while (true) {
-      std::size_t eol = rest.find('\n');
-      std::string_view line = rest.substr(0, eol);
-      if (!first) text += indent;
-      text.append(line);
-      text.push_back('\n');
-      first = false;
-      if (eol == std::string_view::npos || eol + 1 >= rest.size()) break;
-      rest.remove_prefix(eol + 1);
-    }
+  if (number_width > 0) text = fmt::format("{:>{}} ", job.number, number_width);
+  text += "[" + job.label + "] ";
+  std::string indent(number_width > 0 ? number_width + 1 : 0, ' ');
+  indent += "    ";
+  std::string_view rest = job.command;
+  bool first = true;
+  while (true) {
+    std::size_t eol = rest.find('\n');
+    std::string_view line = rest.substr(0, eol);
+    if (!first) text += indent;
+    text.append(line);
+    text.push_back('\n');
+    first = false;
+    if (eol == std::string_view::npos || eol + 1 >= rest.size()) break;
+    rest.remove_prefix(eol + 1);
   }
   return text;
 }

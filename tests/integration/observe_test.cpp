@@ -350,6 +350,33 @@ TEST_F(Observe, DryRunReportsAnUndefinedVariableBeforeAnything) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.runner")));
 }
 
+TEST_F(Observe, DryRunOfAMillionJobProductFitsInTheMemoryOfARealRun) {
+  std::string values = "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]";
+  dir.write("queue.yaml",
+            "- command: run <<a>> <<b>> <<c>> <<d>> <<e>> on <<gpu>>\n"
+            "  a: " +
+                values + "\n  b: " + values + "\n  c: " + values + "\n  d: " + values +
+                "\n  e: " + values + "\n");
+  // 1 GiB of address space, the plan to a file.
+  testing::ProcessSpec spec = testing::runner_spec({"queue", "--dry-run"}, dir.path());
+  std::string runner_binary = spec.args.front();
+  spec.args = {"/bin/sh", "-c", "ulimit -v 1048576 && exec \"$0\" queue --dry-run >plan.txt",
+               runner_binary};
+  spec.timeout = 120s;
+  ProcessResult r = testing::run_process(spec);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("dry run of queue.yaml: 1048576 jobs on 2 slots; 2 start at once"),
+            std::string::npos)
+      << r.err;
+  std::string plan = dir.read("plan.txt");
+  EXPECT_EQ(count(plan, "\n"), 1048576);
+  EXPECT_EQ(plan.substr(0, plan.find('\n') + 1), "      1 [localhost gpu=0] run 0 0 0 0 0 on 0\n");
+  std::string last = "1048576 [localhost gpu=1] run 15 15 15 15 15 on 1\n";
+  EXPECT_TRUE(plan.size() >= last.size() &&
+              plan.compare(plan.size() - last.size(), last.size(), last) == 0)
+      << plan.substr(plan.size() - std::min<std::size_t>(plan.size(), 200));
+}
+
 TEST_F(Observe, SummarySaysHowBusySlotsWereWhatWasSlowAndWhatFailed) {
   dir.write("queue.yaml", "- sleep 0.3\n- echo oops >&2; exit 5\n- true\n");
   ProcessResult r = runner({"queue"});

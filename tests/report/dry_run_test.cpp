@@ -16,6 +16,15 @@ std::vector<QueueEntry> entries(const std::string& yaml) {
   return result;
 }
 
+// The whole plan, gathered.
+std::vector<PlannedJob> whole_plan(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                                   const std::string& queue_path, JobPlacement placement) {
+  std::vector<PlannedJob> plan;
+  plan_jobs(entries, fleet, queue_path, placement,
+            [&](const PlannedJob& job) { plan.push_back(job); });
+  return plan;
+}
+
 std::vector<std::string> lines(const std::vector<PlannedJob>& plan) {
   std::vector<std::string> out;
   for (const PlannedJob& job : plan)
@@ -25,9 +34,9 @@ std::vector<std::string> lines(const std::vector<PlannedJob>& plan) {
 
 TEST(DryRun, QueueJobsTakeFreeSlotsInOrderThenTheFirstToFree) {
   Fleet fleet = parse_hosts("- hostname: [a, b]\n  gpu: [0, 1]\n", "h.yaml");
-  auto plan = plan_jobs(entries("- command: run <<m>> on <<hostname>>:<<gpu>>\n"
-                                "  m: [1, 2, 3, 4, 5, 6]\n"),
-                        fleet, "q.yaml", JobPlacement::queue);
+  auto plan = whole_plan(entries("- command: run <<m>> on <<hostname>>:<<gpu>>\n"
+                                 "  m: [1, 2, 3, 4, 5, 6]\n"),
+                         fleet, "q.yaml", JobPlacement::queue);
   EXPECT_EQ(lines(plan),
             (std::vector<std::string>{"0 [a gpu=0] run 1 on a:0", "0 [a gpu=1] run 2 on a:1",
                                       "0 [b gpu=0] run 3 on b:0", "0 [b gpu=1] run 4 on b:1",
@@ -38,11 +47,11 @@ TEST(DryRun, QueueJobsTakeFreeSlotsInOrderThenTheFirstToFree) {
 TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
   Fleet fleet =
       parse_hosts("- hostname: a\n  gpu: [0, 1, 2]\n- hostname: b\n  gpu: [0, 1]\n", "h.yaml");
-  auto plan = plan_jobs(entries("- one <<gpu>>\n"
-                                "- command: two <<gpu>>\n  slots: 2\n"
-                                "- command: three <<gpu>>\n  slots: 3\n"
-                                "- four <<gpu>>\n"),
-                        fleet, "q.yaml", JobPlacement::queue);
+  auto plan = whole_plan(entries("- one <<gpu>>\n"
+                                 "- command: two <<gpu>>\n  slots: 2\n"
+                                 "- command: three <<gpu>>\n  slots: 3\n"
+                                 "- four <<gpu>>\n"),
+                         fleet, "q.yaml", JobPlacement::queue);
   EXPECT_EQ(lines(plan),
             (std::vector<std::string>{"0 [a gpu=0] one 0", "0 [a gpu=1,2] two 1,2",
                                       "1 [a gpu=0,1,2] three 0,1,2", "1 [b gpu=0] four 0"}));
@@ -51,7 +60,7 @@ TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
 TEST(DryRun, BroadcastRunsEachJobOnEverySlot) {
   Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n- b\n", "h.yaml");
   auto plan =
-      plan_jobs(entries("- setup <<slots>>\n- check\n"), fleet, "q.yaml", JobPlacement::broadcast);
+      whole_plan(entries("- setup <<slots>>\n- check\n"), fleet, "q.yaml", JobPlacement::broadcast);
   EXPECT_EQ(lines(plan),
             (std::vector<std::string>{"0 [a #0] setup 0", "0 [a #1] setup 1", "0 [b] setup 0",
                                       "1 [a #0] check", "1 [a #1] check", "1 [b] check"}));
@@ -60,7 +69,7 @@ TEST(DryRun, BroadcastRunsEachJobOnEverySlot) {
 TEST(DryRun, AJobThatFitsNoHostIsAnError) {
   Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml");
   EXPECT_THROW(
-      plan_jobs(entries("- command: big\n  slots: 3\n"), fleet, "q.yaml", JobPlacement::queue),
+      whole_plan(entries("- command: big\n  slots: 3\n"), fleet, "q.yaml", JobPlacement::queue),
       ConfigError);
 }
 
@@ -69,11 +78,22 @@ TEST(DryRun, PrintsNumberedLinesWithMultiLineCommandsIndented) {
   std::string yaml = "- echo x\n";
   for (int i = 0; i < 9; ++i) yaml += "- echo y\n";
   yaml += "- |-\n  cd /work\n  python train.py --gpu <<gpu>>\n";
-  std::string text = format_plan(plan_jobs(entries(yaml), fleet, "q.yaml", JobPlacement::queue));
+  std::vector<QueueEntry> queue = entries(yaml);
+  std::string text;
+  plan_jobs(queue, fleet, "q.yaml", JobPlacement::queue, [&](const PlannedJob& job) {
+    text += format_planned_job(job, plan_number_width(queue));
+  });
   EXPECT_EQ(text.substr(0, text.find('\n') + 1), " 1 [a gpu=0] echo x\n");
   EXPECT_NE(text.find("\n11 [a gpu=0] cd /work\n       python train.py --gpu 0\n"),
             std::string::npos)
       << text;
+}
+
+TEST(DryRun, NumbersAreAsWideAsTheLastJobsOfAProductNeverExpanded) {
+  EXPECT_EQ(plan_number_width(entries("- a\n")), 1u);
+  EXPECT_EQ(plan_number_width(entries("- command: a <<x>> <<y>>\n  x: [1, 2, 3, 4]\n"
+                                      "  y: [1, 2, 3]\n- b\n")),
+            2u);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +64,10 @@ std::size_t job_count(const QueueEntry& entry);
 // All jobs, `command` slowest, then the other keys in file order, the last
 // fastest (SPEC section 2).
 std::vector<JobSpec> expand(const QueueEntry& entry);
+
+// Calls `each` with the jobs of expand(entry), in that order, one at a
+// time: a product of many keys need not fit in memory.
+void for_each_job(const QueueEntry& entry, const std::function<void(const JobSpec&)>& each);
 
 // The first job of expand(entry), without expanding the rest.
 JobSpec first_job(const QueueEntry& entry);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct PlannedJob {
   std::size_t wave = 0;    // 0: starts at once; n: after n earlier jobs on its slots ended
 };
 
+// Calls `each` with every planned job, in queue order, one at a time, so
+// that the plan of a product of a million jobs takes the memory of one.
 // Queue placement: jobs in queue order take slots as the scheduler gives
 // them when every host is up (the first host, in hosts.yaml order, with
 // enough free slots); once none is free, as if every job took equally long.
@@ -30,12 +33,18 @@ struct PlannedJob {
 // job. Throws ConfigError (queue_path, the entry's line) for a job that fits
 // no host or uses a variable nothing defines; validate_jobs says the same
 // first.
-std::vector<PlannedJob> plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
-                                  const std::string& queue_path, JobPlacement placement);
+void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+               const std::string& queue_path, JobPlacement placement,
+               const std::function<void(const PlannedJob&)>& each);
 
-// One line per planned job, "[label] command"; the lines of a multi-line
-// command after the first are indented under it. With `number_jobs`, each
-// line starts with the job's position in the queue.
-std::string format_plan(const std::vector<PlannedJob>& plan, bool number_jobs = true);
+// The width of the job numbers of a plan of `entries`: the digits of its
+// last job's number.
+std::size_t plan_number_width(const std::vector<QueueEntry>& entries);
+
+// The job's line of the plan, "[label] command" and a newline; the lines of
+// a multi-line command after the first are indented under it. With a
+// `number_width`, the line starts with the job's position in the queue,
+// right-aligned to that many digits.
+std::string format_planned_job(const PlannedJob& job, std::size_t number_width);
 
 }  // namespace runner

@@ -168,6 +168,8 @@ int check_hosts(const CheckOptions& options) {
   signal(SIGPIPE, SIG_IGN);
   Fleet fleet = load_hosts(options.hosts_file);
   Console console(stdout, stderr, ColorMode::never, 1);
+  for (const std::string& repeat : repeated_slot_warnings(fleet, options.hosts_file))
+    console.warn(repeat);
   std::shared_ptr<SshContext> context =
       prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
 

@@ -19,6 +19,8 @@ namespace runner {
 
 int dry_run_jobs(const RunOptions& options) {
   Fleet fleet = load_hosts(options.hosts_file);
+  for (const std::string& repeat : repeated_slot_warnings(fleet, options.hosts_file))
+    fmt::print(stderr, "runner: warning: {}\n", repeat);
   if (!std::filesystem::exists(options.queue_file))
     throw ConfigError(options.queue_file, 0, 0,
                       "queue file not found (create it, or pass --queue-file)");

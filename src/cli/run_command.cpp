@@ -98,6 +98,8 @@ int run_jobs(const RunOptions& options) {
   prepare_process();
   Fleet fleet = load_hosts(options.hosts_file);
   Console console(stdout, stderr, options.color, options.quiet ? 0 : options.print_period);
+  for (const std::string& repeat : repeated_slot_warnings(fleet, options.hosts_file))
+    console.warn(repeat);
   QueueFile queue(options.queue_file, [&](const std::string& m) { console.warn(m); });
   if (!options.daemon && !std::filesystem::exists(options.queue_file))
     throw ConfigError(options.queue_file, 0, 0,

@@ -85,6 +85,7 @@ class FleetBuilder {
     slot.host = host_id;
     slot.index = static_cast<int>(host.slots.size());
     slot.params = std::move(params);
+    slot.line = entry_line;
     host.slots.push_back(static_cast<int>(m_fleet.slots.size()));
     m_fleet.slots.push_back(std::move(slot));
   }
@@ -345,6 +346,24 @@ Fleet parse_hosts(std::string_view text, const std::string& path) {
   EntryParser parser(text, path, builder);
   for (const YAML::Node& item : document) parser.parse(item);
   return builder.finish();
+}
+
+std::vector<std::string> repeated_slot_warnings(const Fleet& fleet, const std::string& path) {
+  std::vector<std::string> warnings;
+  // "node01 gpu=0" -> the first slot so named.
+  std::unordered_map<std::string, const Slot*> first_of;
+  for (const Slot& slot : fleet.slots) {
+    if (slot.params.empty()) continue;
+    std::string name = fleet.hosts[slot.host].name;
+    for (const auto& [key, value] : slot.params) name += fmt::format(" {}={}", key, value);
+    auto [first, added] = first_of.emplace(name, &slot);
+    if (added) continue;
+    warnings.push_back(fmt::format(
+        "{}:{}: {} is also at line {}: two jobs will run on it at once; if that is not meant, "
+        "remove one of the two (for several jobs on one host, give it `slots: N` instead)",
+        path, slot.line, name, first->second->line));
+  }
+  return warnings;
 }
 
 Fleet load_hosts(const std::string& path) {

@@ -452,6 +452,37 @@ TEST(HostsErrors, MessageCarriesPositionPrefix) {
   EXPECT_EQ(std::string(error.what()).rfind("hosts.yaml:2:8: ", 0), 0u) << error.what();
 }
 
+// --- repeated slots ------------------------------------------------------------
+
+TEST(RepeatedSlots, ASlotWithTheSameParametersAsAnEarlierOneIsNamedWithBothLines) {
+  Fleet fleet = parse_hosts(
+      "- hostname: node01\n"
+      "  gpu: [0, 1]\n"
+      "- node02\n"
+      "- node02\n"
+      "- hostname: node03\n"
+      "  slots: 2\n"
+      "- hostname: node01\n"
+      "  gpu: 1\n",
+      "hosts.yaml");
+  std::vector<std::string> warnings = repeated_slot_warnings(fleet, "hosts.yaml");
+  ASSERT_EQ(warnings.size(), 1u) << "slots without parameters are no repeats";
+  EXPECT_EQ(warnings[0].rfind("hosts.yaml:7: node01 gpu=1 is also at line 1: two jobs will run "
+                              "on it at once",
+                              0),
+            0u)
+      << warnings[0];
+  EXPECT_NE(warnings[0].find("`slots: N`"), std::string::npos) << warnings[0];
+  EXPECT_EQ(fleet.slots.size(), 7u) << "the repeat is a slot still";
+}
+
+TEST(RepeatedSlots, OtherParametersMakeADifferentSlot) {
+  Fleet fleet = parse_hosts(
+      "- hostname: node01\n  gpu: 0\n  port: 1\n- hostname: node01\n  gpu: 0\n  port: 2\n",
+      "hosts.yaml");
+  EXPECT_TRUE(repeated_slot_warnings(fleet, "hosts.yaml").empty());
+}
+
 // --- load_hosts --------------------------------------------------------------
 
 TEST(LoadHosts, ReadsTheFile) {

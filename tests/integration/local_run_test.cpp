@@ -149,6 +149,20 @@ TEST_F(LocalRun, PegasusFilesAndFlagsWorkUnchanged) {
   EXPECT_NE(r.out.find("c0 meta--llama\n"), std::string::npos) << r.out;
 }
 
+TEST_F(LocalRun, AHostEntryRepeatedIsNamedWithBothLinesAndStillRuns) {
+  dir.write("hosts.yaml",
+            "- hostname: localhost\n  gpu: [0, 1]\n# the same GPU again\n- hostname: localhost\n"
+            "  gpu: 0\n");
+  dir.write("queue.yaml", "- echo a\n- echo b\n- echo c\n");
+  ProcessResult r = runner({"queue"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: hosts.yaml:4: localhost gpu=0 is also at line 1: two jobs will "
+                       "run on it at once"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(count(r.out, "\n"), 3) << r.out;
+}
+
 // --- bad input: exit 2, nothing runs, no byte of the user's files lost ---
 
 struct BadInput : LocalRun {

@@ -31,6 +31,7 @@ struct Slot {
   int index = 0;     // 0-based position among its host's slots
   Params params;     // host parameters of this slot, file order, no `hostname`
   std::string label; // for output prefixes: "node01 gpu=0", "node01 #2", "node01"
+  int line = 0;      // hosts.yaml line of the entry that gave it
 };
 
 // All slots that share one hostname (after templating). Reached over one
@@ -67,5 +68,12 @@ Fleet parse_hosts(std::string_view text, const std::string& path);
 
 // Reads and parses the file; a missing file is a ConfigError saying so.
 Fleet load_hosts(const std::string& path);
+
+// One warning for each slot that repeats an earlier slot: the same host
+// with the same parameters (at least one, as `gpu: 0`), so two jobs would
+// share what the parameters name. It names both lines of `path` and the fix.
+// A repeat is allowed (Pegasus files list a host twice on purpose too);
+// slots without parameters, as `slots: N` gives, are never repeats.
+std::vector<std::string> repeated_slot_warnings(const Fleet& fleet, const std::string& path);
 
 }  // namespace runner

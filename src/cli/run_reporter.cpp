@@ -20,6 +20,14 @@ void RunReporter::host_failed(const Host& host, const TransportError& error) {
   if (m_status) m_status->host_failed(host.slots.size());
 }
 
+void RunReporter::host_reconnecting(const Host& host, const TransportError& error,
+                                    Clock::duration wait) {
+  m_console.warn(fmt::format("{}; no new jobs there until it is back: reconnecting in {:.1f}s",
+                             error.message, std::chrono::duration<double>(wait).count()));
+  journal_written(m_journal.host_failed(host.name, error.message));
+  if (m_status) m_status->host_failed(host.slots.size());
+}
+
 void RunReporter::job_started(const RunningJob& job) {
   JobStartRecord record;
   record.job = job.id;

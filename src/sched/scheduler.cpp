@@ -148,15 +148,13 @@ void Scheduler::host_failed(int host, const TransportError& error) {
   bool was_ready = m_host_was_ready[host];
   bool retry = was_ready && !permanent(error) && !m_stopping &&
                (m_options.daemon || m_reconnect_tries[host] < m_options.reconnect_tries);
-  m_observer.host_failed(m_fleet.hosts[host], error);
   if (retry) {
     Clock::duration wait = reconnect_delay(m_reconnect_tries[host]++);
     m_host_state[host] = HostState::reconnecting;
     m_reconnect_at[host] = m_options.clock() + wait;
-    m_observer.notice(fmt::format(
-        "{}: reconnecting in {:.1f}s", m_fleet.hosts[host].name,
-        std::chrono::duration<double>(wait).count()));
+    m_observer.host_reconnecting(m_fleet.hosts[host], error, wait);
   } else {
+    m_observer.host_failed(m_fleet.hosts[host], error);
     m_host_state[host] = HostState::failed;
     requeue_orphans(host, "its host could not be reached to check on it");
     // In broadcast mode every job was meant to run on this host too.

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -105,6 +106,31 @@ TEST_F(SshRecovery, LostHostsJobsRunElsewhereAndTheHostRejoinsAfterItsLeftoversA
     if (failed && record["event"] == "job_start" && record["host"] == name(lost)) rejoined = true;
   }
   EXPECT_TRUE(rejoined);
+}
+
+TEST_F(SshRecovery, AHostThatDropsAndComesBackIsSaidToReconnectNeverToBeGivenUp) {
+  if (!start_hosts(1)) GTEST_SKIP() << "no sshd";
+  dir.write("hosts.yaml", "- " + name(0) + "\n");
+  dir.write("queue.yaml", "- command: sleep 1; echo job <<i>>\n  i: [0, 1, 2, 3, 4, 5]\n");
+  Process run(spec({"queue"}));
+  ASSERT_TRUE(run.wait_for_output("job 0", 20s)) << run.peek_err();
+  // In the middle of job 1, not while it starts.
+  std::this_thread::sleep_for(300ms);
+  fleet.host(0).cut_network();
+  ASSERT_TRUE(run.wait_for_output("reconnecting", 30s)) << run.peek_err();
+  fleet.host(0).restart();
+  ProcessResult r = run.wait();
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string drop_line = r.err.substr(0, r.err.find('\n', r.err.find("reconnecting")));
+  drop_line = drop_line.substr(drop_line.rfind('\n') + 1);
+  std::string address = "127.0.0.1:" + std::to_string(fleet.host(0).port());
+  EXPECT_EQ(drop_line.rfind("runner: warning: " + address + ": ", 0), 0u) << drop_line;
+  EXPECT_NE(drop_line.find("no new jobs there until it is back"), std::string::npos) << drop_line;
+  EXPECT_EQ(r.err.find("no jobs will run there"), std::string::npos)
+      << "a host being reconnected was said to be given up:\n"
+      << r.err;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_NE(r.out.find("job " + std::to_string(i)), std::string::npos) << r.out;
 }
 
 TEST_F(SshRecovery, KilledRunnerIsResumedWithNothingLostAndNothingLeftRunning) {

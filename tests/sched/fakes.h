@@ -166,6 +166,9 @@ class RecordingObserver final : public RunObserver {
   void host_failed(const Host& h, const TransportError& e) override {
     events.push_back("failed " + h.name + ": " + e.message);
   }
+  void host_reconnecting(const Host& h, const TransportError& e, Clock::duration) override {
+    events.push_back("reconnecting " + h.name + ": " + e.message);
+  }
   void job_started(const RunningJob& j) override {
     events.push_back("start " + j.label + " " + j.command);
   }

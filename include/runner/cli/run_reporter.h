@@ -27,6 +27,8 @@ class RunReporter final : public RunObserver {
 
   void host_ready(const Host& host) override;
   void host_failed(const Host& host, const TransportError& error) override;
+  void host_reconnecting(const Host& host, const TransportError& error,
+                         Clock::duration wait) override;
   void job_started(const RunningJob& job) override;
   void job_pgid(const RunningJob& job) override;
   void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) override;

@@ -42,7 +42,12 @@ class RunObserver {
  public:
   virtual ~RunObserver() = default;
   virtual void host_ready(const Host& host) = 0;
+  // No job will run on the host again in this run.
   virtual void host_failed(const Host& host, const TransportError& error) = 0;
+  // The host was lost; the scheduler connects again after `wait`, and no
+  // job starts there meanwhile.
+  virtual void host_reconnecting(const Host& host, const TransportError& error,
+                                 Clock::duration wait) = 0;
   virtual void job_started(const RunningJob& job) = 0;
   virtual void job_pgid(const RunningJob& job) = 0;
   virtual void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) = 0;

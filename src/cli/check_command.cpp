@@ -101,6 +101,8 @@ class Checker final : public TransportEvents {
   }
 
   void job_started(JobId, long) override {}
+  // A check sends no signals.
+  void signal_failed(JobId, int, const std::string&) override {}
 
   void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
     HostCheck& check = m_checks[job - 1];

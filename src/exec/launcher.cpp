@@ -1,4 +1,4 @@
-// The launcher's shell text and its end-marker scanner (see
+// The text of the channel protocol and its end-marker scanner (see
 // runner/exec/launcher.h). Pure.
 #include "runner/exec/launcher.h"
 
@@ -11,31 +11,67 @@
 
 namespace runner {
 
-std::string launcher_command() {
-  // The login shell execs a POSIX sh that reads job lines until EOF. A job
-  // is run in the foreground, so that it keeps the default handling of
-  // SIGINT and SIGQUIT (a background job would ignore them).
-  return "exec sh -c " +
-         shell_quote("command -v setsid >/dev/null 2>&1 || exit " +
-                     std::to_string(k_launcher_unavailable) + "; exec sh -s");
+namespace {
+
+// "echo "<token> ready"; echo "<token> ready" >&<err_fd>"
+std::string ready_line(std::string_view token, std::string_view err_fd) {
+  std::string marker = "\"" + std::string(token) + " " + std::string(k_ready_word) + "\"";
+  return "echo " + marker + "; echo " + marker + " >&" + std::string(err_fd) + "\n";
+}
+
+// "; echo "<token> $?"; echo <token> >&<err_fd>" and the line's end.
+std::string end_markers(std::string_view token, std::string_view err_fd) {
+  std::string text(token);
+  return "; echo \"" + text + " $?\"; echo " + text + " >&" + std::string(err_fd) + "\n";
+}
+
+// The command that leaves the "exited" note on fd 3. The token is printed
+// in two halves, so that it never appears whole in the job's command line
+// (a job that lists its processes would otherwise print it).
+std::string exit_note(std::string_view token) {
+  size_t half = token.size() / 2;
+  return "printf '%s%s " + std::string(k_exited_word) + "\\n' " +
+         shell_quote(token.substr(0, half)) + " " + shell_quote(token.substr(half)) +
+         " 2>/dev/null >&3";
+}
+
+}  // namespace
+
+std::string launcher_script(std::string_view token) {
+  // fd 3 and 4 keep the channel's stdout and stderr for the jobs, their
+  // notes and the markers; the launcher's own stderr goes nowhere, so that
+  // its words on a job's end ("Segmentation fault") are not the job's.
+  return "command -v setsid >/dev/null 2>&1 || exit " + std::to_string(k_launcher_unavailable) +
+         "\nexec 3>&1 4>&2 2>/dev/null\n" + ready_line(token, "4");
 }
 
 std::string launcher_job_line(std::string_view command, std::string_view token,
                               long previous_group) {
-  std::string token_text(token);
-  std::string line = "setsid sh -c " + shell_quote(job_wrapper(command)) +
-                     " </dev/null; echo \"" + token_text + " $?\"";
+  // The job runs in the foreground (a background job would ignore SIGINT
+  // and SIGQUIT), in a subshell that execs `setsid`: one fork, as for a
+  // simple command, and no redirection of the launcher's own stderr.
+  std::string wrapper = "trap " + shell_quote(exit_note(token)) + " EXIT; " + job_wrapper(command);
+  std::string line = "(exec setsid sh -c " + shell_quote(wrapper) + " </dev/null 2>&4 4>&-)" +
+                     "; echo \"" + std::string(token) + " $?\"";
   if (previous_group > 0) {
     line = "if kill -s 0 -- -" + std::to_string(previous_group) + " 2>/dev/null; then echo \"" +
-           token_text + " " + std::string(k_launcher_busy) + "\"; else " + line + "; fi";
+           std::string(token) + " " + std::string(k_launcher_busy) + "\"; else " + line + "; fi";
   }
-  return line + "; echo " + token_text + " >&2\n";
+  return line + "; echo " + std::string(token) + " >&4\n";
 }
 
-std::string launcher_control_line(std::string_view shell_command, std::string_view token) {
-  std::string token_text(token);
-  return std::string(shell_command) + " </dev/null >/dev/null 2>&1; echo \"" + token_text +
-         " $?\"; echo " + token_text + " >&2\n";
+std::string launcher_control_line(std::string_view control, std::string_view token) {
+  return "{ " + std::string(control) + "; } </dev/null >/dev/null 2>&4" + end_markers(token, "4");
+}
+
+std::string job_channel_script(std::string_view command, std::string_view token) {
+  // The whole line is read before it runs, so stdin can be emptied first.
+  return ready_line(token, "2") + "exec </dev/null; " + job_wrapper(command) + "\n";
+}
+
+std::string control_channel_script(std::string_view control, std::string_view token) {
+  return ready_line(token, "2") + "{ " + std::string(control) + "; } </dev/null >/dev/null" +
+         end_markers(token, "2");
 }
 
 EndMarkerScanner::EndMarkerScanner(std::string token) : m_token(std::move(token)) {}
@@ -48,11 +84,15 @@ std::optional<int> EndMarkerScanner::status() const {
   return std::stoi(m_word);
 }
 
+std::string EndMarkerScanner::take_rest() { return std::exchange(m_rest, {}); }
+
 void EndMarkerScanner::reset() {
   m_held.clear();
   m_in_marker = false;
   m_ended = false;
+  m_exited_note = false;
   m_word.clear();
+  m_rest.clear();
 }
 
 bool EndMarkerScanner::feed(std::string_view bytes,
@@ -60,7 +100,7 @@ bool EndMarkerScanner::feed(std::string_view bytes,
   if (m_ended) return true;
   if (m_in_marker) {
     m_held.append(bytes);
-    return finish_marker();
+    return finish_marker(emit);
   }
   // Search what was held together with the new bytes; held bytes are at
   // most a token's length, so copying them is cheap.
@@ -78,7 +118,7 @@ bool EndMarkerScanner::feed(std::string_view bytes,
     std::string rest(text.substr(found + m_token.size()));
     m_held = std::move(rest);
     m_in_marker = true;
-    return finish_marker();
+    return finish_marker(emit);
   }
   // Hold back the longest tail that could begin the token.
   size_t keep = 0;
@@ -93,14 +133,22 @@ bool EndMarkerScanner::feed(std::string_view bytes,
   return false;
 }
 
-bool EndMarkerScanner::finish_marker() {
+bool EndMarkerScanner::finish_marker(const std::function<void(std::string_view)>& emit) {
   size_t newline = m_held.find('\n');
   if (newline == std::string::npos) return false;
   std::string_view line = std::string_view(m_held).substr(0, newline);
   if (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-  m_word = std::string(line);
+  std::string word(line);
+  std::string rest = m_held.substr(newline + 1);
   m_held.clear();
   m_in_marker = false;
+  if (word == k_exited_word) {
+    // The job's note; its marker follows.
+    m_exited_note = true;
+    return feed(rest, emit);
+  }
+  m_word = std::move(word);
+  m_rest = std::move(rest);
   m_ended = true;
   return true;
 }

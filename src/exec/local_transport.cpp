@@ -69,7 +69,11 @@ class LocalTransport final : public HostTransport {
 
   void signal_job(JobId id, int signal) override {
     auto it = m_jobs.find(id);
-    if (it != m_jobs.end()) kill(-it->second.pid, signal);
+    if (it == m_jobs.end()) return;
+    // A group that is gone has ended meanwhile: no failure.
+    if (kill(-it->second.pid, signal) != 0 && errno != ESRCH)
+      m_events.signal_failed(id, signal,
+                             fmt::format("this machine: kill: {}", std::strerror(errno)));
   }
 
   void shutdown() override {}

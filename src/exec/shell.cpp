@@ -1,4 +1,4 @@
-// Shell quoting and the remote job wrapper (see runner/exec/shell.h). Pure.
+// Shell quoting, the job wrapper and the group signal (see runner/exec/shell.h). Pure.
 #include "runner/exec/shell.h"
 
 #include <csignal>
@@ -50,10 +50,6 @@ std::string job_wrapper(std::string_view command) {
   return "echo \"runner-pgid $$\"; eval " + shell_quote(spaced);
 }
 
-std::string remote_job_command(std::string_view command) {
-  return "exec sh -c " + shell_quote(job_wrapper(command));
-}
-
 std::optional<long> parse_pgid_line(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   if (line.substr(0, k_pgid_prefix.size()) != k_pgid_prefix) return std::nullopt;
@@ -71,7 +67,9 @@ std::optional<long> parse_pgid_line(std::string_view line) {
 std::string kill_group_command(long pgid, int signal) {
   // `kill -s NAME -- -PGID` is understood by dash, bash and zsh alike, with
   // a name or a number.
-  return "kill -s " + signal_name(signal) + " -- -" + std::to_string(pgid);
+  std::string group = "-" + std::to_string(pgid);
+  return "kill -s " + signal_name(signal) + " -- " + group + " || ! kill -s 0 -- " + group +
+         " 2>/dev/null";
 }
 
 std::string signal_name(int signal) {

@@ -129,6 +129,21 @@ std::string shell_word(std::string_view text) {
   return plain ? std::string(text) : shell_quote(text);
 }
 
+std::string keep_tail(std::string text, size_t limit) {
+  if (text.size() > limit) text.erase(0, text.size() - limit);
+  return text;
+}
+
+std::string last_line(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+    text.remove_suffix(1);
+  size_t start = text.find_last_of('\n');
+  std::string line(start == std::string_view::npos ? text : text.substr(start + 1));
+  for (char& c : line)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  return line;
+}
+
 std::string describe_duration(std::chrono::milliseconds duration) {
   auto ms = duration.count();
   if (ms < 1000) return fmt::format("{} ms", ms);

@@ -97,6 +97,8 @@ class JobSink {
   virtual void job_started(JobId job, long pgid) = 0;
   virtual void job_output(JobId job, OutputStream stream, std::string_view bytes) = 0;
   virtual void job_exited(JobId job, const JobExit& exit) = 0;
+  // `signal` may not have reached the job's process group: `why`.
+  virtual void signal_failed(JobId job, int signal, const std::string& why) = 0;
 };
 
 // Calls libssh2_init once per process.
@@ -115,6 +117,15 @@ std::optional<std::string> base64_decode(std::string_view text);
 // `text` as a shell word for a command shown to the user: as it is when
 // that is safe, single-quoted otherwise.
 std::string shell_word(std::string_view text);
+
+// How much of what a remote shell said is kept for a message.
+constexpr size_t k_kept_words = 1024;
+
+// The last `limit` bytes of `text`.
+std::string keep_tail(std::string text, size_t limit);
+
+// The last line of `text` that holds something, with unprintable bytes as '?'.
+std::string last_line(std::string_view text);
 
 // "10 s", "1.5 s", "200 ms"
 std::string describe_duration(std::chrono::milliseconds duration);

@@ -611,7 +611,6 @@ bool SshConnection::signal_job(JobId job, int signal) {
 }
 
 void SshConnection::send_signal(Channel& channel, int signal) {
-  channel.signals_sent.push_back(signal);
   ChannelWork work;
   work.kind = ChannelWork::Kind::signal;
   work.job = channel.work.job;
@@ -1016,31 +1015,34 @@ SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
     if (channel.idle() || channel.silent) {
       channel.step = Step::release;
     } else {
-      if (channel.request.empty()) {
-        channel.request = channel.work.kind == ChannelWork::Kind::job
-                              ? remote_job_command(channel.work.command)
-                              : kill_group_command(channel.work.pgid, channel.work.signal);
-      }
+      if (channel.request.empty()) channel.request = std::string(k_login_command);
       channel.exec_attempted = true;
       bool answer_lost = false;
       Outcome outcome = send_exec(channel, answer_lost);
       if (outcome != Outcome::progressed) return outcome;
       if (answer_lost) {
-        // The command may have started: the job's outcome is unknown.
-        if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
-          JobExit exit;
-          exit.lost = true;
-          exit.error = fmt::format(
-              "{}: libssh2 lost the server's answer to starting the command", m_display);
-          m_sink.job_exited(channel.work.job, exit);
-        }
-        channel.silent = true;
+        // Its script never went out, so nothing of it ran: the work waits
+        // for another channel.
+        if (!channel.silent) m_waiting.push_front(std::move(channel.work));
+        channel.clear_work();
         channel.step = Step::release;
       } else if (channel.step == Step::exec) {
-        channel.step = Step::send_eof;
+        start_markers(channel);
+        const std::string& token = channel.out_marker->token();
+        channel.line = channel.work.kind == ChannelWork::Kind::job
+                           ? job_channel_script(channel.work.command, token)
+                           : control_channel_script(
+                                 kill_group_command(channel.work.pgid, channel.work.signal), token);
+        channel.line_sent = 0;
+        channel.step = Step::write_script;
       }
       m_progressed = true;
     }
+  }
+  if (channel.step == Step::write_script) {
+    Outcome outcome = write_stdin(channel);
+    if (outcome != Outcome::progressed) return outcome;
+    channel.step = Step::send_eof;
   }
   if (channel.step == Step::send_eof) {
     int rc = libssh2_channel_send_eof(channel.handle);
@@ -1124,11 +1126,7 @@ SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
         m_progressed = true;
         taken += static_cast<size_t>(got);
         std::string_view bytes(buffer, static_cast<size_t>(got));
-        if (channel.launcher) {
-          take_launcher_output(channel, stream, bytes);
-        } else {
-          take_output(channel, stream, bytes);
-        }
+        take_channel_output(channel, stream, bytes);
         continue;
       }
       if (got == 0) break;
@@ -1145,6 +1143,8 @@ void SshConnection::take_output(Channel& channel, int stream, std::string_view b
     handle_stdout(channel, bytes);
   } else if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
     m_sink.job_output(channel.work.job, OutputStream::err, bytes);
+  } else if (channel.work.kind == ChannelWork::Kind::signal) {
+    channel.control_errors = keep_tail(channel.control_errors + std::string(bytes), k_kept_words);
   }
 }
 
@@ -1186,6 +1186,10 @@ void SshConnection::handle_stdout(Channel& channel, std::string_view bytes) {
 void SshConnection::finish_channel(Channel& channel) {
   if (channel.launcher) {
     launcher_closed(channel);
+    return;
+  }
+  if (channel.work.kind == ChannelWork::Kind::signal) {
+    control_ended(channel, libssh2_channel_get_exit_status(channel.handle));
     return;
   }
   if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;

@@ -105,14 +105,16 @@ class SshConnection {
     done
   };
 
-  // One open (or opening) channel and the work it carries. A launcher
-  // channel (see runner/exec/launcher.h) carries one job after another; an
-  // idle one carries pump work.
+  // One open (or opening) channel and the work it carries. Every channel
+  // that runs something speaks the protocol of runner/exec/launcher.h. A
+  // launcher channel carries one job after another; an idle one carries
+  // pump work.
   struct Channel {
     enum class Step {
       exec,
-      write_line,  // launcher: sending the current work's line
-      run,         // launcher: the work runs, or it is idle
+      write_line,    // launcher: sending the current work's line
+      run,           // launcher: the work runs, or it is idle
+      write_script,  // a channel of its own: sending its whole script
       send_eof,
       read,
       bridge,
@@ -131,16 +133,21 @@ class SshConnection {
     std::string head;         // stdout before the wrapper's line
     size_t head_scanned = 0;  // where head's first unchecked line starts
     std::vector<int> pending_signals;
-    std::vector<int> signals_sent;
-    // A launcher: the line being written and how much of it went out, and
-    // the scanners that find the end of the current work's output.
-    bool launcher = false;
-    bool drop_head = false;    // stdout before the wrapper's line is not the job's
-    long previous_group = 0;   // the group of the job before on this launcher
+    // What goes to the shell's stdin and how much of it went out: a
+    // launcher's script and lines, or a channel's whole script.
     std::string line;
     size_t line_sent = 0;
+    // The scanners that find the ready marker, then the end of the current
+    // work's output; `ready`: the ready marker was read on stdout, stderr.
     std::unique_ptr<EndMarkerScanner> out_marker;
     std::unique_ptr<EndMarkerScanner> err_marker;
+    bool ready[2] = {false, false};
+    std::string noise;           // the end of the login shell's start-up stderr
+    std::string control_errors;  // a signal's: what its `kill` said
+    bool launcher = false;
+    bool drop_head = false;       // stdout before the wrapper's line is not the job's
+    long previous_group = 0;      // the group of the job before on this launcher
+    std::string launcher_script;  // a launcher's, until it goes out with the first line
     // A launcher between jobs (or a pump channel) carries no work.
     bool idle() const { return work.kind == ChannelWork::Kind::pump; }
     // Makes a launcher idle: forgets its work and what was learnt about it.
@@ -184,12 +191,20 @@ class SshConnection {
   // Launchers: give waiting work to idle ones, and run one's steps.
   void assign_to_launchers();
   Outcome step_launcher(Channel& channel);
-  // What a launcher's stream carried: the current work's part of it.
-  void take_launcher_output(Channel& channel, int stream, std::string_view bytes);
+  // Gives the channel a fresh token and the scanners that look for it.
+  void start_markers(Channel& channel);
+  // Writes what is left of channel.line; progressed once all went out.
+  Outcome write_stdin(Channel& channel);
+  // What a channel's stream carried: nothing before the ready marker, then
+  // the current work's part of it.
+  void take_channel_output(Channel& channel, int stream, std::string_view bytes);
   void finish_launched(Channel& channel);
   void launcher_closed(Channel& channel);
   // The channel's job ended with `status` as the launcher's shell saw it.
   JobExit exit_from_status(const Channel& channel, int status) const;
+  // A signal's channel or launcher line ended (the login shell with
+  // `shell_status`): says so when the signal may not have reached its group.
+  void control_ended(const Channel& channel, int shell_status);
   Outcome open_tunnel_channel();
   Outcome start_bridge(Channel& channel);
   Outcome pump_tunnel(Channel& channel, bool& done);

@@ -48,6 +48,7 @@ class JumpLink {
     void job_started(JobId, long) override {}
     void job_output(JobId, OutputStream, std::string_view) override {}
     void job_exited(JobId, const JobExit&) override {}
+    void signal_failed(JobId, int, const std::string&) override {}
   };
 
   void settle();

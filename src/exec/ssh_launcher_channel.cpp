@@ -1,7 +1,8 @@
-// SshConnection's launcher channels (see runner/exec/launcher.h): a remote
-// shell per channel that runs one job after another, each in a session of
-// its own. Every libssh2 call is non-blocking, as in ssh_connection.cpp.
-// Threading: none.
+// SshConnection's side of the channel protocol (see runner/exec/launcher.h):
+// the ready and end markers of every channel, and launcher channels, a
+// remote shell per channel that runs one job after another, each in a
+// session of its own. Every libssh2 call is non-blocking, as in
+// ssh_connection.cpp. Threading: none.
 #include <fmt/format.h>
 
 #include <utility>
@@ -12,6 +13,13 @@
 
 namespace runner::ssh {
 
+namespace {
+
+// The highest signal number a status of 128 + N may name.
+constexpr int k_last_signal = 64;
+
+}  // namespace
+
 void SshConnection::Channel::clear_work() {
   work = ChannelWork{ChannelWork::Kind::pump};
   silent = false;
@@ -21,7 +29,7 @@ void SshConnection::Channel::clear_work() {
   head.clear();
   head_scanned = 0;
   pending_signals.clear();
-  signals_sent.clear();
+  control_errors.clear();
   if (out_marker) out_marker->reset();
   if (err_marker) err_marker->reset();
 }
@@ -46,7 +54,7 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
       channel.step = Step::release;
       return Outcome::progressed;
     }
-    if (channel.request.empty()) channel.request = launcher_command();
+    if (channel.request.empty()) channel.request = std::string(k_login_command);
     bool answer_lost = false;
     Outcome outcome = send_exec(channel, answer_lost);
     if (outcome != Outcome::progressed) return outcome;
@@ -58,44 +66,31 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
       channel.step = Step::release;
     }
     if (channel.step == Step::release) return Outcome::progressed;
-    std::uniform_int_distribution<unsigned long long> bits;
-    std::string token = fmt::format("runner-end-{:016x}", bits(m_random));
-    channel.out_marker = std::make_unique<EndMarkerScanner>(token);
-    channel.err_marker = std::make_unique<EndMarkerScanner>(token);
+    start_markers(channel);
+    channel.launcher_script = launcher_script(channel.out_marker->token());
     channel.step = Step::write_line;
     m_progressed = true;
   }
   if (channel.step == Step::write_line) {
     if (channel.line.empty()) {
+      // The launcher's script goes out with its first line.
+      channel.line = std::exchange(channel.launcher_script, {});
+      channel.line_sent = 0;
       if (channel.silent) {
         // Stopped before its line went out.
         channel.clear_work();
-        channel.step = Step::run;
-        return Outcome::progressed;
+      } else {
+        const std::string& token = channel.out_marker->token();
+        channel.line +=
+            channel.work.kind == ChannelWork::Kind::job
+                ? launcher_job_line(channel.work.command, token, channel.previous_group)
+                : launcher_control_line(kill_group_command(channel.work.pgid, channel.work.signal),
+                                        token);
+        channel.exec_attempted = true;
       }
-      const std::string& token = channel.out_marker->token();
-      channel.line = channel.work.kind == ChannelWork::Kind::job
-                         ? launcher_job_line(channel.work.command, token, channel.previous_group)
-                         : launcher_control_line(
-                               kill_group_command(channel.work.pgid, channel.work.signal), token);
-      channel.line_sent = 0;
-      channel.exec_attempted = true;
     }
-    while (channel.line_sent < channel.line.size()) {
-      ssize_t written = libssh2_channel_write(channel.handle, channel.line.data() + channel.line_sent,
-                                              channel.line.size() - channel.line_sent);
-      if (written > 0) {
-        channel.line_sent += static_cast<size_t>(written);
-        m_progressed = true;
-        continue;
-      }
-      if (written == 0) return Outcome::blocked;
-      Outcome outcome = classify(static_cast<int>(written), &channel);
-      if (outcome != Outcome::progressed) return outcome;
-      // The channel refused the data: the launcher is gone; its EOF follows.
-      break;
-    }
-    channel.line.clear();
+    Outcome outcome = write_stdin(channel);
+    if (outcome != Outcome::progressed) return outcome;
     channel.step = Step::run;
   }
   if (channel.step == Step::run) {
@@ -121,15 +116,63 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
   return Outcome::progressed;
 }
 
-void SshConnection::take_launcher_output(Channel& channel, int stream, std::string_view bytes) {
+void SshConnection::start_markers(Channel& channel) {
+  std::uniform_int_distribution<unsigned long long> bits;
+  std::string token = fmt::format("runner-end-{:016x}", bits(m_random));
+  channel.out_marker = std::make_unique<EndMarkerScanner>(token);
+  channel.err_marker = std::make_unique<EndMarkerScanner>(token);
+}
+
+SshConnection::Outcome SshConnection::write_stdin(Channel& channel) {
+  while (channel.line_sent < channel.line.size()) {
+    ssize_t written = libssh2_channel_write(channel.handle, channel.line.data() + channel.line_sent,
+                                            channel.line.size() - channel.line_sent);
+    if (written > 0) {
+      channel.line_sent += static_cast<size_t>(written);
+      m_progressed = true;
+      continue;
+    }
+    if (written == 0) return Outcome::blocked;
+    Outcome outcome = classify(static_cast<int>(written), &channel);
+    if (outcome != Outcome::progressed) return outcome;
+    // The channel refused the data: the shell is gone; its EOF follows.
+    break;
+  }
+  channel.line.clear();
+  channel.line_sent = 0;
+  return Outcome::progressed;
+}
+
+void SshConnection::take_channel_output(Channel& channel, int stream, std::string_view bytes) {
+  int index = stream == 0 ? 0 : 1;
+  EndMarkerScanner* marker = index == 0 ? channel.out_marker.get() : channel.err_marker.get();
+  if (!marker) return;
+  std::string rest;
+  if (!channel.ready[index]) {
+    // The login shell's start-up output (a .bashrc banner) is no work's;
+    // the end of its stderr is kept to say why a shell did not run.
+    bool ready = marker->feed(bytes, [&](std::string_view part) {
+      if (index == 1) channel.noise = keep_tail(channel.noise + std::string(part), k_kept_words);
+    });
+    if (!ready) return;
+    channel.ready[index] = true;
+    rest = marker->take_rest();
+    marker->reset();
+    bytes = rest;
+    if (bytes.empty()) return;
+  }
+  if (!channel.launcher && channel.work.kind == ChannelWork::Kind::job) {
+    take_output(channel, stream, bytes);
+    return;
+  }
   // Between jobs nothing is expected; what comes (a finished job's
   // background processes writing on) belongs to no job.
   if (channel.idle()) return;
-  EndMarkerScanner& marker = stream == 0 ? *channel.out_marker : *channel.err_marker;
-  marker.feed(bytes, [&](std::string_view part) { take_output(channel, stream, part); });
+  marker->feed(bytes, [&](std::string_view part) { take_output(channel, stream, part); });
 }
 
 void SshConnection::finish_launched(Channel& channel) {
+  if (channel.work.kind == ChannelWork::Kind::signal) control_ended(channel, 0);
   if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
     JobId job = channel.work.job;
     release_head(channel);
@@ -159,6 +202,7 @@ void SshConnection::launcher_closed(Channel& channel) {
     m_progressed = true;
     return;
   }
+  if (channel.work.kind == ChannelWork::Kind::signal) control_ended(channel, status);
   if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
   release_head(channel);
   JobExit exit;
@@ -176,15 +220,28 @@ void SshConnection::launcher_closed(Channel& channel) {
 JobExit SshConnection::exit_from_status(const Channel& channel, int status) const {
   JobExit exit;
   exit.code = status;
-  // A shell reports a job killed by signal N as status 128 + N. When the
-  // runner sent N, the job surely died of it.
-  for (int signal : channel.signals_sent) {
-    if (status == 128 + signal) {
-      exit.signal = signal_name(signal);
-      exit.code = -1;
-    }
+  // A shell reports a job killed by signal N as status 128 + N; a job's
+  // shell that exits leaves its note first.
+  if (!channel.out_marker->exited_note() && status > 128 && status <= 128 + k_last_signal) {
+    exit.signal = signal_name(status - 128);
+    exit.code = -1;
   }
   return exit;
+}
+
+void SshConnection::control_ended(const Channel& channel, int shell_status) {
+  const EndMarkerScanner& marker = *channel.out_marker;
+  if (marker.ended() && marker.status() == 0) return;
+  std::string why;
+  if (!channel.ready[0] || !marker.ended()) {
+    why = fmt::format("{}: the login shell of {} ended (status {}) without running `kill`",
+                      m_display, m_target.user, shell_status);
+    if (std::string said = last_line(channel.noise); !said.empty()) why += ": " + said;
+  } else {
+    why = fmt::format("{}: `kill` failed (status {})", m_display, marker.word());
+    if (std::string said = last_line(channel.control_errors); !said.empty()) why += ": " + said;
+  }
+  m_sink.signal_failed(channel.work.job, channel.work.signal, why);
 }
 
 }  // namespace runner::ssh

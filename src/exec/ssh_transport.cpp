@@ -143,6 +143,9 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
   void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
     m_events.job_output(job, stream, bytes);
   }
+  void signal_failed(JobId job, int signal, const std::string& why) override {
+    m_events.signal_failed(job, signal, why);
+  }
   void job_exited(JobId job, const JobExit& reported) override {
     m_assigned.erase(job);
     JobExit exit = reported;

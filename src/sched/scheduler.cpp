@@ -175,6 +175,14 @@ void Scheduler::job_started(JobId id, long pgid) {
   m_observer.job_pgid(job);
 }
 
+void Scheduler::signal_failed(JobId id, int signal, const std::string& why) {
+  auto it = m_running.find(id);
+  std::string job = it == m_running.end() ? fmt::format("#{}", id)
+                                          : fmt::format("#{} [{}]", id, it->second.label);
+  m_observer.warning(fmt::format("{} could not send SIG{} to its process group: {}", job,
+                                 signal_name(signal), why));
+}
+
 void Scheduler::job_output(JobId id, OutputStream stream, std::string_view bytes) {
   if (id >= k_first_control_id) {
     auto control = m_control.find(id);

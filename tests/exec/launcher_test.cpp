@@ -1,5 +1,6 @@
-// The launcher protocol: the end-marker scanner, fed every way a stream can
-// be cut, and the launcher's shell text run by a real /bin/sh over pipes.
+// The channel protocol: the end-marker scanner, fed every way a stream can
+// be cut, and the launcher's and channels' shell text run by a real /bin/sh
+// over pipes.
 #include "runner/exec/launcher.h"
 
 #include <fcntl.h>
@@ -117,11 +118,39 @@ TEST(EndMarkerScanner, WordsThatAreNotStatuses) {
   EXPECT_FALSE(busy.status().has_value());
 }
 
-// A launcher run by /bin/sh with its stdin, stdout and stderr on pipes, as
-// sshd would run it on a channel (here without a login shell in front).
+TEST(EndMarkerScanner, TheRestAfterTheMarkerIsKeptForTheNextReader) {
+  EndMarkerScanner scanner(k_token);
+  Fed noise = feed_all(scanner, {"banner\n" + k_token + " ready\nrunner-pgid 5\n"});
+  EXPECT_EQ(noise.job, "banner\n");
+  EXPECT_EQ(scanner.word(), k_ready_word);
+  EXPECT_EQ(scanner.take_rest(), "runner-pgid 5\n");
+  EXPECT_EQ(scanner.take_rest(), "");
+}
+
+TEST(EndMarkerScanner, TheExitedNoteIsRememberedAndNotOutput) {
+  for (size_t cut = 1; cut < 40; ++cut) {
+    std::string stream = "out" + k_token + " exited\n" + k_token + " 139\n";
+    EndMarkerScanner scanner(k_token);
+    Fed fed = feed_all(scanner, {stream.substr(0, cut), stream.substr(cut)});
+    EXPECT_TRUE(fed.ended) << cut;
+    EXPECT_EQ(fed.job, "out") << cut;
+    EXPECT_TRUE(scanner.exited_note()) << cut;
+    EXPECT_EQ(scanner.status(), 139) << cut;
+  }
+  EndMarkerScanner killed(k_token);
+  feed_all(killed, {"out\n" + k_token + " 139\n"});
+  EXPECT_FALSE(killed.exited_note());
+  killed.reset();
+  EXPECT_FALSE(killed.exited_note());
+}
+
+// A channel's shell run by /bin/sh with its stdin, stdout and stderr on
+// pipes, as sshd would run it: `login_shell` (an sh command) stands for
+// what a login shell does before it runs k_login_command.
 class LocalLauncher {
  public:
-  explicit LocalLauncher(const std::string& path_variable = "") {
+  explicit LocalLauncher(const std::string& path_variable = "",
+                         const std::string& login_shell = "") {
     int in[2], out[2], err[2];
     if (pipe(in) != 0 || pipe(out) != 0 || pipe(err) != 0) return;
     m_pid = fork();
@@ -131,7 +160,7 @@ class LocalLauncher {
       dup2(err[1], 2);
       for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]}) close(fd);
       if (!path_variable.empty()) setenv("PATH", path_variable.c_str(), 1);
-      std::string command = launcher_command();
+      std::string command = login_shell + std::string(k_login_command);
       execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -141,6 +170,7 @@ class LocalLauncher {
     m_in = in[1];
     m_out = out[0];
     m_err = err[0];
+    m_ready = run(launcher_script(k_token));
   }
   ~LocalLauncher() {
     if (m_in >= 0) close(m_in);
@@ -154,7 +184,11 @@ class LocalLauncher {
     std::string err;
     std::string word;
     bool ended = false;
+    bool exited_note = false;
   };
+
+  // What came before the launcher's ready marker.
+  const Result& ready() const { return m_ready; }
 
   // Writes `line` and reads both streams until their markers (or EOF).
   Result run(const std::string& line) {
@@ -181,6 +215,7 @@ class LocalLauncher {
     }
     result.ended = out_marker.ended() && err_marker.ended();
     result.word = out_marker.word();
+    result.exited_note = out_marker.exited_note();
     return result;
   }
 
@@ -199,6 +234,7 @@ class LocalLauncher {
   int m_in = -1;
   int m_out = -1;
   int m_err = -1;
+  Result m_ready;
 };
 
 // The job's own output: its stdout without the wrapper's first line.
@@ -213,6 +249,7 @@ std::string without_pgid_line(const std::string& out, long* pgid = nullptr) {
 
 TEST(Launcher, RunsJobsOneAfterAnotherExactlyAsShDoes) {
   LocalLauncher launcher;
+  ASSERT_EQ(launcher.ready().word, k_ready_word);
   const std::vector<std::string> commands = {
       "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash'; echo\n"
       "echo \"second line $((1 + 2))\"",
@@ -240,8 +277,8 @@ TEST(Launcher, JobsKeepTheDefaultActionOfInterrupts) {
       launcher.run(launcher_job_line("grep SigIgn /proc/$$/status", k_token, 0));
   std::string line = without_pgid_line(result.out);
   ASSERT_EQ(line.rfind("SigIgn:", 0), 0u) << line;
-  unsigned long long ignored = std::stoull(line.substr(line.find_first_of("0123456789abcdef")),
-                                           nullptr, 16);
+  unsigned long long ignored =
+      std::stoull(line.substr(line.find_first_of("0123456789abcdef")), nullptr, 16);
   EXPECT_EQ(ignored & (1ull << (SIGINT - 1)), 0u) << line;
   EXPECT_EQ(ignored & (1ull << (SIGQUIT - 1)), 0u) << line;
 }
@@ -251,7 +288,42 @@ TEST(Launcher, ReportsTheExitStatusAndStderr) {
   LocalLauncher::Result result =
       launcher.run(launcher_job_line("echo oops >&2; exit 3", k_token, 0));
   EXPECT_EQ(result.word, "3");
+  EXPECT_TRUE(result.exited_note);
   EXPECT_EQ(result.err, "oops\n");
+}
+
+TEST(Launcher, ADeathBySignalLeavesNoNoteAndNoWordsOfTheLauncher) {
+  LocalLauncher launcher;
+  LocalLauncher::Result killed =
+      launcher.run(launcher_job_line("echo before; kill -SEGV $$", k_token, 0));
+  EXPECT_EQ(killed.word, "139");
+  EXPECT_FALSE(killed.exited_note);
+  EXPECT_EQ(without_pgid_line(killed.out), "before\n");
+  EXPECT_EQ(killed.err, "") << "the launcher's own message is not the job's";
+  // The same status from an exit leaves the note, also when the job moved
+  // its stdout away.
+  LocalLauncher::Result exited =
+      launcher.run(launcher_job_line("exec >/dev/null; exit 139", k_token, 0));
+  EXPECT_EQ(exited.word, "139");
+  EXPECT_TRUE(exited.exited_note);
+}
+
+TEST(Launcher, TheLoginShellsStartupOutputComesBeforeTheReadyMarker) {
+  LocalLauncher launcher("", "echo banner; echo banner >&2; ");
+  EXPECT_EQ(launcher.ready().word, k_ready_word);
+  EXPECT_EQ(launcher.ready().out, "banner\n");
+  EXPECT_EQ(launcher.ready().err, "banner\n");
+  LocalLauncher::Result job = launcher.run(launcher_job_line("echo mine", k_token, 0));
+  EXPECT_EQ(without_pgid_line(job.out), "mine\n");
+  EXPECT_EQ(job.err, "");
+}
+
+TEST(Launcher, TheTokenNeverAppearsWholeInAJobsCommandLine) {
+  std::string line = launcher_job_line("ps -o args= -p $$", k_token, 0);
+  LocalLauncher launcher;
+  LocalLauncher::Result job = launcher.run(line);
+  EXPECT_EQ(job.word, "0");
+  EXPECT_NE(without_pgid_line(job.out).find("sh -c"), std::string::npos) << job.out;
 }
 
 TEST(Launcher, EachJobLeadsASessionAndGroupOfItsOwn) {
@@ -301,13 +373,47 @@ TEST(Launcher, ControlLineRunsInTheLauncher) {
   LocalLauncher::Result job = launcher.run(launcher_job_line("echo ok", k_token, 0));
   long group = 0;
   without_pgid_line(job.out, &group);
-  // Signalling a group that no longer exists fails quietly.
+  // Signalling a group that no longer exists is no failure.
   LocalLauncher::Result control =
       launcher.run(launcher_control_line(kill_group_command(group, SIGTERM), k_token));
   EXPECT_TRUE(control.ended);
-  EXPECT_NE(control.word, "0");
+  EXPECT_EQ(control.word, "0");
   EXPECT_EQ(control.out, "");
-  EXPECT_EQ(control.err, "");
+}
+
+TEST(Launcher, AControlLineThatFailsSaysWhy) {
+  LocalLauncher launcher;
+  // The launcher's own group lives; a signal `kill` does not know fails.
+  LocalLauncher::Result control =
+      launcher.run(launcher_control_line(kill_group_command(getpgrp(), 99), k_token));
+  EXPECT_TRUE(control.ended);
+  EXPECT_NE(control.word, "0");
+  EXPECT_NE(control.err.find("99"), std::string::npos) << control.err;
+}
+
+TEST(ChannelScripts, AJobsChannelRunsTheCommandAsShWouldWithStdinEmpty) {
+  std::string command = "printf '%s|' \"it's\" '!x'\necho \"second $0\"; cat; echo done";
+  testing::ProcessResult r = testing::run_process({{"/bin/sh", "-c", std::string(k_login_command)},
+                                                   "",
+                                                   {},
+                                                   job_channel_script(command, k_token)});
+  std::string ready = k_token + " " + std::string(k_ready_word) + "\n";
+  ASSERT_EQ(r.out.rfind(ready, 0), 0u) << r.out;
+  EXPECT_EQ(without_pgid_line(r.out.substr(ready.size())), "it's|!x|second sh\ndone\n");
+  EXPECT_EQ(r.err, ready);
+}
+
+TEST(ChannelScripts, AControlChannelEndsInItsStatus) {
+  // A signal `kill` does not know, to a group that lives (the test's own).
+  testing::ProcessResult r =
+      testing::run_process({{"/bin/sh", "-c", std::string(k_login_command)},
+                            "",
+                            {},
+                            control_channel_script(kill_group_command(getpgrp(), 99), k_token)});
+  std::string ready = k_token + " " + std::string(k_ready_word) + "\n";
+  EXPECT_EQ(r.out, ready + k_token + " 1\n");
+  ASSERT_EQ(r.err.rfind(ready, 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("99"), std::string::npos) << r.err;
 }
 
 TEST(Launcher, ExitsWithItsOwnStatusWhereSetsidIsMissing) {

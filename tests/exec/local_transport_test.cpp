@@ -26,6 +26,8 @@ struct Recorder final : TransportEvents {
     (s == OutputStream::out ? out : err)[j] += b;
   }
   void job_exited(JobId j, const JobExit& e) override { exits[j] = e; }
+  void signal_failed(JobId j, int, const std::string& why) override { failed_signals[j] = why; }
+  std::map<JobId, std::string> failed_signals;
 };
 
 struct Local : ::testing::Test {

@@ -49,12 +49,12 @@ TEST(ShellQuote, WrapsInSingleQuotes) {
   EXPECT_EQ(shell_quote(""), "''");
 }
 
-TEST(RemoteJobCommand, PrintsPgidLineThenRunsCommandExactly) {
+TEST(JobWrapper, PrintsPgidLineThenRunsCommandExactly) {
   std::string command =
       "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash'; echo\n"
       "echo \"second line $((1 + 2))\"";
   std::string direct = testing::sh_output(command);
-  std::string wrapped = testing::sh_output(remote_job_command(command));
+  std::string wrapped = testing::sh_output(job_wrapper(command));
   size_t newline = wrapped.find('\n');
   ASSERT_NE(newline, std::string::npos);
   std::optional<long> pgid = parse_pgid_line(wrapped.substr(0, newline + 1));
@@ -64,16 +64,16 @@ TEST(RemoteJobCommand, PrintsPgidLineThenRunsCommandExactly) {
   EXPECT_EQ(direct, "single 'quoted'|dollar $HOME|back\\slash|\nsecond line 3\n");
 }
 
-TEST(RemoteJobCommand, CommandStartingWithDashIsNotAnOption) {
-  std::string wrapped = testing::sh_output(remote_job_command("-x 2>/dev/null; echo survived"));
+TEST(JobWrapper, CommandStartingWithDashIsNotAnOption) {
+  std::string wrapped = testing::sh_output(job_wrapper("-x 2>/dev/null; echo survived"));
   EXPECT_NE(wrapped.find("runner-pgid "), std::string::npos);
   // `-x` runs as a command (not found), then the rest of the line.
   EXPECT_NE(wrapped.find("survived\n"), std::string::npos) << wrapped;
 }
 
-TEST(RemoteJobCommand, PgidIsTheWrapperProcess) {
+TEST(JobWrapper, PgidIsTheWrapperProcess) {
   // The pid the wrapper prints is the process that becomes the command.
-  std::string wrapped = testing::sh_output(remote_job_command("echo $$"));
+  std::string wrapped = testing::sh_output(job_wrapper("echo $$"));
   size_t newline = wrapped.find('\n');
   ASSERT_NE(newline, std::string::npos);
   std::optional<long> pgid = parse_pgid_line(wrapped.substr(0, newline));
@@ -99,8 +99,9 @@ TEST(ParsePgidLine, RejectsAnythingElse) {
 }
 
 TEST(KillGroupCommand, NamesSignalAndGroup) {
-  EXPECT_EQ(kill_group_command(123, SIGTERM), "kill -s TERM -- -123");
-  EXPECT_EQ(kill_group_command(7, SIGKILL), "kill -s KILL -- -7");
+  EXPECT_EQ(kill_group_command(123, SIGTERM),
+            "kill -s TERM -- -123 || ! kill -s 0 -- -123 2>/dev/null");
+  EXPECT_EQ(kill_group_command(7, SIGKILL), "kill -s KILL -- -7 || ! kill -s 0 -- -7 2>/dev/null");
 }
 
 TEST(KillGroupCommand, KillsTheWholeGroupThroughSh) {

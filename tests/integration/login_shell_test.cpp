@@ -4,9 +4,11 @@
 // over stdin. Each test creates throwaway users (needs root).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
+#include "runner/state/journal.h"
 #include "support/loopback_fleet.h"
 #include "support/process.h"
 #include "support/remote_user.h"
@@ -41,6 +43,24 @@ struct LoginShell : ::testing::Test {
   ProcessResult runner(std::vector<std::string> args) {
     return testing::run_process(fleet.runner(std::move(args)));
   }
+  // A job that would run 12 s, with a timeout of 2 s, ends killed by TERM.
+  void expect_stopped_at_its_timeout() {
+    dir.write("queue.yaml", "- command: sleep 12\n  timeout: 2s\n");
+    ProcessResult r = runner({"queue", "--no-status"});
+    std::string all = r.out + r.err;
+    EXPECT_NE(all.find("timed out (killed by TERM)"), std::string::npos) << all;
+    std::vector<nlohmann::json> ends = job_ends();
+    ASSERT_EQ(ends.size(), 1u) << all;
+    EXPECT_EQ(ends[0]["signal"], "TERM") << ends[0].dump();
+    EXPECT_EQ(testing::count(all, "could not send"), 0) << all;
+  }
+  // The job_end records of the run's journal.
+  std::vector<nlohmann::json> job_ends() {
+    std::vector<nlohmann::json> ends;
+    for (auto& record : read_journal(dir.file("queue.runner/journal.jsonl")))
+      if (record.value("event", "") == "job_end") ends.push_back(record);
+    return ends;
+  }
 };
 
 class EveryLoginShell : public LoginShell, public ::testing::WithParamInterface<const char*> {};
@@ -65,6 +85,73 @@ INSTANTIATE_TEST_SUITE_P(Shells, EveryLoginShell,
                            std::string path = info.param;
                            return path.substr(path.rfind('/') + 1);
                          });
+
+TEST_F(LoginShell, ATimeoutStopsAJobOnATcshHostWhoseOnlyLauncherIsBusy) {
+  // The one launcher runs the job, so the stop goes out on a channel of its
+  // own, which tcsh starts.
+  start_host_as("/usr/bin/tcsh", 1);
+  if (!user) return;
+  expect_stopped_at_its_timeout();
+}
+
+TEST_F(LoginShell, ATimeoutStopsAJobWhenTheBashrcExecsZsh) {
+  start_host_as("/bin/bash", 1, {.source_bashrc = true});
+  if (!user) return;
+  user->write_file(".bashrc", "exec zsh\n");
+  expect_stopped_at_its_timeout();
+}
+
+TEST_F(LoginShell, AStopThatTheHostsShellCannotRunIsReported) {
+  // From the job's start on, every new session's .bashrc execs a missing
+  // shell: the stop, on a channel of its own, never reaches the job.
+  start_host_as("/bin/bash", 1, {.source_bashrc = true});
+  if (!user) return;
+  user->write_file(".bashrc", "[ -e ~/no-more-logins ] && exec /missing/zsh\n");
+  dir.write("queue.yaml", "- command: touch ~/no-more-logins; sleep 6\n  timeout: 1s\n");
+  ProcessResult r = runner({"queue", "--no-status"});
+  std::string all = r.out + r.err;
+  EXPECT_NE(all.find("could not send SIGTERM to its process group"), std::string::npos) << all;
+  EXPECT_NE(all.find("the login shell of " + user->name() + " ended (status 127)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("timed out (exit 0)"), std::string::npos) << all;
+}
+
+TEST_F(LoginShell, MultiLineCommandsRunAsShWouldOnATcshHostWithoutSetsid) {
+  start_host_as("/usr/bin/tcsh");
+  if (!user) return;
+  // A PATH with sh and a few tools but no setsid: jobs there run on a
+  // channel each.
+  std::string bin = user->home() + "/bin";
+  std::filesystem::create_directory(bin);
+  for (const char* tool : {"sh", "cat", "sleep", "kill"})
+    if (std::filesystem::exists(std::string("/bin/") + tool))
+      std::filesystem::create_symlink(std::string("/bin/") + tool, bin + "/" + tool);
+  user->write_file(".cshrc", "setenv PATH " + bin + "\n");
+  dir.write("queue.yaml",
+            "- command: |\n"
+            "    printf '%s|' \"it's\" '!x'\n"
+            "    echo \"second line $0\"\n");
+  ProcessResult r = runner({"queue", "--no-status"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_EQ(dir.read("queue.runner/logs/1.log"), "it's|!x|second line sh\n") << r.err;
+}
+
+TEST_F(LoginShell, TheLoginShellsStartupOutputIsInNoJobsLog) {
+  start_host_as("/bin/bash", 2, {.source_bashrc = true});
+  if (!user) return;
+  user->write_file(".bashrc", "echo banner-on-stdout; echo banner-on-stderr >&2\n");
+  std::string queue;
+  for (int i = 1; i <= 6; ++i) queue += "- echo job-" + std::to_string(i) + "\n";
+  dir.write("queue.yaml", queue);
+  ProcessResult r = runner({"queue", "--no-status"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  for (int i = 1; i <= 6; ++i) {
+    std::string id = std::to_string(i);
+    EXPECT_EQ(dir.read("queue.runner/logs/" + id + ".log"), "job-" + id + "\n") << id;
+  }
+  EXPECT_EQ((r.out + r.err).find("banner-on"), std::string::npos) << r.out << r.err;
+}
 
 }  // namespace
 }  // namespace runner

@@ -11,19 +11,17 @@ namespace runner {
 // `text` as one POSIX shell word: single-quoted, each ' written as '\''.
 std::string shell_quote(std::string_view text);
 
-// The script that runs a job in a fresh `sh -c`: prints "runner-pgid <pid>\n"
+// The script that runs a job in a fresh `sh`: prints "runner-pgid <pid>\n"
 // on stdout (the shell is made a session and group leader, so its pid is the
 // group id), then evaluates `command` exactly as `sh -c '<command>'` would.
 std::string job_wrapper(std::string_view command);
 
-// What is sent over SSH to run a job on a channel of its own: the remote
-// login shell execs `sh -c '<job_wrapper>'` (sshd makes it a session leader).
-std::string remote_job_command(std::string_view command);
-
 // Parses the first stdout line the wrapper prints ("runner-pgid 123").
 std::optional<long> parse_pgid_line(std::string_view line);
 
-// The command that sends `signal` to process group `pgid` on a host.
+// The sh command that sends `signal` to process group `pgid` on a host. It
+// succeeds when the signal went out or the group is gone (its job ended
+// meanwhile): its failure means that a group that lives did not get it.
 std::string kill_group_command(long pgid, int signal);
 
 // The signal's name without "SIG" ("TERM" for SIGTERM), as SSH reports

@@ -66,6 +66,10 @@ class TransportEvents {
   virtual void job_started(JobId job, long pgid) = 0;
   virtual void job_output(JobId job, OutputStream stream, std::string_view bytes) = 0;
   virtual void job_exited(JobId job, const JobExit& exit) = 0;
+  // `signal` (from signal_job) may not have reached the job's process
+  // group: the host's shell could not run `kill`, or it failed. `why` names
+  // the host and the cause.
+  virtual void signal_failed(JobId job, int signal, const std::string& why) = 0;
 };
 
 // One host: its connection(s) and the jobs running there.

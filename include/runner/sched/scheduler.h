@@ -126,6 +126,7 @@ class Scheduler final : public TransportEvents, public Pollable {
   void job_started(JobId job, long pgid) override;
   void job_output(JobId job, OutputStream stream, std::string_view bytes) override;
   void job_exited(JobId job, const JobExit& exit) override;
+  void signal_failed(JobId job, int signal, const std::string& why) override;
 
   // Pollable: no descriptors; step() starts what can start and acts on
   // timers (timeouts, kills, reconnects, retries of the queue).

@@ -25,12 +25,13 @@ std::string end_markers(std::string_view token, std::string_view err_fd) {
   return "; echo \"" + text + " $?\"; echo " + text + " >&" + std::string(err_fd) + "\n";
 }
 
-// The command that leaves the "exited" note on fd 3. The token is printed
-// in two halves, so that it never appears whole in the job's command line
-// (a job that lists its processes would otherwise print it).
+// The EXIT trap's command that leaves the "exited" note on fd 3, only when
+// the status could be a signal's. The token is printed in two halves, so
+// that it never appears whole in the job's command line (a job that lists
+// its processes would otherwise print it).
 std::string exit_note(std::string_view token) {
   size_t half = token.size() / 2;
-  return "printf '%s%s " + std::string(k_exited_word) + "\\n' " +
+  return "[ $? -le 128 ] || printf '%s%s " + std::string(k_exited_word) + "\\n' " +
          shell_quote(token.substr(0, half)) + " " + shell_quote(token.substr(half)) +
          " 2>/dev/null >&3";
 }
@@ -48,11 +49,12 @@ std::string launcher_script(std::string_view token) {
 std::string launcher_job_line(std::string_view command, std::string_view token,
                               long previous_group) {
   // The job runs in the foreground (a background job would ignore SIGINT
-  // and SIGQUIT), in a subshell that execs `setsid`: one fork, as for a
-  // simple command, and no redirection of the launcher's own stderr.
-  std::string wrapper = "trap " + shell_quote(exit_note(token)) + " EXIT; " + job_wrapper(command);
-  std::string line = "(exec setsid sh -c " + shell_quote(wrapper) + " </dev/null 2>&4 4>&-)" +
-                     "; echo \"" + std::string(token) + " $?\"";
+  // and SIGQUIT). Its shell takes fd 4 as its stderr itself: a redirection
+  // on the command line would also be the launcher's while it waits.
+  std::string wrapper =
+      "exec 2>&4 4>&-; trap " + shell_quote(exit_note(token)) + " EXIT; " + job_wrapper(command);
+  std::string line = "setsid sh -c " + shell_quote(wrapper) + " </dev/null; echo \"" +
+                     std::string(token) + " $?\"";
   if (previous_group > 0) {
     line = "if kill -s 0 -- -" + std::to_string(previous_group) + " 2>/dev/null; then echo \"" +
            std::string(token) + " " + std::string(k_launcher_busy) + "\"; else " + line + "; fi";

@@ -288,7 +288,6 @@ TEST(Launcher, ReportsTheExitStatusAndStderr) {
   LocalLauncher::Result result =
       launcher.run(launcher_job_line("echo oops >&2; exit 3", k_token, 0));
   EXPECT_EQ(result.word, "3");
-  EXPECT_TRUE(result.exited_note);
   EXPECT_EQ(result.err, "oops\n");
 }
 

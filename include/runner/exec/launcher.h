@@ -13,10 +13,11 @@
 // the wrapper prints "runner-pgid <pid>" (see shell.h), and after it ends
 // the launcher prints "<token> <status>\n" on stdout and "<token>\n" on
 // stderr. The job's output is everything on each stream before its marker.
-// The job's shell, when it exits (and not when a signal kills it), leaves
-// "<token> exited" on the launcher's stdout: a status above 128 without
-// that note is a death by signal 128 - status. The launcher's own messages
-// (dash's "Segmentation fault") go to /dev/null, not to the job's stderr.
+// The job's shell, when it exits with a status above 128 (and not when a
+// signal kills it), leaves "<token> exited" on the launcher's stdout: such
+// a status without that note is a death by signal status - 128. The
+// launcher's own messages (dash's "Segmentation fault") go to /dev/null,
+// not to the job's stderr.
 //
 // A job ends when its shell exits. Processes it left in its group may still
 // write to the launcher's output, which would mix into the next job's: so a

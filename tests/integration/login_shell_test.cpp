@@ -111,9 +111,12 @@ TEST_F(LoginShell, AStopThatTheHostsShellCannotRunIsReported) {
   ProcessResult r = runner({"queue", "--no-status"});
   std::string all = r.out + r.err;
   EXPECT_NE(all.find("could not send SIGTERM to its process group"), std::string::npos) << all;
-  EXPECT_NE(all.find("the login shell of " + user->name() + " ended (status 127)"),
+  // With the reason, and what the shell said last.
+  EXPECT_NE(all.find("the login shell of " + user->name() +
+                     " ended (status 127) without running `kill`: "),
             std::string::npos)
       << all;
+  EXPECT_NE(all.find("/missing/zsh: No such file or directory"), std::string::npos) << all;
   EXPECT_NE(all.find("timed out (exit 0)"), std::string::npos) << all;
 }
 

@@ -35,12 +35,9 @@ constexpr auto k_lock_poll = std::chrono::milliseconds(10);
 
 // The file's text, or nullopt when it does not exist.
 std::optional<std::string> read_if_exists(const std::string& path) {
-  try {
-    return read_file(path);
-  } catch (const std::system_error& error) {
-    if (error.code() == std::errc::no_such_file_or_directory) return std::nullopt;
-    throw;
-  }
+  std::optional<HeldQueueFile> held = HeldQueueFile::open(path);
+  if (!held) return std::nullopt;
+  return held->text();
 }
 
 // Appends `text` to consumed.yaml (created if missing), starting on a new
@@ -243,17 +240,9 @@ void write_file_atomically(const std::string& path, const std::string& text) {
 }
 
 std::string read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw io_error(errno, "cannot read " + path);
-  std::string text;
-  try {
-    text = file_io::read_from(fd, 0, path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
-  return text;
+  std::optional<std::string> text = read_if_exists(path);
+  if (!text) throw io_error(ENOENT, "cannot read " + path);
+  return *text;
 }
 
 }  // namespace runner

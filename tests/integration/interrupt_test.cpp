@@ -1,16 +1,17 @@
 // Ctrl-C typed at the terminal of a run on local slots, as a user types it:
 // the first one stops new jobs and leaves every running job alone, however
-// close it comes to a job's start.
+// close it comes to a job's start. A hang-up (the terminal closed) does the
+// same.
+#include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
 #include "support/terminal_run.h"
@@ -75,6 +76,30 @@ TEST(CtrlC, FirstOneNeverReachesALocalJobBeingStarted) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status;
     if (::testing::Test::HasFailure()) break;
   }
+}
+
+TEST(HangUp, StopsNewJobsLetsRunningOnesFinishAndEndsWith130) {
+  TempDir dir;
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 2\n");
+  dir.write("queue.yaml",
+            "- command: echo begin <<n>>; sleep 1; echo end <<n>>\n  n: [1, 2, 3, 4, 5, 6]\n");
+  TerminalRun run(dir, {"queue"}, Ci::set);
+  ASSERT_TRUE(run.started());
+  ASSERT_TRUE(run.read_until("begin 2\r\n", 30s)) << run.seen();
+  ASSERT_EQ(::kill(run.pid(), SIGHUP), 0);
+  run.read_to_end(30s);
+  int status = run.wait(5s);
+  const std::string& seen = run.seen();
+  EXPECT_NE(seen.find("end 1\r\n"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("end 2\r\n"), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("begin 3"), std::string::npos) << seen;
+  int started = 0, ended = 0;
+  EXPECT_EQ(jobs_not_ending_by_themselves(dir, started, ended), "");
+  EXPECT_EQ(started, 2);
+  EXPECT_EQ(ended, 2);
+  EXPECT_NE(dir.read("queue.yaml").find("[3, 4, 5, 6]"), std::string::npos)
+      << dir.read("queue.yaml");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << "status " << status;
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ class TerminalRun {
   TerminalRun& operator=(const TerminalRun&) = delete;
 
   bool started() const { return m_pid > 0; }
+  pid_t pid() const { return m_pid; }
   const std::string& seen() const { return m_seen; }
 
   // Reads until the output shows `text`, the runner closes the terminal, or

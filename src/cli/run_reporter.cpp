@@ -11,13 +11,15 @@ RunReporter::RunReporter(const Fleet& fleet, Console& console, Journal& journal,
   for (const Slot& slot : fleet.slots) m_slot_usage.push_back({slot.label});
 }
 
-void RunReporter::host_ready(const Host&) {}
+void RunReporter::host_ready(const Host& host) {
+  if (m_status) m_status->host_up(host.name);
+}
 
 void RunReporter::host_failed(const Host& host, const TransportError& error) {
   m_failed_hosts.push_back(host.name);
   m_console.error(fmt::format("{}: no jobs will run there", error.message));
   journal_written(m_journal.host_failed(host.name, error.message));
-  if (m_status) m_status->host_failed(host.slots.size());
+  if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
 void RunReporter::host_reconnecting(const Host& host, const TransportError& error,
@@ -25,7 +27,7 @@ void RunReporter::host_reconnecting(const Host& host, const TransportError& erro
   m_console.warn(fmt::format("{}; no new jobs there until it is back: reconnecting in {:.1f}s",
                              error.message, std::chrono::duration<double>(wait).count()));
   journal_written(m_journal.host_failed(host.name, error.message));
-  if (m_status) m_status->host_failed(host.slots.size());
+  if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
 void RunReporter::job_started(const RunningJob& job) {

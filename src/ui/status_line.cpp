@@ -152,10 +152,11 @@ void StatusLine::job_finished(JobId job, bool succeeded, Clock::duration took, b
   m_slot_time += std::chrono::duration_cast<milliseconds>(took) * static_cast<long long>(slots);
 }
 
-void StatusLine::host_failed(std::size_t slots) {
-  ++m_hosts_down;
-  m_slots_down += slots;
+void StatusLine::host_down(const std::string& name, std::size_t slots) {
+  m_down_hosts[name] = slots;
 }
+
+void StatusLine::host_up(const std::string& name) { m_down_hosts.erase(name); }
 
 RunProgress StatusLine::progress(Clock::time_point now) const {
   RunProgress p;
@@ -167,7 +168,7 @@ RunProgress StatusLine::progress(Clock::time_point now) const {
   p.runs_per_job = m_runs_per_job;
   p.busy_slots = m_busy_slots;
   p.total_slots = m_total_slots;
-  p.hosts_down = m_hosts_down;
+  p.hosts_down = m_down_hosts.size();
   p.elapsed = std::chrono::duration_cast<milliseconds>(now - m_start);
   std::optional<milliseconds> mean;
   if (m_finished > 0) mean = m_slot_time / static_cast<long long>(m_finished);
@@ -176,7 +177,9 @@ RunProgress StatusLine::progress(Clock::time_point now) const {
   for (const auto& [id, job] : m_running) {
     running.push_back({std::chrono::duration_cast<milliseconds>(now - job.start), job.slots});
   }
-  std::size_t usable = m_total_slots - std::min(m_total_slots, m_slots_down);
+  std::size_t slots_down = 0;
+  for (const auto& [name, slots] : m_down_hosts) slots_down += slots;
+  std::size_t usable = m_total_slots - std::min(m_total_slots, slots_down);
   if (p.queued.value_or(0) > 0 || !running.empty())
     p.eta = estimate_remaining(mean, p.queued.value_or(0) * m_runs_per_job, running, usable);
   return p;

@@ -252,10 +252,14 @@ TEST_F(StatusConsole, StatusLineFollowsTheRunAndRedrawsAtABoundedRate) {
   EXPECT_EQ(status.progress(t0 + 10s).failed, 1u);
   EXPECT_EQ(status.progress(t0 + 10s).busy_slots, 0u);
 
-  status.host_failed(1);
+  status.host_down("node02", 1);
+  status.host_down("node02", 1);  // said again while it reconnects
   EXPECT_EQ(status.progress(t0 + 10s).hosts_down, 1u);
   // Three queued jobs of 10s on the one slot left.
   EXPECT_EQ(status.progress(t0 + 10s).eta, milliseconds(30'000));
+  status.host_up("node02");
+  EXPECT_EQ(status.progress(t0 + 10s).hosts_down, 0u);
+  EXPECT_EQ(status.progress(t0 + 10s).eta, milliseconds(15'000));
 
   status.finish();
   EXPECT_EQ(pty().read_all(), k_erase);

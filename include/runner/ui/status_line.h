@@ -82,8 +82,11 @@ class StatusLine final : public Pollable {
   // `runs_again`: the job goes back to the queue to be run again (a retry,
   // or its host was lost); it counts as queued, not as done.
   void job_finished(JobId job, bool succeeded, Clock::duration took, bool runs_again = false);
-  // A host is down with its `slots` slots.
-  void host_failed(std::size_t slots);
+  // The host `name` is down with its `slots` slots (said again while it is
+  // down, it still counts once).
+  void host_down(const std::string& name, std::size_t slots);
+  // The host `name` takes jobs (again).
+  void host_up(const std::string& name);
   // The queue file changed: count it again.
   void queue_changed() { m_queue_dirty = true; }
 
@@ -110,8 +113,7 @@ class StatusLine final : public Pollable {
 
   std::size_t m_succeeded = 0;
   std::size_t m_failed = 0;
-  std::size_t m_hosts_down = 0;
-  std::size_t m_slots_down = 0;
+  std::unordered_map<std::string, std::size_t> m_down_hosts;  // name → its slots
   std::size_t m_busy_slots = 0;
   std::unordered_map<JobId, Running> m_running;
   std::unordered_set<JobId> m_reruns;        // ended, to be run again

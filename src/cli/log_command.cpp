@@ -45,10 +45,16 @@ class JournalTail {
     ::close(fd);
     std::size_t start = 0;
     for (std::size_t eol; (eol = m_carry.find('\n', start)) != std::string::npos; start = eol + 1) {
+      ++m_line_number;
+      std::string problem;
       auto record =
-          nlohmann::json::parse(m_carry.begin() + static_cast<std::ptrdiff_t>(start),
-                                m_carry.begin() + static_cast<std::ptrdiff_t>(eol), nullptr, false);
-      if (record.is_object()) records.push_back(std::move(record));
+          parse_journal_line(std::string_view(m_carry).substr(start, eol - start), problem);
+      if (!problem.empty()) {
+        std::fflush(stderr);
+        write_all(STDERR_FILENO,
+                  fmt::format("runner: warning: {} line {}: {}\n", m_path, m_line_number, problem));
+      }
+      if (record) records.push_back(std::move(*record));
     }
     m_carry.erase(0, start);
     return records;
@@ -57,6 +63,7 @@ class JournalTail {
  private:
   std::string m_path;
   off_t m_offset = 0;
+  std::size_t m_line_number = 0;
   std::string m_carry;
 };
 

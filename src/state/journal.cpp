@@ -337,6 +337,26 @@ Status Journal::run_end(std::string_view status) {
   return append(record);
 }
 
+std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem) {
+  problem.clear();
+  if (line.empty()) return std::nullopt;
+  nlohmann::json record = parse_record(line);
+  if (record.is_object()) return record;
+  // Older versions glued the next record to one cut short.
+  std::size_t glued = line.rfind(k_record_start);
+  if (glued != 0 && glued != std::string_view::npos) {
+    record = parse_record(line.substr(glued));
+    if (record.is_object()) {
+      problem =
+          "a record cut short when it was written, with the next one glued to it; skipped the "
+          "cut one";
+      return record;
+    }
+  }
+  problem = "not a whole record (cut short when it was written); skipped";
+  return std::nullopt;
+}
+
 std::vector<nlohmann::json> read_journal(const std::string& path,
                                          std::vector<std::string>* skipped) {
   std::vector<nlohmann::json> records;
@@ -351,24 +371,10 @@ std::vector<nlohmann::json> read_journal(const std::string& path,
   };
   auto keep = [&](std::string_view line) {
     ++line_number;
-    if (line.empty()) return;
-    nlohmann::json record = parse_record(line);
-    if (record.is_object()) {
-      records.push_back(std::move(record));
-      return;
-    }
-    // Older versions glued the next record to one cut short.
-    std::size_t glued = line.rfind(k_record_start);
-    if (glued != 0 && glued != std::string_view::npos) {
-      record = parse_record(line.substr(glued));
-      if (record.is_object()) {
-        skip("a record cut short when it was written, with the next one glued to it; skipped the "
-             "cut one");
-        records.push_back(std::move(record));
-        return;
-      }
-    }
-    skip("not a whole record (cut short when it was written); skipped");
+    std::string problem;
+    std::optional<nlohmann::json> record = parse_journal_line(line, problem);
+    if (!problem.empty()) skip(problem);
+    if (record) records.push_back(std::move(*record));
   };
   try {
     std::string tail = for_each_line(fd, path, keep);

@@ -299,6 +299,23 @@ TEST_F(Observe, LogFollowsARunningJobToItsEnd) {
   EXPECT_EQ(runner({"log", "abc"}).status, 2);
 }
 
+TEST_F(Observe, LogSaysWhichLineOfTheJournalItSkipped) {
+  dir.write("queue.yaml", "- echo only\n");
+  ASSERT_EQ(runner({"queue"}).status, 0);
+  // A record cut short by a crash, as the second line.
+  std::string journal = dir.read("queue.runner/journal.jsonl");
+  std::size_t first_end = journal.find('\n') + 1;
+  dir.write("queue.runner/journal.jsonl",
+            journal.substr(0, first_end) + "{\"event\":\"job_st\n" + journal.substr(first_end));
+  for (std::vector<std::string> args : {std::vector<std::string>{"log", "1"},
+                                        std::vector<std::string>{"log", "--follow", "1"}}) {
+    ProcessResult r = runner(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "only\n");
+    EXPECT_NE(r.err.find("journal.jsonl line 2: not a whole record"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(Observe, DryRunPrintsEveryJobAndChangesNothing) {
   std::string queue =
       "# a campaign\n"

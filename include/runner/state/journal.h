@@ -151,4 +151,9 @@ std::string format_utc_time(std::chrono::system_clock::time_point time);
 std::vector<nlohmann::json> read_journal(const std::string& path,
                                          std::vector<std::string>* skipped = nullptr);
 
+// One line of a journal, read as read_journal reads it: its record, or
+// nullopt when it holds none. `problem` is set when the line was not a whole
+// record (what was skipped), and empty otherwise.
+std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem);
+
 }  // namespace runner

@@ -36,6 +36,38 @@ std::string exit_note(std::string_view token) {
          " 2>/dev/null >&3";
 }
 
+// The launcher's function `held SINCE`: true when a process whose pid came
+// after SINCE (the last pid handed out before the job began: the fifth
+// field of /proc/loadavg, which, unlike ns_last_pid, sh can read) has the
+// launcher's stdout or stderr (fd 3, 4) as its stdout or stderr. Only the
+// pids that can be newer are listed: those with as many digits as SINCE and
+// no smaller first digit, and those with more. Where pids wrapped around
+// during the job, every process is looked at. Builtins only: no process is
+// started to look.
+constexpr std::string_view k_held_function =
+    "held() {\n"
+    "  since=$1 digits= i=1\n"
+    "  case $since in '' | *[!0-9]*) return 1 ;; esac\n"
+    "  read _ _ _ _ last </proc/loadavg || return 1\n"
+    "  while [ $i -lt ${#since} ]; do digits=\"$digits[0-9]\"; i=$((i + 1)); done\n"
+    "  if [ \"$last\" -ge \"$since\" ]; then\n"
+    "    set -- /proc/[${since%\"${since#?}\"}-9]$digits /proc/[1-9]$digits[0-9]*\n"
+    "  else\n"
+    "    set -- /proc/[0-9]*\n"
+    "  fi\n"
+    "  for dir; do\n"
+    "    pid=${dir#/proc/}\n"
+    "    case $pid in *[!0-9]*) continue ;; esac\n"
+    "    [ \"$pid\" -gt \"$since\" ] || { [ \"$last\" -lt \"$since\" ] && [ \"$pid\" -le \"$last\" "
+    "]; } "
+    "|| continue\n"
+    "    for fd in \"$dir/fd/1\" \"$dir/fd/2\"; do\n"
+    "      [ \"$fd\" -ef /proc/$$/fd/3 ] || [ \"$fd\" -ef /proc/$$/fd/4 ] && return 0\n"
+    "    done\n"
+    "  done\n"
+    "  return 1\n"
+    "}\n";
+
 }  // namespace
 
 std::string launcher_script(std::string_view token) {
@@ -43,7 +75,7 @@ std::string launcher_script(std::string_view token) {
   // notes and the markers; the launcher's own stderr goes nowhere, so that
   // its words on a job's end ("Segmentation fault") are not the job's.
   return "command -v setsid >/dev/null 2>&1 || exit " + std::to_string(k_launcher_unavailable) +
-         "\nexec 3>&1 4>&2 2>/dev/null\n" + ready_line(token, "4");
+         "\nexec 3>&1 4>&2 2>/dev/null\n" + std::string(k_held_function) + ready_line(token, "4");
 }
 
 std::string launcher_job_line(std::string_view command, std::string_view token,
@@ -53,8 +85,12 @@ std::string launcher_job_line(std::string_view command, std::string_view token,
   // on the command line would also be the launcher's while it waits.
   std::string wrapper =
       "exec 2>&4 4>&-; trap " + shell_quote(exit_note(token)) + " EXIT; " + job_wrapper(command);
-  std::string line = "setsid sh -c " + shell_quote(wrapper) + " </dev/null; echo \"" +
-                     std::string(token) + " $?\"";
+  // `since` is read before the job starts: every process it starts comes
+  // after it. Where there is no /proc, nothing is looked for.
+  std::string line =
+      "since=; read _ _ _ _ since </proc/loadavg; setsid sh -c " + shell_quote(wrapper) +
+      " </dev/null; job_status=$?; ! held \"$since\" || echo \"" + std::string(token) + " " +
+      std::string(k_held_word) + "\"; echo \"" + std::string(token) + " $job_status\"";
   if (previous_group > 0) {
     line = "if kill -s 0 -- -" + std::to_string(previous_group) + " 2>/dev/null; then echo \"" +
            std::string(token) + " " + std::string(k_launcher_busy) + "\"; else " + line + "; fi";
@@ -93,6 +129,7 @@ void EndMarkerScanner::reset() {
   m_in_marker = false;
   m_ended = false;
   m_exited_note = false;
+  m_held_note = false;
   m_word.clear();
   m_rest.clear();
 }
@@ -144,9 +181,9 @@ bool EndMarkerScanner::finish_marker(const std::function<void(std::string_view)>
   std::string rest = m_held.substr(newline + 1);
   m_held.clear();
   m_in_marker = false;
-  if (word == k_exited_word) {
-    // The job's note; its marker follows.
-    m_exited_note = true;
+  if (word == k_exited_word || word == k_held_word) {
+    // A note; the marker follows.
+    (word == k_exited_word ? m_exited_note : m_held_note) = true;
     return feed(rest, emit);
   }
   m_word = std::move(word);

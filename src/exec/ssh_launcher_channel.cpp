@@ -106,7 +106,14 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
         channel.step = Step::send_eof;
         return Outcome::progressed;
       }
+      bool retire = channel.out_marker->held_note();
       finish_launched(channel);
+      if (retire) {
+        // A process the job started still writes here: what comes later
+        // belongs to no job.
+        channel.step = Step::send_eof;
+        return Outcome::progressed;
+      }
     }
     if (libssh2_channel_eof(channel.handle)) {
       channel.step = Step::close;

@@ -144,6 +144,21 @@ TEST(EndMarkerScanner, TheExitedNoteIsRememberedAndNotOutput) {
   EXPECT_FALSE(killed.exited_note());
 }
 
+TEST(EndMarkerScanner, TheHeldNoteIsRememberedAndNotOutput) {
+  for (size_t cut = 1; cut < 40; ++cut) {
+    std::string stream = "out" + k_token + " held\n" + k_token + " 0\n";
+    EndMarkerScanner scanner(k_token);
+    Fed fed = feed_all(scanner, {stream.substr(0, cut), stream.substr(cut)});
+    EXPECT_TRUE(fed.ended) << cut;
+    EXPECT_EQ(fed.job, "out") << cut;
+    EXPECT_TRUE(scanner.held_note()) << cut;
+    EXPECT_FALSE(scanner.exited_note()) << cut;
+    EXPECT_EQ(scanner.status(), 0) << cut;
+    scanner.reset();
+    EXPECT_FALSE(scanner.held_note());
+  }
+}
+
 // A channel's shell run by /bin/sh with its stdin, stdout and stderr on
 // pipes, as sshd would run it: `login_shell` (an sh command) stands for
 // what a login shell does before it runs k_login_command.
@@ -185,6 +200,7 @@ class LocalLauncher {
     std::string word;
     bool ended = false;
     bool exited_note = false;
+    bool held_note = false;
   };
 
   // What came before the launcher's ready marker.
@@ -216,6 +232,7 @@ class LocalLauncher {
     result.ended = out_marker.ended() && err_marker.ended();
     result.word = out_marker.word();
     result.exited_note = out_marker.exited_note();
+    result.held_note = out_marker.held_note();
     return result;
   }
 
@@ -364,6 +381,30 @@ TEST(Launcher, BusyWhileThePreviousJobsGroupLives) {
   LocalLauncher::Result third = launcher.run(launcher_job_line("echo ran", k_token, group));
   EXPECT_EQ(third.word, "0");
   EXPECT_EQ(without_pgid_line(third.out), "ran\n");
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(Launcher, SaysWhenAProcessTheJobStartedStillHoldsItsOutput) {
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  LocalLauncher launcher;
+  // A process that left the job's session and group, and may still write
+  // to its output; then one whose output goes elsewhere; then none.
+  const std::string commands[] = {"setsid sleep 30 & echo $!",
+                                  "setsid sleep 30 >/dev/null 2>&1 & echo $!", "echo none"};
+  const bool held[] = {true, false, false};
+  for (int i = 0; i < 3; ++i) {
+    LocalLauncher::Result result = launcher.run(launcher_job_line(commands[i], k_token, 0));
+    EXPECT_EQ(result.held_note, held[i]) << commands[i];
+    EXPECT_EQ(result.word, "0") << commands[i];
+    std::string out = without_pgid_line(result.out);
+    if (i == 2) {
+      EXPECT_EQ(out, "none\n");
+      continue;
+    }
+    pid_t left = static_cast<pid_t>(std::stol(out));
+    kill(left, SIGKILL);
+    waitpid(left, nullptr, 0);
+  }
   prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 

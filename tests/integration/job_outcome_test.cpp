@@ -73,5 +73,25 @@ TEST_F(JobOutcome, ASignalOrAnExitStatusReadsTheSameOnALocalSlotAndOverSsh) {
   }
 }
 
+TEST_F(JobOutcome, WhatALeftoverOutsideTheJobsGroupWritesLaterIsInNoOtherJobsLog) {
+  if (!fleet.start(1)) {
+    if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it";
+    GTEST_SKIP() << "no sshd on this machine";
+  }
+  fleet.write_hosts(1);
+  // The first job leaves a process in a session of its own that writes to
+  // the job's output while the second job runs on the same slot.
+  dir.write("queue.yaml",
+            "- setsid sh -c 'sleep 1; echo stray-out; echo stray-err >&2' & echo first\n"
+            "- sleep 2; echo second\n"
+            "- echo third\n");
+  testing::ProcessResult r = testing::run_process(fleet.runner({"queue", "--no-status"}));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_EQ(dir.read("queue.runner/logs/1.log"), "first\n");
+  EXPECT_EQ(dir.read("queue.runner/logs/2.log"), "second\n");
+  EXPECT_EQ(dir.read("queue.runner/logs/3.log"), "third\n");
+  EXPECT_EQ(r.out.find("stray-"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace runner

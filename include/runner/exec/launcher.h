@@ -19,11 +19,16 @@
 // launcher's own messages (dash's "Segmentation fault") go to /dev/null,
 // not to the job's stderr.
 //
-// A job ends when its shell exits. Processes it left in its group may still
-// write to the launcher's output, which would mix into the next job's: so a
-// job line first checks that the previous job's group is empty, and if not
-// answers "<token> busy" without running anything; that launcher is then
-// retired (its stdin closed) and the job goes to a fresh one.
+// A job ends when its shell exits. Processes it left behind may still
+// write to the launcher's output, which would mix into the next job's. So,
+// where /proc shows it (Linux), the launcher looks, when the job ends, for
+// a process started since the job began whose stdout or stderr is still the
+// launcher's (one that left the job's session with `setsid` too), and if
+// there is one leaves "<token> held" on stdout before the end marker: that
+// launcher is then retired (its stdin closed; what comes later is dropped).
+// And a job line first checks that the previous job's group is empty, and
+// if not answers "<token> busy" without running anything; that launcher is
+// retired too and the job goes to a fresh one.
 //
 // Where `setsid` is missing, each job has a channel of its own whose sh
 // runs the wrapper itself (job_channel_script; sshd made it a session
@@ -57,6 +62,9 @@ constexpr std::string_view k_launcher_busy = "busy";
 // The note's word a job's shell leaves when it exits.
 constexpr std::string_view k_exited_word = "exited";
 
+// The note's word when a process the job started still holds its output.
+constexpr std::string_view k_held_word = "held";
+
 // A launcher's script, first on its stdin: checks for `setsid`, keeps its
 // stdout and stderr for jobs and markers, and prints the ready marker.
 std::string launcher_script(std::string_view token);
@@ -82,7 +90,7 @@ std::string control_channel_script(std::string_view control, std::string_view to
 // Splits one stream of a channel into the current work's bytes and the
 // marker that ends them. A marker may arrive split across reads, and
 // bytes that could start one are held back until it is clear. An "exited"
-// note is taken out of the stream and remembered.
+// or "held" note is taken out of the stream and remembered.
 class EndMarkerScanner {
  public:
   explicit EndMarkerScanner(std::string token);
@@ -99,6 +107,8 @@ class EndMarkerScanner {
   std::optional<int> status() const;
   // Whether the job's shell left its "exited" note before the marker.
   bool exited_note() const { return m_exited_note; }
+  // Whether the launcher said a process the job started holds its output.
+  bool held_note() const { return m_held_note; }
   // The bytes that followed the marker's line in the feed that ended it.
   std::string take_rest();
   // Ready for the next work's output.
@@ -112,6 +122,7 @@ class EndMarkerScanner {
   bool m_in_marker = false;
   bool m_ended = false;
   bool m_exited_note = false;
+  bool m_held_note = false;
   std::string m_word;
   std::string m_rest;
 };

@@ -43,7 +43,9 @@ std::string exit_note(std::string_view token) {
 // pids that can be newer are listed: those with as many digits as SINCE and
 // no smaller first digit, and those with more. Where pids wrapped around
 // during the job, every process is looked at. Builtins only: no process is
-// started to look.
+// started to look. A child the job just started in the background, that
+// has not yet redirected its output, holds it too: its launcher is retired
+// though it need not be, which costs the next job a channel, no more.
 constexpr std::string_view k_held_function =
     "held() {\n"
     "  since=$1 digits= i=1\n"

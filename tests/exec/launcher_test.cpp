@@ -389,8 +389,13 @@ TEST(Launcher, SaysWhenAProcessTheJobStartedStillHoldsItsOutput) {
   LocalLauncher launcher;
   // A process that left the job's session and group, and may still write
   // to its output; then one whose output goes elsewhere; then none.
-  const std::string commands[] = {"setsid sleep 30 & echo $!",
-                                  "setsid sleep 30 >/dev/null 2>&1 & echo $!", "echo none"};
+  // (The job waits until its child has moved its output: until then, the
+  // child does hold the job's output.)
+  const std::string commands[] = {
+      "setsid sleep 30 & echo $!",
+      "setsid sleep 30 >/dev/null 2>&1 & p=$!; "
+      "until [ \"$(readlink /proc/$p/fd/2)\" = /dev/null ]; do :; done; echo $p",
+      "echo none"};
   const bool held[] = {true, false, false};
   for (int i = 0; i < 3; ++i) {
     LocalLauncher::Result result = launcher.run(launcher_job_line(commands[i], k_token, 0));

@@ -395,7 +395,9 @@ TEST_F(Observe, DryRunOfAMillionJobProductFitsInTheMemoryOfARealRun) {
 }
 
 TEST_F(Observe, SummarySaysHowBusySlotsWereWhatWasSlowAndWhatFailed) {
-  dir.write("queue.yaml", "- sleep 0.3\n- echo oops >&2; exit 5\n- true\n");
+  // The failing job lasts long enough to have a duration to show (one
+  // that ends within a millisecond shows none).
+  dir.write("queue.yaml", "- sleep 0.3\n- sleep 0.01; echo oops >&2; exit 5\n- true\n");
   ProcessResult r = runner({"queue"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("runner: 3 jobs: 2 succeeded, 1 failed; wall time"), std::string::npos)

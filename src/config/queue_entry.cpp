@@ -10,9 +10,9 @@
 #include <optional>
 #include <set>
 
+#include "merge_keys.h"
 #include "runner/config/config_error.h"
 #include "runner/config/duration.h"
-#include "merge_keys.h"
 
 namespace runner {
 
@@ -90,8 +90,9 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
                         "job needs), not `{}`",
                         value));
   if (key == k_timeout && !parse_duration(value))
-    fail_at(path, node,
-            fmt::format("`timeout` must be a duration like 90s, 45m, 2h or 1h30m, not `{}`", value));
+    fail_at(
+        path, node,
+        fmt::format("`timeout` must be a duration like 90s, 45m, 2h or 1h30m, not `{}`", value));
   if (key == k_retries && !parse_retries(value))
     fail_at(path, node,
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
@@ -145,8 +146,7 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
     else if (key.name == k_timeout) {
       job.timeout = parse_duration(value);
       job.timeout_text = value;
-    }
-    else if (key.name == k_retries)
+    } else if (key.name == k_retries)
       job.retries = parse_retries(value);
     else if (key.name == k_cancel)
       job.cancel = value;
@@ -315,7 +315,7 @@ std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry) {
         out.values.assign(key.values.begin() + 1, key.values.end());
       else
         out.values = key.values;
-      out.was_list = out.values.size() > 1;
+      out.was_list = key.was_list || out.values.size() > 1;
       part.keys.push_back(std::move(out));
     }
     rest.push_back(std::move(part));
@@ -326,15 +326,19 @@ std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry) {
 QueueEntry canonical_entry(const JobSpec& job) {
   QueueEntry entry;
   entry.line = job.line;
-  entry.keys.push_back(EntryKey{k_command, {job.command}, false, 0});
+  entry.keys.push_back(EntryKey{k_command, {job.command}, true, 0});
   for (const auto& [name, value] : job.params)
-    entry.keys.push_back(EntryKey{name, {value}, false, 0});
+    entry.keys.push_back(EntryKey{name, {value}, true, 0});
   if (job.slots != 1)
     entry.keys.push_back(EntryKey{k_slots, {std::to_string(job.slots)}, false, 0});
   if (job.timeout) entry.keys.push_back(EntryKey{k_timeout, {job.timeout_text}, false, 0});
   if (job.retries)
     entry.keys.push_back(EntryKey{k_retries, {std::to_string(*job.retries)}, false, 0});
   if (!job.cancel.empty()) entry.keys.push_back(EntryKey{k_cancel, {job.cancel}, false, 0});
+  if (entry.keys.size() == 1) {
+    entry.plain = true;
+    entry.keys[0].was_list = false;
+  }
   return entry;
 }
 

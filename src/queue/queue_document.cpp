@@ -13,123 +13,16 @@
 #include <string_view>
 #include <vector>
 
+#include "empty_list.h"
 #include "runner/config/config_error.h"
 #include "runner/config/yaml_documents.h"
+#include "text_lines.h"
 
 namespace runner {
 
 namespace {
 
-constexpr std::string_view k_bom = "\xEF\xBB\xBF";
 constexpr std::size_t k_npos = std::string::npos;
-
-std::size_t bom_size(const std::string& text) {
-  return std::string_view(text).substr(0, k_bom.size()) == k_bom ? k_bom.size() : 0;
-}
-
-// Start of the line holding byte `pos`.
-std::size_t line_start(const std::string& text, std::size_t pos) {
-  if (pos == 0) return 0;
-  std::size_t newline = text.rfind('\n', pos - 1);
-  return newline == k_npos ? 0 : newline + 1;
-}
-
-// Start of the line after the one holding `pos` (or the end of the text).
-std::size_t next_line(const std::string& text, std::size_t pos) {
-  std::size_t newline = text.find('\n', pos);
-  return newline == k_npos ? text.size() : newline + 1;
-}
-
-// Start of the line that ends just before `cut` (a line start or the end).
-std::size_t previous_line(const std::string& text, std::size_t cut) {
-  if (cut == 0) return 0;
-  std::size_t last = cut - 1;
-  if (text[last] == '\n') return last == 0 ? 0 : line_start(text, last);
-  return line_start(text, cut);
-}
-
-// The line at `begin` without its line break, and without a BOM at offset 0.
-std::string_view line_at(const std::string& text, std::size_t begin) {
-  std::size_t end = text.find('\n', begin);
-  if (end == k_npos) end = text.size();
-  if (end > begin && text[end - 1] == '\r') --end;
-  if (begin == 0) begin = std::min(bom_size(text), end);
-  return std::string_view(text).substr(begin, end - begin);
-}
-
-std::string_view trimmed(std::string_view line) {
-  std::size_t first = line.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  std::size_t last = line.find_last_not_of(" \t");
-  return line.substr(first, last - first + 1);
-}
-
-bool blank_or_comment(std::string_view line) {
-  std::string_view text = trimmed(line);
-  return text.empty() || text.front() == '#';
-}
-
-bool is_separator(std::string_view text, std::size_t pos) {
-  return pos >= text.size() || text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\r' ||
-         text[pos] == '\n';
-}
-
-// `---` or `...` at the start of a line, alone or followed by white space.
-bool is_marker_line(std::string_view line, std::string_view marker) {
-  return line.substr(0, 3) == marker && is_separator(line, 3);
-}
-
-// A line that may come before the top-level list: blank, comment, `%`
-// directive or the `---` document start (with at most a comment after it).
-enum class HeaderLine { blank_or_comment, directive, document_start, other };
-
-HeaderLine classify_header_line(std::string_view line) {
-  if (blank_or_comment(line)) return HeaderLine::blank_or_comment;
-  if (line.front() == '%') return HeaderLine::directive;
-  if (is_marker_line(line, "---") && blank_or_comment(line.substr(3)))
-    return HeaderLine::document_start;
-  return HeaderLine::other;
-}
-
-bool uses_crlf(const std::string& text, std::size_t from = 0) {
-  std::size_t newline = text.find('\n', from);
-  return newline != k_npos && newline > 0 && text[newline - 1] == '\r';
-}
-
-std::string with_line_ends(const std::string& text, bool crlf) {
-  if (!crlf) return text;
-  std::string out;
-  out.reserve(text.size() + text.size() / 16);
-  for (char c : text) {
-    if (c == '\n') out += '\r';
-    out += c;
-  }
-  return out;
-}
-
-// Line breaks as '\n', with a final one.
-std::string normalized_lines(const std::string& text) {
-  std::string out;
-  out.reserve(text.size() + 1);
-  for (std::size_t i = 0; i < text.size(); ++i)
-    if (!(text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')) out += text[i];
-  if (!out.empty() && out.back() != '\n') out += '\n';
-  return out;
-}
-
-std::string indented(const std::string& text, int indent) {
-  if (indent == 0) return text;
-  std::string pad(indent, ' ');
-  std::string out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = next_line(text, pos);
-    if (text[pos] != '\n' && text[pos] != '\r') out += pad;
-    out.append(text, pos, end - pos);
-    pos = end;
-  }
-  return out;
-}
 
 bool same_entry(const QueueEntry& a, const QueueEntry& b) {
   if (a.plain != b.plain || a.keys.size() != b.keys.size()) return false;
@@ -141,9 +34,12 @@ bool same_entry(const QueueEntry& a, const QueueEntry& b) {
   return true;
 }
 
-// The first YAML document of the text (null when there is none).
+// The first YAML document of the text (null when there is none); a `[]`
+// that entries follow is read as no content.
 YAML::Node load_root(const std::string& text, const std::string& path) {
-  std::vector<YAML::Node> documents = load_yaml_documents(text, path);
+  std::optional<std::string> appended_to_empty = empty_list::blanked(text);
+  std::vector<YAML::Node> documents =
+      load_yaml_documents(appended_to_empty ? *appended_to_empty : text, path);
   for (std::size_t i = 1; i < documents.size(); ++i)
     if (!documents[i].IsNull()) {
       const YAML::Mark& mark = documents[i].Mark();
@@ -463,7 +359,8 @@ bool plain_token(std::string_view text) {
   if (text.empty()) return false;
   for (std::size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
-    bool letter_or_digit = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    bool letter_or_digit =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
     bool inner = c == '_' || c == '.' || c == '/' || c == '+' || c == '-';
     if (!letter_or_digit && !(inner && i > 0)) return false;
   }
@@ -574,8 +471,8 @@ bool FrontTaker::take_fast() {
 
   const std::string& base = m_base.text;
   int indent = m_base.entries.front().indent;
-  bool crlf = written ? uses_crlf(m_front.front().text)
-                      : uses_crlf(base, m_base.entries[m_next].begin);
+  bool crlf =
+      written ? uses_crlf(m_front.front().text) : uses_crlf(base, m_base.entries[m_next].begin);
   std::size_t after = m_cursor;  // where the base text resumes after the entry
   std::size_t next = m_next;     // the base entry after it
   if (!written) {
@@ -592,8 +489,8 @@ bool FrontTaker::take_fast() {
   std::vector<std::string> texts;
   std::optional<std::vector<QueueEntry>> parsed;
   // What follows the taker's own text is as it was: no parse needed.
-  std::optional<Written> cut = rest.size() == 1 ? cut_own_text(first, rest.front(), indent)
-                                                : std::nullopt;
+  std::optional<Written> cut =
+      rest.size() == 1 ? cut_own_text(first, rest.front(), indent) : std::nullopt;
   if (cut) {
     texts.push_back(std::move(cut->text));
     parsed = std::vector<QueueEntry>{std::move(cut->entry)};

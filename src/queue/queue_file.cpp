@@ -17,6 +17,7 @@
 #include <system_error>
 #include <thread>
 
+#include "empty_list.h"
 #include "file_io.h"
 #include "own_changes.h"
 #include "queue_replacement.h"
@@ -146,6 +147,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
     m_cache = std::move(doc);
     return batch;
   }
+  if (doc.entries.empty()) doc.text = empty_list::marked(doc.text);
 
   try {
     // The new text is on disk before it replaces the old: a machine crash

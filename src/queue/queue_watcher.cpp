@@ -50,9 +50,9 @@ void QueueWatcher::step(Clock::time_point) {
     for (char* p = buffer; p < buffer + n;) {
       auto* event = reinterpret_cast<inotify_event*>(p);
       std::string_view name = event->len ? std::string_view(event->name) : std::string_view();
-      bool queue_written = name == m_queue_name && (event->mask & ~IN_DELETE) &&
-                           !((event->mask & IN_MOVED_TO) &&
-                             own_changes::take_queue_replaced(m_queue_path));
+      bool queue_written =
+          name == m_queue_name && (event->mask & ~IN_DELETE) &&
+          !((event->mask & IN_MOVED_TO) && own_changes::take_queue_replaced(m_queue_path));
       bool lock_released = name == m_lock_name && (event->mask & IN_DELETE) &&
                            own_changes::take_blocked(m_lock_path);
       if (event->mask & IN_Q_OVERFLOW) own_changes::forget(m_queue_path, m_lock_path);

@@ -206,7 +206,8 @@ TEST(QueueEntryTest, RemainderHoldsTheRestInAtMostKEntries) {
   EXPECT_EQ(describe(got), describe(expected));
 }
 
-TEST(QueueEntryTest, RemainderKeepsFileKeyOrderAndWritesSingleValuesAsScalars) {
+TEST(QueueEntryTest, RemainderKeepsFileKeyOrderAndWritesAListAsAListThoughOneValueIsLeft) {
+  // Pegasus reads only lists: a Pegasus file stays one.
   QueueEntry entry = entry_from(
       "- model: [a, b]\n"
       "  command: [x, y]\n"
@@ -215,11 +216,18 @@ TEST(QueueEntryTest, RemainderKeepsFileKeyOrderAndWritesSingleValuesAsScalars) {
   ASSERT_EQ(rest.size(), 3u);
   for (const auto& part : rest) {
     EXPECT_EQ(key_names(part), (std::vector<std::string>{"model", "command", "batch"}));
-    for (const auto& key : part.keys) EXPECT_EQ(key.was_list, key.values.size() > 1);
+    for (const auto& key : part.keys) EXPECT_TRUE(key.was_list);
   }
-  EXPECT_EQ(entry_to_yaml(rest[0]), "- model: a\n  command: x\n  batch: 2\n");
-  EXPECT_EQ(entry_to_yaml(rest[1]), "- model: b\n  command: x\n  batch: [1, 2]\n");
-  EXPECT_EQ(entry_to_yaml(rest[2]), "- model: [a, b]\n  command: y\n  batch: [1, 2]\n");
+  EXPECT_EQ(entry_to_yaml(rest[0]), "- model: [a]\n  command: [x]\n  batch: [2]\n");
+  EXPECT_EQ(entry_to_yaml(rest[1]), "- model: [b]\n  command: [x]\n  batch: [1, 2]\n");
+  EXPECT_EQ(entry_to_yaml(rest[2]), "- model: [a, b]\n  command: [y]\n  batch: [1, 2]\n");
+}
+
+TEST(QueueEntryTest, ARemainderKeyWrittenAsAScalarStaysAScalar) {
+  QueueEntry entry = entry_from("- command: run\n  model: [a, b]\n  batch: 8\n  seed: [1, 2]\n");
+  std::vector<QueueEntry> rest = remainder_after_first(entry);
+  ASSERT_EQ(rest.size(), 2u);
+  EXPECT_EQ(entry_to_yaml(rest[0]), "- command: run\n  model: [a]\n  batch: 8\n  seed: [2]\n");
 }
 
 TEST(QueueEntryTest, RemainderSkipsKeysWithOneValue) {
@@ -365,11 +373,12 @@ TEST(QueueEntryTest, ParsesPegasusBlockListStyle) {
   std::vector<QueueEntry> rest = remainder_after_first(entry);
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(entry_to_yaml(rest[0]),
-            "- command: |\n"
-            "    CUDA_VISIBLE_DEVICES={{slots}} \\\n"
-            "    torchrun train.py --model {{model}}\n"
-            "  slots: 8\n"
-            "  model: llama-7b\n");
+            "- command:\n"
+            "    - |\n"
+            "      CUDA_VISIBLE_DEVICES={{slots}} \\\n"
+            "      torchrun train.py --model {{model}}\n"
+            "  slots: [8]\n"
+            "  model: [llama-7b]\n");
 }
 
 TEST(QueueEntryTest, LongListRemainderIsOneEntryOfOneLine) {

@@ -48,14 +48,14 @@ TEST_F(LocalRun, DrainsTheQueueWithPrefixedOutputLogsAndJournal) {
   EXPECT_EQ(count(r.out, "\n"), 5);
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[localhost gpu=[01]\] first on [01]\n)")));
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[localhost gpu=([01])\] b bs=2 gpu=\1\n)")));
-  // The queue is empty, its comment kept.
-  EXPECT_EQ(dir.read("queue.yaml"), "# my campaign\n");
-  // consumed.yaml holds the five jobs in canonical form.
+  // The queue is an empty list, its comment kept.
+  EXPECT_EQ(dir.read("queue.yaml"), "# my campaign\n[]\n");
+  // consumed.yaml holds the five jobs in Pegasus' form: one-value lists.
   YAML::Node consumed = YAML::LoadFile(dir.file("consumed.yaml"));
   ASSERT_EQ(consumed.size(), 5u);
-  EXPECT_EQ(consumed[4]["command"].as<std::string>(), "echo <<model>> bs=<<bs>> gpu=<<gpu>>");
-  EXPECT_EQ(consumed[4]["model"].as<std::string>(), "b");
-  EXPECT_EQ(consumed[4]["bs"].as<std::string>(), "2");
+  EXPECT_EQ(consumed[4]["command"][0].as<std::string>(), "echo <<model>> bs=<<bs>> gpu=<<gpu>>");
+  EXPECT_EQ(consumed[4]["model"][0].as<std::string>(), "b");
+  EXPECT_EQ(consumed[4]["bs"][0].as<std::string>(), "2");
   // The journal and one log per job.
   std::string journal = dir.read("queue.runner/journal.jsonl");
   EXPECT_EQ(lines_with_event(journal, "job_start"), 5);

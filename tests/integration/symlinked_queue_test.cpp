@@ -104,7 +104,7 @@ TEST_F(SymlinkedQueue, TakingJobsKeepsTheLinkALink) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("] two\n"), std::string::npos) << r.out;
   EXPECT_TRUE(std::filesystem::is_symlink(link));
-  EXPECT_EQ(dir.read("shared/queue.yaml"), "");
+  EXPECT_EQ(dir.read("shared/queue.yaml"), "[]\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("shared/queue.yaml.lock")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("work/queue.yaml.lock")));
 }

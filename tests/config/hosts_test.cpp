@@ -120,8 +120,21 @@ TEST(HostAddress, LocalhostWithUserOrPortGoesThroughSsh) {
   HostAddress b = parse_host_address("localhost:22");
   EXPECT_FALSE(b.local);
   EXPECT_EQ(b.port, 22);
-  EXPECT_FALSE(parse_host_address("127.0.0.1").local);
-  EXPECT_FALSE(parse_host_address("LOCALHOST").local);
+  for (std::string_view text :
+       {"me@127.0.0.1", "127.0.0.1:22", "[::1]:22", "me@::1", "LOCALHOST:2222", "me@Localhost"})
+    EXPECT_FALSE(parse_host_address(text).local) << text;
+}
+
+// As Pegasus' is_localhost: the loopback addresses and any case of
+// `localhost`, written alone, run locally.
+TEST(HostAddress, LoopbackNamesAloneAreLocal) {
+  for (std::string_view text : {"localhost", "127.0.0.1", "::1", "LOCALHOST", "Localhost"}) {
+    HostAddress a = parse_host_address(text);
+    EXPECT_TRUE(a.local) << text;
+    EXPECT_EQ(a.host, text);
+    EXPECT_EQ(a.user, "");
+    EXPECT_EQ(a.port, 0);
+  }
 }
 
 TEST(HostAddress, UserIsEverythingBeforeTheLastAt) {
@@ -313,12 +326,17 @@ TEST(Hosts, HostnameTemplateWithReplace) {
 }
 
 TEST(Hosts, LocalhostEntries) {
-  Fleet fleet = parse_hosts("- localhost\n- hostname: localhost:2222\n- hostname: me@localhost\n",
-                            "hosts.yaml");
-  ASSERT_EQ(fleet.hosts.size(), 3u);
+  Fleet fleet = parse_hosts(
+      "- localhost\n- hostname: localhost:2222\n- hostname: me@localhost\n- 127.0.0.1\n"
+      "- hostname: \"::1\"\n  gpu: [0, 1]\n- LOCALHOST\n",
+      "hosts.yaml");
+  ASSERT_EQ(fleet.hosts.size(), 6u);
   EXPECT_TRUE(fleet.hosts[0].address.local);
   EXPECT_FALSE(fleet.hosts[1].address.local);
   EXPECT_FALSE(fleet.hosts[2].address.local);
+  EXPECT_TRUE(fleet.hosts[3].address.local);
+  EXPECT_TRUE(fleet.hosts[4].address.local);
+  EXPECT_TRUE(fleet.hosts[5].address.local);
 }
 
 TEST(Hosts, Ipv6Hostnames) {

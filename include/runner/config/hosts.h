@@ -11,8 +11,9 @@
 
 namespace runner {
 
-// Where a host is reached. `local` is true only for the bare word
-// "localhost" (no user, no port): it runs jobs as local processes.
+// Where a host is reached. `local` is true only for `localhost` (in any
+// case), `127.0.0.1` or `::1` written alone (no user, no port): it runs jobs
+// as local processes.
 struct HostAddress {
   std::string user;  // empty: the current user / ssh config decides
   std::string host;  // name or address, without brackets for IPv6
@@ -27,17 +28,17 @@ HostAddress parse_host_address(std::string_view text);
 
 // One unit of capacity: runs one job at a time.
 struct Slot {
-  int host = 0;      // index into Fleet::hosts
-  int index = 0;     // 0-based position among its host's slots
-  Params params;     // host parameters of this slot, file order, no `hostname`
-  std::string label; // for output prefixes: "node01 gpu=0", "node01 #2", "node01"
-  int line = 0;      // hosts.yaml line of the entry that gave it
+  int host = 0;       // index into Fleet::hosts
+  int index = 0;      // 0-based position among its host's slots
+  Params params;      // host parameters of this slot, file order, no `hostname`
+  std::string label;  // for output prefixes: "node01 gpu=0", "node01 #2", "node01"
+  int line = 0;       // hosts.yaml line of the entry that gave it
 };
 
 // All slots that share one hostname (after templating). Reached over one
 // pool of connections.
 struct Host {
-  std::string name;      // the hostname string as the user wrote/rendered it
+  std::string name;  // the hostname string as the user wrote/rendered it
   HostAddress address;
   std::vector<int> slots;  // indices into Fleet::slots, in slot-index order
   int line = 0;            // hosts.yaml line of the first entry naming it

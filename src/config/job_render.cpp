@@ -177,7 +177,6 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
       throw std::invalid_argument("job_variables: slots of several hosts given");
 
   Params variables;
-  for (const auto& [key, value] : job.params) add_unshadowed(variables, key, value);
   add_unshadowed(variables, std::string(k_hostname_variable), fleet.hosts.at(first.host).name);
   std::string indices;
   for (int id : slot_ids)
@@ -196,6 +195,7 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
     }
     if (everywhere) add_unshadowed(variables, key, joined);
   }
+  for (const auto& [key, value] : job.params) add_unshadowed(variables, key, value);
   return variables;
 }
 

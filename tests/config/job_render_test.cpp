@@ -96,10 +96,23 @@ TEST(RenderJob, MultiSlotJobSeesCommaJoinedValuesInSlotOrder) {
   EXPECT_EQ(render_job(job("<<gpu>> <<slots>>", {}, 3), fleet, {3, 0, 1}), "1,0,1 3,0,1");
 }
 
-TEST(RenderJob, JobParameterOverridesHostParameter) {
+// As Pegasus renders: the host's parameters are laid over the job's.
+TEST(RenderJob, HostParameterWinsOverJobParameter) {
   Fleet fleet = test_fleet();
-  EXPECT_EQ(render_job(job("<<gpu>>", {{"gpu", "7"}}), fleet, {1}), "7");
-  EXPECT_EQ(render_job(job("<<gpu>> <<container>>", {{"gpu", "7"}}, 2), fleet, {0, 1}), "7 c0,c0");
+  EXPECT_EQ(render_job(job("<<gpu>>", {{"gpu", "7"}}), fleet, {1}), "1");
+  EXPECT_EQ(render_job(job("<<gpu>> <<container>>", {{"gpu", "7"}, {"container", "x"}}, 2), fleet,
+                       {0, 1}),
+            "0,1 c0,c0");
+  Fleet local = parse_hosts("- hostname: localhost\n  gpu: 0\n", "hosts.yaml");
+  EXPECT_EQ(
+      render_job(job("gpu=<<gpu>> host=<<hostname>>", {{"gpu", "7"}, {"hostname", "elsewhere"}}),
+                 local, {0}),
+      "gpu=0 host=localhost");
+}
+
+TEST(RenderJob, JobParameterFillsInWhereTheHostLacksIt) {
+  Fleet fleet = test_fleet();
+  EXPECT_EQ(render_job(job("<<gpu>>", {{"gpu", "7"}}), fleet, {6}), "7");
 }
 
 TEST(RenderJob, HostnameIsTheHostNameAsWritten) {
@@ -135,16 +148,17 @@ TEST(RenderJob, NonTemplateTextPassesThrough) {
 TEST(JobVariables, OrderAndShadowing) {
   Fleet fleet = test_fleet();
   EXPECT_EQ(job_variables(job("x", {{"model", "m"}, {"gpu", "9"}}, 2), fleet, {0, 1}),
-            (Params{{"model", "m"},
-                    {"gpu", "9"},
-                    {"hostname", "node01"},
+            (Params{{"hostname", "node01"},
                     {"slots", "0,1"},
-                    {"container", "c0,c0"}}));
+                    {"container", "c0,c0"},
+                    {"gpu", "0,1"},
+                    {"model", "m"}}));
 }
 
-TEST(JobVariables, JobParameterShadowsBuiltins) {
+TEST(JobVariables, HostnameIsAlwaysTheSlotsHost) {
   Fleet fleet = test_fleet();
-  EXPECT_EQ(render_job(job("<<hostname>>", {{"hostname", "mine"}}), fleet, {0}), "mine");
+  EXPECT_EQ(render_job(job("<<hostname>>", {{"hostname", "mine"}}), fleet, {0}), "node01");
+  EXPECT_EQ(render_job(job("<<hostname>>", {{"hostname", "mine"}}), fleet, {6}), "node03");
 }
 
 TEST(JobVariables, RejectsNoSlotsAndSlotsOfSeveralHosts) {

@@ -17,11 +17,12 @@ namespace runner {
 enum class JobPlacement { queue, broadcast };
 
 // The variables of `job` on `slot_ids` (Fleet::slots indices, all of one
-// host, in allocation order), each name once: the job's parameters, then
-// `hostname` (Host::name) and `slots` (the Slot::index values,
-// comma-joined), then every host parameter that all the given slots define,
-// its values comma-joined in slot order ("2,3"). An earlier name shadows a
-// later one, so a job parameter overrides a host parameter.
+// host, in allocation order), each name once: `hostname` (Host::name) and
+// `slots` (the Slot::index values, comma-joined), then every host parameter
+// that all the given slots define, its values comma-joined in slot order
+// ("2,3"), then the job's parameters. An earlier name shadows a later one:
+// as in Pegasus, a host parameter wins over a job parameter of the same
+// name, and `hostname` is always the slots' host.
 // Throws std::invalid_argument for no slots or slots of several hosts.
 Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
 

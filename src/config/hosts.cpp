@@ -245,8 +245,12 @@ class EntryParser {
       m_builder.add_slot(rendered, hostname.position, entry_line, params);
   }
 
-  int parse_slot_count(const YAML::Node& value, Position key_where) const {
+  // `slots: 4`, or `slots: [4]` as Pegasus' job-slots files write it.
+  int parse_slot_count(const YAML::Node& written, Position key_where) const {
     const std::string hint = "`slots` must be a positive integer, e.g. `slots: 4`";
+    if (written.IsSequence() && written.size() > 1)
+      fail(position_of(written.Mark()), hint + ": one number, not a list");
+    const YAML::Node value = written.IsSequence() && written.size() == 1 ? written[0] : written;
     if (!value.IsScalar()) fail(value.IsNull() ? key_where : position_of(value.Mark()), hint);
     const std::string& text = value.Scalar();
     int count = 0;

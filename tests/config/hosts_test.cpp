@@ -252,6 +252,17 @@ TEST(Hosts, AnonymousSlots) {
   EXPECT_TRUE(fleet.slots[2].params.empty());
 }
 
+// Pegasus' job-slots files write the count as a one-element list too.
+TEST(Hosts, SlotsAsAOneElementList) {
+  Fleet fleet = parse_hosts(
+      "- hostname: node01\n  slots: [4]\n- hostname: node02\n  slots:\n"
+      "    - 2\n",
+      "hosts.yaml");
+  ASSERT_EQ(fleet.hosts.size(), 2u);
+  EXPECT_EQ(fleet.hosts[0].slots.size(), 4u);
+  EXPECT_EQ(fleet.hosts[1].slots.size(), 2u);
+}
+
 TEST(Hosts, OneAnonymousSlotIsJustTheHostname) {
   Fleet fleet = parse_hosts("- hostname: node01\n  slots: 1\n", "hosts.yaml");
   EXPECT_EQ(labels(fleet), std::vector<std::string>{"node01"});
@@ -434,7 +445,10 @@ TEST(HostsErrors, SlotsNotAPositiveInteger) {
   expect_error("- hostname: a\n  slots: 1.5\n", 2, 10, "positive integer");
   expect_error("- hostname: a\n  slots: 99999999999\n", 2, 10, "positive integer");
   expect_error("- hostname: a\n  slots: 100001\n", 2, 10, "up to 100000");
-  expect_error("- hostname: a\n  slots: [1, 2]\n", 2, 10, "positive integer");
+  expect_error("- hostname: a\n  slots: [1, 2]\n", 2, 10, "one number, not a list");
+  expect_error("- hostname: a\n  slots: []\n", 2, 10, "positive integer");
+  expect_error("- hostname: a\n  slots: [0]\n", 2, 11, "got `0`");
+  expect_error("- hostname: a\n  slots: [[2]]\n", 2, 11, "positive integer");
   expect_error("- hostname: a\n  slots:\n", 2, 3, "positive integer");
 }
 

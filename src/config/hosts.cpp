@@ -87,7 +87,8 @@ class FleetBuilder {
  public:
   explicit FleetBuilder(std::string path) : m_path(std::move(path)) {}
 
-  void add_slot(const std::string& hostname, Position where, int entry_line, Params params) {
+  void add_slot(const std::string& hostname, Position where, int entry_line, Params params,
+                int element) {
     int host_id = host_for(hostname, where, entry_line);
     Host& host = m_fleet.hosts[host_id];
     Slot slot;
@@ -95,6 +96,7 @@ class FleetBuilder {
     slot.index = static_cast<int>(host.slots.size());
     slot.params = std::move(params);
     slot.line = entry_line;
+    slot.element = element;
     host.slots.push_back(static_cast<int>(m_fleet.slots.size()));
     m_fleet.slots.push_back(std::move(slot));
   }
@@ -241,8 +243,9 @@ class EntryParser {
                        "the entry",
                        hostname.text, undefined.name, undefined.name));
     }
+    int element = m_elements++;
     for (int i = 0; i < slot_count; ++i)
-      m_builder.add_slot(rendered, hostname.position, entry_line, params);
+      m_builder.add_slot(rendered, hostname.position, entry_line, params, element);
   }
 
   // `slots: 4`, or `slots: [4]` as Pegasus' job-slots files write it.
@@ -288,6 +291,7 @@ class EntryParser {
   std::string_view m_text;
   const std::string& m_path;
   FleetBuilder& m_builder;
+  int m_elements = 0;  // product elements expanded so far
 };
 
 }  // namespace
@@ -370,7 +374,7 @@ std::vector<std::string> repeated_slot_warnings(const Fleet& fleet, const std::s
     std::string name = fleet.hosts[slot.host].name;
     for (const auto& [key, value] : slot.params) name += fmt::format(" {}={}", key, value);
     auto [first, added] = first_of.emplace(name, &slot);
-    if (added) continue;
+    if (added || (slot.element >= 0 && first->second->element == slot.element)) continue;
     warnings.push_back(fmt::format(
         "{}:{}: {} is also at line {}: two jobs will run on it at once; if that is not meant, "
         "remove one of the two (for several jobs on one host, give it `slots: N` instead)",

@@ -32,6 +32,18 @@ void add_unshadowed(Params& variables, std::string name, std::string value) {
   variables.emplace_back(std::move(name), std::move(value));
 }
 
+// `slot_ids` without the slots that share their product element with an
+// earlier one: those have the same parameters by construction.
+std::vector<int> one_slot_per_element(const Fleet& fleet, const std::vector<int>& slot_ids) {
+  std::vector<int> kept;
+  std::unordered_set<int> elements;
+  for (int id : slot_ids) {
+    int element = fleet.slots.at(id).element;
+    if (element < 0 || elements.insert(element).second) kept.push_back(id);
+  }
+  return kept;
+}
+
 // What validation needs to know about one host.
 struct HostSummary {
   std::string name;
@@ -183,11 +195,12 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
     indices += (indices.empty() ? "" : ",") + std::to_string(fleet.slots[id].index);
   add_unshadowed(variables, std::string(k_slots_variable), indices);
 
+  const std::vector<int> distinct = one_slot_per_element(fleet, slot_ids);
   for (const auto& [key, unused] : first.params) {
     std::string joined;
     bool everywhere = true;
-    for (std::size_t i = 0; i < slot_ids.size() && everywhere; ++i) {
-      std::optional<std::string> value = find_param(fleet.slots[slot_ids[i]].params, key);
+    for (std::size_t i = 0; i < distinct.size() && everywhere; ++i) {
+      std::optional<std::string> value = find_param(fleet.slots[distinct[i]].params, key);
       if (!value)
         everywhere = false;
       else
@@ -203,15 +216,16 @@ std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids) {
   if (slot_ids.size() == 1) return fleet.slots[slot_ids.front()].label;
   const Slot& first = fleet.slots[slot_ids.front()];
   std::string label = fleet.hosts[first.host].name;
-  if (first.params.empty()) {
-    std::vector<std::string> indices;
-    for (int s : slot_ids) indices.push_back(std::to_string(fleet.slots[s].index));
-    return fmt::format("{} #{}", label, fmt::join(indices, ","));
-  }
+  const std::vector<int> distinct = one_slot_per_element(fleet, slot_ids);
   for (const auto& [key, value] : first.params) {
     std::vector<std::string> values;
-    for (int s : slot_ids) values.push_back(find_param(fleet.slots[s].params, key).value_or("?"));
+    for (int s : distinct) values.push_back(find_param(fleet.slots[s].params, key).value_or("?"));
     label += fmt::format(" {}={}", key, fmt::join(values, ","));
+  }
+  if (first.params.empty() || distinct.size() < slot_ids.size()) {
+    std::vector<std::string> indices;
+    for (int s : slot_ids) indices.push_back(std::to_string(fleet.slots[s].index));
+    label += fmt::format(" #{}", fmt::join(indices, ","));
   }
   return label;
 }

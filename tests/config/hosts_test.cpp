@@ -508,6 +508,11 @@ TEST(RepeatedSlots, ASlotWithTheSameParametersAsAnEarlierOneIsNamedWithBothLines
   EXPECT_EQ(fleet.slots.size(), 7u) << "the repeat is a slot still";
 }
 
+TEST(RepeatedSlots, SlotsOfASlotsEntryAreNoRepeats) {
+  Fleet fleet = parse_hosts("- hostname: node01\n  slots: 4\n  node_type: cloud\n", "hosts.yaml");
+  EXPECT_TRUE(repeated_slot_warnings(fleet, "hosts.yaml").empty());
+}
+
 TEST(RepeatedSlots, OtherParametersMakeADifferentSlot) {
   Fleet fleet = parse_hosts(
       "- hostname: node01\n  gpu: 0\n  port: 1\n- hostname: node01\n  gpu: 0\n  port: 2\n",

@@ -115,6 +115,22 @@ TEST(RenderJob, JobParameterFillsInWhereTheHostLacksIt) {
   EXPECT_EQ(render_job(job("<<gpu>>", {{"gpu", "7"}}), fleet, {6}), "7");
 }
 
+// A host written `slots: N` describes the host, not each slot: a job holding
+// several of its slots sees each host parameter once, as in Pegasus.
+TEST(RenderJob, SlotsOfASlotsEntryShareOneValue) {
+  Fleet fleet = parse_hosts(
+      "- hostname: cloud-01\n  slots: [4]\n  node_type: cloud\n"
+      "- hostname: dgx\n  slots: 2\n  gpu: [0, 1]\n",
+      "hosts.yaml");
+  EXPECT_EQ(render_job(job("--node-type <<node_type>> <<slots>>", {}, 4), fleet, {0, 1, 2, 3}),
+            "--node-type cloud 0,1,2,3");
+  EXPECT_EQ(slots_label(fleet, {0, 1, 2, 3}), "cloud-01 node_type=cloud #0,1,2,3");
+  EXPECT_EQ(render_job(job("<<gpu>>", {}, 2), fleet, {4, 5}), "0");
+  EXPECT_EQ(render_job(job("<<gpu>>", {}, 2), fleet, {5, 6}), "0,1");
+  EXPECT_EQ(slots_label(fleet, {5, 6}), "dgx gpu=0,1");
+  EXPECT_EQ(slots_label(fleet, {4, 5}), "dgx gpu=0 #0,1");
+}
+
 TEST(RenderJob, HostnameIsTheHostNameAsWritten) {
   Fleet fleet = parse_hosts("- hostname: user@node09:2222\n  gpu: 0\n", "hosts.yaml");
   EXPECT_EQ(render_job(job("<<hostname>>"), fleet, {0}), "user@node09:2222");

@@ -33,6 +33,9 @@ struct Slot {
   Params params;      // host parameters of this slot, file order, no `hostname`
   std::string label;  // for output prefixes: "node01 gpu=0", "node01 #2", "node01"
   int line = 0;       // hosts.yaml line of the entry that gave it
+  // The product element of hosts.yaml that gave it: the slots `slots: N`
+  // makes of one element share it. -1: an element of its own.
+  int element = -1;
 };
 
 // All slots that share one hostname (after templating). Reached over one
@@ -74,7 +77,8 @@ Fleet load_hosts(const std::string& path);
 // with the same parameters (at least one, as `gpu: 0`), so two jobs would
 // share what the parameters name. It names both lines of `path` and the fix.
 // A repeat is allowed (Pegasus files list a host twice on purpose too);
-// slots without parameters, as `slots: N` gives, are never repeats.
+// slots without parameters, and the slots `slots: N` gives one element,
+// are never repeats.
 std::vector<std::string> repeated_slot_warnings(const Fleet& fleet, const std::string& path);
 
 }  // namespace runner

@@ -20,7 +20,8 @@ enum class JobPlacement { queue, broadcast };
 // host, in allocation order), each name once: `hostname` (Host::name) and
 // `slots` (the Slot::index values, comma-joined), then every host parameter
 // that all the given slots define, its values comma-joined in slot order
-// ("2,3"), then the job's parameters. An earlier name shadows a later one:
+// ("2,3") with one value for the slots one `slots: N` element gives, then
+// the job's parameters. An earlier name shadows a later one:
 // as in Pegasus, a host parameter wins over a job parameter of the same
 // name, and `hostname` is always the slots' host.
 // Throws std::invalid_argument for no slots or slots of several hosts.
@@ -28,8 +29,9 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
 
 // How a job on `slot_ids` (all of one host) is named in output: the slot's
 // label for one slot ("node01 gpu=0"); for several, the host and each
-// parameter's values joined ("node01 gpu=2,3"), or their indices
-// ("node01 #0,1") for anonymous slots.
+// parameter's values joined as job_variables joins them ("node01 gpu=2,3"),
+// followed by the slot indices ("node01 #0,1", "node01 type=dgx #0,1") when
+// the values do not tell the slots apart.
 std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids);
 
 // job.command rendered with job_variables. Throws UndefinedVariable.

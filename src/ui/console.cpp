@@ -94,9 +94,9 @@ Console::JobState& Console::job_state(JobId job, int slot, std::string_view labe
   return state;
 }
 
-void Console::add_line(JobState& state, std::string_view line) {
-  if (state.lines++ % m_period != 0) return;
-  m_buffer.append(state.prefix);
+void Console::add_line(const JobState& job, StreamState& stream, std::string_view line) {
+  if (++stream.lines % m_period != 0) return;
+  m_buffer.append(job.prefix);
   m_buffer.append(line);
   m_buffer.push_back('\n');
   if (m_buffer.size() >= k_flush_threshold) flush();
@@ -106,8 +106,8 @@ void Console::job_output(JobId job, int slot, std::string_view label, OutputStre
                          std::string_view bytes) {
   if (m_period == 0) return;
   JobState& state = job_state(job, slot, label);
-  LineSplitter& splitter = stream == OutputStream::out ? state.out : state.err;
-  splitter.feed(bytes, [&](std::string_view line) { add_line(state, line); });
+  StreamState& lines = stream == OutputStream::out ? state.out : state.err;
+  lines.splitter.feed(bytes, [&](std::string_view line) { add_line(state, lines, line); });
   if (m_out_tty) flush();
 }
 
@@ -115,9 +115,8 @@ void Console::job_finished(JobId job) {
   auto it = m_jobs.find(job);
   if (it == m_jobs.end()) return;
   JobState& state = it->second;
-  auto emit = [&](std::string_view line) { add_line(state, line); };
-  state.out.finish(emit);
-  state.err.finish(emit);
+  for (StreamState* stream : {&state.out, &state.err})
+    stream->splitter.finish([&](std::string_view line) { add_line(state, *stream, line); });
   m_jobs.erase(it);
   if (m_out_tty) flush();
 }

@@ -100,6 +100,14 @@ TEST_F(LocalRun, PrintPeriodZeroPrintsNoJobLinesButLogsEverything) {
   EXPECT_EQ(dir.read("queue.runner/logs/1.log"), "1\n2\n3\n4\n5\n");
 }
 
+TEST_F(LocalRun, PrintPeriodPrintsLinesNTwoNThreeN) {
+  dir.write("hosts.yaml", "- localhost\n");
+  dir.write("queue.yaml", "- seq 1 7; seq 11 13 >&2\n");
+  ProcessResult r = runner({"queue", "-p", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "[localhost] 3\n[localhost] 6\n[localhost] 13\n");
+}
+
 TEST_F(LocalRun, BroadcastRunsEveryStepOnEverySlotInLockstep) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 3\n");
   // Step 2 checks that all three step-1 markers exist before any step-2 job

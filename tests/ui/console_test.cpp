@@ -3,10 +3,9 @@
 #include "runner/ui/console.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <optional>
@@ -148,12 +147,14 @@ std::string run_with_period(std::size_t period) {
   return out.drain();
 }
 
-TEST(Console, PrintPeriodCountsLinesPerJob) {
+// As Pegasus: lines N, 2N, 3N, ... of each stream of each job.
+TEST(Console, PrintPeriodPrintsEveryNthLineOfEachStreamOfAJob) {
   EXPECT_EQ(run_with_period(0), "");
   EXPECT_EQ(run_with_period(1),
             "[a] a1\n[a] a2\n[a] a3\n[b] b1\n[a] a4\n[a] a5\n[b] b2\n[b] b3\n[b] b4\n"
             "[a] a6\n[a] a7\n");
-  EXPECT_EQ(run_with_period(3), "[a] a1\n[b] b1\n[a] a4\n[b] b4\n[a] a7\n");
+  EXPECT_EQ(run_with_period(2), "[a] a2\n[a] a5\n[b] b2\n[b] b4\n[a] a6\n");
+  EXPECT_EQ(run_with_period(3), "[a] a3\n[b] b3\n");
 }
 
 TEST(Console, PartialLinesWaitForTheirJobAndFlushAtItsEnd) {

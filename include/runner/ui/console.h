@@ -42,7 +42,8 @@ bool write_all(int fd, std::string_view bytes);
 class Console {
  public:
   // out_fd receives job lines, err_fd runner messages. print_period N
-  // prints a job's lines 1, N+1, 2N+1, ...; 0 prints none.
+  // prints lines N, 2N, 3N, ... of each stream (stdout, stderr) of a job,
+  // as Pegasus does; 0 prints none.
   Console(int out_fd, int err_fd, ColorMode color = ColorMode::automatic,
           std::size_t print_period = 1);
   // Same, for stdio streams (flushed first, then written through their fds).
@@ -94,15 +95,21 @@ class Console {
   bool colors_status() const { return m_status_fd == m_out_fd ? m_color_out : m_color_err; }
 
  private:
-  struct JobState {
-    std::string prefix;  // "[label] ", with colour codes when colouring
-    LineSplitter out;
-    LineSplitter err;
+  // One of a job's output streams: its partial line and how many lines it
+  // gave.
+  struct StreamState {
+    LineSplitter splitter;
     std::uint64_t lines = 0;
   };
 
+  struct JobState {
+    std::string prefix;  // "[label] ", with colour codes when colouring
+    StreamState out;
+    StreamState err;
+  };
+
   JobState& job_state(JobId job, int slot, std::string_view label);
-  void add_line(JobState& state, std::string_view line);
+  void add_line(const JobState& job, StreamState& stream, std::string_view line);
   void message(std::string_view kind, std::string_view sgr, std::string_view text);
   // Writes `text` to the message stream around a status line that shows.
   void write_message(std::string_view text);

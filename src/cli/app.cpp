@@ -1,7 +1,6 @@
 // The command line: subcommands and flags (Pegasus' included), dispatch,
 // and the mapping of fatal errors to exit status 2.
 #include <algorithm>
-#include <set>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -9,6 +8,8 @@
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/state/state_dir.h"
+
+#include "pegasus_command_line.h"
 
 namespace runner {
 
@@ -31,9 +32,10 @@ void add_ssh_flags(CLI::App& app, SshOptions& ssh) {
   app.add_flag("!--no-agent", ssh.use_agent, "Do not use ssh-agent identities");
 }
 
-void add_run_flags(CLI::App& app, RunOptions& o) {
-  app.add_option("--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)");
-  app.add_option("--queue-file", o.queue_file, "The queue (default: queue.yaml)");
+void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
+  app.add_option("-H,--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)");
+  app.add_option("-Q,--queue-file", o.queue_file, "The queue (default: queue.yaml)");
+  ignored.add_option(app, "--editor");
   app.add_option("--state-dir", o.state_dir,
                  "Journal and job logs (default: beside the queue file, queue.runner/)");
   app.add_flag("-d,--daemon", o.daemon, "Keep running and pick up jobs as they are added");
@@ -75,23 +77,9 @@ void add_run_flags(CLI::App& app, RunOptions& o) {
 
 // --queue-file and --state-dir of the commands that read a campaign.
 void add_state_flags(CLI::App& app, std::string& queue_file, std::string& state_dir) {
-  app.add_option("--queue-file", queue_file,
+  app.add_option("-Q,--queue-file", queue_file,
                  "The campaign's queue; its state is beside it (default: queue.yaml)");
   app.add_option("--state-dir", state_dir, "The campaign's state directory (default: queue.runner/)");
-}
-
-// Pegasus takes its mode as a positional argument among flags
-// (`pegasus -d q`); CLI11 wants the subcommand before its flags. Moves the
-// first mode word to the front.
-std::vector<std::string> mode_first(int argc, char** argv) {
-  static const std::set<std::string> modes = {"queue", "q",   "broadcast", "b",     "lock",
-                                              "l",     "add", "status",    "log",   "report",
-                                              "check"};
-  std::vector<std::string> args(argv + 1, argv + argc);
-  auto mode = std::find_if(args.begin(), args.end(),
-                           [](const std::string& a) { return modes.count(a) > 0; });
-  if (mode != args.end()) std::rotate(args.begin(), mode, mode + 1);
-  return args;
 }
 
 }  // namespace
@@ -99,29 +87,37 @@ std::vector<std::string> mode_first(int argc, char** argv) {
 int run_cli(int argc, char** argv) {
   CLI::App app{"runner: drain a queue of shell commands onto a fleet of GPU nodes over SSH"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "runner 0.1.0");
+  app.set_version_flag("-V,--version", "runner 0.1.0");
+  // `runner q -V`: what a mode does not know, the top level may.
+  app.fallthrough();
+  IgnoredOptions ignored;
 
   RunOptions queue_options;
   auto* queue = app.add_subcommand("queue", "Run each job once, on the next free slot(s)");
   queue->alias("q");
-  add_run_flags(*queue, queue_options);
+  add_run_flags(*queue, queue_options, ignored);
 
   RunOptions broadcast_options;
   broadcast_options.mode = Mode::broadcast;
   auto* broadcast =
       app.add_subcommand("broadcast", "Run each job on every slot, in lockstep");
   broadcast->alias("b");
-  add_run_flags(*broadcast, broadcast_options);
+  add_run_flags(*broadcast, broadcast_options, ignored);
 
   LockOptions lock_options;
   auto* lock = app.add_subcommand("lock", "Lock the queue and edit it");
   lock->alias("l");
-  lock->add_option("--queue-file", lock_options.queue_file, "The queue (default: queue.yaml)");
+  lock->add_option("-Q,--queue-file", lock_options.queue_file, "The queue (default: queue.yaml)");
   lock->add_option("--editor", lock_options.editor, "Editor (default: $VISUAL, $EDITOR, vim)");
+  ignored.add_option(*lock, "-H,--hosts-file");
+  ignored.add_flag(*lock, "-d,--daemon");
+  ignored.add_flag(*lock, "-i,--ignore-errors");
+  ignored.add_flag(*lock, "-e,--error-aborts");
+  ignored.add_option(*lock, "-p,--print-period");
 
   AddOptions add_options;
   auto* add = app.add_subcommand("add", "Append a job (or the entries of a file) to the queue");
-  add->add_option("--queue-file", add_options.queue_file, "The queue (default: queue.yaml)");
+  add->add_option("-Q,--queue-file", add_options.queue_file, "The queue (default: queue.yaml)");
   add->add_option("-f,--file", add_options.from_file, "A YAML list of queue entries to append");
   add->add_option("command", add_options.command, "The command to append, as one job");
   add->positionals_at_end(true);
@@ -152,17 +148,18 @@ int run_cli(int argc, char** argv) {
   CheckOptions check_options;
   auto* check = app.add_subcommand(
       "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
-  check->add_option("--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)");
+  check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)");
   add_ssh_flags(*check, check_options.ssh);
 
   try {
-    std::vector<std::string> args = mode_first(argc, argv);
+    std::vector<std::string> args = pegasus_order(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes them last to first
     app.parse(args);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  ignored.say_given();
 
   try {
     if (*queue) return run_jobs(queue_options);

@@ -144,6 +144,15 @@ TEST_F(LocalRun, MultiSlotJobsGetJoinedHostParameters) {
       << r.out;
 }
 
+TEST_F(LocalRun, ASlotsHostGivesAMultiSlotJobEachHostParameterOnce) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: [2]\n  node_type: cloud\n");
+  dir.write("queue.yaml", "- command: echo --node-type <<node_type>> <<slots>>\n  slots: 2\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "[localhost node_type=cloud #0,1] --node-type cloud 0,1\n");
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
 TEST_F(LocalRun, PegasusFilesAndFlagsWorkUnchanged) {
   dir.write("pegasus-hosts.yaml", "- hostname:\n    - localhost\n  container:\n    - c0\n");
   dir.write("pegasus-queue.yaml",
@@ -155,6 +164,24 @@ TEST_F(LocalRun, PegasusFilesAndFlagsWorkUnchanged) {
                             "pegasus-queue.yaml", "-p", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("c0 meta--llama\n"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalRun, LoopbackNamesWrittenAloneRunLocally) {
+  dir.write("hosts.yaml", "- 127.0.0.1\n- \"::1\"\n- Localhost\n");
+  dir.write("queue.yaml", "- command: echo on <<hostname>>\n  when: [1, 2, 3]\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (std::string host : {"127.0.0.1", "::1", "Localhost"})
+    EXPECT_NE(r.out.find("[" + host + "] on " + host + "\n"), std::string::npos) << r.out;
+}
+
+TEST_F(LocalRun, HostParametersAndHostnameWinOverTheJobs) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  gpu: 0\n");
+  dir.write("queue.yaml",
+            "- command: echo gpu=<<gpu>> host=<<hostname>>\n  gpu: 7\n  hostname: elsewhere\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "[localhost gpu=0] gpu=0 host=localhost\n");
 }
 
 TEST_F(LocalRun, AHostEntryRepeatedIsNamedWithBothLinesAndStillRuns) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "runner/ui/exit_text.h"
+#include "runner/ui/summary.h"
 
 namespace runner {
 
@@ -50,8 +51,12 @@ void RunReporter::job_started(const RunningJob& job) {
   journal_written(m_journal.job_start(record));
   log_written(job.id, m_logs.open(job.id, job.attempt > 1));
   if (job.attempt > 1)
-    log_written(job.id, m_logs.append(job.id, fmt::format("--- runner: attempt {} of #{}, on {} ---\n",
-                                                          job.attempt, job.id, job.label)));
+    log_written(job.id,
+                m_logs.append(job.id, fmt::format("--- runner: attempt {} of #{}, on {} ---\n",
+                                                  job.attempt, job.id, job.label)));
+  m_console.job_note(
+      job.id, job.slots.front(), job.label,
+      fmt::format("=== #{} run '{}' ===", job.id, shorten_command(job.command, 200)));
   if (m_status) m_status->job_started(job.id, job.slots.size(), job.start);
 }
 
@@ -67,6 +72,12 @@ void RunReporter::job_output(const RunningJob& job, OutputStream stream, std::st
 void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) {
   auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
   m_console.job_finished(job.id);
+  // One that did not start goes back quietly (see below).
+  std::string end = exit.not_started && job.will_rerun
+                        ? fmt::format("=== #{} did not start; back to the queue ===", job.id)
+                        : fmt::format("=== #{} done ({}) after {} ===", job.id, describe_exit(exit),
+                                      format_duration(duration));
+  m_console.job_note(job.id, job.slots.front(), job.label, end);
   if (Status whole = m_logs.close(job.id); !whole.ok())
     m_incomplete_logs.try_emplace(job.id, whole.message());
   journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun));
@@ -122,8 +133,8 @@ void RunReporter::log_written(JobId job, const Status& status) {
   if (status.ok()) return;
   m_incomplete_logs.try_emplace(job, status.message());
   if (m_log_failures_said.insert(status.message()).second)
-    m_console.error(fmt::format("#{}: {}; output that cannot be written is lost", job,
-                                status.message()));
+    m_console.error(
+        fmt::format("#{}: {}; output that cannot be written is lost", job, status.message()));
 }
 
 void RunReporter::notice(const std::string& message) { m_console.info(message); }

@@ -80,18 +80,21 @@ Console::~Console() {
   clear_status();
 }
 
+std::string Console::job_prefix(int slot, std::string_view label) const {
+  std::string prefix;
+  if (m_color_out) {
+    prefix.append("\x1b[").append(slot_color(slot)).append("m[");
+    prefix.append(label).append("]").append(k_reset).append(" ");
+  } else {
+    prefix.append("[").append(label).append("] ");
+  }
+  return prefix;
+}
+
 Console::JobState& Console::job_state(JobId job, int slot, std::string_view label) {
   auto [it, inserted] = m_jobs.try_emplace(job);
-  JobState& state = it->second;
-  if (inserted) {
-    if (m_color_out) {
-      state.prefix.append("\x1b[").append(slot_color(slot)).append("m[");
-      state.prefix.append(label).append("]").append(k_reset).append(" ");
-    } else {
-      state.prefix.append("[").append(label).append("] ");
-    }
-  }
-  return state;
+  if (inserted) it->second.prefix = job_prefix(slot, label);
+  return it->second;
 }
 
 void Console::add_line(const JobState& job, StreamState& stream, std::string_view line) {
@@ -119,6 +122,14 @@ void Console::job_finished(JobId job) {
     stream->splitter.finish([&](std::string_view line) { add_line(state, *stream, line); });
   m_jobs.erase(it);
   if (m_out_tty) flush();
+}
+
+void Console::job_note(JobId job, int slot, std::string_view label, std::string_view text) {
+  auto it = m_jobs.find(job);
+  m_buffer.append(it != m_jobs.end() ? it->second.prefix : job_prefix(slot, label));
+  m_buffer.append(text);
+  m_buffer.push_back('\n');
+  if (m_out_tty || m_buffer.size() >= k_flush_threshold) flush();
 }
 
 void Console::message(std::string_view kind, std::string_view sgr, std::string_view text) {

@@ -9,6 +9,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 #include "support/wait.h"
 
 namespace runner {
@@ -40,13 +41,13 @@ struct LiveQueue : ::testing::Test {
 TEST_F(LiveQueue, AddWhileDrainingRunsTheNewJobInTheSameRun) {
   dir.write("queue.yaml", "- sleep 0.5; echo one\n- sleep 0.5; echo two\n");
   auto run = start({"queue"});
-  ASSERT_TRUE(run->wait_for_output("one", 10s)) << run->peek_err();
+  ASSERT_TRUE(run->wait_for_output("] one\n", 10s)) << run->peek_err();
   ProcessResult add = runner({"add", "echo", "added", "later"});
   ASSERT_EQ(add.status, 0) << add.err;
   ProcessResult r = run->wait();
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("] added later\n"), std::string::npos) << r.out;
-  EXPECT_LT(r.out.find("] two\n"), r.out.find("] added later\n")) << "FIFO order";
+  EXPECT_NE(testing::job_lines(r.out).find("] added later\n"), std::string::npos) << r.out;
+  EXPECT_LT(testing::job_lines(r.out).find("] two\n"), testing::job_lines(r.out).find("] added later\n")) << "FIFO order";
 }
 
 TEST_F(LiveQueue, AddFromFileAppendsEveryEntry) {
@@ -60,7 +61,7 @@ TEST_F(LiveQueue, AddFromFileAppendsEveryEntry) {
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* line : {"] existing\n", "] x\n", "] y\n", "] z\n"})
-    EXPECT_NE(r.out.find(line), std::string::npos) << line;
+    EXPECT_NE(testing::job_lines(r.out).find(line), std::string::npos) << line;
 }
 
 TEST_F(LiveQueue, AddRefusesABrokenQueueAndLeavesItAlone) {
@@ -102,7 +103,7 @@ TEST_F(LiveQueue, SecondInterruptKillsEveryRunningJob) {
   EXPECT_EQ(r.status, 130) << r.err;
   testing::wait_until([&] { return testing::live_processes_running(marker) == 0; }, 2s);
   EXPECT_EQ(testing::live_processes_running(marker), 0);
-  EXPECT_EQ(r.out.find("never"), std::string::npos);
+  EXPECT_EQ(testing::job_lines(r.out).find("never"), std::string::npos);
   EXPECT_NE(dir.read("queue.yaml").find("echo never"), std::string::npos);
 }
 
@@ -115,7 +116,7 @@ TEST_F(LiveQueue, StaleLockIsBrokenWithAWarning) {
   ProcessResult r = runner({"queue"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("stale"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("] ran\n"), std::string::npos);
+  EXPECT_NE(testing::job_lines(r.out).find("] ran\n"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
 }
 
@@ -128,7 +129,7 @@ TEST_F(LiveQueue, LiveLockMakesTheRunnerWait) {
   std::filesystem::remove(dir.file("queue.yaml.lock"));
   ProcessResult r = run->wait();
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("] ran\n"), std::string::npos);
+  EXPECT_NE(testing::job_lines(r.out).find("] ran\n"), std::string::npos);
 }
 
 // --- runner lock with a scripted editor ---

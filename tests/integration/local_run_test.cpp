@@ -1,12 +1,11 @@
 // The real binary on local slots: what a user sees and what is left on disk.
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <regex>
-
-#include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -45,7 +44,7 @@ TEST_F(LocalRun, DrainsTheQueueWithPrefixedOutputLogsAndJournal) {
             "  bs: [1, 2]\n");
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(count(r.out, "\n"), 5);
+  EXPECT_EQ(count(testing::job_lines(r.out), "\n"), 5);
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[localhost gpu=[01]\] first on [01]\n)")));
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\[localhost gpu=([01])\] b bs=2 gpu=\1\n)")));
   // The queue is an empty list, its comment kept.
@@ -75,7 +74,7 @@ TEST_F(LocalRun, FailedJobGivesExitOneAndASummaryNamingIt) {
   dir.write("queue.yaml", "- echo fine\n- echo broken >&2; exit 3\n- echo also fine\n");
   ProcessResult r = runner({"q"});
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("also fine"), std::string::npos) << "queue mode goes on after a failure";
+  EXPECT_NE(testing::job_lines(r.out).find("also fine"), std::string::npos) << "queue mode goes on after a failure";
   EXPECT_NE(r.err.find("exit 3"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("queue.runner/logs/"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("echo broken"), std::string::npos) << r.err;
@@ -88,16 +87,36 @@ TEST_F(LocalRun, CommandsRunExactlyAsWritten) {
             "  echo; echo 'second line'\n");
   ProcessResult r = runner({"queue", "--print-period", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("] it's|$HOME|a\\b|\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("] second line\n"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("] it's|$HOME|a\\b|\n"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("] second line\n"), std::string::npos) << r.out;
 }
 
 TEST_F(LocalRun, PrintPeriodZeroPrintsNoJobLinesButLogsEverything) {
   dir.write("queue.yaml", "- seq 1 5\n");
   ProcessResult r = runner({"queue", "-p", "0"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "");
+  // Only the job's start and end.
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex(R"(\[localhost gpu=0\] === #1 run 'seq 1 5' ===\n)"
+                        R"(\[localhost gpu=0\] === #1 done \(exit 0\) after \S+ ===\n)")))
+      << r.out;
   EXPECT_EQ(dir.read("queue.runner/logs/1.log"), "1\n2\n3\n4\n5\n");
+}
+
+TEST_F(LocalRun, EachJobsStartAndEndAreShownThoughItPrintsNothing) {
+  dir.write("hosts.yaml", "- localhost\n");
+  dir.write("queue.yaml", "- 'true'\n- exit 3\n- \"echo one\\necho two\"\n");
+  ProcessResult r = runner({"queue", "--no-status"});
+  ASSERT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex(R"(\[localhost\] === #1 run 'true' ===\n)"
+                        R"(\[localhost\] === #1 done \(exit 0\) after \S+ ===\n)"
+                        R"(\[localhost\] === #2 run 'exit 3' ===\n)"
+                        R"(\[localhost\] === #2 done \(exit 3\) after \S+ ===\n)"
+                        R"(\[localhost\] === #3 run 'echo one echo two' ===\n)"
+                        R"(\[localhost\] one\n\[localhost\] two\n)"
+                        R"(\[localhost\] === #3 done \(exit 0\) after \S+ ===\n)")))
+      << r.out;
 }
 
 TEST_F(LocalRun, PrintPeriodPrintsLinesNTwoNThreeN) {
@@ -105,7 +124,7 @@ TEST_F(LocalRun, PrintPeriodPrintsLinesNTwoNThreeN) {
   dir.write("queue.yaml", "- seq 1 7; seq 11 13 >&2\n");
   ProcessResult r = runner({"queue", "-p", "3"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "[localhost] 3\n[localhost] 6\n[localhost] 13\n");
+  EXPECT_EQ(testing::job_lines(r.out), "[localhost] 3\n[localhost] 6\n[localhost] 13\n");
 }
 
 TEST_F(LocalRun, BroadcastRunsEveryStepOnEverySlotInLockstep) {
@@ -140,7 +159,7 @@ TEST_F(LocalRun, MultiSlotJobsGetJoinedHostParameters) {
   dir.write("queue.yaml", "- command: echo gpus=<<gpu>> slots=<<slots>>\n  slots: 4\n");
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("[localhost gpu=4,5,6,7] gpus=4,5,6,7 slots=0,1,2,3\n"), std::string::npos)
+  EXPECT_NE(testing::job_lines(r.out).find("[localhost gpu=4,5,6,7] gpus=4,5,6,7 slots=0,1,2,3\n"), std::string::npos)
       << r.out;
 }
 
@@ -149,7 +168,7 @@ TEST_F(LocalRun, ASlotsHostGivesAMultiSlotJobEachHostParameterOnce) {
   dir.write("queue.yaml", "- command: echo --node-type <<node_type>> <<slots>>\n  slots: 2\n");
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "[localhost node_type=cloud #0,1] --node-type cloud 0,1\n");
+  EXPECT_EQ(testing::job_lines(r.out), "[localhost node_type=cloud #0,1] --node-type cloud 0,1\n");
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
 }
 
@@ -160,10 +179,10 @@ TEST_F(LocalRun, PegasusFilesAndFlagsWorkUnchanged) {
             "    - echo {{ container }} {{ replace model \"/\" \"--\" }}\n"
             "  model:\n"
             "    - meta/llama\n");
-  ProcessResult r = runner({"--hosts-file", "pegasus-hosts.yaml", "q", "--queue-file",
-                            "pegasus-queue.yaml", "-p", "1"});
+  ProcessResult r = runner(
+      {"--hosts-file", "pegasus-hosts.yaml", "q", "--queue-file", "pegasus-queue.yaml", "-p", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("c0 meta--llama\n"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("c0 meta--llama\n"), std::string::npos) << r.out;
 }
 
 TEST_F(LocalRun, LoopbackNamesWrittenAloneRunLocally) {
@@ -172,7 +191,7 @@ TEST_F(LocalRun, LoopbackNamesWrittenAloneRunLocally) {
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
   for (std::string host : {"127.0.0.1", "::1", "Localhost"})
-    EXPECT_NE(r.out.find("[" + host + "] on " + host + "\n"), std::string::npos) << r.out;
+    EXPECT_NE(testing::job_lines(r.out).find("[" + host + "] on " + host + "\n"), std::string::npos) << r.out;
 }
 
 TEST_F(LocalRun, HostParametersAndHostnameWinOverTheJobs) {
@@ -181,7 +200,7 @@ TEST_F(LocalRun, HostParametersAndHostnameWinOverTheJobs) {
             "- command: echo gpu=<<gpu>> host=<<hostname>>\n  gpu: 7\n  hostname: elsewhere\n");
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "[localhost gpu=0] gpu=0 host=localhost\n");
+  EXPECT_EQ(testing::job_lines(r.out), "[localhost gpu=0] gpu=0 host=localhost\n");
 }
 
 TEST_F(LocalRun, AHostEntryRepeatedIsNamedWithBothLinesAndStillRuns) {
@@ -195,7 +214,7 @@ TEST_F(LocalRun, AHostEntryRepeatedIsNamedWithBothLinesAndStillRuns) {
                        "run on it at once"),
             std::string::npos)
       << r.err;
-  EXPECT_EQ(count(r.out, "\n"), 3) << r.out;
+  EXPECT_EQ(count(testing::job_lines(r.out), "\n"), 3) << r.out;
 }
 
 // --- bad input: exit 2, nothing runs, no byte of the user's files lost ---

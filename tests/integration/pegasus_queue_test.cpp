@@ -10,6 +10,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace runner {
 namespace {
@@ -69,7 +70,7 @@ TEST(PegasusQueue, JobsAppendedToADrainedQueueRun) {
   auto spec = testing::runner_spec({"queue", "--no-status"}, dir.path());
   testing::ProcessResult r = testing::run_process(spec);
   ASSERT_EQ(r.status, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("appended-after-the-empty-list"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("appended-after-the-empty-list"), std::string::npos) << r.out;
   EXPECT_EQ(dir.read("queue.yaml"), "[]\n");
 }
 

@@ -1,22 +1,22 @@
 // When things go wrong, for real: a host that drops off the network and
 // comes back, a runner killed with SIGKILL and resumed, timeouts, retries,
 // cancel commands, 500 concurrent `runner add`s, a broken edit mid-run.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
-
-#include "support/process.h"
 #include "support/loopback_fleet.h"
+#include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 #include "support/wait.h"
 
 namespace runner {
@@ -82,7 +82,8 @@ TEST_F(SshRecovery, LostHostsJobsRunElsewhereAndTheHostRejoinsAfterItsLeftoversA
   // Whichever host got job 0 drops off the network; its process goes on.
   int lost = -1;
   for (const auto& record : journal_of(dir))
-    if (record["event"] == "job_start" && record["job"] == 1) lost = record["host"] == name(0) ? 0 : 1;
+    if (record["event"] == "job_start" && record["job"] == 1)
+      lost = record["host"] == name(0) ? 0 : 1;
   ASSERT_GE(lost, 0);
   fleet.host(lost).cut_network();
   ASSERT_TRUE(run.wait_for_output("running it again", 20s)) << run.peek_err();
@@ -93,7 +94,7 @@ TEST_F(SshRecovery, LostHostsJobsRunElsewhereAndTheHostRejoinsAfterItsLeftoversA
 
   EXPECT_EQ(testing::live_processes_running(stuck), 0) << "the lost job's process was left";
   EXPECT_NE(r.err.find("killed 1 leftover"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("job 0 on " + name(1 - lost)), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("job 0 on " + name(1 - lost)), std::string::npos) << r.out;
   auto journal = journal_of(dir);
   auto ends = endings(journal);
   ASSERT_EQ(ends.size(), 18u);
@@ -113,7 +114,7 @@ TEST_F(SshRecovery, AHostThatDropsAndComesBackIsSaidToReconnectNeverToBeGivenUp)
   dir.write("hosts.yaml", "- " + name(0) + "\n");
   dir.write("queue.yaml", "- command: sleep 1; echo job <<i>>\n  i: [0, 1, 2, 3, 4, 5]\n");
   Process run(spec({"queue"}));
-  ASSERT_TRUE(run.wait_for_output("job 0", 20s)) << run.peek_err();
+  ASSERT_TRUE(run.wait_for_output("] job 0\n", 20s)) << run.peek_err();
   // In the middle of job 1, not while it starts.
   std::this_thread::sleep_for(300ms);
   fleet.host(0).cut_network();
@@ -130,7 +131,7 @@ TEST_F(SshRecovery, AHostThatDropsAndComesBackIsSaidToReconnectNeverToBeGivenUp)
       << "a host being reconnected was said to be given up:\n"
       << r.err;
   for (int i = 0; i < 6; ++i)
-    EXPECT_NE(r.out.find("job " + std::to_string(i)), std::string::npos) << r.out;
+    EXPECT_NE(testing::job_lines(r.out).find("job " + std::to_string(i)), std::string::npos) << r.out;
 }
 
 TEST_F(SshRecovery, KilledRunnerIsResumedWithNothingLostAndNothingLeftRunning) {
@@ -139,11 +140,13 @@ TEST_F(SshRecovery, KilledRunnerIsResumedWithNothingLostAndNothingLeftRunning) {
   std::string stuck = marker_sleep(".25");
   std::string flags = dir.path();
   // The first attempt of jobs 0 and 1 hangs; a second attempt finishes.
-  dir.write("queue.yaml",
-            "- command: if [ -e " + flags + "/tried-<<i>> ]; then echo second attempt <<i>>; "
-            "else touch " + flags + "/tried-<<i>>; " + stuck + "; fi\n"
-            "  i: [0, 1]\n"
-            "- echo quick\n");
+  dir.write("queue.yaml", "- command: if [ -e " + flags +
+                              "/tried-<<i>> ]; then echo second attempt <<i>>; "
+                              "else touch " +
+                              flags + "/tried-<<i>>; " + stuck +
+                              "; fi\n"
+                              "  i: [0, 1]\n"
+                              "- echo quick\n");
   {
     Process run(spec({"queue"}));
     wait_until([&] { return testing::live_processes_running(stuck) == 2; }, 20s);
@@ -162,9 +165,9 @@ TEST_F(SshRecovery, KilledRunnerIsResumedWithNothingLostAndNothingLeftRunning) {
   ProcessResult resumed = testing::run_process(spec({"queue", "--resume"}));
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   EXPECT_EQ(testing::live_processes_running(stuck), 0);
-  EXPECT_NE(resumed.out.find("second attempt 0"), std::string::npos) << resumed.out;
-  EXPECT_NE(resumed.out.find("second attempt 1"), std::string::npos) << resumed.out;
-  EXPECT_NE(resumed.out.find("quick"), std::string::npos) << resumed.out;
+  EXPECT_NE(testing::job_lines(resumed.out).find("second attempt 0"), std::string::npos) << resumed.out;
+  EXPECT_NE(testing::job_lines(resumed.out).find("second attempt 1"), std::string::npos) << resumed.out;
+  EXPECT_NE(testing::job_lines(resumed.out).find("quick"), std::string::npos) << resumed.out;
   auto ends = endings(journal_of(dir));
   ASSERT_EQ(ends.size(), 3u);
   EXPECT_EQ(ends[1], (std::vector<std::string>{"rerun", "ok"}));
@@ -186,8 +189,9 @@ struct LocalRecovery : ::testing::Test {
 
 TEST_F(LocalRecovery, TimedOutJobIsStoppedAndItsCancelCommandRuns) {
   std::string stuck = marker_sleep(".75");
-  dir.write("queue.yaml", "- command: " + stuck + "\n  timeout: 1s\n  cancel: touch cancelled-<<gpu>>\n"
-                          "- echo fine\n");
+  dir.write("queue.yaml", "- command: " + stuck +
+                              "\n  timeout: 1s\n  cancel: touch cancelled-<<gpu>>\n"
+                              "- echo fine\n");
   ProcessResult r = runner({"queue"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
@@ -203,8 +207,9 @@ TEST_F(LocalRecovery, TimedOutJobIsStoppedAndItsCancelCommandRuns) {
 TEST_F(LocalRecovery, ResumeRerunsTheExactBytesOfACommandThatIsNotUtf8) {
   std::string stuck = marker_sleep(".375");
   // "caf\xe9": Latin-1, not UTF-8.
-  dir.write("queue.yaml", "- if [ -e tried ]; then printf %s 'caf\xe9' > result; else touch tried; " +
-                              stuck + "; fi\n");
+  dir.write("queue.yaml",
+            "- if [ -e tried ]; then printf %s 'caf\xe9' > result; else touch tried; " + stuck +
+                "; fi\n");
   {
     testing::Process run(testing::runner_spec({"queue"}, dir.path()));
     testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
@@ -229,9 +234,10 @@ TEST_F(LocalRecovery, DefaultTimeoutFromTheCommandLine) {
 }
 
 TEST_F(LocalRecovery, FailedJobIsRetriedAndBothAttemptsAreLogged) {
-  dir.write("queue.yaml",
-            "- command: if [ -e tried ]; then echo worked; else touch tried; echo nope; exit 4; fi\n"
-            "  retries: 1\n");
+  dir.write(
+      "queue.yaml",
+      "- command: if [ -e tried ]; then echo worked; else touch tried; echo nope; exit 4; fi\n"
+      "  retries: 1\n");
   ProcessResult r = runner({"queue"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("running it again"), std::string::npos) << r.err;
@@ -282,14 +288,16 @@ TEST_F(LocalRecovery, FiveHundredConcurrentAddsEachRunExactlyOnce) {
     }
   }
   for (auto& adder : adders) EXPECT_EQ(adder->wait().status, 0);
-  wait_until([&] {
-    std::string out = run.peek_out();
-    return std::count(out.begin(), out.end(), '\n') >= 500;
-  }, 60s);
+  wait_until(
+      [&] {
+        std::string out = testing::job_lines(run.peek_out());
+        return std::count(out.begin(), out.end(), '\n') >= 500;
+      },
+      60s);
   run.signal(SIGINT);
   ProcessResult r = run.wait();
   std::map<std::string, int> seen;
-  std::istringstream lines(r.out);
+  std::istringstream lines(testing::job_lines(r.out));
   for (std::string line; std::getline(lines, line);) ++seen[line.substr(line.find("] ") + 2)];
   for (int i = 0; i < 500; ++i)
     EXPECT_EQ(seen["job-" + std::to_string(i) + "-done"], 1) << "job " << i;
@@ -300,7 +308,7 @@ TEST_F(LocalRecovery, FiveHundredConcurrentAddsEachRunExactlyOnce) {
 TEST_F(LocalRecovery, BrokenEditMidRunIsReportedNeverOverwrittenAndPickedUpWhenFixed) {
   dir.write("queue.yaml", "- sleep 0.5; echo first\n");
   Process run(testing::runner_spec({"queue", "--daemon"}, dir.path()));
-  ASSERT_TRUE(run.wait_for_output("first", 10s)) << run.peek_err();
+  ASSERT_TRUE(run.wait_for_output("] first\n", 10s)) << run.peek_err();
   std::string broken = "- echo second\n- command: [oops\n";
   dir.write("queue.yaml", broken);
   ASSERT_TRUE(run.wait_for_output("queue.yaml:3:1", 10s)) << run.peek_err();

@@ -108,9 +108,9 @@ TEST_F(SshConfigRun, AliasesFromHostPatternsAndIncludeRunJobs) {
             "- command: echo <<hostname>> port ${SSH_CONNECTION##* }\n  i: [1, 2, 3, 4]\n");
   ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
   ASSERT_EQ(r.status, 0) << r.err << r.out;
-  EXPECT_NE(r.out.find("gpu-a port " + std::to_string(a->port())), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("gpu-b port " + std::to_string(b->port())), std::string::npos) << r.out;
-  EXPECT_EQ(count(r.out, " port "), 4);
+  EXPECT_NE(testing::job_lines(r.out).find("gpu-a port " + std::to_string(a->port())), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("gpu-b port " + std::to_string(b->port())), std::string::npos) << r.out;
+  EXPECT_EQ(count(testing::job_lines(r.out), " port "), 4);
 }
 
 TEST_F(SshConfigRun, ProxyJumpChainRunsJobsThroughTheJumpHost) {
@@ -209,10 +209,10 @@ TEST_F(SshConfigRun, AgentIdentityAuthenticates) {
   dir.write("ssh_config", fleet.config_block("node", *host, "", dir.file("absent_key")));
   dir.write("hosts.yaml", "- node\n");
   dir.write("queue.yaml", "- echo via agent\n");
-  ProcessResult r =
-      runner({"queue", "--ssh-config", dir.file("ssh_config")}, {{"SSH_AUTH_SOCK", agent.socket()}});
+  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")},
+                           {{"SSH_AUTH_SOCK", agent.socket()}});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("] via agent"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("] via agent"), std::string::npos) << r.out;
 }
 
 TEST_F(SshConfigRun, EncryptedKeyWithoutATerminalFailsClearly) {
@@ -323,7 +323,7 @@ TEST_F(SshConfigRun, MaxSessionsTwoServesAHostWithSixSlots) {
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   std::set<std::string> connections;
   int most = 0;
-  std::istringstream lines(r.out);
+  std::istringstream lines(testing::job_lines(r.out));
   for (std::string line; std::getline(lines, line);) {
     std::istringstream words(line.substr(line.find("] ") + 2));
     std::string job, id, saw, via, server;
@@ -359,7 +359,7 @@ TEST_F(SshConfigRun, WithoutTheSshClientTheBuiltinParserIsUsedAndSaysSo) {
   ProcessResult r =
       runner({"queue", "--ssh-config", dir.file("ssh_config")}, {{"PATH", dir.file("empty-bin")}});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("] resolved anyway"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("] resolved anyway"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("built-in parser"), std::string::npos) << r.err;
 }
 

@@ -1,15 +1,14 @@
 // The real binary against real sshd instances on 127.0.0.1 (several ports =
 // several hosts), with a throwaway key and known_hosts: never ~/.ssh.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <gtest/gtest.h>
-#include <yaml-cpp/yaml.h>
 
 #include "support/loopback_fleet.h"
 #include "support/loopback_port.h"
@@ -55,10 +54,16 @@ TEST_F(SshFleet, QueueModeSpreadsJobsOverThreeHostsInParallel) {
   std::string running = dir.file("running");
   dir.write("queue.yaml",
             "- command: >-\n"
-            "    touch " + running + "/<<i>>; sleep 1;\n"
-            "    echo job <<i>> on <<hostname>> slot <<slots>> saw $(ls " + running + " | wc -l);\n"
-            "    rm " + running + "/<<i>>\n"
-            "  i: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
+            "    touch " +
+                running +
+                "/<<i>>; sleep 1;\n"
+                "    echo job <<i>> on <<hostname>> slot <<slots>> saw $(ls " +
+                running +
+                " | wc -l);\n"
+                "    rm " +
+                running +
+                "/<<i>>\n"
+                "  i: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   std::set<std::string> jobs_seen, hosts_seen;
@@ -90,9 +95,10 @@ TEST_F(SshFleet, BroadcastRunsInLockstepOnEverySlot) {
   write_hosts(2);
   std::string marks = dir.file("marks");
   std::filesystem::create_directory(marks);
-  dir.write("queue.yaml",
-            "- sleep 0.<<slots>>; touch " + marks + "/one-$(echo <<hostname>> | tr -dc 0-9)-<<slots>>\n"
-            "- test $(ls " + marks + " | grep -c one-) -eq 4 && echo all four\n");
+  dir.write("queue.yaml", "- sleep 0.<<slots>>; touch " + marks +
+                              "/one-$(echo <<hostname>> | tr -dc 0-9)-<<slots>>\n"
+                              "- test $(ls " +
+                              marks + " | grep -c one-) -eq 4 && echo all four\n");
   ProcessResult r = runner({"broadcast"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(count(r.out, "] all four\n"), 4) << r.out;
@@ -108,8 +114,8 @@ TEST_F(SshFleet, CommandsWithQuotesDollarsBackslashesAndNewlinesRunExactly) {
             "  echo; echo 'second line'\n");
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("] it's|$HOME|a\\b|42|\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("] second line\n"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("] it's|$HOME|a\\b|42|\n"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("] second line\n"), std::string::npos) << r.out;
 }
 
 TEST_F(SshFleet, FailingJobIsReportedWithExitStatusAndLog) {
@@ -120,18 +126,18 @@ TEST_F(SshFleet, FailingJobIsReportedWithExitStatusAndLog) {
   ProcessResult r = runner({"queue"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("exit 7"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("] bad\n"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("] bad\n"), std::string::npos) << r.out;
 }
 
 TEST_F(SshFleet, MultiSlotJobHoldsSlotsOfOneHost) {
   start_hosts(2);
   if (fleet.size() < 2) return;
-  dir.write("hosts.yaml", "- hostname: " + host_name(0) + "\n  gpu: [0]\n- hostname: " +
-                              host_name(1) + "\n  gpu: [2, 3]\n");
+  dir.write("hosts.yaml", "- hostname: " + host_name(0) +
+                              "\n  gpu: [0]\n- hostname: " + host_name(1) + "\n  gpu: [2, 3]\n");
   dir.write("queue.yaml", "- command: echo gpus <<gpu>> on <<hostname>>\n  slots: 2\n");
   ProcessResult r = runner({"queue"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("gpus 2,3 on " + host_name(1)), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("gpus 2,3 on " + host_name(1)), std::string::npos) << r.out;
 }
 
 TEST_F(SshFleet, UnreachableHostIsNamedAndTheOthersKeepWorking) {
@@ -144,7 +150,7 @@ TEST_F(SshFleet, UnreachableHostIsNamedAndTheOthersKeepWorking) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find(std::to_string(port)), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
-  EXPECT_EQ(count(r.out, "\n"), 3) << r.out;
+  EXPECT_EQ(count(testing::job_lines(r.out), "\n"), 3) << r.out;
 }
 
 TEST_F(SshFleet, RefusedKeyIsExplained) {
@@ -152,14 +158,14 @@ TEST_F(SshFleet, RefusedKeyIsExplained) {
   if (fleet.size() == 0) return;
   write_hosts(1);
   dir.write("queue.yaml", "- touch " + dir.file("ran") + "\n");
-  ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                          dir.file("stranger")}})
+  ASSERT_EQ(testing::run_process(
+                {{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", dir.file("stranger")}})
                 .status,
             0);
-  ProcessResult r = testing::run_process(testing::runner_spec(
-      {"queue", "--identity", dir.file("stranger"), "--known-hosts", fleet.known_hosts_file(),
-       "--ssh-config", dir.write("ssh_config", "")},
-      dir.path()));
+  ProcessResult r = testing::run_process(
+      testing::runner_spec({"queue", "--identity", dir.file("stranger"), "--known-hosts",
+                            fleet.known_hosts_file(), "--ssh-config", dir.write("ssh_config", "")},
+                           dir.path()));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("authentication"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("stranger"), std::string::npos) << r.err;
@@ -189,8 +195,8 @@ TEST_F(SshFleet, ChangedHostKeyIsAlwaysRefused) {
   if (fleet.size() == 0) return;
   write_hosts(1);
   // A known_hosts line with another key for the same [host]:port.
-  ASSERT_EQ(testing::run_process({{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                          dir.file("impostor")}})
+  ASSERT_EQ(testing::run_process(
+                {{"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", dir.file("impostor")}})
                 .status,
             0);
   std::string impostor = dir.read("impostor.pub");

@@ -157,6 +157,23 @@ TEST(Console, PrintPeriodPrintsEveryNthLineOfEachStreamOfAJob) {
   EXPECT_EQ(run_with_period(3), "[a] a3\n[b] b3\n");
 }
 
+TEST(Console, AJobsNotesShowWhateverThePrintPeriod) {
+  for (std::size_t period : {0, 1, 2}) {
+    Pipe out;
+    {
+      Console console(out.write_fd(), out.write_fd(), ColorMode::never, period);
+      console.job_note(1, 0, "a", "=== #1 run 'x' ===");
+      console.job_output(1, 0, "a", OutputStream::out, "x1\nx2");
+      console.job_finished(1);
+      console.job_note(1, 0, "a", "=== #1 done (exit 0) after 1ms ===");
+    }
+    std::string lines = period == 0 ? "" : period == 1 ? "[a] x1\n[a] x2\n" : "[a] x2\n";
+    EXPECT_EQ(out.drain(),
+              "[a] === #1 run 'x' ===\n" + lines + "[a] === #1 done (exit 0) after 1ms ===\n")
+        << period;
+  }
+}
+
 TEST(Console, PartialLinesWaitForTheirJobAndFlushAtItsEnd) {
   Pipe out;
   Console console(out.write_fd(), out.write_fd(), ColorMode::never);

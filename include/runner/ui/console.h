@@ -60,6 +60,9 @@ class Console {
                   std::string_view bytes);
   // The job ended: prints its unterminated last lines and forgets it.
   void job_finished(JobId job);
+  // A line about a job among its lines, with its prefix ("[label] <text>"):
+  // not the job's output, so printed whatever the print period.
+  void job_note(JobId job, int slot, std::string_view label, std::string_view text);
 
   // "runner: <message>"
   void info(std::string_view message);
@@ -108,6 +111,8 @@ class Console {
     StreamState err;
   };
 
+  // "[label] ", with colour codes when colouring.
+  std::string job_prefix(int slot, std::string_view label) const;
   JobState& job_state(JobId job, int slot, std::string_view label);
   void add_line(const JobState& job, StreamState& stream, std::string_view line);
   void message(std::string_view kind, std::string_view sgr, std::string_view text);

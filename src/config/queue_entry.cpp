@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -23,6 +24,7 @@ constexpr const char* k_slots = "slots";
 constexpr const char* k_timeout = "timeout";
 constexpr const char* k_retries = "retries";
 constexpr const char* k_cancel = "cancel";
+constexpr const char* k_allocation = "allocation_policy";
 // More slots than any one host could have; keeps the number sane.
 constexpr int k_max_slots = 1 << 20;
 
@@ -96,6 +98,31 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
   if (key == k_retries && !parse_retries(value))
     fail_at(path, node,
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
+  if (key == k_allocation && !parse_allocation(value))
+    fail_at(path, node,
+            fmt::format("`allocation_policy` must be first_fit or buddy, not `{}`", value));
+}
+
+// A buddy allocation takes aligned blocks of a power of two slots.
+void check_buddy_slots(const QueueEntry& entry, const std::string& path) {
+  const EntryKey* allocation = nullptr;
+  const EntryKey* slots = nullptr;
+  for (const auto& key : entry.keys) {
+    if (key.name == k_allocation) allocation = &key;
+    if (key.name == k_slots) slots = &key;
+  }
+  if (!allocation || !slots) return;
+  bool buddy = std::any_of(allocation->values.begin(), allocation->values.end(),
+                           [](const std::string& v) { return v == "buddy"; });
+  for (const auto& value : slots->values) {
+    int k = slots_value(value);
+    if (buddy && (k & (k - 1)) != 0)
+      throw ConfigError(path, allocation->line, 0,
+                        fmt::format("`allocation_policy: buddy` takes a power of two slots (1, 2, "
+                                    "4, 8, ...), and `slots` is {} (line {}); use first_fit or "
+                                    "change `slots`",
+                                    k, slots->line));
+  }
 }
 
 EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const std::string& path) {
@@ -150,6 +177,8 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.retries = parse_retries(value);
     else if (key.name == k_cancel)
       job.cancel = value;
+    else if (key.name == k_allocation)
+      job.allocation = parse_allocation(value).value_or(Allocation::first_fit);
     else
       job.params.emplace_back(key.name, value);
   }
@@ -224,7 +253,7 @@ std::string flow_list(const std::vector<std::string>& values) {
 
 bool is_reserved_job_key(const std::string& key) {
   return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
-         key == k_cancel;
+         key == k_cancel || key == k_allocation;
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
@@ -252,6 +281,7 @@ QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
   if (!seen.count(k_command))
     fail_at(path, item,
             "this entry has no `command` key; add `command: ...` (the shell command to run)");
+  check_buddy_slots(entry, path);
   return entry;
 }
 
@@ -335,6 +365,8 @@ QueueEntry canonical_entry(const JobSpec& job) {
   if (job.retries)
     entry.keys.push_back(EntryKey{k_retries, {std::to_string(*job.retries)}, false, 0});
   if (!job.cancel.empty()) entry.keys.push_back(EntryKey{k_cancel, {job.cancel}, false, 0});
+  if (job.allocation != Allocation::first_fit)
+    entry.keys.push_back(EntryKey{k_allocation, {allocation_name(job.allocation)}, false, 0});
   if (entry.keys.size() == 1) {
     entry.plain = true;
     entry.keys[0].was_list = false;

@@ -1,14 +1,14 @@
 #include "runner/sched/scheduler.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "runner/config/job_render.h"
 #include "runner/config/template.h"
 #include "runner/exec/shell.h"
+#include "runner/sched/slot_allocation.h"
 
 namespace runner {
 
@@ -62,13 +62,14 @@ void Scheduler::adopt_orphans(std::vector<OrphanJob> orphans) {
     }
     if (orphan.was_running)
       m_observer.warning(
-        orphan.host < 0
-            ? fmt::format("job #{} ran on a host that is no longer in the hosts file; if it still "
-                          "runs there, stop it by hand",
-                          orphan.id)
-            : fmt::format("job #{} had not reported its process group on {}; if it still runs "
-                          "there, stop it by hand",
-                          orphan.id, m_fleet.hosts[orphan.host].name));
+          orphan.host < 0
+              ? fmt::format(
+                    "job #{} ran on a host that is no longer in the hosts file; if it still "
+                    "runs there, stop it by hand",
+                    orphan.id)
+              : fmt::format("job #{} had not reported its process group on {}; if it still runs "
+                            "there, stop it by hand",
+                            orphan.id, m_fleet.hosts[orphan.host].name));
     rerun_orphan(std::move(orphan));
   }
 }
@@ -450,10 +451,10 @@ void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
   }
   if (const auto* unavailable = std::get_if<QueueUnavailable>(&batch.stopped)) {
     m_queue_empty = false;
-    report_once(unavailable->parse_error
-                    ? fmt::format("{}; fix the file, the run goes on when it parses",
-                                  unavailable->reason)
-                    : fmt::format("queue {}; waiting", unavailable->reason));
+    report_once(
+        unavailable->parse_error
+            ? fmt::format("{}; fix the file, the run goes on when it parses", unavailable->reason)
+            : fmt::format("queue {}; waiting", unavailable->reason));
     m_retry_at = now + m_options.retry_interval;
   }
 }
@@ -462,25 +463,29 @@ std::optional<std::vector<int>> Scheduler::place(const JobSpec& job, int avoid) 
   std::optional<std::vector<int>> fallback;
   for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
     if (m_host_state[h] != HostState::ready) continue;
-    std::vector<int> free;
-    bool has_avoided = false;
-    for (int slot : m_fleet.hosts[h].slots) {
-      if (m_slot_job[slot] != 0) continue;
-      if (slot == avoid) {
-        has_avoided = true;
-        continue;
+    const std::vector<int>& slots = m_fleet.hosts[h].slots;
+    std::vector<bool> free(slots.size());
+    int avoided = -1;  // its position among the host's slots
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      free[i] = m_slot_job[slots[i]] == 0;
+      if (free[i] && slots[i] == avoid) {
+        free[i] = false;
+        avoided = static_cast<int>(i);
       }
-      free.push_back(slot);
     }
-    if (static_cast<int>(free.size()) >= job.slots) {
-      free.resize(job.slots);
-      return free;
+    auto chosen = choose_slots(free, job.slots, job.allocation);
+    if (!chosen && avoided >= 0 && !fallback) {
+      free[avoided] = true;
+      chosen = choose_slots(free, job.slots, job.allocation);
+      if (!chosen) continue;
+      fallback.emplace();
+      for (int i : *chosen) fallback->push_back(slots[i]);
+      continue;
     }
-    if (has_avoided && !fallback && static_cast<int>(free.size()) + 1 >= job.slots) {
-      free.insert(std::upper_bound(free.begin(), free.end(), avoid), avoid);
-      free.resize(job.slots);
-      fallback = free;
-    }
+    if (!chosen) continue;
+    std::vector<int> placed;
+    for (int i : *chosen) placed.push_back(slots[i]);
+    return placed;
   }
   return fallback;
 }
@@ -586,8 +591,8 @@ void Scheduler::clean_host(int host) {
                                          exit.error.empty() ? output : exit.error));
         std::size_t killed = std::count(output.begin(), output.end(), '\n');
         if (killed > 0)
-          m_observer.notice(fmt::format("{}: killed {} leftover process group{} of lost jobs",
-                                        name, killed, killed == 1 ? "" : "s"));
+          m_observer.notice(fmt::format("{}: killed {} leftover process group{} of lost jobs", name,
+                                        killed, killed == 1 ? "" : "s"));
         for (OrphanJob& orphan : orphans) rerun_orphan(std::move(orphan));
         if (exit.lost) return;  // host_failed has decided what comes next
         m_host_state[host] = HostState::ready;
@@ -598,8 +603,8 @@ void Scheduler::clean_host(int host) {
 
 void Scheduler::requeue_orphans(int host, const std::string& why) {
   for (OrphanJob& orphan : std::exchange(m_orphans[host], {})) {
-    m_observer.warning(fmt::format("job #{} (process group {} on {}): {}", orphan.id,
-                                   orphan.pgid, m_fleet.hosts[host].name, why));
+    m_observer.warning(fmt::format("job #{} (process group {} on {}): {}", orphan.id, orphan.pgid,
+                                   m_fleet.hosts[host].name, why));
     rerun_orphan(std::move(orphan));
   }
 }

@@ -426,12 +426,27 @@ TEST(QueueEntryReservedKeys, TimeoutRetriesAndCancelAreJobSettingsNotParameters)
   EXPECT_EQ(again.params, jobs[1].params);
 }
 
+TEST(QueueEntryReservedKeys, AllocationPolicyIsAJobSettingThatConsumedYamlKeeps) {
+  QueueEntry entry =
+      entry_from("- command: train <<m>>\n  slots: 2\n  allocation_policy: buddy\n  m: [a, b]\n");
+  std::vector<JobSpec> jobs = expand(entry);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].allocation, Allocation::buddy);
+  EXPECT_EQ(jobs[0].params, (Params{{"m", "a"}}));
+  EXPECT_EQ(first_job(entry_from("- command: x\n  slots: 2\n")).allocation, Allocation::first_fit);
+  std::string yaml = entry_to_yaml(canonical_entry(jobs[1]));
+  EXPECT_NE(yaml.find("allocation_policy: buddy"), std::string::npos) << yaml;
+  EXPECT_EQ(first_job(entry_from(yaml)).allocation, Allocation::buddy);
+}
+
 TEST(QueueEntryReservedKeys, BadValuesAreReportedWhereTheyAre) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"- command: x\n  timeout: soon\n", "timeout"},
            {"- command: x\n  timeout: [1m, -2s]\n", "timeout"},
            {"- command: x\n  retries: -1\n", "retries"},
-           {"- command: x\n  retries: many\n", "retries"}}) {
+           {"- command: x\n  retries: many\n", "retries"},
+           {"- command: x\n  allocation_policy: best\n", "first_fit or buddy"},
+           {"- command: x\n  allocation_policy: buddy\n  slots: [2, 3]\n", "power of two"}}) {
     try {
       entry_from(text);
       ADD_FAILURE() << "accepted: " << text;
@@ -450,6 +465,7 @@ TEST(QueueEntryReservedKeys, DefaultsAreUnset) {
   EXPECT_TRUE(is_reserved_job_key("timeout"));
   EXPECT_TRUE(is_reserved_job_key("retries"));
   EXPECT_TRUE(is_reserved_job_key("cancel"));
+  EXPECT_TRUE(is_reserved_job_key("allocation_policy"));
   EXPECT_FALSE(is_reserved_job_key("model"));
 }
 

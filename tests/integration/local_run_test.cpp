@@ -103,6 +103,20 @@ TEST_F(LocalRun, PrintPeriodZeroPrintsNoJobLinesButLogsEverything) {
   EXPECT_EQ(dir.read("queue.runner/logs/1.log"), "1\n2\n3\n4\n5\n");
 }
 
+TEST_F(LocalRun, AMultiSlotJobGetsAnAlignedPairOfSlots) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 4\n");
+  // The first job holds slot 0 while the pair is placed.
+  dir.write("queue.yaml",
+            "- sleep 0.5\n- command: echo pair on <<slots>>; sleep 2\n  slots: 2\n"
+            "- command: echo buddy on <<slots>>\n  slots: 2\n  allocation_policy: buddy\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string out = testing::job_lines(r.out);
+  EXPECT_NE(out.find("] pair on 2,3\n"), std::string::npos) << r.out;
+  // Slot 1 alone is no aligned pair: the buddy job waits for 0,1.
+  EXPECT_NE(out.find("] buddy on 0,1\n"), std::string::npos) << r.out;
+}
+
 TEST_F(LocalRun, EachJobsStartAndEndAreShownThoughItPrintsNothing) {
   dir.write("hosts.yaml", "- localhost\n");
   dir.write("queue.yaml", "- 'true'\n- exit 3\n- \"echo one\\necho two\"\n");

@@ -2,12 +2,12 @@
 // time is passed in.
 #include "runner/sched/scheduler.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "sched/fakes.h"
 
@@ -36,9 +36,7 @@ TEST(Scheduler, QueueModeRunsEveryJobOnceFifo) {
 
 TEST(Scheduler, AJobLastsUntilTheRoundInWhichItsEndIsReported) {
   Harness h(make_fleet({{"a", {"0"}}}));
-  h.transports[0]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.steps = 3};
-  };
+  h.transports[0]->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 3}; };
   h.source.add("one");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
@@ -76,6 +74,28 @@ TEST(Scheduler, MultiSlotJobTakesSlotsOfOneHost) {
   ASSERT_EQ(h.observer.finished.size(), 1u);
   EXPECT_EQ(h.observer.finished[0].first.label, "b gpu=2,3");
   EXPECT_EQ(h.observer.finished[0].first.slots, (std::vector<int>{1, 2}));
+}
+
+TEST(Scheduler, AMultiSlotJobGetsAnAlignedBlockOfSlots) {
+  // With slot 0 busy, a 2-slot job gets the pair 2,3, not 1,2; with
+  // `allocation_policy: buddy` a 2-slot job waits for an aligned pair.
+  Harness h(make_fleet({{"a", {"0", "1", "2", "3"}}}));
+  h.transports[0]->outcome = [](const std::string& command) {
+    return FakeTransport::Outcome{.steps = command == "first" ? 2 : 5};
+  };
+  h.source.add("first");
+  h.source.add("pair", 2);
+  JobSpec buddy{"buddy", {}, 2, 3};
+  buddy.allocation = Allocation::buddy;
+  h.source.jobs.push_back(buddy);
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  std::map<std::string, std::vector<int>> slots;
+  for (const auto& [job, exit] : h.observer.finished) slots[job.command] = job.slots;
+  EXPECT_EQ(slots["pair"], (std::vector<int>{2, 3}));
+  // Slot 1 is free at once, but 1 alone makes no aligned pair: it waits
+  // for 0,1 once "first" ends.
+  EXPECT_EQ(slots["buddy"], (std::vector<int>{0, 1}));
 }
 
 TEST(Scheduler, HeadOfLineJobWaitsForEnoughSlots) {
@@ -138,7 +158,8 @@ TEST(Scheduler, NoUsableHostIsAFailure) {
 }
 
 TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
-  Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
+  Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}),
+            SchedulerOptions{.mode = Mode::broadcast});
   // Slot a/0 is slow; no slot may begin job 2 before every slot ended job 1.
   for (auto& t : h.transports)
     t->outcome = [](const std::string& c) {
@@ -272,7 +293,8 @@ TEST(Scheduler, DaemonWaitsForNewJobs) {
 }
 
 TEST(Scheduler, UnavailableQueueIsReportedOnceAndRetried) {
-  Harness h(make_fleet({{"a", {"0"}}}), SchedulerOptions{.retry_interval = std::chrono::seconds(1)});
+  Harness h(make_fleet({{"a", {"0"}}}),
+            SchedulerOptions{.retry_interval = std::chrono::seconds(1)});
   h.source.unavailable = QueueUnavailable{"queue.yaml:3:1: bad indentation", true};
   h.source.add("j");
   h.scheduler->start();

@@ -3,20 +3,21 @@
 // hold the rest (SPEC section 2).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
+#include "runner/config/allocation.h"
 #include "runner/config/params.h"
 
 namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
-// "command", "slots", "timeout", "retries", "cancel".
+// "command", "slots", "timeout", "retries", "cancel", "allocation_policy".
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
@@ -50,6 +51,9 @@ struct JobSpec {
   // `cancel:` — a command template run on the job's slots to stop what its
   // process group cannot reach (e.g. a process inside a container).
   std::string cancel;
+  // `allocation_policy:` — which of a host's free slots a job of several
+  // slots gets (runner/sched/slot_allocation.h).
+  Allocation allocation = Allocation::first_fit;
 };
 
 // Builds a QueueEntry from one item of the queue.yaml sequence. Throws

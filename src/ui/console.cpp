@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runner/ui/line_wrap.h"
+
 namespace runner {
 
 namespace {
@@ -97,12 +99,27 @@ Console::JobState& Console::job_state(JobId job, int slot, std::string_view labe
   return it->second;
 }
 
+void Console::append_job_line(std::string_view prefix, std::string_view line) {
+  std::size_t columns = 0;
+  if (m_out_tty) {
+    // On a terminal, a line wider than it is cut into pieces that each
+    // carry the prefix; a terminal too narrow for that gets lines whole.
+    winsize size{};
+    std::size_t prefix_columns = display_columns(prefix);
+    if (::ioctl(m_out_fd, TIOCGWINSZ, &size) == 0 && size.ws_col > prefix_columns + 10)
+      columns = size.ws_col - prefix_columns;
+  }
+  for (std::string_view piece : wrap_line(line, columns)) {
+    m_buffer.append(prefix);
+    m_buffer.append(piece);
+    m_buffer.push_back('\n');
+  }
+  if (m_buffer.size() >= k_flush_threshold) flush();
+}
+
 void Console::add_line(const JobState& job, StreamState& stream, std::string_view line) {
   if (++stream.lines % m_period != 0) return;
-  m_buffer.append(job.prefix);
-  m_buffer.append(line);
-  m_buffer.push_back('\n');
-  if (m_buffer.size() >= k_flush_threshold) flush();
+  append_job_line(job.prefix, line);
 }
 
 void Console::job_output(JobId job, int slot, std::string_view label, OutputStream stream,
@@ -126,10 +143,8 @@ void Console::job_finished(JobId job) {
 
 void Console::job_note(JobId job, int slot, std::string_view label, std::string_view text) {
   auto it = m_jobs.find(job);
-  m_buffer.append(it != m_jobs.end() ? it->second.prefix : job_prefix(slot, label));
-  m_buffer.append(text);
-  m_buffer.push_back('\n');
-  if (m_out_tty || m_buffer.size() >= k_flush_threshold) flush();
+  append_job_line(it != m_jobs.end() ? it->second.prefix : job_prefix(slot, label), text);
+  if (m_out_tty) flush();
 }
 
 void Console::message(std::string_view kind, std::string_view sgr, std::string_view text) {

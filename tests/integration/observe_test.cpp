@@ -155,6 +155,33 @@ struct Observe : ::testing::Test {
 // A job that waits for the test to create the file `go`.
 constexpr const char* k_gated = "while [ ! -e go ]; do sleep 0.02; done";
 
+TEST_F(Observe, OnAnEightyColumnTerminalLongLinesAreCutAndEachPieceCarriesItsSlot) {
+  // As Pegasus' own test of long lines (tests/queue_long_lines.yaml).
+  std::string long_line =
+      "VERY LONG LINE This is an extremely long line from localhost that contains a lot of "
+      "information and should definitely exceed the terminal width causing wrapping behavior to "
+      "be tested. It includes details like model_id meta-llama-Llama-3.1-70B-Instruct";
+  dir.write("long.txt", long_line + "\n");
+  dir.write("hosts.yaml", "- localhost\n");
+  dir.write("queue.yaml", "- echo \"SHORT LINE from {{ hostname }}\"\n- cat long.txt\n");
+  auto [raw, status] = run_in_terminal({RUNNER_BINARY, "queue"}, dir.path(),
+                                       {{"TERM", "xterm"}, {"CI", "true"}, {"NO_COLOR", "1"}}, 80);
+  ASSERT_EQ(status, 0) << raw;
+  Screen screen = render_terminal(raw);
+  std::string joined;
+  int pieces = 0;
+  for (const std::string& line : screen.lines) {
+    if (line.rfind("[localhost] ", 0) != 0) continue;
+    EXPECT_LE(line.size(), 80u) << line;
+    if (testing::is_job_note(line)) continue;
+    if (line == "[localhost] SHORT LINE from localhost") continue;
+    joined += line.substr(12);
+    ++pieces;
+  }
+  EXPECT_EQ(joined, long_line) << raw;
+  EXPECT_EQ(pieces, 4) << raw;  // 251 characters, 68 beside the prefix
+}
+
 TEST_F(Observe, StatusLineStaysBelowTheJobOutputInATerminal) {
   dir.write("queue.yaml",
             "- command: sleep 0.6; echo job <<i>> done on <<gpu>>\n"

@@ -132,6 +132,25 @@ TEST(Console, NoColourWithNoColorOrDumbTerminal) {
   EXPECT_EQ(pty.read(10), "[n] plain\n");
 }
 
+TEST(Console, OnATerminalALongLineIsCutIntoPiecesThatEachCarryThePrefix) {
+  Pty pty(20, 10);
+  if (!pty.ok()) GTEST_SKIP() << "no pseudo-terminal here";
+  Console console(pty.terminal_fd(), pty.terminal_fd(), ColorMode::never);
+  console.job_output(1, 0, "node", OutputStream::out, "0123456789abcdefghijKLMNOPQRST\nshort\n");
+  // "[node] " takes 7 of the 20 columns.
+  EXPECT_EQ(pty.read_all(),
+            "[node] 0123456789abc\n[node] defghijKLMNOP\n[node] QRST\n[node] short\n");
+}
+
+TEST(Console, InAPipeALongLineStaysWhole) {
+  Pipe out;
+  Console console(out.write_fd(), out.write_fd(), ColorMode::never);
+  std::string line(300, 'x');
+  console.job_output(1, 0, "node", OutputStream::out, line + "\n");
+  console.flush();
+  EXPECT_EQ(out.drain(), "[node] " + line + "\n");
+}
+
 std::string run_with_period(std::size_t period) {
   Pipe out;
   {

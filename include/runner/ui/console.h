@@ -115,6 +115,9 @@ class Console {
   std::string job_prefix(int slot, std::string_view label) const;
   JobState& job_state(JobId job, int slot, std::string_view label);
   void add_line(const JobState& job, StreamState& stream, std::string_view line);
+  // `prefix` and `line` into the buffer, cut to the terminal's width when
+  // job lines go to one.
+  void append_job_line(std::string_view prefix, std::string_view line);
   void message(std::string_view kind, std::string_view sgr, std::string_view text);
   // Writes `text` to the message stream around a status line that shows.
   void write_message(std::string_view text);

@@ -106,7 +106,7 @@ class Validator {
       if (key.name != k_command_key && key.name != k_cancel_key) continue;
       for (const std::string& command : key.values)
         for (const std::string& name : template_variables(command))
-          check_variable(entry, name, eligible);
+          check_variable(entry, command, name, eligible);
     }
   }
 
@@ -149,7 +149,7 @@ class Validator {
                               m_largest ? fmt::format(" ({})", m_largest->name) : ""));
   }
 
-  void check_variable(const QueueEntry& entry, const std::string& name,
+  void check_variable(const QueueEntry& entry, const std::string& command, const std::string& name,
                       const std::vector<const HostSummary*>& eligible) const {
     if (is_builtin(name)) return;
     for (const EntryKey& key : entry.keys)
@@ -164,10 +164,16 @@ class Validator {
         lacking.push_back(somewhere ? host->name + " (some slots)" : host->name);
     }
     if (lacking.empty()) return;
-    if (!some_define)
+    if (!some_define) {
+      std::string angle = "<<" + name + ">>";
+      std::string shell_text =
+          command.find(angle) == std::string::npos
+              ? ""
+              : fmt::format(", or write `\\{0}` if the shell is to get `{0}` as written", angle);
       fail(entry, fmt::format("the command uses `{0}`, which is not defined; add `{0}:` to this "
-                              "entry or to the hosts in the hosts file",
-                              name));
+                              "entry or to the hosts in the hosts file{1}",
+                              name, shell_text));
+    }
     fail(entry, fmt::format("the command uses `{0}`, which not every host that could run it "
                             "defines: {1} {2} it; add `{0}:` to those hosts or to this entry",
                             name, list_hosts(lacking), lacking.size() == 1 ? "lacks" : "lack"));

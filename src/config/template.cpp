@@ -1,7 +1,9 @@
 // Command templates: a small scanner that finds well-formed `<<...>>`,
 // `{{ ... }}` and `{{{ ... }}}` expressions and leaves every other byte as
 // it is, so shell syntax (heredocs, shifts, JSON, Go templates) passes
-// through. Pure and stateless.
+// through. An angle expression touches its delimiters (`<< EOF` and
+// `<<EOF >>` are a heredoc), and `<<` inside `$(( ))` is a shift. A
+// backslash before an expression keeps it as written. Pure and stateless.
 #include "runner/config/template.h"
 
 #include <optional>
@@ -35,8 +37,9 @@ bool is_name_char(char c) { return is_name_start(c) || c == '-' || c == '.'; }
 // Reads expressions of one delimiter pair starting right after the opener.
 class ExpressionParser {
  public:
-  ExpressionParser(std::string_view text, std::size_t pos, std::string_view closer)
-      : m_text(text), m_pos(pos), m_closer(closer) {}
+  // A tight parser allows no whitespace next to the delimiters.
+  ExpressionParser(std::string_view text, std::size_t pos, std::string_view closer, bool tight)
+      : m_text(text), m_pos(pos), m_closer(closer), m_tight(tight) {}
 
   std::optional<Match> parse() {
     std::size_t start = m_pos;
@@ -47,16 +50,16 @@ class ExpressionParser {
 
  private:
   std::optional<Match> parse_variable() {
-    skip_spaces();
+    if (!skip_padding()) return std::nullopt;
     auto name = parse_name();
     if (!name) return std::nullopt;
-    skip_spaces();
+    if (!skip_padding()) return std::nullopt;
     if (!parse_closer()) return std::nullopt;
     return Match{Expression{std::string(*name), false, {}, {}}, m_pos};
   }
 
   std::optional<Match> parse_replace() {
-    skip_spaces();
+    if (!skip_padding()) return std::nullopt;
     auto helper = parse_name();
     if (!helper || *helper != "replace") return std::nullopt;
     if (skip_spaces() == 0) return std::nullopt;
@@ -68,10 +71,13 @@ class ExpressionParser {
     if (skip_spaces() == 0) return std::nullopt;
     auto to = parse_string();
     if (!to) return std::nullopt;
-    skip_spaces();
+    if (!skip_padding()) return std::nullopt;
     if (!parse_closer()) return std::nullopt;
     return Match{Expression{std::string(*name), true, std::move(*from), std::move(*to)}, m_pos};
   }
+
+  // Skips the whitespace next to a delimiter; false if a tight parser met some.
+  bool skip_padding() { return skip_spaces() == 0 || !m_tight; }
 
   std::size_t skip_spaces() {
     std::size_t start = m_pos;
@@ -143,37 +149,80 @@ class ExpressionParser {
   std::string_view m_text;
   std::size_t m_pos;
   std::string_view m_closer;
+  bool m_tight;
 };
 
-std::optional<Match> match_at(std::string_view text, std::size_t pos) {
-  static constexpr std::pair<std::string_view, std::string_view> k_delimiters[] = {
-      {"{{{", "}}}"}, {"{{", "}}"}, {"<<", ">>"}};
-  for (const auto& [opener, closer] : k_delimiters) {
+// The expression starting at `pos`, if any. Inside shell arithmetic
+// `<<` is a shift, never a template.
+std::optional<Match> match_at(std::string_view text, std::size_t pos, bool in_arithmetic) {
+  struct Delimiters {
+    std::string_view opener;
+    std::string_view closer;
+    bool tight;
+  };
+  static constexpr Delimiters k_delimiters[] = {
+      {"{{{", "}}}", false}, {"{{", "}}", false}, {"<<", ">>", true}};
+  for (const auto& [opener, closer, tight] : k_delimiters) {
     if (text.substr(pos, opener.size()) != opener) continue;
-    if (auto match = ExpressionParser(text, pos + opener.size(), closer).parse()) return match;
+    if (tight && in_arithmetic) continue;
+    if (auto match = ExpressionParser(text, pos + opener.size(), closer, tight).parse())
+      return match;
   }
   return std::nullopt;
+}
+
+// The offset just past the `))` that closes the shell arithmetic `$((`
+// at `pos`, or the end of the text if it is not closed.
+std::size_t arithmetic_end(std::string_view text, std::size_t pos) {
+  int depth = 0;
+  for (std::size_t i = pos + 1; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && --depth == 0) return i + 1;
+  }
+  return text.size();
 }
 
 // Calls on_literal / on_expression for the pieces of `text`, in order.
 template <typename OnLiteral, typename OnExpression>
 void scan(std::string_view text, OnLiteral on_literal, OnExpression on_expression) {
   std::size_t literal_start = 0;
+  std::size_t arithmetic_until = 0;
   std::size_t pos = 0;
+  auto flush = [&](std::size_t end) {
+    if (end > literal_start) on_literal(text.substr(literal_start, end - literal_start));
+  };
   while (pos < text.size()) {
     char c = text[pos];
+    if (pos >= arithmetic_until && text.substr(pos, 3) == "$((")
+      arithmetic_until = arithmetic_end(text, pos);
+    bool in_arithmetic = pos < arithmetic_until;
     std::optional<Match> match;
-    if (c == '{' || c == '<') match = match_at(text, pos);
+    if (c == '{' || c == '<') match = match_at(text, pos, in_arithmetic);
+    if (c == '\\' && pos + 1 < text.size()) {
+      bool doubled = text[pos + 1] == '\\';
+      std::size_t at = pos + (doubled ? 2 : 1);
+      if (auto escaped = match_at(text, at, in_arithmetic)) {
+        flush(pos);
+        if (doubled) {
+          on_literal(text.substr(pos, 1));  // `\\{{x}}` is a backslash and the value
+          literal_start = pos = at;
+          continue;
+        }
+        on_literal(text.substr(at, escaped->end - at));  // `\{{x}}` is `{{x}}` as written
+        literal_start = pos = escaped->end;
+        continue;
+      }
+    }
     if (!match) {
       ++pos;
       continue;
     }
-    if (pos > literal_start) on_literal(text.substr(literal_start, pos - literal_start));
+    flush(pos);
     on_expression(match->expression);
     pos = match->end;
     literal_start = pos;
   }
-  if (pos > literal_start) on_literal(text.substr(literal_start, pos - literal_start));
+  flush(pos);
 }
 
 std::string replace_all(std::string value, const std::string& from, const std::string& to) {

@@ -236,6 +236,20 @@ TEST(ValidateJobs, VariableNoHostDefines) {
   EXPECT_EQ(std::string(error.what()).rfind("queue.yaml:2:3: ", 0), 0u) << error.what();
 }
 
+TEST(ValidateJobs, UndefinedAngleNameOffersTheEscape) {
+  Fleet fleet = test_fleet();
+  ConfigError error = validation_error({plain_entry("cat <<EOF>>out.txt\nx\nEOF", 4)}, fleet);
+  EXPECT_EQ(error.line(), 4);
+  EXPECT_TRUE(contains(error.detail(), "`EOF`")) << error.what();
+  EXPECT_TRUE(contains(error.detail(), "\\<<EOF>>")) << error.what();
+}
+
+TEST(ValidateJobs, HeredocAndArithmeticNeedNoVariables) {
+  Fleet fleet = test_fleet();
+  EXPECT_NO_THROW(validate_jobs(
+      {plain_entry("cat <<EOF >> out.txt\nx\nEOF\necho $(( 1 << 4 >> 2 ))")}, fleet, "queue.yaml"));
+}
+
 TEST(ValidateJobs, VariableSomeHostsLackNamesThem) {
   Fleet fleet = test_fleet();
   ConfigError error = validation_error({plain_entry("run --gpu <<gpu>>", 5)}, fleet);

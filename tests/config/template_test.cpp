@@ -29,8 +29,14 @@ TEST(Template, AngleSyntax) {
   EXPECT_EQ(render("python run.py --gpu <<gpu>>", k_vars), "python run.py --gpu 3");
 }
 
-TEST(Template, AngleSyntaxIgnoresSpacesAndTabs) {
-  EXPECT_EQ(render("<< gpu >>|<<  gpu>>|<<gpu  >>|<<\tgpu\t>>", k_vars), "3|3|3|3");
+// `<<` and `>>` are shell operators too: an angle expression touches its
+// delimiters, and whitespace next to them makes the text shell text.
+TEST(Template, AngleSyntaxTouchesItsDelimiters) {
+  EXPECT_EQ(render("<<gpu>>|<<replace model \"/\" \"-\">>", k_vars), "3|meta-llama-7B");
+  for (std::string text : {"<< gpu >>", "<<  gpu>>", "<<gpu  >>", "<<\tgpu\t>>"}) {
+    EXPECT_EQ(render(text, k_vars), text) << text;
+    EXPECT_TRUE(template_variables(text).empty()) << text;
+  }
 }
 
 TEST(Template, BraceSyntaxWithAndWithoutSpaces) {
@@ -141,6 +147,56 @@ TEST(Template, HeredocsPassThrough) {
   const std::string text = "cat <<EOF > out.txt\nhello\nEOF\ncat <<-END\n\tx\nEND\ncat << 'Q'\nQ\n";
   EXPECT_EQ(render_plain(text), text);
   EXPECT_TRUE(template_variables(text).empty());
+}
+
+// Shell text that holds `<<` and `>>` and is not a template expression.
+TEST(Template, ShellTextIsNotATemplate) {
+  for (std::string text : {
+           "cat <<EOF >> out.txt\nhello\nEOF",
+           "cat <<EOF >>out.txt\nhello\nEOF",
+           "cat << EOF >> out.txt\nhello\nEOF",
+           "cat <<'EOF' >> out.txt\nx\nEOF",
+           "cat <<-EOF >> out.txt\n\tx\nEOF",
+           "python - <<PY >> log 2>&1\nprint(1)\nPY",
+           "echo $(( 1 << 4 >> 2 ))",
+           "echo $((1<<4>>2))",
+           "echo $((x<<y>>z)) $(( (a<<b>>c) ))",
+           "echo $(( $(( 1<<2 )) <<gpu>> 1 ))",
+       }) {
+    EXPECT_EQ(render_plain(text), text) << text;
+    EXPECT_TRUE(template_variables(text).empty()) << text;
+  }
+}
+
+TEST(Template, TemplatesStillWorkNextToShellText) {
+  EXPECT_EQ(
+      render("cat <<EOF >> out_<<gpu>>.txt\n{{ model }}\nEOF\necho $((1<<4>>2)) <<gpu>>", k_vars),
+      "cat <<EOF >> out_3.txt\nmeta/llama-7B\nEOF\necho $((1<<4>>2)) 3");
+  EXPECT_EQ(template_variables("cat <<EOF >> out_<<gpu>>.txt\n$(( {{ batch }} * 2 ))"),
+            (std::vector<std::string>{"gpu", "batch"}));
+}
+
+TEST(Template, UndefinedTightAngleNameIsStillAnError) {
+  EXPECT_THROW(render_plain("cat <<EOF>>out.txt"), UndefinedVariable);
+  EXPECT_EQ(template_variables("cat <<EOF>>out.txt"), (std::vector<std::string>{"EOF"}));
+}
+
+// A backslash before `<<` or `{{` keeps the expression as written; two
+// backslashes are one literal backslash before a rendered expression.
+TEST(Template, BackslashEscapesAnExpression) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"\\<<gpu>>", "<<gpu>>"},
+      {"cat \\<<EOF>>out.txt", "cat <<EOF>>out.txt"},
+      {"\\<<replace model \"/\" \"-\">>", "<<replace model \"/\" \"-\">>"},
+      {"\\\\<<gpu>>", "\\3"},
+      {"a\\b <<gpu>>", "a\\b 3"},
+      {"\\<< gpu >>", "\\<< gpu >>"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(render(text, k_vars), expected) << text;
+  }
+  EXPECT_TRUE(template_variables("\\<<nope>>").empty());
+  EXPECT_EQ(template_variables("\\\\<<gpu>>"), (std::vector<std::string>{"gpu"}));
 }
 
 TEST(Template, HereStringPassesThrough) {

@@ -1,8 +1,10 @@
 // Command templates: `<<name>>` and Pegasus' `{{ name }}`, plus the
 // Handlebars helper `replace` in both syntaxes:
 //   {{ replace model "/" "--" }}   <<replace model "/" "--">>
-// Whitespace inside the delimiters is ignored. No HTML escaping. Text that
-// is not a well-formed template expression is left as it is.
+// Whitespace inside `{{ }}` is ignored; an angle expression touches its
+// delimiters. No HTML escaping. Text that is not a well-formed template
+// expression (heredocs, shell arithmetic) is left as it is; `\<<x>>` and
+// `\{{x}}` keep an expression as written.
 #pragma once
 
 #include <functional>

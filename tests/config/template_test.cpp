@@ -199,6 +199,21 @@ TEST(Template, BackslashEscapesAnExpression) {
   EXPECT_EQ(template_variables("\\\\<<gpu>>"), (std::vector<std::string>{"gpu"}));
 }
 
+TEST(Template, BackslashEscapesABraceExpressionAsHandlebarsDoes) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"\\{{ gpu }}", "{{ gpu }}"},
+      {"echo \\{{gpu}} {{gpu}}", "echo {{gpu}} 3"},
+      {"\\{{{ gpu }}}", "{{{ gpu }}}"},
+      {"\\{{ replace model \"/\" \"-\" }}", "{{ replace model \"/\" \"-\" }}"},
+      {"\\\\{{ gpu }}", "\\3"},
+      {"\\{ gpu }", "\\{ gpu }"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(render(text, k_vars), expected) << text;
+  }
+  EXPECT_TRUE(template_variables("\\{{ nope }}").empty());
+}
+
 TEST(Template, HereStringPassesThrough) {
   EXPECT_EQ(render_plain("grep x <<< \"$line\""), "grep x <<< \"$line\"");
 }

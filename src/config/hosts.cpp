@@ -242,6 +242,8 @@ class EntryParser {
            fmt::format("hostname `{}` uses `{}`, which this entry does not define; add `{}:` to "
                        "the entry",
                        hostname.text, undefined.name, undefined.name));
+    } catch (const TemplateError& error) {
+      fail(hostname.position, fmt::format("hostname `{}`: {}", hostname.text, error.message));
     }
     int element = m_elements++;
     for (int i = 0; i < slot_count; ++i)

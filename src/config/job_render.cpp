@@ -105,7 +105,7 @@ class Validator {
     for (const EntryKey& key : entry.keys) {
       if (key.name != k_command_key && key.name != k_cancel_key) continue;
       for (const std::string& command : key.values)
-        for (const std::string& name : template_variables(command))
+        for (const std::string& name : variables_of(entry, command))
           check_variable(entry, command, name, eligible);
     }
   }
@@ -113,6 +113,14 @@ class Validator {
  private:
   [[noreturn]] void fail(const QueueEntry& entry, const std::string& message) const {
     throw ConfigError(m_path, entry.line, entry.column, message);
+  }
+
+  std::vector<std::string> variables_of(const QueueEntry& entry, const std::string& command) const {
+    try {
+      return template_variables(command);
+    } catch (const TemplateError& error) {
+      fail(entry, error.message);
+    }
   }
 
   std::pair<int, int> slot_range(const QueueEntry& entry) const {

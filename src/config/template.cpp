@@ -1,268 +1,174 @@
-// Command templates: a small scanner that finds well-formed `<<...>>`,
-// `{{ ... }}` and `{{{ ... }}}` expressions and leaves every other byte as
-// it is, so shell syntax (heredocs, shifts, JSON, Go templates) passes
-// through. An angle expression touches its delimiters (`<< EOF` and
-// `<<EOF >>` are a heredoc), and `<<` inside `$(( ))` is a shift. A
-// backslash before an expression keeps it as written. Pure and stateless.
+// Renders a parsed template (template_parser.cpp) with a job's variables,
+// and lists the variables a template uses. Variables are text; `#each`
+// walks the comma-separated items of a value. Pure and stateless.
 #include "runner/config/template.h"
 
-#include <optional>
+#include <algorithm>
+
+#include "template_helpers.h"
+#include "template_syntax.h"
 
 namespace runner {
 
 namespace {
 
-// One parsed expression: a variable, or `replace name "from" "to"`.
-struct Expression {
-  std::string name;
-  bool is_replace = false;
-  std::string from;
-  std::string to;
-};
+constexpr std::string_view k_parent = "../";
 
-// An expression and the offset just past its closing delimiter.
-struct Match {
-  Expression expression;
-  std::size_t end = 0;
-};
-
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-bool is_name_start(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+bool is_context_path(std::string_view path) {
+  return path == "this" || path == "." || path.starts_with('@');
 }
 
-bool is_name_char(char c) { return is_name_start(c) || c == '-' || c == '.'; }
+// The variable a path names: `../gpu` is `gpu`; `this` and `@index` name none.
+std::optional<std::string_view> variable_of(std::string_view path) {
+  while (path.starts_with(k_parent)) path.remove_prefix(k_parent.size());
+  if (is_context_path(path)) return std::nullopt;
+  return path;
+}
 
-// Reads expressions of one delimiter pair starting right after the opener.
-class ExpressionParser {
+std::vector<std::string> split_items(const std::string& text) {
+  std::vector<std::string> items;
+  if (text.empty()) return items;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+// What `this` and the `@` variables are inside a block.
+struct Scope {
+  TemplateValue value;
+  std::size_t index = 0;
+  std::size_t count = 0;
+  bool in_each = false;
+};
+
+class Renderer {
  public:
-  // A tight parser allows no whitespace next to the delimiters.
-  ExpressionParser(std::string_view text, std::size_t pos, std::string_view closer, bool tight)
-      : m_text(text), m_pos(pos), m_closer(closer), m_tight(tight) {}
+  explicit Renderer(const VariableLookup& lookup) : m_lookup(lookup) {}
 
-  std::optional<Match> parse() {
-    std::size_t start = m_pos;
-    if (auto replace = parse_replace()) return replace;
-    m_pos = start;
-    return parse_variable();
+  std::string render(const std::vector<TemplateNode>& nodes) {
+    for (const TemplateNode& node : nodes) render(node);
+    return std::move(m_out);
   }
 
  private:
-  std::optional<Match> parse_variable() {
-    if (!skip_padding()) return std::nullopt;
-    auto name = parse_name();
-    if (!name) return std::nullopt;
-    if (!skip_padding()) return std::nullopt;
-    if (!parse_closer()) return std::nullopt;
-    return Match{Expression{std::string(*name), false, {}, {}}, m_pos};
-  }
-
-  std::optional<Match> parse_replace() {
-    if (!skip_padding()) return std::nullopt;
-    auto helper = parse_name();
-    if (!helper || *helper != "replace") return std::nullopt;
-    if (skip_spaces() == 0) return std::nullopt;
-    auto name = parse_name();
-    if (!name) return std::nullopt;
-    if (skip_spaces() == 0) return std::nullopt;
-    auto from = parse_string();
-    if (!from) return std::nullopt;
-    if (skip_spaces() == 0) return std::nullopt;
-    auto to = parse_string();
-    if (!to) return std::nullopt;
-    if (!skip_padding()) return std::nullopt;
-    if (!parse_closer()) return std::nullopt;
-    return Match{Expression{std::string(*name), true, std::move(*from), std::move(*to)}, m_pos};
-  }
-
-  // Skips the whitespace next to a delimiter; false if a tight parser met some.
-  bool skip_padding() { return skip_spaces() == 0 || !m_tight; }
-
-  std::size_t skip_spaces() {
-    std::size_t start = m_pos;
-    while (m_pos < m_text.size() && is_space(m_text[m_pos])) ++m_pos;
-    return m_pos - start;
-  }
-
-  std::optional<std::string_view> parse_name() {
-    if (m_pos >= m_text.size() || !is_name_start(m_text[m_pos])) return std::nullopt;
-    std::size_t start = m_pos;
-    while (m_pos < m_text.size() && is_name_char(m_text[m_pos])) ++m_pos;
-    return m_text.substr(start, m_pos - start);
-  }
-
-  // A double- or single-quoted string on one line, with the JSON escapes
-  // Handlebars accepts: \" \' \\ \/ \n \t \r \b \f. Any other backslash is
-  // kept as written.
-  std::optional<std::string> parse_string() {
-    if (m_pos >= m_text.size()) return std::nullopt;
-    char quote = m_text[m_pos];
-    if (quote != '"' && quote != '\'') return std::nullopt;
-    std::string value;
-    for (std::size_t i = m_pos + 1; i < m_text.size(); ++i) {
-      char c = m_text[i];
-      if (c == '\n') return std::nullopt;
-      if (c == quote) {
-        m_pos = i + 1;
-        return value;
-      }
-      if (c == '\\' && i + 1 < m_text.size()) {
-        if (auto escaped = unescape(m_text[i + 1], quote)) {
-          value += *escaped;
-          ++i;
-          continue;
-        }
-      }
-      value += c;
-    }
-    return std::nullopt;
-  }
-
-  static std::optional<char> unescape(char c, char quote) {
-    switch (c) {
-      case '\\':
-        return '\\';
-      case '/':
-        return '/';
-      case 'n':
-        return '\n';
-      case 't':
-        return '\t';
-      case 'r':
-        return '\r';
-      case 'b':
-        return '\b';
-      case 'f':
-        return '\f';
-      default:
-        return c == quote ? std::optional<char>(c) : std::nullopt;
+  void render(const TemplateNode& node) {
+    switch (node.kind) {
+      case TemplateNode::Kind::text:
+        m_out += node.text;
+        return;
+      case TemplateNode::Kind::output:
+        m_out += evaluate(node.expr).to_string();
+        return;
+      case TemplateNode::Kind::block:
+        render_block(node);
+        return;
     }
   }
 
-  bool parse_closer() {
-    if (m_text.substr(m_pos, m_closer.size()) != m_closer) return false;
-    m_pos += m_closer.size();
-    return true;
+  void render_all(const std::vector<TemplateNode>& nodes) {
+    for (const TemplateNode& node : nodes) render(node);
   }
 
-  std::string_view m_text;
-  std::size_t m_pos;
-  std::string_view m_closer;
-  bool m_tight;
+  void render_in(const std::vector<TemplateNode>& nodes, Scope scope) {
+    m_scopes.push_back(std::move(scope));
+    render_all(nodes);
+    m_scopes.pop_back();
+  }
+
+  void render_block(const TemplateNode& block) {
+    const std::string& helper = block.expr.text;
+    TemplateValue value = evaluate(block.expr.args.front());
+    if (helper == "if" || helper == "unless") {
+      render_all(value.truthy() == (helper == "if") ? block.body : block.inverse);
+    } else if (helper == "with") {
+      if (value.truthy())
+        render_in(block.body, Scope{value, 0, 0, false});
+      else
+        render_all(block.inverse);
+    } else {
+      std::vector<std::string> items = split_items(value.to_string());
+      if (items.empty()) render_all(block.inverse);
+      for (std::size_t i = 0; i < items.size(); ++i)
+        render_in(block.body, Scope{TemplateValue::of_string(items[i]), i, items.size(), true});
+    }
+  }
+
+  TemplateValue evaluate(const TemplateExpr& expr) {
+    switch (expr.kind) {
+      case TemplateExpr::Kind::string:
+        return TemplateValue::of_string(expr.text);
+      case TemplateExpr::Kind::number:
+        return TemplateValue::of_number(expr.text);
+      case TemplateExpr::Kind::literal:
+        return expr.text == "null" ? TemplateValue{} : TemplateValue::of_bool(expr.text == "true");
+      case TemplateExpr::Kind::path:
+        return resolve(expr.text);
+      case TemplateExpr::Kind::call:
+        break;
+    }
+    const TemplateHelper* helper = find_helper(expr.text);
+    std::vector<TemplateValue> args;
+    args.reserve(expr.args.size());
+    for (const TemplateExpr& arg : expr.args) args.push_back(evaluate(arg));
+    return helper->call(args);
+  }
+
+  TemplateValue resolve(std::string_view path) {
+    if (auto variable = variable_of(path)) {
+      std::optional<std::string> value = m_lookup(*variable);
+      if (!value) throw UndefinedVariable{std::string(*variable)};
+      return TemplateValue::of_string(std::move(*value));
+    }
+    while (path.starts_with(k_parent)) path.remove_prefix(k_parent.size());
+    const Scope* each = nullptr;
+    for (auto it = m_scopes.rbegin(); it != m_scopes.rend() && !each; ++it)
+      if (it->in_each) each = &*it;
+    if (path == "this" || path == ".")
+      return m_scopes.empty() ? TemplateValue{} : m_scopes.back().value;
+    if (!each) return {};
+    if (path == "@index") return TemplateValue::of_number(std::to_string(each->index));
+    if (path == "@first") return TemplateValue::of_bool(each->index == 0);
+    if (path == "@last") return TemplateValue::of_bool(each->index + 1 == each->count);
+    return {};
+  }
+
+  const VariableLookup& m_lookup;
+  std::vector<Scope> m_scopes;
+  std::string m_out;
 };
 
-// The expression starting at `pos`, if any. Inside shell arithmetic
-// `<<` is a shift, never a template.
-std::optional<Match> match_at(std::string_view text, std::size_t pos, bool in_arithmetic) {
-  struct Delimiters {
-    std::string_view opener;
-    std::string_view closer;
-    bool tight;
-  };
-  static constexpr Delimiters k_delimiters[] = {
-      {"{{{", "}}}", false}, {"{{", "}}", false}, {"<<", ">>", true}};
-  for (const auto& [opener, closer, tight] : k_delimiters) {
-    if (text.substr(pos, opener.size()) != opener) continue;
-    if (tight && in_arithmetic) continue;
-    if (auto match = ExpressionParser(text, pos + opener.size(), closer, tight).parse())
-      return match;
+void collect(const TemplateExpr& expr, std::vector<std::string>& names) {
+  if (expr.kind == TemplateExpr::Kind::path) {
+    auto variable = variable_of(expr.text);
+    if (variable && std::find(names.begin(), names.end(), *variable) == names.end())
+      names.emplace_back(*variable);
   }
-  return std::nullopt;
+  for (const TemplateExpr& arg : expr.args) collect(arg, names);
 }
 
-// The offset just past the `))` that closes the shell arithmetic `$((`
-// at `pos`, or the end of the text if it is not closed.
-std::size_t arithmetic_end(std::string_view text, std::size_t pos) {
-  int depth = 0;
-  for (std::size_t i = pos + 1; i < text.size(); ++i) {
-    if (text[i] == '(') ++depth;
-    if (text[i] == ')' && --depth == 0) return i + 1;
+void collect(const std::vector<TemplateNode>& nodes, std::vector<std::string>& names) {
+  for (const TemplateNode& node : nodes) {
+    if (node.kind == TemplateNode::Kind::text) continue;
+    collect(node.expr, names);
+    collect(node.body, names);
+    collect(node.inverse, names);
   }
-  return text.size();
-}
-
-// Calls on_literal / on_expression for the pieces of `text`, in order.
-template <typename OnLiteral, typename OnExpression>
-void scan(std::string_view text, OnLiteral on_literal, OnExpression on_expression) {
-  std::size_t literal_start = 0;
-  std::size_t arithmetic_until = 0;
-  std::size_t pos = 0;
-  auto flush = [&](std::size_t end) {
-    if (end > literal_start) on_literal(text.substr(literal_start, end - literal_start));
-  };
-  while (pos < text.size()) {
-    char c = text[pos];
-    if (pos >= arithmetic_until && text.substr(pos, 3) == "$((")
-      arithmetic_until = arithmetic_end(text, pos);
-    bool in_arithmetic = pos < arithmetic_until;
-    std::optional<Match> match;
-    if (c == '{' || c == '<') match = match_at(text, pos, in_arithmetic);
-    if (c == '\\' && pos + 1 < text.size()) {
-      bool doubled = text[pos + 1] == '\\';
-      std::size_t at = pos + (doubled ? 2 : 1);
-      if (auto escaped = match_at(text, at, in_arithmetic)) {
-        flush(pos);
-        if (doubled) {
-          on_literal(text.substr(pos, 1));  // `\\{{x}}` is a backslash and the value
-          literal_start = pos = at;
-          continue;
-        }
-        on_literal(text.substr(at, escaped->end - at));  // `\{{x}}` is `{{x}}` as written
-        literal_start = pos = escaped->end;
-        continue;
-      }
-    }
-    if (!match) {
-      ++pos;
-      continue;
-    }
-    flush(pos);
-    on_expression(match->expression);
-    pos = match->end;
-    literal_start = pos;
-  }
-  flush(pos);
-}
-
-std::string replace_all(std::string value, const std::string& from, const std::string& to) {
-  if (from.empty()) return value;
-  std::size_t pos = 0;
-  while ((pos = value.find(from, pos)) != std::string::npos) {
-    value.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-  return value;
 }
 
 }  // namespace
 
 std::vector<std::string> template_variables(std::string_view text) {
   std::vector<std::string> names;
-  scan(
-      text, [](std::string_view) {},
-      [&](const Expression& expression) {
-        for (const auto& name : names)
-          if (name == expression.name) return;
-        names.push_back(expression.name);
-      });
+  collect(parse_template(text), names);
   return names;
 }
 
 std::string render_template(std::string_view text, const VariableLookup& lookup) {
-  std::string out;
-  out.reserve(text.size());
-  scan(
-      text, [&](std::string_view literal) { out += literal; },
-      [&](const Expression& expression) {
-        std::optional<std::string> value = lookup(expression.name);
-        if (!value) throw UndefinedVariable{expression.name};
-        if (expression.is_replace)
-          out += replace_all(std::move(*value), expression.from, expression.to);
-        else
-          out += *value;
-      });
-  return out;
+  return Renderer(lookup).render(parse_template(text));
 }
 
 }  // namespace runner

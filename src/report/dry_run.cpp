@@ -33,6 +33,8 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
                         fmt::format("<<{}>> is not defined on {} (define it in the job or on "
                                     "every slot of the hosts that can run it)",
                                     undefined.name, planned.label));
+    } catch (const TemplateError& error) {
+      throw ConfigError(queue_path, entry.line, entry.column, error.message);
     }
     planned.slots = std::move(slots);
     planned.wave = wave;

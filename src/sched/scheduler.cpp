@@ -500,6 +500,10 @@ bool Scheduler::render(const JobSpec& job, const std::vector<int>& slots, std::s
         "edit the queue to go on",
         job.line, undefined.name, m_fleet.hosts[m_fleet.slots[slots.front()].host].name));
     return false;
+  } catch (const TemplateError& error) {
+    report_once(fmt::format("the next job (queue line {}): {}; edit the queue to go on", job.line,
+                            error.message));
+    return false;
   }
 }
 
@@ -550,6 +554,8 @@ void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
     } catch (const UndefinedVariable& undefined) {
       m_observer.warning(fmt::format("#{}: its cancel command uses <<{}>>, which is not defined",
                                      job.id, undefined.name));
+    } catch (const TemplateError& error) {
+      m_observer.warning(fmt::format("#{}: its cancel command: {}", job.id, error.message));
     }
   }
   m_transports[job.host]->signal_job(job.id, SIGTERM);

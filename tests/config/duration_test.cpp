@@ -20,8 +20,8 @@ TEST(Duration, UnitsAndCombinations) {
 }
 
 TEST(Duration, RejectsWhatIsNotADuration) {
-  for (const char* bad : {"", "s", "-5s", "5x", "1.5h", "5 s", "abc", "1h30", "10 20",
-                          "99999999999999999999s"})
+  for (const char* bad :
+       {"", "s", "-5s", "5x", "1.5h", "5 s", "abc", "1h30", "10 20", "99999999999999999999s"})
     EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
 }
 

@@ -250,6 +250,15 @@ TEST(ValidateJobs, HeredocAndArithmeticNeedNoVariables) {
       {plain_entry("cat <<EOF >> out.txt\nx\nEOF\necho $(( 1 << 4 >> 2 ))")}, fleet, "queue.yaml"));
 }
 
+TEST(ValidateJobs, UnknownHelperIsReportedWithItsLine) {
+  Fleet fleet = test_fleet();
+  ConfigError error =
+      validation_error({plain_entry("a"), plain_entry("echo {{ to_upper m }}", 7)}, fleet);
+  EXPECT_EQ(error.line(), 7);
+  EXPECT_TRUE(contains(error.detail(), "`to_upper`")) << error.what();
+  EXPECT_EQ(std::string(error.what()).rfind("queue.yaml:7:3: ", 0), 0u) << error.what();
+}
+
 TEST(ValidateJobs, VariableSomeHostsLackNamesThem) {
   Fleet fleet = test_fleet();
   ConfigError error = validation_error({plain_entry("run --gpu <<gpu>>", 5)}, fleet);

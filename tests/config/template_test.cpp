@@ -117,9 +117,6 @@ TEST(Template, ReplaceWithoutArgumentsIsAVariableNamedReplace) {
 }
 
 TEST(Template, MalformedReplaceIsLiteral) {
-  EXPECT_EQ(render_plain("{{ replace model \"/\" }}"), "{{ replace model \"/\" }}");
-  EXPECT_EQ(render_plain("<<replace model \"/\" \"-\" \"x\">>"),
-            "<<replace model \"/\" \"-\" \"x\">>");
   EXPECT_EQ(render_plain("<<replace model / ->>"), "<<replace model / ->>");
   EXPECT_EQ(render_plain("{{ replace model \"/ \"-\" }}"), "{{ replace model \"/ \"-\" }}");
   EXPECT_EQ(render_plain("<<replace model\"/\"\"-\">>"), "<<replace model\"/\"\"-\">>");
@@ -212,6 +209,55 @@ TEST(Template, BackslashEscapesABraceExpressionAsHandlebarsDoes) {
     EXPECT_EQ(render(text, k_vars), expected) << text;
   }
   EXPECT_TRUE(template_variables("\\{{ nope }}").empty());
+}
+
+TEST(Template, CommentsRenderToNothing) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"a{{! a note }}b", "ab"},
+      {"a{{!}}b", "ab"},
+      {"a{{!-- holds }} and {{ gpu }} --}}b", "ab"},
+      {"a{{!-- spans\nlines --}}b", "ab"},
+      {"a<<! a note >>b", "ab"},
+      {"a<<!-- holds >> and <<gpu>> -->>b", "ab"},
+      {"run <<gpu>>{{! why: the fast path }}", "run 3"},
+      {"cat <<!\nx\n!", "cat <<!\nx\n!"},
+      {"\\{{! kept }}", "{{! kept }}"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(render(text, k_vars), expected) << text;
+  }
+  EXPECT_TRUE(template_variables("{{! <<nope>> }}{{!-- {{ nope }} --}}").empty());
+}
+
+// What a TemplateError says about `text`, or "" if there is none.
+std::string template_error(std::string_view text) {
+  try {
+    template_variables(text);
+  } catch (const TemplateError& error) {
+    return error.message;
+  }
+  return "";
+}
+
+TEST(Template, UnknownHelperIsAnErrorNamingItAndTheEscape) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{ to_upper m }}", "`to_upper`"},
+      {"run <<shout model>>", "`shout`"},
+      {"{{{ nope a \"b\" 3 }}}", "`nope`"},
+  };
+  for (const auto& [text, helper] : cases) {
+    std::string message = template_error(text);
+    EXPECT_NE(message.find(helper), std::string::npos) << text << ": " << message;
+    EXPECT_NE(message.find("helper"), std::string::npos) << text << ": " << message;
+    EXPECT_NE(message.find("\\"), std::string::npos) << text << ": " << message;
+    EXPECT_THROW(render(text, k_vars), TemplateError) << text;
+  }
+}
+
+TEST(Template, HelperWithTheWrongNumberOfArgumentsIsAnError) {
+  EXPECT_NE(template_error("{{ replace model \"/\" }}").find("`replace` takes 3"),
+            std::string::npos)
+      << template_error("{{ replace model \"/\" }}");
 }
 
 TEST(Template, HereStringPassesThrough) {

@@ -1,10 +1,10 @@
-// Command templates: `<<name>>` and Pegasus' `{{ name }}`, plus the
-// Handlebars helper `replace` in both syntaxes:
-//   {{ replace model "/" "--" }}   <<replace model "/" "--">>
+// Command templates: the Handlebars language Pegasus renders (through the
+// Rust handlebars crate with handlebars_misc_helpers), in Pegasus' `{{ }}`
+// and in runner's `<<...>>` syntax: variables, helpers, blocks, comments.
 // Whitespace inside `{{ }}` is ignored; an angle expression touches its
-// delimiters. No HTML escaping. Text that is not a well-formed template
-// expression (heredocs, shell arithmetic) is left as it is; `\<<x>>` and
-// `\{{x}}` keep an expression as written.
+// delimiters. No HTML escaping. Text that is not a well-formed tag
+// (heredocs, shell arithmetic, JSON) is left as it is; `\<<x>>` and
+// `\{{x}}` keep a tag as written.
 #pragma once
 
 #include <functional>
@@ -23,11 +23,19 @@ struct UndefinedVariable {
   std::string name;
 };
 
+// Thrown for a template that cannot render whatever the variables hold (an
+// unknown helper, a block left open); the message names the expression and
+// the fix.
+struct TemplateError {
+  std::string message;
+};
+
 // Every variable name the template references, in order of first use,
-// without duplicates (including the variable argument of `replace`).
+// without duplicates, in helper arguments and blocks too. Throws
+// TemplateError.
 std::vector<std::string> template_variables(std::string_view text);
 
-// Substitutes every expression. Throws UndefinedVariable.
+// Substitutes every expression. Throws UndefinedVariable and TemplateError.
 std::string render_template(std::string_view text, const VariableLookup& lookup);
 
 }  // namespace runner

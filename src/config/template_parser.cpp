@@ -1,0 +1,190 @@
+// Builds the tree of a template: finds tags in the text (leaving shell text,
+// shell arithmetic and escaped tags as they are), nests blocks, and checks
+// every helper and its arguments before anything renders. Pure.
+#include <fmt/format.h>
+
+#include "runner/config/template.h"
+#include "template_helpers.h"
+#include "template_syntax.h"
+
+namespace runner {
+
+namespace {
+
+// The offset just past the `))` that closes the shell arithmetic `$((` at
+// `pos`, or the end of the text if it is not closed.
+std::size_t arithmetic_end(std::string_view text, std::size_t pos) {
+  int depth = 0;
+  for (std::size_t i = pos + 1; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')' && --depth == 0) return i + 1;
+  }
+  return text.size();
+}
+
+// The escaped form of a tag, to offer as a fix.
+std::string escaped(std::string_view source) { return "\\" + std::string(source); }
+
+// A block being read: its opening tag and the nodes so far.
+struct OpenBlock {
+  TemplateNode node;
+  std::string_view source;
+  bool in_inverse = false;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : m_text(text) {}
+
+  std::vector<TemplateNode> parse() {
+    std::size_t arithmetic_until = 0;
+    std::size_t pos = 0;
+    while (pos < m_text.size()) {
+      char c = m_text[pos];
+      if (pos >= arithmetic_until && m_text.substr(pos, 3) == "$((")
+        arithmetic_until = arithmetic_end(m_text, pos);
+      bool in_arithmetic = pos < arithmetic_until;
+      if (c == '\\' && pos + 1 < m_text.size()) {
+        bool doubled = m_text[pos + 1] == '\\';
+        std::size_t at = pos + (doubled ? 2 : 1);
+        if (at < m_text.size()) {
+          if (auto tag = read_tag(m_text, at, in_arithmetic)) {
+            if (doubled) {
+              add_text("\\");  // `\\{{x}}` is a backslash and the value
+              pos = at;
+            } else {
+              add_text(tag->source);  // `\{{x}}` is `{{x}}` as written
+              pos = tag->end;
+            }
+            continue;
+          }
+        }
+      }
+      std::optional<TemplateTag> tag;
+      if (c == '{' || c == '<') tag = read_tag(m_text, pos, in_arithmetic);
+      if (!tag) {
+        add_text(m_text.substr(pos, 1));
+        ++pos;
+        continue;
+      }
+      pos = tag->end;
+      add_tag(std::move(*tag));
+    }
+    if (!m_open.empty()) {
+      const OpenBlock& block = m_open.back();
+      bool angle = block.source.front() == '<';
+      fail(fmt::format("`{}` is never closed; add `{}/{}{}` where its block ends", block.source,
+                       angle ? "<<" : "{{", block.node.expr.text, angle ? ">>" : "}}"));
+    }
+    return std::move(m_root);
+  }
+
+ private:
+  [[noreturn]] static void fail(std::string message) { throw TemplateError{std::move(message)}; }
+
+  std::vector<TemplateNode>& current() {
+    if (m_open.empty()) return m_root;
+    OpenBlock& block = m_open.back();
+    return block.in_inverse ? block.node.inverse : block.node.body;
+  }
+
+  void add_text(std::string_view text) {
+    std::vector<TemplateNode>& nodes = current();
+    if (nodes.empty() || nodes.back().kind != TemplateNode::Kind::text) {
+      nodes.emplace_back();
+      nodes.back().kind = TemplateNode::Kind::text;
+    }
+    nodes.back().text += text;
+  }
+
+  void add_tag(TemplateTag tag) {
+    switch (tag.kind) {
+      case TemplateTag::Kind::comment:
+        return;
+      case TemplateTag::Kind::raw:
+        add_text(tag.name);
+        return;
+      case TemplateTag::Kind::output: {
+        check(tag.expr, tag.source);
+        TemplateNode node;
+        node.kind = TemplateNode::Kind::output;
+        node.expr = std::move(tag.expr);
+        current().push_back(std::move(node));
+        return;
+      }
+      case TemplateTag::Kind::open_block:
+        open_block(std::move(tag));
+        return;
+      case TemplateTag::Kind::else_block:
+        if (m_open.empty() || m_open.back().in_inverse)
+          fail(
+              fmt::format("`{}` is outside any `#if`, `#unless`, `#each` or `#with` block, or "
+                          "its second; write `{}` to pass it to the shell as written",
+                          tag.source, escaped(tag.source)));
+        m_open.back().in_inverse = true;
+        return;
+      case TemplateTag::Kind::close_block:
+        close_block(tag);
+        return;
+    }
+  }
+
+  void open_block(TemplateTag tag) {
+    const std::string& name = tag.expr.text;
+    if (!is_block_helper(name))
+      fail(
+          fmt::format("`{}` opens a block of `{}`, which is not a block helper; the block "
+                      "helpers are if, unless, each and with",
+                      tag.source, name));
+    if (tag.expr.args.size() != 1)
+      fail(fmt::format("`{}`: `#{}` takes 1 argument, got {}", tag.source, name,
+                       tag.expr.args.size()));
+    for (const TemplateExpr& arg : tag.expr.args) check(arg, tag.source);
+    OpenBlock block;
+    block.node.kind = TemplateNode::Kind::block;
+    block.node.expr = std::move(tag.expr);
+    block.source = tag.source;
+    m_open.push_back(std::move(block));
+  }
+
+  void close_block(const TemplateTag& tag) {
+    if (m_open.empty())
+      fail(fmt::format("`{}` closes no block; write `{}` to pass it to the shell as written",
+                       tag.source, escaped(tag.source)));
+    if (m_open.back().node.expr.text != tag.name)
+      fail(fmt::format("`{}` closes `{}`", tag.source, m_open.back().source));
+    TemplateNode node = std::move(m_open.back().node);
+    m_open.pop_back();
+    current().push_back(std::move(node));
+  }
+
+  // Checks that every helper `expr` calls exists and gets its arguments.
+  void check(const TemplateExpr& expr, std::string_view source) const {
+    if (expr.kind != TemplateExpr::Kind::call) return;
+    const TemplateHelper* helper = find_helper(expr.text);
+    if (!helper)
+      fail(
+          fmt::format("`{}` calls the helper `{}`, which does not exist; the helpers are {} "
+                      "(to pass the text to the shell as written, write `{}`)",
+                      source, expr.text, helper_names(), escaped(source)));
+    std::size_t count = expr.args.size();
+    if (count < helper->min_args || count > helper->max_args) {
+      std::string wanted = helper->min_args == helper->max_args
+                               ? std::to_string(helper->min_args)
+                               : fmt::format("at least {}", helper->min_args);
+      fail(fmt::format("`{}`: `{}` takes {} argument{}, got {}", source, expr.text, wanted,
+                       helper->max_args == 1 ? "" : "s", count));
+    }
+    for (const TemplateExpr& arg : expr.args) check(arg, source);
+  }
+
+  std::string_view m_text;
+  std::vector<TemplateNode> m_root;
+  std::vector<OpenBlock> m_open;
+};
+
+}  // namespace
+
+std::vector<TemplateNode> parse_template(std::string_view text) { return Parser(text).parse(); }
+
+}  // namespace runner

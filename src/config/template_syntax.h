@@ -1,0 +1,52 @@
+// The parsed form of a command template: expressions, tags and the tree of
+// text, outputs and blocks that parse_template builds from them. Pure.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runner {
+
+// A value to compute: a variable path (`gpu`, `this`, `@index`, `../x`), a
+// literal, or a helper call (`replace model "/" "-"`, `(eq gpu "0")`).
+struct TemplateExpr {
+  enum class Kind { path, string, number, literal, call };
+  Kind kind = Kind::path;
+  std::string text;                // the path, the string's value, the number as written,
+                                   // true/false/null, or the helper's name
+  std::vector<TemplateExpr> args;  // a call's arguments
+};
+
+// One tag as written in the text.
+struct TemplateTag {
+  enum class Kind { output, open_block, close_block, else_block, comment, raw };
+  Kind kind = Kind::output;
+  TemplateExpr expr;        // output and open_block
+  std::string name;         // close_block: the helper; raw: the body
+  std::string_view source;  // the whole tag as written
+  std::size_t end = 0;      // offset just past the tag
+};
+
+// Reads the tag whose opener (`{{`, `{{{`, `<<`, a raw block's `{{{{`) is at
+// `pos`; nullopt when the text there is not a tag, and so is shell text.
+// Inside shell arithmetic `<<` is a shift, never a tag.
+std::optional<TemplateTag> read_tag(std::string_view text, std::size_t pos, bool in_arithmetic);
+
+// A piece of a parsed template.
+struct TemplateNode {
+  enum class Kind { text, output, block };
+  Kind kind = Kind::text;
+  std::string text;                   // text: rendered as it is
+  TemplateExpr expr;                  // output: its value; block: the helper call
+  std::vector<TemplateNode> body;     // block: rendered when it holds
+  std::vector<TemplateNode> inverse;  // block: after `{{else}}`
+};
+
+// Parses a template. Throws TemplateError for an unknown helper, a wrong
+// number of arguments or unbalanced blocks.
+std::vector<TemplateNode> parse_template(std::string_view text);
+
+}  // namespace runner

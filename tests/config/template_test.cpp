@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 namespace runner {
 namespace {
@@ -258,6 +259,58 @@ TEST(Template, HelperWithTheWrongNumberOfArgumentsIsAnError) {
   EXPECT_NE(template_error("{{ replace model \"/\" }}").find("`replace` takes 3"),
             std::string::npos)
       << template_error("{{ replace model \"/\" }}");
+}
+
+// The string helpers of handlebars_misc_helpers, with the Rust Inflector
+// crate's case rules.
+TEST(Template, StringHelpers) {
+  const std::tuple<std::string, std::string, std::string> cases[] = {
+      {"to_upper_case", "Hello foo-bars", "HELLO FOO-BARS"},
+      {"to_lower_case", "Hello Foo-BARS", "hello foo-bars"},
+      {"trim", "  padded\t", "padded"},
+      {"trim", "   ", ""},
+      {"to_snake_case", "Hello foo-bars", "hello_foo_bars"},
+      {"to_snake_case", "meta/llama-7B", "meta_llama_7b"},
+      {"to_snake_case", "HTTPServer", "http_server"},
+      {"to_snake_case", "fooBar", "foo_bar"},
+      {"to_snake_case", "--a  b--", "a_b"},
+      {"to_kebab_case", "Hello foo_bars", "hello-foo-bars"},
+      {"to_kebab_case", "meta/Llama-2-7b", "meta-llama-2-7b"},
+      {"to_camel_case", "Hello foo-bars", "helloFooBars"},
+      {"to_camel_case", "llama-7B", "llama7B"},
+      {"to_camel_case", "FOO_BAR", "fooBar"},
+      {"to_camel_case", "__x", "x"},
+      {"to_upper_case", "", ""},
+  };
+  for (const auto& [helper, input, expected] : cases) {
+    std::string brace = "{{ " + helper + " v }}";
+    std::string angle = "<<" + helper + " v>>";
+    EXPECT_EQ(render(brace, {{"v", input}}), expected) << brace << " of " << input;
+    EXPECT_EQ(render(angle, {{"v", input}}), expected) << angle << " of " << input;
+  }
+}
+
+TEST(Template, HelpersTakeLiteralsAndNest) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{ to_upper_case \"x\" }}", "X"},
+      {"{{ to_upper_case (replace model \"/\" \"_\") }}", "META_LLAMA-7B"},
+      {"<<to_snake_case (replace model \"/\" \" \")>>", "meta_llama_7b"},
+      {"{{ replace (to_lower_case model) \"-7b\" \"\" }}", "meta/llama"},
+      {"{{ to_upper_case 5 }}", "5"},
+  };
+  for (const auto& [text, expected] : cases) EXPECT_EQ(render(text, k_vars), expected) << text;
+  EXPECT_EQ(template_variables("{{ to_upper_case (replace model \"/\" x) }} <<trim y>>"),
+            (std::vector<std::string>{"model", "x", "y"}));
+}
+
+TEST(Template, RawBlocksAreKeptAsWritten) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{{{raw}}}}{{ gpu }} <<gpu>>{{{{/raw}}}} {{ gpu }}", "{{ gpu }} <<gpu>> 3"},
+      {"<<<<raw>>>>{{ x }}\n<<y>><<<</raw>>>>", "{{ x }}\n<<y>>"},
+      {"{{{{raw}}}}{{/if}}{{{{/raw}}}}", "{{/if}}"},
+  };
+  for (const auto& [text, expected] : cases) EXPECT_EQ(render(text, k_vars), expected) << text;
+  EXPECT_TRUE(template_variables("{{{{raw}}}}{{ nope }}{{{{/raw}}}}").empty());
 }
 
 TEST(Template, HereStringPassesThrough) {

@@ -313,6 +313,84 @@ TEST(Template, RawBlocksAreKeptAsWritten) {
   EXPECT_TRUE(template_variables("{{{{raw}}}}{{ nope }}{{{{/raw}}}}").empty());
 }
 
+const std::map<std::string, std::string> k_block_vars = {
+    {"gpu", "0"}, {"gpus", "2,3"}, {"empty", ""}, {"word", "false"}, {"batch", "16"}, {"m", "a/b"}};
+
+TEST(Template, BlockHelpers) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{#if gpu}}yes{{/if}}", "yes"},
+      {"{{#if empty}}yes{{else}}no{{/if}}", "no"},
+      {"{{#if word}}a text is true, even false{{/if}}", "a text is true, even false"},
+      {"{{#if 0}}y{{else}}0 is false{{/if}}", "0 is false"},
+      {"{{#if false}}y{{else}}n{{/if}}{{#if true}}y{{/if}}{{#if null}}y{{/if}}", "ny"},
+      {"{{#unless empty}}ran{{else}}skipped{{/unless}}", "ran"},
+      {"{{#unless gpu}}x{{/unless}}.", "."},
+      {"{{#each gpus}}--device {{this}} {{/each}}", "--device 2 --device 3 "},
+      {"{{#each gpus}}{{@index}}={{.}}{{#unless @last}},{{/unless}}{{/each}}", "0=2,1=3"},
+      {"{{#each gpus}}{{#if @first}}first {{/if}}{{this}}@{{../m}}@{{m}} {{/each}}",
+       "first 2@a/b@a/b 3@a/b@a/b "},
+      {"{{#each empty}}x{{else}}none{{/each}}", "none"},
+      {"{{#each gpu}}[{{this}}]{{/each}}", "[0]"},
+      {"{{#with m}}{{replace this \"/\" \"-\"}}{{/with}}", "a-b"},
+      {"{{#with empty}}x{{else}}no m{{/with}}", "no m"},
+      {"{{#if gpu}}{{#if empty}}a{{else}}b{{/if}}{{else}}c{{/if}}", "b"},
+  };
+  for (const auto& [text, expected] : cases)
+    EXPECT_EQ(render(text, k_block_vars), expected) << text;
+}
+
+// Comparisons follow the handlebars crate: a variable is text, so it equals
+// a string and compares with a number as a number.
+TEST(Template, Subexpressions) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{#if (eq gpu \"0\")}}docker build .{{/if}}", "docker build ."},
+      {"{{#if (eq gpu 0)}}same{{else}}text is no number{{/if}}", "text is no number"},
+      {"{{#if (ne gpu \"1\")}}y{{/if}}", "y"},
+      {"{{#if (gt batch 8)}}big{{/if}}", "big"},
+      {"{{#if (gt batch \"8\")}}y{{else}}as text 16 < 8{{/if}}", "as text 16 < 8"},
+      {"{{#if (gte batch 16)}}a{{/if}}{{#if (lt batch 16)}}b{{/if}}{{#if (lte batch 16)}}c{{/if}}",
+       "ac"},
+      {"{{#if (lt m 3)}}y{{else}}no order{{/if}}", "no order"},
+      {"{{#if (and gpu batch)}}y{{/if}}{{#if (and gpu empty)}}n{{/if}}", "y"},
+      {"{{#if (or empty gpu)}}y{{/if}}{{#if (or empty \"\")}}n{{/if}}", "y"},
+      {"{{#if (not empty)}}y{{/if}}{{#if (not gpu)}}n{{/if}}", "y"},
+      {"{{#if (and (eq gpu \"0\") (not (eq batch \"1\")))}}y{{/if}}", "y"},
+      {"{{#unless (eq gpu \"0\")}}n{{else}}y{{/unless}}", "y"},
+      {"{{eq gpu \"0\"}} {{gt 1 2}}", "true false"},
+  };
+  for (const auto& [text, expected] : cases)
+    EXPECT_EQ(render(text, k_block_vars), expected) << text;
+}
+
+TEST(Template, VariablesInsideBlocksAndSubexpressions) {
+  EXPECT_EQ(
+      template_variables("{{#if (eq a \"0\")}}{{b}}{{else}}{{c}}{{/if}}"
+                         "{{#each d}}{{this}}{{@index}}{{../e}}{{/each}}{{#with f}}{{.}}{{/with}}"),
+      (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
+}
+
+TEST(Template, UndefinedVariableInATakenBranchThrows) {
+  EXPECT_THROW(render("{{#if gpu}}{{nope}}{{/if}}", k_block_vars), UndefinedVariable);
+}
+
+TEST(Template, UnbalancedBlocksAreErrors) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{#if gpu}}x", "never closed"},
+      {"x{{/if}}", "closes no block"},
+      {"{{#if gpu}}x{{/each}}", "closes `{{#if gpu}}`"},
+      {"{{else}}", "outside"},
+      {"{{#if gpu}}a{{else}}b{{else}}c{{/if}}", "outside"},
+      {"{{#replace gpu}}x{{/replace}}", "not a block helper"},
+      {"{{#if gpu batch}}x{{/if}}", "takes 1 argument"},
+      {"{{#if (eq gpu)}}x{{/if}}", "`eq` takes 2"},
+      {"{{#if (shout gpu)}}x{{/if}}", "`shout`"},
+  };
+  for (const auto& [text, expected] : cases) {
+    std::string message = template_error(text);
+    EXPECT_NE(message.find(expected), std::string::npos) << text << ": " << message;
+  }
+}
+
 TEST(Template, HereStringPassesThrough) {
   EXPECT_EQ(render_plain("grep x <<< \"$line\""), "grep x <<< \"$line\"");
 }

@@ -362,6 +362,26 @@ TEST(Template, Subexpressions) {
     EXPECT_EQ(render(text, k_block_vars), expected) << text;
 }
 
+TEST(Template, EveryConstructInAngleSyntax) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"<<#if (eq gpu \"0\")>>docker build .<<else>>skip<</if>>", "docker build ."},
+      {"<<#unless (gt batch 8)>>small<<else>>big<</unless>>", "big"},
+      {"<<#each gpus>>--device <<this>> <</each>>", "--device 2 --device 3 "},
+      {"<<#each gpus>><<@index>><<#unless @last>>,<</unless>><</each>>", "0,1"},
+      {"<<#with m>><<replace . \"/\" \"_\">><</with>>", "a_b"},
+      {"<<#if empty>>x<<else>><<to_upper_case m>><</if>>", "A/B"},
+      {"<<#if gpu>>{{ gpu }}<</if>>{{#if gpu}}<<gpu>>{{/if}}", "00"},
+      {"<<#if gpu>>cat <<EOF >> f.txt\n<<m>>\nEOF<</if>>", "cat <<EOF >> f.txt\na/b\nEOF"},
+      {"<<#if gpu>>echo $((1<<4>>2))<</if>>", "echo $((1<<4>>2))"},
+      {"<<! note >><<!-- <<nope>> -->>x", "x"},
+      {"\\<<#if gpu>>", "<<#if gpu>>"},
+  };
+  for (const auto& [text, expected] : cases)
+    EXPECT_EQ(render(text, k_block_vars), expected) << text;
+  EXPECT_NE(template_error("<<#if gpu>>x").find("add `<</if>>`"), std::string::npos)
+      << template_error("<<#if gpu>>x");
+}
+
 TEST(Template, VariablesInsideBlocksAndSubexpressions) {
   EXPECT_EQ(
       template_variables("{{#if (eq a \"0\")}}{{b}}{{else}}{{c}}{{/if}}"

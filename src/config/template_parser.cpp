@@ -22,6 +22,14 @@ std::size_t arithmetic_end(std::string_view text, std::size_t pos) {
   return text.size();
 }
 
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+// Tags that leave no line behind when they are alone on theirs.
+bool may_stand_alone(TemplateTag::Kind kind) {
+  return kind == TemplateTag::Kind::open_block || kind == TemplateTag::Kind::close_block ||
+         kind == TemplateTag::Kind::else_block || kind == TemplateTag::Kind::comment;
+}
+
 // The escaped form of a tag, to offer as a fix.
 std::string escaped(std::string_view source) { return "\\" + std::string(source); }
 
@@ -30,6 +38,7 @@ struct OpenBlock {
   TemplateNode node;
   std::string_view source;
   bool in_inverse = false;
+  bool chained = false;  // opened by `{{else if x}}`, closed with the block before
 };
 
 class Parser {
@@ -67,11 +76,13 @@ class Parser {
         ++pos;
         continue;
       }
+      std::size_t start = pos;
       pos = tag->end;
+      if (may_stand_alone(tag->kind)) pos = standalone_end(start, pos);
       add_tag(std::move(*tag));
     }
     if (!m_open.empty()) {
-      const OpenBlock& block = m_open.back();
+      const OpenBlock& block = m_open[chain_start()];
       bool angle = block.source.front() == '<';
       fail(fmt::format("`{}` is never closed; add `{}/{}{}` where its block ends", block.source,
                        angle ? "<<" : "{{", block.node.expr.text, angle ? ">>" : "}}"));
@@ -81,6 +92,35 @@ class Parser {
 
  private:
   [[noreturn]] static void fail(std::string message) { throw TemplateError{std::move(message)}; }
+
+  // For a tag from `start` to `end` alone on its line, as Handlebars does:
+  // drops the blanks before it and returns the offset past its line's end.
+  // Otherwise returns `end`.
+  std::size_t standalone_end(std::size_t start, std::size_t end) {
+    std::size_t line_start = start;
+    while (line_start > 0 && is_blank(m_text[line_start - 1])) --line_start;
+    if (line_start > 0 && m_text[line_start - 1] != '\n') return end;
+    std::size_t after = end;
+    while (after < m_text.size() && is_blank(m_text[after])) ++after;
+    if (m_text.substr(after, 2) == "\r\n")
+      after += 2;
+    else if (after < m_text.size() && m_text[after] == '\n')
+      ++after;
+    else if (after != m_text.size())
+      return end;
+    if (start > line_start) {
+      std::string& indent = current().back().text;
+      indent.resize(indent.size() - (start - line_start));
+    }
+    return after;
+  }
+
+  // The block a chain of `{{else if}}` blocks on top of the stack began with.
+  std::size_t chain_start() const {
+    std::size_t first = m_open.size() - 1;
+    while (m_open[first].chained) --first;
+    return first;
+  }
 
   std::vector<TemplateNode>& current() {
     if (m_open.empty()) return m_root;
@@ -122,6 +162,7 @@ class Parser {
                           "its second; write `{}` to pass it to the shell as written",
                           tag.source, escaped(tag.source)));
         m_open.back().in_inverse = true;
+        if (!tag.expr.args.empty()) open_chained_block(std::move(tag));
         return;
       case TemplateTag::Kind::close_block:
         close_block(tag);
@@ -147,15 +188,31 @@ class Parser {
     m_open.push_back(std::move(block));
   }
 
+  // `{{else if x}}`: an `{{#if x}}` block in the inverse of the open one.
+  void open_chained_block(TemplateTag tag) {
+    std::vector<TemplateExpr> args = std::move(tag.expr.args);
+    if (args.front().kind != TemplateExpr::Kind::path)
+      fail(fmt::format("`{}`: `else` takes a block helper, e.g. `else if x`", tag.source));
+    tag.expr.text = args.front().text;
+    tag.expr.args.assign(std::make_move_iterator(args.begin() + 1),
+                         std::make_move_iterator(args.end()));
+    tag.expr.kind = TemplateExpr::Kind::call;
+    open_block(std::move(tag));
+    m_open.back().chained = true;
+  }
+
   void close_block(const TemplateTag& tag) {
     if (m_open.empty())
       fail(fmt::format("`{}` closes no block; write `{}` to pass it to the shell as written",
                        tag.source, escaped(tag.source)));
-    if (m_open.back().node.expr.text != tag.name)
-      fail(fmt::format("`{}` closes `{}`", tag.source, m_open.back().source));
-    TemplateNode node = std::move(m_open.back().node);
-    m_open.pop_back();
-    current().push_back(std::move(node));
+    std::size_t first = chain_start();
+    if (m_open[first].node.expr.text != tag.name)
+      fail(fmt::format("`{}` closes `{}`", tag.source, m_open[first].source));
+    while (m_open.size() > first) {
+      TemplateNode node = std::move(m_open.back().node);
+      m_open.pop_back();
+      current().push_back(std::move(node));
+    }
   }
 
   // Checks that every helper `expr` calls exists and gets its arguments.

@@ -24,7 +24,7 @@ struct TemplateExpr {
 struct TemplateTag {
   enum class Kind { output, open_block, close_block, else_block, comment, raw };
   Kind kind = Kind::output;
-  TemplateExpr expr;        // output and open_block
+  TemplateExpr expr;        // output, open_block, else_block (`else if x`)
   std::string name;         // close_block: the helper; raw: the body
   std::string_view source;  // the whole tag as written
   std::size_t end = 0;      // offset just past the tag

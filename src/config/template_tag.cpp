@@ -19,6 +19,10 @@ bool is_name_start(char c) {
 
 bool is_name_char(char c) { return is_name_start(c) || c == '-' || c == '.'; }
 
+bool is_number(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 // The delimiters of one syntax.
 struct Delimiters {
   std::string_view opener;
@@ -53,9 +57,10 @@ class TagReader {
     }
     auto expr = read_expression();
     if (!expr) return std::nullopt;
-    if (blocks_allowed && tag.kind == TemplateTag::Kind::output &&
-        expr->kind == TemplateExpr::Kind::path && expr->text == "else")
-      tag.kind = TemplateTag::Kind::else_block;
+    // `1<<2>>1` is a shift, in any language.
+    if (m_delimiters.tight && is_number(expr->text)) return std::nullopt;
+    if (blocks_allowed && tag.kind == TemplateTag::Kind::output && expr->text == "else")
+      tag.kind = TemplateTag::Kind::else_block;  // `{{else}}`, or `{{else if x}}`
     tag.expr = std::move(*expr);
     return finish(std::move(tag));
   }

@@ -160,6 +160,7 @@ TEST(Template, ShellTextIsNotATemplate) {
            "echo $((1<<4>>2))",
            "echo $((x<<y>>z)) $(( (a<<b>>c) ))",
            "echo $(( $(( 1<<2 )) <<gpu>> 1 ))",
+           "python -c 'print(1<<2>>1)'",
        }) {
     EXPECT_EQ(render_plain(text), text) << text;
     EXPECT_TRUE(template_variables(text).empty()) << text;
@@ -360,6 +361,38 @@ TEST(Template, Subexpressions) {
   };
   for (const auto& [text, expected] : cases)
     EXPECT_EQ(render(text, k_block_vars), expected) << text;
+}
+
+// As in Handlebars, a line that holds only a block tag or a comment leaves
+// no line behind, so a block inside a `\`-continued command keeps it whole.
+TEST(Template, StandaloneBlockLinesLeaveNoLine) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"a\n{{#if gpu}}\nline\n{{/if}}\nb", "a\nline\nb"},
+      {"python run.py \\\n  {{#if gpu}}\n  --flag \\\n  {{/if}}\n  --other",
+       "python run.py \\\n  --flag \\\n  --other"},
+      {"  {{#if empty}}\n  a\n  {{else}}\n  b\n  {{/if}}\n", "  b\n"},
+      {"{{! note }}\nx", "x"},
+      {"a\r\n<<#if gpu>>\r\nb\r\n<</if>>\r\n", "a\r\nb\r\n"},
+      {"x {{#if gpu}}y{{/if}}\n", "x y\n"},
+      {"{{#if gpu}} y\n{{/if}}", " y\n"},
+      {"{{gpu}}\n", "0\n"},
+      {"{{#each gpus}}\n- {{this}}\n{{/each}}\n", "- 2\n- 3\n"},
+  };
+  for (const auto& [text, expected] : cases)
+    EXPECT_EQ(render(text, k_block_vars), expected) << text;
+}
+
+TEST(Template, ElseIfChains) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{#if empty}}a{{else if gpu}}b{{else}}c{{/if}}", "b"},
+      {"{{#if empty}}a{{else if (eq gpu \"1\")}}b{{else}}c{{/if}}", "c"},
+      {"<<#if empty>>a<<else unless gpu>>b<<else>>c<</if>>", "c"},
+      {"{{#if gpu}}a{{else if nope}}b{{/if}}", "a"},
+  };
+  for (const auto& [text, expected] : cases)
+    EXPECT_EQ(render(text, {{"gpu", "0"}, {"empty", ""}, {"nope", ""}}), expected) << text;
+  EXPECT_EQ(template_variables("{{#if a}}{{else if b}}{{c}}{{/if}}"),
+            (std::vector<std::string>{"a", "b", "c"}));
 }
 
 TEST(Template, EveryConstructInAngleSyntax) {

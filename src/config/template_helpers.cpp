@@ -246,6 +246,16 @@ bool is_block_helper(std::string_view name) {
          std::end(k_block_helpers);
 }
 
+std::string_view helper_like(std::string_view name) {
+  constexpr std::size_t k_shortest = 3;
+  if (name.size() < k_shortest) return "";
+  for (const TemplateHelper& helper : k_helpers)
+    if (helper.name.find(name) != std::string_view::npos ||
+        (helper.name.size() >= k_shortest && name.find(helper.name) != std::string_view::npos))
+      return helper.name;
+  return "";
+}
+
 std::string helper_names() {
   std::string names;
   for (const TemplateHelper& helper : k_helpers)

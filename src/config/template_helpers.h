@@ -44,6 +44,10 @@ const TemplateHelper* find_helper(std::string_view name);
 // Whether `name` is a block helper: if, unless, each, with.
 bool is_block_helper(std::string_view name);
 
+// A helper whose name holds `name` or is held in it (`to_upper` ->
+// `to_upper_case`), to suggest for a name that is no helper; "" if none.
+std::string_view helper_like(std::string_view name);
+
 // The names of all helpers, for messages: "replace, to_upper_case, ...".
 std::string helper_names();
 

@@ -219,11 +219,14 @@ class Parser {
   void check(const TemplateExpr& expr, std::string_view source) const {
     if (expr.kind != TemplateExpr::Kind::call) return;
     const TemplateHelper* helper = find_helper(expr.text);
-    if (!helper)
-      fail(
-          fmt::format("`{}` calls the helper `{}`, which does not exist; the helpers are {} "
-                      "(to pass the text to the shell as written, write `{}`)",
-                      source, expr.text, helper_names(), escaped(source)));
+    if (!helper) {
+      std::string_view like = helper_like(expr.text);
+      fail(fmt::format(
+          "`{}` calls the helper `{}`, which does not exist; {}the helpers are {} "
+          "(to pass the text to the shell as written, write `{}`)",
+          source, expr.text, like.empty() ? "" : fmt::format("did you mean `{}`? ", like),
+          helper_names(), escaped(source)));
+    }
     std::size_t count = expr.args.size();
     if (count < helper->min_args || count > helper->max_args) {
       std::string wanted = helper->min_args == helper->max_args

@@ -256,6 +256,17 @@ TEST(Template, UnknownHelperIsAnErrorNamingItAndTheEscape) {
   }
 }
 
+TEST(Template, UnknownHelperSuggestsALikeOne) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"{{ to_upper m }}", "did you mean `to_upper_case`?"},
+      {"{{ snake_case m }}", "did you mean `to_snake_case`?"},
+      {"{{ string_replace m \"a\" \"b\" }}", "did you mean `replace`?"},
+  };
+  for (const auto& [text, expected] : cases)
+    EXPECT_NE(template_error(text).find(expected), std::string::npos) << template_error(text);
+  EXPECT_EQ(template_error("{{ zz m }}").find("did you mean"), std::string::npos);
+}
+
 TEST(Template, HelperWithTheWrongNumberOfArgumentsIsAnError) {
   EXPECT_NE(template_error("{{ replace model \"/\" }}").find("`replace` takes 3"),
             std::string::npos)

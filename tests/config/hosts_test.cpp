@@ -429,6 +429,20 @@ TEST(HostsErrors, UndefinedVariableInHostname) {
   expect_error("- node{{ x }}\n", 1, 3, "uses `x`");
 }
 
+TEST(HostsErrors, UnknownHelperInHostname) {
+  expect_error("- hostname: node{{ shout n }}\n  n: 1\n", 1, 13, "helper `shout`");
+}
+
+TEST(Hosts, HostnameTakesHelpers) {
+  Fleet fleet = parse_hosts(
+      "- hostname: <<to_lower_case name>>-<<#if (eq n \"1\")>>a<<else>>b<</if>>\n"
+      "  name: NODE\n  n: ['1', '2']\n",
+      "hosts.yaml");
+  ASSERT_EQ(fleet.hosts.size(), 2u);
+  EXPECT_EQ(fleet.hosts[0].name, "node-a");
+  EXPECT_EQ(fleet.hosts[1].name, "node-b");
+}
+
 TEST(HostsErrors, MalformedHostAddress) {
   expect_error("- node01\n- hostname: [a, \"b:99999\"]\n", 2, 17, "bad host address `b:99999`");
   expect_error("- \"user@\"\n", 1, 3, "bad host address");

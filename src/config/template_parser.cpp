@@ -24,6 +24,8 @@ std::size_t arithmetic_end(std::string_view text, std::size_t pos) {
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 
+bool is_whitespace(char c) { return is_blank(c) || c == '\n' || c == '\r'; }
+
 // Tags that leave no line behind when they are alone on theirs.
 bool may_stand_alone(TemplateTag::Kind kind) {
   return kind == TemplateTag::Kind::open_block || kind == TemplateTag::Kind::close_block ||
@@ -79,6 +81,8 @@ class Parser {
       std::size_t start = pos;
       pos = tag->end;
       if (may_stand_alone(tag->kind)) pos = standalone_end(start, pos);
+      if (tag->trim_before) trim_text_end();
+      if (tag->trim_after) pos = skip_whitespace(pos);
       add_tag(std::move(*tag));
     }
     if (!m_open.empty()) {
@@ -113,6 +117,20 @@ class Parser {
       indent.resize(indent.size() - (start - line_start));
     }
     return after;
+  }
+
+  // `{{~`: drops the whitespace the text so far ends with.
+  void trim_text_end() {
+    std::vector<TemplateNode>& nodes = current();
+    if (nodes.empty() || nodes.back().kind != TemplateNode::Kind::text) return;
+    std::string& text = nodes.back().text;
+    while (!text.empty() && is_whitespace(text.back())) text.pop_back();
+  }
+
+  // `~}}`: the offset past the whitespace from `pos` on.
+  std::size_t skip_whitespace(std::size_t pos) const {
+    while (pos < m_text.size() && is_whitespace(m_text[pos])) ++pos;
+    return pos;
   }
 
   // The block a chain of `{{else if}}` blocks on top of the stack began with.

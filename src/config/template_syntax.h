@@ -24,10 +24,12 @@ struct TemplateExpr {
 struct TemplateTag {
   enum class Kind { output, open_block, close_block, else_block, comment, raw };
   Kind kind = Kind::output;
-  TemplateExpr expr;        // output, open_block, else_block (`else if x`)
-  std::string name;         // close_block: the helper; raw: the body
-  std::string_view source;  // the whole tag as written
-  std::size_t end = 0;      // offset just past the tag
+  TemplateExpr expr;         // output, open_block, else_block (`else if x`)
+  std::string name;          // close_block: the helper; raw: the body
+  std::string_view source;   // the whole tag as written
+  bool trim_before = false;  // `{{~`: strips the whitespace before the tag
+  bool trim_after = false;   // `~}}`: strips the whitespace after it
+  std::size_t end = 0;       // offset just past the tag
 };
 
 // Reads the tag whose opener (`{{`, `{{{`, `<<`, a raw block's `{{{{`) is at

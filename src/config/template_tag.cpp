@@ -41,9 +41,11 @@ class TagReader {
       : m_text(text), m_pos(pos), m_delimiters(delimiters) {}
 
   std::optional<TemplateTag> read(bool blocks_allowed) {
-    if (!skip_padding()) return std::nullopt;
     TemplateTag tag;
-    if (blocks_allowed && peek('!')) return read_comment();
+    tag.trim_before = peek('~');
+    if (tag.trim_before) ++m_pos;
+    if (!skip_padding()) return std::nullopt;
+    if (blocks_allowed && peek('!')) return read_comment(std::move(tag));
     if (blocks_allowed && peek('#')) {
       ++m_pos;
       tag.kind = TemplateTag::Kind::open_block;
@@ -67,8 +69,7 @@ class TagReader {
 
  private:
   // `{{! ... }}` on one line, or `{{!-- ... --}}` across lines.
-  std::optional<TemplateTag> read_comment() {
-    TemplateTag tag;
+  std::optional<TemplateTag> read_comment(TemplateTag tag) {
     tag.kind = TemplateTag::Kind::comment;
     bool long_form = m_text.substr(m_pos, 3) == "!--";
     std::string closer = (long_form ? "--" : "") + std::string(m_delimiters.closer);
@@ -82,6 +83,8 @@ class TagReader {
 
   std::optional<TemplateTag> finish(TemplateTag tag) {
     if (!skip_padding()) return std::nullopt;
+    tag.trim_after = peek('~');
+    if (tag.trim_after) ++m_pos;
     if (m_text.substr(m_pos, m_delimiters.closer.size()) != m_delimiters.closer)
       return std::nullopt;
     tag.end = m_pos + m_delimiters.closer.size();
@@ -109,8 +112,9 @@ class TagReader {
   }
 
   bool at_end_of_expression() const {
+    std::size_t closer = peek('~') ? m_pos + 1 : m_pos;
     return m_pos >= m_text.size() || peek(')') ||
-           m_text.substr(m_pos, m_delimiters.closer.size()) == m_delimiters.closer;
+           m_text.substr(closer, m_delimiters.closer.size()) == m_delimiters.closer;
   }
 
   std::optional<TemplateExpr> read_argument() {

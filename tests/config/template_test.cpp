@@ -393,6 +393,19 @@ TEST(Template, StandaloneBlockLinesLeaveNoLine) {
     EXPECT_EQ(render(text, k_block_vars), expected) << text;
 }
 
+TEST(Template, TildeStripsWhitespaceNextToATag) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"a  {{~gpu~}}  b", "a0b"},
+      {"a \n {{~ gpu ~}} \n b", "a0b"},
+      {"x\n{{~#if gpu~}}\n  y\n{{~/if~}}\nz", "xyz"},
+      {"a {{~#if empty}}1{{~else~}} 2 {{/if}}", "a2 "},
+      {"a <<~gpu>> b", "a0 b"},
+      {"a <<gpu~>> b", "a 0b"},
+  };
+  for (const auto& [text, expected] : cases)
+    EXPECT_EQ(render(text, k_block_vars), expected) << text;
+}
+
 TEST(Template, ElseIfChains) {
   const std::pair<std::string, std::string> cases[] = {
       {"{{#if empty}}a{{else if gpu}}b{{else}}c{{/if}}", "b"},

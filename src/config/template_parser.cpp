@@ -67,6 +67,7 @@ class Parser {
               add_text(tag->source);  // `\{{x}}` is `{{x}}` as written
               pos = tag->end;
             }
+            m_text_from = pos;
             continue;
           }
         }
@@ -83,6 +84,7 @@ class Parser {
       if (may_stand_alone(tag->kind)) pos = standalone_end(start, pos);
       if (tag->trim_before) trim_text_end();
       if (tag->trim_after) pos = skip_whitespace(pos);
+      m_text_from = pos;
       add_tag(std::move(*tag));
     }
     if (!m_open.empty()) {
@@ -104,6 +106,7 @@ class Parser {
     std::size_t line_start = start;
     while (line_start > 0 && is_blank(m_text[line_start - 1])) --line_start;
     if (line_start > 0 && m_text[line_start - 1] != '\n') return end;
+    if (line_start < m_text_from) return end;  // a `~}}` took the line's start
     std::size_t after = end;
     while (after < m_text.size() && is_blank(m_text[after])) ++after;
     if (m_text.substr(after, 2) == "\r\n")
@@ -257,6 +260,7 @@ class Parser {
   }
 
   std::string_view m_text;
+  std::size_t m_text_from = 0;  // where the text since the last tag begins
   std::vector<TemplateNode> m_root;
   std::vector<OpenBlock> m_open;
 };

@@ -401,6 +401,7 @@ TEST(Template, TildeStripsWhitespaceNextToATag) {
       {"a {{~#if empty}}1{{~else~}} 2 {{/if}}", "a2 "},
       {"a <<~gpu>> b", "a0 b"},
       {"a <<gpu~>> b", "a 0b"},
+      {"{{gpu~}}\n  {{#if gpu}}\nx\n{{/if}}", "0\nx\n"},
   };
   for (const auto& [text, expected] : cases)
     EXPECT_EQ(render(text, k_block_vars), expected) << text;

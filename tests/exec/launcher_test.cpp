@@ -127,36 +127,27 @@ TEST(EndMarkerScanner, TheRestAfterTheMarkerIsKeptForTheNextReader) {
   EXPECT_EQ(scanner.take_rest(), "");
 }
 
-TEST(EndMarkerScanner, TheExitedNoteIsRememberedAndNotOutput) {
-  for (size_t cut = 1; cut < 40; ++cut) {
-    std::string stream = "out" + k_token + " exited\n" + k_token + " 139\n";
-    EndMarkerScanner scanner(k_token);
-    Fed fed = feed_all(scanner, {stream.substr(0, cut), stream.substr(cut)});
-    EXPECT_TRUE(fed.ended) << cut;
-    EXPECT_EQ(fed.job, "out") << cut;
-    EXPECT_TRUE(scanner.exited_note()) << cut;
-    EXPECT_EQ(scanner.status(), 139) << cut;
+TEST(EndMarkerScanner, NotesAreRememberedAndNotOutput) {
+  // "exited": the job's shell exited; "held": a process it started holds
+  // its output.
+  for (const char* note : {"exited", "held"}) {
+    bool exited = std::string(note) == "exited";
+    for (size_t cut = 1; cut < 40; ++cut) {
+      std::string stream = "out" + k_token + " " + note + "\n" + k_token + " 139\n";
+      EndMarkerScanner scanner(k_token);
+      Fed fed = feed_all(scanner, {stream.substr(0, cut), stream.substr(cut)});
+      EXPECT_TRUE(fed.ended) << note << cut;
+      EXPECT_EQ(fed.job, "out") << note << cut;
+      EXPECT_EQ(scanner.exited_note(), exited) << note << cut;
+      EXPECT_EQ(scanner.held_note(), !exited) << note << cut;
+      EXPECT_EQ(scanner.status(), 139) << note << cut;
+      scanner.reset();
+      EXPECT_FALSE(scanner.exited_note() || scanner.held_note()) << note << cut;
+    }
   }
   EndMarkerScanner killed(k_token);
   feed_all(killed, {"out\n" + k_token + " 139\n"});
-  EXPECT_FALSE(killed.exited_note());
-  killed.reset();
-  EXPECT_FALSE(killed.exited_note());
-}
-
-TEST(EndMarkerScanner, TheHeldNoteIsRememberedAndNotOutput) {
-  for (size_t cut = 1; cut < 40; ++cut) {
-    std::string stream = "out" + k_token + " held\n" + k_token + " 0\n";
-    EndMarkerScanner scanner(k_token);
-    Fed fed = feed_all(scanner, {stream.substr(0, cut), stream.substr(cut)});
-    EXPECT_TRUE(fed.ended) << cut;
-    EXPECT_EQ(fed.job, "out") << cut;
-    EXPECT_TRUE(scanner.held_note()) << cut;
-    EXPECT_FALSE(scanner.exited_note()) << cut;
-    EXPECT_EQ(scanner.status(), 0) << cut;
-    scanner.reset();
-    EXPECT_FALSE(scanner.held_note());
-  }
+  EXPECT_FALSE(killed.exited_note() || killed.held_note());
 }
 
 // A channel's shell run by /bin/sh with its stdin, stdout and stderr on

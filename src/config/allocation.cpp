@@ -13,4 +13,9 @@ std::string allocation_name(Allocation allocation) {
   return allocation == Allocation::buddy ? "buddy" : "first_fit";
 }
 
+bool allocation_takes(Allocation allocation, int k) {
+  if (k <= 0) return false;
+  return allocation != Allocation::buddy || (k & (k - 1)) == 0;
+}
+
 }  // namespace runner

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -112,17 +111,16 @@ void check_buddy_slots(const QueueEntry& entry, const std::string& path) {
     if (key.name == k_slots) slots = &key;
   }
   if (!allocation || !slots) return;
-  bool buddy = std::any_of(allocation->values.begin(), allocation->values.end(),
-                           [](const std::string& v) { return v == "buddy"; });
-  for (const auto& value : slots->values) {
-    int k = slots_value(value);
-    if (buddy && (k & (k - 1)) != 0)
+  for (const auto& policy : allocation->values)
+    for (const auto& value : slots->values) {
+      int k = slots_value(value);
+      if (allocation_takes(parse_allocation(policy).value_or(Allocation::first_fit), k)) continue;
       throw ConfigError(path, allocation->line, 0,
                         fmt::format("`allocation_policy: buddy` takes a power of two slots (1, 2, "
                                     "4, 8, ...), and `slots` is {} (line {}); use first_fit or "
                                     "change `slots`",
                                     k, slots->line));
-  }
+    }
 }
 
 EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const std::string& path) {

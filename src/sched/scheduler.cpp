@@ -473,19 +473,16 @@ std::optional<std::vector<int>> Scheduler::place(const JobSpec& job, int avoid) 
         avoided = static_cast<int>(i);
       }
     }
-    auto chosen = choose_slots(free, job.slots, job.allocation);
-    if (!chosen && avoided >= 0 && !fallback) {
-      free[avoided] = true;
-      chosen = choose_slots(free, job.slots, job.allocation);
-      if (!chosen) continue;
-      fallback.emplace();
-      for (int i : *chosen) fallback->push_back(slots[i]);
-      continue;
-    }
-    if (!chosen) continue;
-    std::vector<int> placed;
-    for (int i : *chosen) placed.push_back(slots[i]);
-    return placed;
+    // The chosen positions among the host's slots, as slot ids.
+    auto ids = [&](const std::vector<int>& positions) {
+      std::vector<int> placed;
+      for (int i : positions) placed.push_back(slots[i]);
+      return placed;
+    };
+    if (auto chosen = choose_slots(free, job.slots, job.allocation)) return ids(*chosen);
+    if (avoided < 0 || fallback) continue;
+    free[avoided] = true;
+    if (auto chosen = choose_slots(free, job.slots, job.allocation)) fallback = ids(*chosen);
   }
   return fallback;
 }

@@ -22,15 +22,12 @@ std::optional<std::vector<int>> first_block(const std::vector<bool>& free, int k
   return std::nullopt;
 }
 
-bool power_of_two(int k) { return k > 0 && (k & (k - 1)) == 0; }
-
 }  // namespace
 
 std::optional<std::vector<int>> choose_slots(const std::vector<bool>& free, int k,
                                              Allocation allocation) {
-  if (k <= 0) return std::nullopt;
-  if (allocation == Allocation::buddy)
-    return power_of_two(k) ? first_block(free, k, k) : std::nullopt;
+  if (!allocation_takes(allocation, k)) return std::nullopt;
+  if (allocation == Allocation::buddy) return first_block(free, k, k);
   for (int step : {k, 2, 1})
     if (auto block = first_block(free, k, step)) return block;
   std::vector<int> any;

@@ -15,4 +15,8 @@ enum class Allocation { first_fit, buddy };
 std::optional<Allocation> parse_allocation(std::string_view text);
 std::string allocation_name(Allocation allocation);
 
+// Whether a job of `k` slots can ever be placed under `allocation`: buddy
+// takes only a power of two.
+bool allocation_takes(Allocation allocation, int k);
+
 }  // namespace runner

@@ -95,20 +95,23 @@ std::string Console::job_prefix(int slot, std::string_view label) const {
 
 Console::JobState& Console::job_state(JobId job, int slot, std::string_view label) {
   auto [it, inserted] = m_jobs.try_emplace(job);
-  if (inserted) it->second.prefix = job_prefix(slot, label);
+  if (inserted) {
+    it->second.prefix = job_prefix(slot, label);
+    it->second.prefix_columns = display_columns(it->second.prefix);
+  }
   return it->second;
 }
 
-void Console::append_job_line(std::string_view prefix, std::string_view line) {
-  std::size_t columns = 0;
-  if (m_out_tty) {
-    // On a terminal, a line wider than it is cut into pieces that each
-    // carry the prefix; a terminal too narrow for that gets lines whole.
-    winsize size{};
-    std::size_t prefix_columns = display_columns(prefix);
-    if (::ioctl(m_out_fd, TIOCGWINSZ, &size) == 0 && size.ws_col > prefix_columns + 10)
-      columns = size.ws_col - prefix_columns;
-  }
+void Console::measure_terminal() {
+  winsize size{};
+  m_out_columns = m_out_tty && ::ioctl(m_out_fd, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
+}
+
+void Console::append_job_line(std::string_view prefix, std::size_t prefix_columns,
+                              std::string_view line) {
+  // On a terminal, a line wider than it is cut into pieces that each carry
+  // the prefix; a terminal too narrow for that gets lines whole.
+  std::size_t columns = m_out_columns > prefix_columns + 10 ? m_out_columns - prefix_columns : 0;
   for (std::string_view piece : wrap_line(line, columns)) {
     m_buffer.append(prefix);
     m_buffer.append(piece);
@@ -119,12 +122,13 @@ void Console::append_job_line(std::string_view prefix, std::string_view line) {
 
 void Console::add_line(const JobState& job, StreamState& stream, std::string_view line) {
   if (++stream.lines % m_period != 0) return;
-  append_job_line(job.prefix, line);
+  append_job_line(job.prefix, job.prefix_columns, line);
 }
 
 void Console::job_output(JobId job, int slot, std::string_view label, OutputStream stream,
                          std::string_view bytes) {
   if (m_period == 0) return;
+  measure_terminal();
   JobState& state = job_state(job, slot, label);
   StreamState& lines = stream == OutputStream::out ? state.out : state.err;
   lines.splitter.feed(bytes, [&](std::string_view line) { add_line(state, lines, line); });
@@ -134,6 +138,7 @@ void Console::job_output(JobId job, int slot, std::string_view label, OutputStre
 void Console::job_finished(JobId job) {
   auto it = m_jobs.find(job);
   if (it == m_jobs.end()) return;
+  measure_terminal();
   JobState& state = it->second;
   for (StreamState* stream : {&state.out, &state.err})
     stream->splitter.finish([&](std::string_view line) { add_line(state, *stream, line); });
@@ -142,8 +147,13 @@ void Console::job_finished(JobId job) {
 }
 
 void Console::job_note(JobId job, int slot, std::string_view label, std::string_view text) {
-  auto it = m_jobs.find(job);
-  append_job_line(it != m_jobs.end() ? it->second.prefix : job_prefix(slot, label), text);
+  measure_terminal();
+  if (auto it = m_jobs.find(job); it != m_jobs.end()) {
+    append_job_line(it->second.prefix, it->second.prefix_columns, text);
+  } else {
+    std::string prefix = job_prefix(slot, label);
+    append_job_line(prefix, display_columns(prefix), text);
+  }
   if (m_out_tty) flush();
 }
 

@@ -107,6 +107,7 @@ class Console {
 
   struct JobState {
     std::string prefix;  // "[label] ", with colour codes when colouring
+    std::size_t prefix_columns = 0;
     StreamState out;
     StreamState err;
   };
@@ -115,9 +116,12 @@ class Console {
   std::string job_prefix(int slot, std::string_view label) const;
   JobState& job_state(JobId job, int slot, std::string_view label);
   void add_line(const JobState& job, StreamState& stream, std::string_view line);
-  // `prefix` and `line` into the buffer, cut to the terminal's width when
-  // job lines go to one.
-  void append_job_line(std::string_view prefix, std::string_view line);
+  // Reads the width of the terminal job lines go to (0: not one), once per
+  // batch of lines.
+  void measure_terminal();
+  // `prefix` (`prefix_columns` wide) and `line` into the buffer, cut to the
+  // terminal's width when job lines go to one.
+  void append_job_line(std::string_view prefix, std::size_t prefix_columns, std::string_view line);
   void message(std::string_view kind, std::string_view sgr, std::string_view text);
   // Writes `text` to the message stream around a status line that shows.
   void write_message(std::string_view text);
@@ -128,6 +132,7 @@ class Console {
   bool m_color_out;
   bool m_color_err;
   bool m_out_tty;
+  std::size_t m_out_columns = 0;  // of the terminal job lines go to; 0: none
   bool m_out_failed = false;
   std::string m_buffer;
   std::unordered_map<JobId, JobState> m_jobs;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "runner/cli/options.h"
+#include "runner/cli/run_cli.h"
 #include "runner/config/config_error.h"
 #include "runner/state/state_dir.h"
 

@@ -108,7 +108,4 @@ int check_hosts(const CheckOptions& options);
 std::shared_ptr<SshContext> prepare_ssh(const Fleet& fleet, const SshOptions& options,
                                         const std::function<void(const std::string&)>& warn);
 
-// The whole command line: parses, dispatches, maps errors to exit codes.
-int run_cli(int argc, char** argv);
-
 }  // namespace runner

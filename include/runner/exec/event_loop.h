@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "runner/exec/transport.h"
+#include "runner/core/pollable.h"
 
 namespace runner {
 

@@ -7,7 +7,7 @@
 
 #include <functional>
 
-#include "runner/exec/pollable.h"
+#include "runner/core/pollable.h"
 
 namespace runner {
 

@@ -15,35 +15,14 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/exec/pollable.h"
+#include "runner/core/job_exit.h"
+#include "runner/core/pollable.h"
 
 namespace runner {
-
-using JobId = std::uint64_t;
-
-enum class OutputStream { out, err };
 
 // How much of one output stream of a job a transport reads in one step, so
 // that a job writing as fast as it can leaves the event loop to the others.
 inline constexpr std::size_t k_output_share = 256 * 1024;
-
-// How a job ended.
-struct JobExit {
-  int code = -1;       // exit status when the process exited
-  std::string signal;  // "TERM", "KILL", ... when a signal ended it
-  std::string error;   // non-empty: it could not be started, or its
-                       // connection was lost (then `lost` is true)
-  bool lost = false;   // the connection dropped while it ran: outcome unknown
-  // Nothing of the job ran: its process never started (the login shell
-  // failed, the server refused, the spawn failed; `error` says why). Such a
-  // job is not failed: it can run elsewhere.
-  bool not_started = false;
-  bool timed_out = false;  // the runner stopped it at its timeout
-  bool cancelled = false;  // the runner stopped it on an interrupt
-  bool succeeded() const {
-    return error.empty() && signal.empty() && code == 0 && !timed_out && !cancelled;
-  }
-};
 
 enum class TransportErrorKind { connect, host_key, auth, protocol, timeout, disconnected };
 

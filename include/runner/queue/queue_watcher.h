@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "runner/exec/pollable.h"
+#include "runner/core/pollable.h"
 
 namespace runner {
 

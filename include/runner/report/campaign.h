@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "runner/config/params.h"
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
 
 namespace runner {
 

@@ -76,7 +76,7 @@ struct SchedulerOptions {
   // The time of what transports report. They report while the event loop
   // steps them, before the scheduler's own step of that round: a job's end
   // is timed by this clock, not by the scheduler's previous step.
-  std::function<Clock::time_point()> clock = [] { return Clock::now(); };
+  ClockSource clock = steady_clock_source();
 };
 
 // A job that was running when an earlier run of the same queue died: its

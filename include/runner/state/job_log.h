@@ -23,7 +23,7 @@
 #include <unordered_map>
 
 #include "runner/core/status.h"
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
 
 namespace runner {
 

@@ -40,7 +40,7 @@
 
 #include "runner/config/params.h"
 #include "runner/core/status.h"
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
 
 namespace runner {
 

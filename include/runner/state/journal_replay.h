@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
 
 namespace runner {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
 #include "runner/ui/line_splitter.h"
 
 namespace runner {

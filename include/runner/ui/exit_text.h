@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
 
 namespace runner {
 

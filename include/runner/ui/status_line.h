@@ -17,8 +17,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "runner/exec/pollable.h"
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
+#include "runner/core/pollable.h"
 #include "runner/ui/console.h"
 
 namespace runner {

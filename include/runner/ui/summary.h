@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/exec/transport.h"
+#include "runner/core/job_exit.h"
 
 namespace runner {
 

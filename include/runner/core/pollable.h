@@ -4,13 +4,12 @@
 
 #include <poll.h>
 
-#include <chrono>
 #include <optional>
 #include <vector>
 
-namespace runner {
+#include "runner/core/clock.h"
 
-using Clock = std::chrono::steady_clock;
+namespace runner {
 
 // Something the event loop polls.
 class Pollable {

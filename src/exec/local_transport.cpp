@@ -40,7 +40,7 @@ struct LocalJob {
 
 class LocalTransport final : public HostTransport {
  public:
-  LocalTransport(int host, TransportEvents& events) : m_host(host), m_events(events) {}
+  LocalTransport(int host, TransportEvents& events) : HostTransport(host, events) {}
 
   ~LocalTransport() override {
     for (auto& [id, job] : m_jobs) {
@@ -50,7 +50,7 @@ class LocalTransport final : public HostTransport {
     }
   }
 
-  void connect() override { m_events.host_ready(m_host); }
+  void connect() override { report_ready(); }
 
   void start_job(JobId id, const std::string& command) override {
     LocalJob job;
@@ -59,12 +59,12 @@ class LocalTransport final : public HostTransport {
       JobExit exit;
       exit.error = error;
       exit.not_started = true;
-      m_events.job_exited(id, exit);
+      report_exited(id, exit);
       return;
     }
     pid_t pid = job.pid;
     m_jobs.emplace(id, job);
-    m_events.job_started(id, pid);
+    report_started(id, pid);
   }
 
   void signal_job(JobId id, int signal) override {
@@ -72,7 +72,7 @@ class LocalTransport final : public HostTransport {
     if (it == m_jobs.end()) return;
     // A group that is gone has ended meanwhile: no failure.
     if (kill(-it->second.pid, signal) != 0 && errno != ESRCH)
-      m_events.signal_failed(id, signal,
+      report_signal_failed(id, signal,
                              fmt::format("this machine: kill: {}", std::strerror(errno)));
   }
 
@@ -95,7 +95,7 @@ class LocalTransport final : public HostTransport {
         drain_after_exit(id, job);
         close_job_fds(job);
         it = m_jobs.erase(it);
-        m_events.job_exited(id, *exit);
+        report_exited(id, *exit);
       } else {
         for (int stream = 0; stream < 2; ++stream) drain(id, job, stream, k_output_share);
         ++it;
@@ -151,7 +151,7 @@ class LocalTransport final : public HostTransport {
       ssize_t n = read(fd, buffer, std::min(sizeof buffer, limit - taken));
       if (n > 0) {
         taken += static_cast<size_t>(n);
-        m_events.job_output(id, stream == 0 ? OutputStream::out : OutputStream::err,
+        report_output(id, stream == 0 ? OutputStream::out : OutputStream::err,
                             std::string_view(buffer, static_cast<size_t>(n)));
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         close(std::exchange(fd, -1));
@@ -191,8 +191,6 @@ class LocalTransport final : public HostTransport {
     if (job.pidfd >= 0) close(std::exchange(job.pidfd, -1));
   }
 
-  int m_host;
-  TransportEvents& m_events;
   std::map<JobId, LocalJob> m_jobs;
 };
 

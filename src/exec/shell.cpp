@@ -1,6 +1,8 @@
 // Shell quoting, the job wrapper and the group signal (see runner/exec/shell.h). Pure.
 #include "runner/exec/shell.h"
 
+#include <fmt/format.h>
+
 #include <csignal>
 #include <string>
 
@@ -70,6 +72,15 @@ std::string kill_group_command(long pgid, int signal) {
   std::string group = "-" + std::to_string(pgid);
   return "kill -s " + signal_name(signal) + " -- " + group + " || ! kill -s 0 -- " + group +
          " 2>/dev/null";
+}
+
+std::string kill_leftovers_command(const std::vector<long>& groups) {
+  // `kill -s 0 --`: dash takes no `--` after `-0`.
+  std::string command;
+  for (long pgid : groups)
+    command += fmt::format(
+        "if kill -s 0 -- -{0} 2>/dev/null; then kill -s KILL -- -{0}; echo {0}; fi; ", pgid);
+  return command + "true";
 }
 
 std::string signal_name(int signal) {

@@ -38,7 +38,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
  public:
   SshTransport(int host, const HostAddress& address, std::shared_ptr<SshContext> context,
                TransportEvents& events)
-      : m_host(host), m_address(address), m_context(std::move(context)), m_events(events) {}
+      : HostTransport(host, events), m_address(address), m_context(std::move(context)) {}
 
   void connect() override {
     if (m_phase == Phase::connecting || m_phase == Phase::ready) return;
@@ -50,7 +50,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     m_info.reset();
     m_link.reset();
     TransportError error;
-    std::optional<ssh::HostTarget> target = m_context->target_for(m_host, m_address, error);
+    std::optional<ssh::HostTarget> target = m_context->target_for(host(), m_address, error);
     if (!target) {
       fail_host(error);
       return;
@@ -138,13 +138,13 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
   // JobSink: what connections report about jobs.
   void job_started(JobId job, long pgid) override {
     m_started.insert(job);
-    m_events.job_started(job, pgid);
+    report_started(job, pgid);
   }
   void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
-    m_events.job_output(job, stream, bytes);
+    report_output(job, stream, bytes);
   }
   void signal_failed(JobId job, int signal, const std::string& why) override {
-    m_events.signal_failed(job, signal, why);
+    report_signal_failed(job, signal, why);
   }
   void job_exited(JobId job, const JobExit& reported) override {
     m_assigned.erase(job);
@@ -153,7 +153,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     // failed, the server refused): nothing of it ran. A lost one may have.
     bool started = m_started.erase(job) > 0;
     if (!started && !exit.error.empty() && !exit.lost) exit.not_started = true;
-    m_events.job_exited(job, exit);
+    report_exited(job, exit);
   }
 
   SshConnection& open_connection(Clock::time_point now) {
@@ -180,7 +180,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
         m_phase = Phase::ready;
         m_info = SshHostInfo{connection.display(), connection.auth_method(),
                              connection.host_key_status(), std::nullopt};
-        m_events.host_ready(m_host);
+        report_ready();
       }
       if (!m_round_trip && connection.round_trip()) {
         m_round_trip =
@@ -252,7 +252,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     m_control.clear();
     refuse_pending();
     m_link.reset();
-    m_events.host_failed(m_host, error);
+    report_failed(error);
   }
 
   void refuse_pending() {
@@ -262,7 +262,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
       JobExit exit;
       exit.error = fmt::format("not started: {} is unusable", m_address.host);
       exit.not_started = true;
-      m_events.job_exited(work.job, exit);
+      report_exited(work.job, exit);
     }
     m_signals.clear();
   }
@@ -291,7 +291,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
         exit.signal = signal_name(signal);
         exit.error = fmt::format("stopped by SIG{} before it started", exit.signal);
         exit.not_started = true;
-        m_events.job_exited(job, exit);
+        report_exited(job, exit);
         continue;
       }
       auto assigned = m_assigned.find(job);
@@ -357,14 +357,12 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     if (m_connections.empty()) m_link.reset();
   }
 
-  int m_host;
   HostAddress m_address;
   std::shared_ptr<SshContext> m_context;
   ssh::HostTarget m_target;
   std::shared_ptr<ssh::JumpLink> m_link;  // the jump host in front, if any
   std::optional<SshHostInfo> m_info;
   std::optional<std::chrono::microseconds> m_round_trip;
-  TransportEvents& m_events;
   ssh::HostHints m_hints;
   Phase m_phase = Phase::created;
   bool m_ready_reported = false;

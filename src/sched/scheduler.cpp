@@ -16,21 +16,8 @@ namespace {
 
 // Marks a slot promised to a job that is being taken from the queue.
 constexpr JobId k_reserved = ~JobId{0};
-// Ids of the runner's own commands on hosts; job ids stay far below.
-constexpr JobId k_first_control_id = JobId{1} << 62;
-
 bool permanent(const TransportError& error) {
   return error.kind == TransportErrorKind::auth || error.kind == TransportErrorKind::host_key;
-}
-
-// Kills every listed process group that still exists, saying which it found.
-// (`kill -s 0 --`: dash takes no `--` after `-0`.)
-std::string kill_groups_command(const std::vector<long>& pgids) {
-  std::string command;
-  for (long pgid : pgids)
-    command += fmt::format(
-        "if kill -s 0 -- -{0} 2>/dev/null; then kill -s KILL -- -{0}; echo {0}; fi; ", pgid);
-  return command + "true";
 }
 
 }  // namespace
@@ -51,8 +38,7 @@ Scheduler::Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports,
       m_leftover_groups(fleet.hosts.size()),
       m_orphans(fleet.hosts.size()),
       m_start_refusal(fleet.hosts.size()),
-      m_slot_job(fleet.slots.size(), 0),
-      m_next_control_id(k_first_control_id) {}
+      m_slot_job(fleet.slots.size(), 0) {}
 
 void Scheduler::adopt_orphans(std::vector<OrphanJob> orphans) {
   for (OrphanJob& orphan : orphans) {
@@ -135,16 +121,6 @@ void Scheduler::host_ready(int host) {
 }
 
 void Scheduler::host_failed(int host, const TransportError& error) {
-  // Commands of the runner's own that ran there are gone with it.
-  for (auto it = m_control.begin(); it != m_control.end();) {
-    if (it->second.host == host) {
-      ControlJob control = std::move(it->second);
-      it = m_control.erase(it);
-      control.done(JobExit{.error = error.message, .lost = true}, control.output);
-    } else {
-      ++it;
-    }
-  }
   if (m_host_state[host] == HostState::set_aside) return;  // said once; stays aside
   bool was_ready = m_host_was_ready[host];
   bool retry = was_ready && !permanent(error) && !m_stopping &&
@@ -165,7 +141,6 @@ void Scheduler::host_failed(int host, const TransportError& error) {
 }
 
 void Scheduler::job_started(JobId id, long pgid) {
-  if (id >= k_first_control_id) return;
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
   RunningJob& job = it->second;
@@ -185,25 +160,11 @@ void Scheduler::signal_failed(JobId id, int signal, const std::string& why) {
 }
 
 void Scheduler::job_output(JobId id, OutputStream stream, std::string_view bytes) {
-  if (id >= k_first_control_id) {
-    auto control = m_control.find(id);
-    if (control != m_control.end() && control->second.output.size() < 65536)
-      control->second.output.append(bytes);
-    return;
-  }
   auto it = m_running.find(id);
   if (it != m_running.end()) m_observer.job_output(it->second, stream, bytes);
 }
 
 void Scheduler::job_exited(JobId id, const JobExit& reported) {
-  if (id >= k_first_control_id) {
-    auto it = m_control.find(id);
-    if (it == m_control.end()) return;
-    ControlJob control = std::move(it->second);
-    m_control.erase(it);
-    control.done(reported, control.output);
-    return;
-  }
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
   RunningJob job = std::move(it->second);
@@ -542,12 +503,12 @@ void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
     try {
       std::string command = render_for_job(job.spec.cancel, job.spec, m_fleet, job.slots);
       JobId id = job.id;
-      run_control(job.host, command, fmt::format("cancel command of #{}", id),
-                  [this, id](const JobExit& exit, const std::string& output) {
-                    if (!exit.succeeded())
-                      m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
-                                                     output.empty() ? "" : ": ", output));
-                  });
+      m_transports[job.host]->run_command(
+          command, [this, id](const JobExit& exit, const std::string& output) {
+            if (!exit.succeeded())
+              m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
+                                             output.empty() ? "" : ": ", output));
+          });
     } catch (const UndefinedVariable& undefined) {
       m_observer.warning(fmt::format("#{}: its cancel command uses <<{}>>, which is not defined",
                                      job.id, undefined.name));
@@ -557,13 +518,6 @@ void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
   }
   m_transports[job.host]->signal_job(job.id, SIGTERM);
   job.kill_at = now + m_options.kill_grace;
-}
-
-void Scheduler::run_control(int host, std::string command, std::string what,
-                            std::function<void(const JobExit&, const std::string&)> done) {
-  JobId id = m_next_control_id++;
-  m_control.emplace(id, ControlJob{host, std::move(what), std::move(done), {}});
-  m_transports[host]->start_job(id, command);
 }
 
 void Scheduler::clean_live_hosts() {
@@ -585,19 +539,17 @@ void Scheduler::clean_host(int host) {
   std::vector<OrphanJob> orphans = std::exchange(m_orphans[host], {});
   for (const OrphanJob& orphan : orphans) groups.push_back(orphan.pgid);
   const std::string& name = m_fleet.hosts[host].name;
-  run_control(
-      host, kill_groups_command(groups), "cleanup",
-      [this, host, name, orphans = std::move(orphans)](const JobExit& exit,
-                                                       const std::string& output) mutable {
-        if (!exit.succeeded() && !exit.lost)
-          m_observer.warning(fmt::format("{}: could not check for leftover processes: {}", name,
-                                         exit.error.empty() ? output : exit.error));
-        std::size_t killed = std::count(output.begin(), output.end(), '\n');
+  m_transports[host]->kill_leftovers(
+      groups, [this, host, name, orphans = std::move(orphans)](const LeftoverCheck& check) mutable {
+        if (!check.error.empty() && !check.lost)
+          m_observer.warning(
+              fmt::format("{}: could not check for leftover processes: {}", name, check.error));
+        std::size_t killed = check.killed.size();
         if (killed > 0)
           m_observer.notice(fmt::format("{}: killed {} leftover process group{} of lost jobs", name,
                                         killed, killed == 1 ? "" : "s"));
         for (OrphanJob& orphan : orphans) rerun_orphan(std::move(orphan));
-        if (exit.lost) return;  // host_failed has decided what comes next
+        if (check.lost) return;  // host_failed has decided what comes next
         m_host_state[host] = HostState::ready;
         m_observer.host_ready(m_fleet.hosts[host]);
         m_queue_dirty = true;

@@ -29,10 +29,8 @@ class FakeTransport final : public HostTransport {
     bool starts = true;
   };
 
-  explicit FakeTransport(int host) : m_host(host) {}
+  FakeTransport(int host, TransportEvents& events) : HostTransport(host, events) {}
 
-  // Where events go; set before connect().
-  TransportEvents* events = nullptr;
   // If set, "sent <command>" is appended for every start_job.
   std::vector<std::string>* log = nullptr;
 
@@ -54,9 +52,9 @@ class FakeTransport final : public HostTransport {
   void connect() override {
     ++connects;
     if (connect_error)
-      events->host_failed(m_host, *connect_error);
+      report_failed(*connect_error);
     else
-      events->host_ready(m_host);
+      report_ready();
   }
   void start_job(JobId id, const std::string& command) override {
     started.emplace_back(id, command);
@@ -91,8 +89,8 @@ class FakeTransport final : public HostTransport {
       auto jobs = std::move(m_jobs);
       m_jobs.clear();
       m_fresh.clear();
-      for (auto& [id, o] : jobs) events->job_exited(id, JobExit{.error = "connection lost", .lost = true});
-      events->host_failed(m_host, TransportError{TransportErrorKind::disconnected, "dropped"});
+      for (auto& [id, o] : jobs) report_exited(id, JobExit{.error = "connection lost", .lost = true});
+      report_failed(TransportError{TransportErrorKind::disconnected, "dropped"});
       return;
     }
     for (JobId id : std::exchange(m_fresh, {})) {
@@ -102,8 +100,8 @@ class FakeTransport final : public HostTransport {
         continue;
       }
       if (!job.starts) continue;
-      events->job_started(id, 1000 + static_cast<long>(id));
-      if (!job.output.empty()) events->job_output(id, OutputStream::out, job.output);
+      report_started(id, 1000 + static_cast<long>(id));
+      if (!job.output.empty()) report_output(id, OutputStream::out, job.output);
     }
     std::vector<JobId> done;
     for (auto& [id, o] : m_jobs)
@@ -112,12 +110,11 @@ class FakeTransport final : public HostTransport {
     for (JobId id : done) {
       JobExit exit = m_jobs[id].exit;
       m_jobs.erase(id);
-      events->job_exited(id, exit);
+      report_exited(id, exit);
     }
   }
 
  private:
-  int m_host;
   std::map<JobId, Outcome> m_jobs;
   std::vector<JobId> m_fresh;
   bool m_drop = false;
@@ -211,9 +208,6 @@ inline Fleet make_fleet(
 // A scheduler over fake transports and an in-memory queue, driven tick by
 // tick with injected time.
 struct FakeRun {
-  // Ids of the runner's own commands (cleanup, cancel) start here.
-  static constexpr JobId k_first_control_id = JobId{1} << 62;
-
   Fleet fleet;
   ListSource source;
   RecordingObserver observer;
@@ -224,17 +218,15 @@ struct FakeRun {
 
   explicit FakeRun(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
     options.clock = [this] { return now; };
+    scheduler = std::make_unique<Scheduler>(fleet, std::vector<HostTransport*>{}, source,
+                                            observer, options, [this] { return next_id++; });
     std::vector<HostTransport*> raw;
     for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
-      transports.push_back(std::make_unique<FakeTransport>(static_cast<int>(h)));
+      transports.push_back(std::make_unique<FakeTransport>(static_cast<int>(h), *scheduler));
+      transports.back()->log = &observer.events;
       raw.push_back(transports.back().get());
     }
-    scheduler = std::make_unique<Scheduler>(fleet, raw, source, observer, options,
-                                            [this] { return next_id++; });
-    for (auto& t : transports) {
-      t->events = scheduler.get();
-      t->log = &observer.events;
-    }
+    scheduler->set_transports(raw);
   }
 
   // One loop iteration: transports first, the scheduler last, as in a run.
@@ -282,7 +274,7 @@ struct FakeRun {
   std::vector<std::string> sent(std::size_t h, bool control) const {
     std::vector<std::string> out;
     for (const auto& [id, command] : transports[h]->started)
-      if ((id >= k_first_control_id) == control) out.push_back(command);
+      if ((id >= k_first_own_command_id) == control) out.push_back(command);
     return out;
   }
 };

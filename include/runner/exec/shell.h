@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace runner {
 
@@ -23,6 +24,10 @@ std::optional<long> parse_pgid_line(std::string_view line);
 // succeeds when the signal went out or the group is gone (its job ended
 // meanwhile): its failure means that a group that lives did not get it.
 std::string kill_group_command(long pgid, int signal);
+
+// The sh command that sends SIGKILL to those of `groups` that still exist
+// and prints each one's id on a line of its own.
+std::string kill_leftovers_command(const std::vector<long>& groups);
 
 // The signal's name without "SIG" ("TERM" for SIGTERM), as SSH reports
 // exit signals; the decimal number for a signal without a portable name.

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -51,9 +53,27 @@ class TransportEvents {
   virtual void signal_failed(JobId job, int signal, const std::string& why) = 0;
 };
 
-// One host: its connection(s) and the jobs running there.
+// What became of the process groups that lost or dead jobs left on a host,
+// once the runner looked for them (HostTransport::kill_leftovers).
+struct LeftoverCheck {
+  std::vector<long> killed;  // groups that still existed, now sent SIGKILL
+  std::string error;         // non-empty: the host could not be asked, or
+                             // its shell failed (what it said)
+  bool lost = false;         // the host was lost before it answered
+};
+
+// Ids of the runner's own commands on a host (HostTransport::run_command);
+// job ids stay far below.
+inline constexpr JobId k_first_own_command_id = JobId{1} << 62;
+
+// One host: its connection(s) and the jobs running there. Implementations
+// (SSH, local processes) start jobs and signal them; the typed operations
+// the scheduler also needs (the runner's own commands, killing leftovers)
+// are built here on top, so the scheduler never writes shell.
 class HostTransport : public Pollable {
  public:
+  HostTransport(int host, TransportEvents& events) : m_host(host), m_events(events) {}
+
   // Starts connecting. Reports host_ready or host_failed (possibly at once).
   virtual void connect() = 0;
   // Runs `command` exactly as `sh -c '<command>'` would, in its own process
@@ -65,6 +85,38 @@ class HostTransport : public Pollable {
   // Closes connections once no job runs. idle() is true when done.
   virtual void shutdown() = 0;
   virtual bool idle() const = 0;
+
+  // The runner's own command (a job's `cancel:` command), run as start_job
+  // runs a job; its end and its first 64 KiB of output go to `done`, not to
+  // the events. Only after host_ready; `done` runs with lost = true if the
+  // host fails first.
+  using CommandDone = std::function<void(const JobExit& exit, const std::string& output)>;
+  void run_command(const std::string& command, CommandDone done);
+  // Sends SIGKILL to those of `groups` (process group ids on this host)
+  // that still exist, and says which did.
+  void kill_leftovers(const std::vector<long>& groups, std::function<void(const LeftoverCheck&)> done);
+
+ protected:
+  int host() const { return m_host; }
+  // What implementations report. Ends and output of the runner's own
+  // commands are taken here; the rest goes to the events.
+  void report_ready() { m_events.host_ready(m_host); }
+  void report_failed(const TransportError& error);
+  void report_started(JobId job, long pgid);
+  void report_output(JobId job, OutputStream stream, std::string_view bytes);
+  void report_exited(JobId job, const JobExit& exit);
+  void report_signal_failed(JobId job, int signal, const std::string& why);
+
+ private:
+  struct OwnCommand {
+    CommandDone done;
+    std::string output;
+  };
+
+  int m_host;
+  TransportEvents& m_events;
+  JobId m_next_own_id = k_first_own_command_id;
+  std::map<JobId, OwnCommand> m_own;
 };
 
 }  // namespace runner

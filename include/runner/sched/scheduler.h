@@ -155,15 +155,6 @@ class Scheduler final : public TransportEvents, public Pollable {
     int avoid_slot = -1;  // the slot it failed on, if another is free
   };
 
-  // A command the runner itself runs on a host: killing leftovers,
-  // `cancel:` commands.
-  struct ControlJob {
-    int host = 0;
-    std::string what;  // for messages
-    std::function<void(const JobExit&, const std::string& output)> done;
-    std::string output;
-  };
-
   bool can_take_now() const;
   void pump_queue(Clock::time_point now);
   void pump_broadcast(Clock::time_point now);
@@ -188,8 +179,6 @@ class Scheduler final : public TransportEvents, public Pollable {
   // TERM (after its `cancel:` command), KILL later.
   void stop_job(RunningJob& job, Clock::time_point now);
   void act_on_timers(Clock::time_point now);
-  void run_control(int host, std::string command, std::string what,
-                   std::function<void(const JobExit&, const std::string&)> done);
   // Kills leftovers of lost or orphaned jobs on a host that is back, then
   // opens its slots.
   void clean_host(int host);
@@ -223,8 +212,6 @@ class Scheduler final : public TransportEvents, public Pollable {
   std::map<JobId, RunningJob> m_running;
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
   std::deque<Rerun> m_reruns;
-  std::map<JobId, ControlJob> m_control;
-  JobId m_next_control_id;
   std::minstd_rand m_random{std::random_device{}()};
 
   bool m_queue_dirty = true;

@@ -1,0 +1,87 @@
+#include "runner/exec/transport.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include "runner/exec/shell.h"
+
+namespace runner {
+
+namespace {
+
+// How much of an own command's output is kept for its caller.
+constexpr std::size_t k_own_output_limit = 65536;
+
+// The groups a leftovers_command printed, one decimal id a line.
+std::vector<long> parse_killed_groups(const std::string& output) {
+  std::vector<long> killed;
+  std::size_t begin = 0;
+  while (begin < output.size()) {
+    std::size_t end = output.find('\n', begin);
+    if (end == std::string::npos) end = output.size();
+    long pgid = 0;
+    auto [ptr, ec] = std::from_chars(output.data() + begin, output.data() + end, pgid);
+    if (ec == std::errc() && ptr == output.data() + end) killed.push_back(pgid);
+    begin = end + 1;
+  }
+  return killed;
+}
+
+}  // namespace
+
+void HostTransport::run_command(const std::string& command, CommandDone done) {
+  JobId id = m_next_own_id++;
+  m_own.emplace(id, OwnCommand{std::move(done), {}});
+  start_job(id, command);
+}
+
+void HostTransport::kill_leftovers(const std::vector<long>& groups,
+                                   std::function<void(const LeftoverCheck&)> done) {
+  run_command(kill_leftovers_command(groups),
+              [done = std::move(done)](const JobExit& exit, const std::string& output) {
+                LeftoverCheck check;
+                check.killed = parse_killed_groups(output);
+                check.lost = exit.lost;
+                if (!exit.succeeded()) check.error = exit.error.empty() ? output : exit.error;
+                done(check);
+              });
+}
+
+void HostTransport::report_failed(const TransportError& error) {
+  // Own commands still waiting are gone with the host.
+  for (auto& [id, own] : std::exchange(m_own, {}))
+    own.done(JobExit{.error = error.message, .lost = true}, own.output);
+  m_events.host_failed(m_host, error);
+}
+
+void HostTransport::report_started(JobId job, long pgid) {
+  if (!m_own.count(job)) m_events.job_started(job, pgid);
+}
+
+void HostTransport::report_output(JobId job, OutputStream stream, std::string_view bytes) {
+  auto own = m_own.find(job);
+  if (own == m_own.end()) {
+    m_events.job_output(job, stream, bytes);
+    return;
+  }
+  std::string& kept = own->second.output;
+  kept.append(bytes.substr(0, k_own_output_limit - std::min(kept.size(), k_own_output_limit)));
+}
+
+void HostTransport::report_exited(JobId job, const JobExit& exit) {
+  auto own = m_own.find(job);
+  if (own == m_own.end()) {
+    m_events.job_exited(job, exit);
+    return;
+  }
+  OwnCommand command = std::move(own->second);
+  m_own.erase(own);
+  command.done(exit, command.output);
+}
+
+void HostTransport::report_signal_failed(JobId job, int signal, const std::string& why) {
+  if (!m_own.count(job)) m_events.signal_failed(job, signal, why);
+}
+
+}  // namespace runner

@@ -16,10 +16,6 @@ namespace {
 
 // Marks a slot promised to a job that is being taken from the queue.
 constexpr JobId k_reserved = ~JobId{0};
-bool permanent(const TransportError& error) {
-  return error.kind == TransportErrorKind::auth || error.kind == TransportErrorKind::host_key;
-}
-
 }  // namespace
 
 Scheduler::Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports, JobSource& source,
@@ -31,45 +27,8 @@ Scheduler::Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports,
       m_observer(observer),
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
-      m_host_state(fleet.hosts.size(), HostState::connecting),
-      m_host_was_ready(fleet.hosts.size(), false),
-      m_reconnect_tries(fleet.hosts.size(), 0),
-      m_reconnect_at(fleet.hosts.size()),
-      m_leftover_groups(fleet.hosts.size()),
-      m_orphans(fleet.hosts.size()),
-      m_start_refusal(fleet.hosts.size()),
+      m_hosts(fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
       m_slot_job(fleet.slots.size(), 0) {}
-
-void Scheduler::adopt_orphans(std::vector<OrphanJob> orphans) {
-  for (OrphanJob& orphan : orphans) {
-    if (orphan.host >= 0 && orphan.pgid > 0) {
-      m_orphans[orphan.host].push_back(std::move(orphan));
-      continue;
-    }
-    if (orphan.was_running)
-      m_observer.warning(
-          orphan.host < 0
-              ? fmt::format(
-                    "job #{} ran on a host that is no longer in the hosts file; if it still "
-                    "runs there, stop it by hand",
-                    orphan.id)
-              : fmt::format("job #{} had not reported its process group on {}; if it still runs "
-                            "there, stop it by hand",
-                            orphan.id, m_fleet.hosts[orphan.host].name));
-    rerun_orphan(std::move(orphan));
-  }
-}
-
-void Scheduler::rerun_orphan(OrphanJob orphan) {
-  if (m_options.mode == Mode::broadcast) {
-    m_observer.warning(fmt::format(
-        "job #{} was one slot's share of a broadcast step; broadcast steps are not run again "
-        "(it is in consumed.yaml)",
-        orphan.id));
-    return;
-  }
-  m_reruns.push_back(Rerun{orphan.id, std::move(orphan.spec), orphan.attempt + 1, orphan.requeues});
-}
 
 void Scheduler::start() {
   for (HostTransport* transport : m_transports) transport->connect();
@@ -92,9 +51,9 @@ void Scheduler::cancel_running(Clock::time_point now) {
 bool Scheduler::finished() const {
   if (!m_running.empty()) return false;
   if (m_stopping || m_unrunnable) return true;
-  if (any_host(HostState::connecting) || any_host(HostState::cleaning)) return false;
+  if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return false;
   bool work_left = !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
-  if (!any_host(HostState::ready)) return !any_host(HostState::reconnecting) || !work_left;
+  if (!m_hosts.any(HostState::ready)) return !m_hosts.any(HostState::reconnecting) || !work_left;
   if (m_options.daemon) return false;
   return m_reruns.empty() && m_queue_empty && !m_queue_dirty;
 }
@@ -103,41 +62,8 @@ int Scheduler::exit_code() const {
   if (m_interrupted) return 130;
   if (m_failures > 0 || m_unrunnable) return 1;
   if (!m_reruns.empty()) return 1;
-  if (!any_host(HostState::ready) && !m_queue_empty) return 1;
+  if (!m_hosts.any(HostState::ready) && !m_queue_empty) return 1;
   return 0;
-}
-
-void Scheduler::host_ready(int host) {
-  m_host_was_ready[host] = true;
-  m_reconnect_tries[host] = 0;
-  if (!m_leftover_groups[host].empty() || !m_orphans[host].empty()) {
-    m_host_state[host] = HostState::cleaning;
-    clean_host(host);
-    return;
-  }
-  m_host_state[host] = HostState::ready;
-  m_observer.host_ready(m_fleet.hosts[host]);
-  m_queue_dirty = true;
-}
-
-void Scheduler::host_failed(int host, const TransportError& error) {
-  if (m_host_state[host] == HostState::set_aside) return;  // said once; stays aside
-  bool was_ready = m_host_was_ready[host];
-  bool retry = was_ready && !permanent(error) && !m_stopping &&
-               (m_options.daemon || m_reconnect_tries[host] < m_options.reconnect_tries);
-  if (retry) {
-    Clock::duration wait = reconnect_delay(m_reconnect_tries[host]++);
-    m_host_state[host] = HostState::reconnecting;
-    m_reconnect_at[host] = m_options.clock() + wait;
-    m_observer.host_reconnecting(m_fleet.hosts[host], error, wait);
-  } else {
-    m_observer.host_failed(m_fleet.hosts[host], error);
-    m_host_state[host] = HostState::failed;
-    requeue_orphans(host, "its host could not be reached to check on it");
-    // In broadcast mode every job was meant to run on this host too.
-    if (m_options.mode == Mode::broadcast) ++m_failures;
-  }
-  m_queue_dirty = true;
 }
 
 void Scheduler::job_started(JobId id, long pgid) {
@@ -178,10 +104,10 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
   Rerun rerun{job.id,       job.spec,         job.attempt + 1,
               job.requeues, job.retries_used, job.start_failures};
   if (exit.lost && job.pgid > 0 && !m_options.keep_orphans)
-    m_leftover_groups[job.host].push_back(job.pgid);
+    m_hosts[job.host].leftover_groups.push_back(job.pgid);
   bool cannot_start = false;  // anywhere: it is not tried again
   if (exit.not_started && !exit.timed_out && !exit.cancelled) {
-    if (m_start_refusal[job.host].empty()) m_start_refusal[job.host] = exit.error;
+    if (m_hosts[job.host].start_refusal.empty()) m_hosts[job.host].start_refusal = exit.error;
     if (can_restart(job)) {
       // Nothing ran: the same attempt, at the head of the queue.
       rerun.attempt = job.attempt;
@@ -265,10 +191,10 @@ void Scheduler::act_on_timers(Clock::time_point now) {
       job.kill_at = now + m_options.kill_grace;
     }
   }
-  for (std::size_t h = 0; h < m_reconnect_at.size(); ++h) {
-    if (m_reconnect_at[h] && now >= *m_reconnect_at[h]) {
-      m_reconnect_at[h].reset();
-      m_host_state[h] = HostState::connecting;
+  for (std::size_t h = 0; h < m_hosts.size(); ++h) {
+    if (m_hosts[h].reconnect_at && now >= *m_hosts[h].reconnect_at) {
+      m_hosts[h].reconnect_at.reset();
+      m_hosts[h].state = HostState::connecting;
       m_transports[h]->connect();
     }
   }
@@ -285,16 +211,17 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
     if (t && (!due || *t < *due)) due = t;
   };
   for (const auto& [id, job] : m_running) consider(job.kill_at ? job.kill_at : job.deadline);
-  for (const auto& at : m_reconnect_at) consider(at);
+  for (std::size_t h = 0; h < m_hosts.size(); ++h) consider(m_hosts[h].reconnect_at);
   return due;
 }
 
 bool Scheduler::can_take_now() const {
   if (m_stopping || m_unrecorded || !m_queue_dirty) return false;
   if (m_options.mode == Mode::broadcast)
-    return !any_host(HostState::connecting) && !any_host(HostState::cleaning) && m_running.empty();
+    return !m_hosts.any(HostState::connecting) && !m_hosts.any(HostState::cleaning) &&
+           m_running.empty();
   for (std::size_t s = 0; s < m_slot_job.size(); ++s)
-    if (m_slot_job[s] == 0 && m_host_state[m_fleet.slots[s].host] == HostState::ready) return true;
+    if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready) return true;
   return false;
 }
 
@@ -343,14 +270,15 @@ void Scheduler::pump_queue(Clock::time_point now) {
 
   if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
     m_queue_empty = false;
-    bool nothing_will_free = m_running.empty() && !any_host(HostState::connecting) &&
-                             !any_host(HostState::cleaning) && !any_host(HostState::reconnecting);
+    bool nothing_will_free = m_running.empty() && !m_hosts.any(HostState::connecting) &&
+                             !m_hosts.any(HostState::cleaning) &&
+                             !m_hosts.any(HostState::reconnecting);
     if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
       if (rendered_ok) {
         int largest = 0;
         for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
-          if (m_host_state[h] == HostState::ready)
+          if (m_hosts[h].state == HostState::ready)
             largest = std::max<int>(largest, m_fleet.hosts[h].slots.size());
         report_once(fmt::format(
             "the next job (queue line {}) needs {} slots of one host, but the largest usable "
@@ -371,14 +299,14 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     m_stopping = true;
     return;
   }
-  if (!any_host(HostState::ready)) return;
+  if (!m_hosts.any(HostState::ready)) return;
   m_step_failed = false;
   // One job per step: it runs on every slot of every ready host.
   std::vector<std::pair<int, std::string>> commands;
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (!commands.empty()) return false;
     for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {
-      if (m_host_state[m_fleet.slots[s].host] != HostState::ready) continue;
+      if (m_hosts[m_fleet.slots[s].host].state != HostState::ready) continue;
       std::string command;
       if (!render(job, {static_cast<int>(s)}, &command)) {
         commands.clear();
@@ -423,7 +351,7 @@ void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
 std::optional<std::vector<int>> Scheduler::place(const JobSpec& job, int avoid) const {
   std::optional<std::vector<int>> fallback;
   for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
-    if (m_host_state[h] != HostState::ready) continue;
+    if (m_hosts[h].state != HostState::ready) continue;
     const std::vector<int>& slots = m_fleet.hosts[h].slots;
     std::vector<bool> free(slots.size());
     int avoided = -1;  // its position among the host's slots
@@ -520,50 +448,6 @@ void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
   job.kill_at = now + m_options.kill_grace;
 }
 
-void Scheduler::clean_live_hosts() {
-  // A job lost alone (its channel broke, the host did not) may still run
-  // there while it is rerun elsewhere: kill its group now. Lost with their
-  // host, groups wait for the host to come back (host_ready).
-  for (std::size_t host = 0; host < m_host_state.size(); ++host) {
-    if (m_host_state[host] != HostState::ready || m_leftover_groups[host].empty()) continue;
-    m_host_state[host] = HostState::cleaning;
-    clean_host(static_cast<int>(host));
-  }
-}
-
-void Scheduler::clean_host(int host) {
-  // The losses are on disk before their leftovers are killed; if the journal
-  // cannot be written, the observer has said so, and the kill goes ahead.
-  static_cast<void>(m_observer.checkpoint());
-  std::vector<long> groups = std::exchange(m_leftover_groups[host], {});
-  std::vector<OrphanJob> orphans = std::exchange(m_orphans[host], {});
-  for (const OrphanJob& orphan : orphans) groups.push_back(orphan.pgid);
-  const std::string& name = m_fleet.hosts[host].name;
-  m_transports[host]->kill_leftovers(
-      groups, [this, host, name, orphans = std::move(orphans)](const LeftoverCheck& check) mutable {
-        if (!check.error.empty() && !check.lost)
-          m_observer.warning(
-              fmt::format("{}: could not check for leftover processes: {}", name, check.error));
-        std::size_t killed = check.killed.size();
-        if (killed > 0)
-          m_observer.notice(fmt::format("{}: killed {} leftover process group{} of lost jobs", name,
-                                        killed, killed == 1 ? "" : "s"));
-        for (OrphanJob& orphan : orphans) rerun_orphan(std::move(orphan));
-        if (check.lost) return;  // host_failed has decided what comes next
-        m_host_state[host] = HostState::ready;
-        m_observer.host_ready(m_fleet.hosts[host]);
-        m_queue_dirty = true;
-      });
-}
-
-void Scheduler::requeue_orphans(int host, const std::string& why) {
-  for (OrphanJob& orphan : std::exchange(m_orphans[host], {})) {
-    m_observer.warning(fmt::format("job #{} (process group {} on {}): {}", orphan.id, orphan.pgid,
-                                   m_fleet.hosts[host].name, why));
-    rerun_orphan(std::move(orphan));
-  }
-}
-
 bool Scheduler::can_restart(const RunningJob& job) const {
   // Each time it cannot start, its host is set aside: more failures than
   // hosts mean it cannot start anywhere.
@@ -571,51 +455,10 @@ bool Scheduler::can_restart(const RunningJob& job) const {
   return m_options.mode == Mode::queue;
 }
 
-void Scheduler::set_aside_refusing_hosts() {
-  for (std::size_t host = 0; host < m_host_state.size(); ++host) {
-    std::string reason = std::exchange(m_start_refusal[host], {});
-    // A host that failed meanwhile is reconnected or given up as usual.
-    if (reason.empty() || m_host_state[host] != HostState::ready) continue;
-    m_host_state[host] = HostState::set_aside;
-    m_observer.host_failed(
-        m_fleet.hosts[host],
-        TransportError{TransportErrorKind::protocol,
-                       fmt::format("{}: set aside for the rest of this run, as a job could not "
-                                   "start there ({}); its jobs go to the other hosts. Fix it, then "
-                                   "run runner again",
-                                   m_fleet.hosts[host].name, reason)});
-    m_queue_dirty = true;
-  }
-  bool usable = any_host(HostState::ready) || any_host(HostState::connecting) ||
-                any_host(HostState::cleaning) || any_host(HostState::reconnecting);
-  if (usable || !any_host(HostState::set_aside) || m_stopping) return;
-  if (!m_reruns.empty())
-    report_once(fmt::format(
-        "no usable host is left: {} job{} that could not start wait{} for `runner queue "
-        "--resume`; the queue file keeps the rest",
-        m_reruns.size(), m_reruns.size() == 1 ? "" : "s", m_reruns.size() == 1 ? "s" : ""));
-  else if (!m_queue_empty)
-    report_once("no usable host is left: the queue file keeps the jobs that did not run");
-}
-
 void Scheduler::report_once(const std::string& message) {
   if (message == m_last_report) return;
   m_last_report = message;
   m_observer.notice(message);
-}
-
-bool Scheduler::any_host(HostState state) const {
-  return std::find(m_host_state.begin(), m_host_state.end(), state) != m_host_state.end();
-}
-
-Clock::duration Scheduler::reconnect_delay(int tries) {
-  auto wait = m_options.reconnect_first;
-  for (int i = 0; i < tries && wait < m_options.reconnect_longest; ++i) wait *= 2;
-  wait = std::min(wait, m_options.reconnect_longest);
-  // Jitter: between half and all of it, so hosts that fell together do not
-  // come back in one burst.
-  std::uniform_real_distribution<double> share(0.5, 1.0);
-  return std::chrono::duration_cast<Clock::duration>(wait * share(m_random));
 }
 
 }  // namespace runner

@@ -1,12 +1,11 @@
 // The typed operations every host transport offers on top of starting and
 // signalling jobs: the runner's own commands and killing leftovers. Driven
 // through the local transport and the real event loop.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <map>
 #include <optional>
-
-#include <gtest/gtest.h>
 
 #include "runner/exec/event_loop.h"
 #include "runner/exec/local_transport.h"

@@ -36,12 +36,12 @@
 #include <functional>
 #include <map>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "runner/config/hosts.h"
 #include "runner/exec/transport.h"
+#include "runner/sched/host_table.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
 
@@ -77,18 +77,6 @@ struct SchedulerOptions {
   // steps them, before the scheduler's own step of that round: a job's end
   // is timed by this clock, not by the scheduler's previous step.
   ClockSource clock = steady_clock_source();
-};
-
-// A job that was running when an earlier run of the same queue died: its
-// process group may still run on its host (`runner queue --resume`).
-struct OrphanJob {
-  JobId id = 0;
-  JobSpec spec;
-  int host = -1;  // index into Fleet::hosts; -1: no longer in hosts.yaml
-  long pgid = 0;  // 0: never recorded
-  int attempt = 1;
-  int requeues = 0;
-  bool was_running = true;  // false: it had ended and waited to run again
 };
 
 class Scheduler final : public TransportEvents, public Pollable {
@@ -135,15 +123,6 @@ class Scheduler final : public TransportEvents, public Pollable {
   std::optional<Clock::time_point> deadline() const override;
 
  private:
-  enum class HostState {
-    connecting,    // first connection under way
-    ready,         // its free slots take jobs
-    cleaning,      // reconnected; killing what lost jobs left running
-    reconnecting,  // lost; waiting to connect again
-    failed,        // given up
-    set_aside,     // jobs could not start there; not used again in this run
-  };
-
   // A job to run again before anything from the queue file.
   struct Rerun {
     JobId id = 0;
@@ -190,8 +169,6 @@ class Scheduler final : public TransportEvents, public Pollable {
   // Whether a job that did not start goes back to the queue.
   bool can_restart(const RunningJob& job) const;
   void report_once(const std::string& message);
-  bool any_host(HostState state) const;
-  Clock::duration reconnect_delay(int tries);
 
   const Fleet& m_fleet;
   std::vector<HostTransport*> m_transports;
@@ -201,18 +178,11 @@ class Scheduler final : public TransportEvents, public Pollable {
   std::function<JobId()> m_next_job_id;
   Clock::time_point m_now{};
 
-  std::vector<HostState> m_host_state;
-  std::vector<bool> m_host_was_ready;
-  std::vector<int> m_reconnect_tries;
-  std::vector<std::optional<Clock::time_point>> m_reconnect_at;
-  std::vector<std::vector<long>> m_leftover_groups;   // per host: pgids to kill when back
-  std::vector<std::vector<OrphanJob>> m_orphans;      // per host: --resume jobs to check
-  std::vector<std::string> m_start_refusal;  // per host: why a job could not start there
+  HostTable m_hosts;
   std::vector<JobId> m_slot_job;  // 0: free
   std::map<JobId, RunningJob> m_running;
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
   std::deque<Rerun> m_reruns;
-  std::minstd_rand m_random{std::random_device{}()};
 
   bool m_queue_dirty = true;
   bool m_queue_empty = false;  // last look found no job

@@ -14,7 +14,7 @@
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
 #include "runner/exec/event_loop.h"
-#include "runner/exec/local_transport.h"
+#include "runner/exec/backend.h"
 #include "runner/ui/console.h"
 
 namespace runner {
@@ -177,15 +177,10 @@ int check_hosts(const CheckOptions& options) {
 
   std::vector<HostCheck> checks(fleet.hosts.size());
   Checker checker(fleet, checks);
-  std::vector<std::unique_ptr<HostTransport>> transports;
+  std::vector<std::unique_ptr<HostTransport>> transports =
+      FleetBackend(fleet, context).executors(checker);
   std::vector<HostTransport*> raw;
-  for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
-    int index = static_cast<int>(h);
-    const HostAddress& address = fleet.hosts[h].address;
-    transports.push_back(address.local ? make_local_transport(index, checker)
-                                       : make_ssh_transport(index, address, context, checker));
-    raw.push_back(transports.back().get());
-  }
+  for (auto& transport : transports) raw.push_back(transport.get());
   checker.set_transports(raw);
 
   EventLoop loop;

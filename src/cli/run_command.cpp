@@ -20,7 +20,7 @@
 #include "runner/config/hosts.h"
 #include "runner/config/job_render.h"
 #include "runner/exec/event_loop.h"
-#include "runner/exec/local_transport.h"
+#include "runner/exec/backend.h"
 #include "runner/exec/signal_watcher.h"
 #include "runner/queue/queue_file.h"
 #include "runner/queue/queue_watcher.h"
@@ -32,25 +32,13 @@ namespace runner {
 
 namespace {
 
-std::vector<std::unique_ptr<HostTransport>> make_transports(const Fleet& fleet,
-                                                            std::shared_ptr<SshContext> ssh,
-                                                            TransportEvents& events) {
-  std::vector<std::unique_ptr<HostTransport>> transports;
-  for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
-    const HostAddress& address = fleet.hosts[h].address;
-    int index = static_cast<int>(h);
-    transports.push_back(address.local ? make_local_transport(index, events)
-                                       : make_ssh_transport(index, address, ssh, events));
-  }
-  return transports;
-}
-
 // Closes connections politely, giving them a moment.
-void shut_down(EventLoop& loop, std::vector<std::unique_ptr<HostTransport>>& transports) {
-  for (auto& t : transports) t->shutdown();
+void shut_down(EventLoop& loop, const std::vector<HostTransport*>& executors) {
+  for (HostTransport* executor : executors) executor->shutdown();
   auto give_up = Clock::now() + std::chrono::seconds(3);
   auto all_idle = [&] {
-    return std::all_of(transports.begin(), transports.end(), [](auto& t) { return t->idle(); });
+    return std::all_of(executors.begin(), executors.end(),
+                       [](HostTransport* executor) { return executor->idle(); });
   };
   while (!all_idle() && Clock::now() < give_up) loop.run_once(std::chrono::milliseconds(100));
 }
@@ -152,19 +140,13 @@ int run_jobs(const RunOptions& options) {
                                     options.timeout));
   }
 
-  // Transports report to the scheduler, which needs the transports: build
-  // the scheduler over raw pointers filled in right after.
-  std::vector<HostTransport*> raw(fleet.hosts.size(), nullptr);
-  std::vector<std::unique_ptr<HostTransport>> transports;
-  Scheduler scheduler(fleet, {}, source, reporter, scheduler_options,
+  FleetBackend backend(fleet, ssh);
+  Scheduler scheduler(backend, source, reporter, scheduler_options,
                       [&] { return journal.next_job_id(); });
-  transports = make_transports(fleet, ssh, scheduler);
-  for (std::size_t h = 0; h < transports.size(); ++h) raw[h] = transports[h].get();
-  scheduler.set_transports(raw);
   scheduler.adopt_orphans(std::move(orphans));
 
   EventLoop loop;
-  for (auto& t : transports) loop.add(t.get());
+  for (HostTransport* executor : scheduler.executors()) loop.add(executor);
   QueueWatcher watcher(options.queue_file, [&] {
     scheduler.queue_changed();
     if (status_line) status_line->queue_changed();
@@ -198,7 +180,7 @@ int run_jobs(const RunOptions& options) {
   console.flush();
   reporter.flush_logs();
   if (status_line) status_line->finish();
-  shut_down(loop, transports);
+  shut_down(loop, scheduler.executors());
 
   int status = scheduler.exit_code();
   // Output that could not be written is a run that did not fully succeed.

@@ -100,7 +100,7 @@ void Scheduler::clean_host(int host) {
   std::vector<OrphanJob> orphans = std::exchange(m_hosts[host].orphans, {});
   for (const OrphanJob& orphan : orphans) groups.push_back(orphan.pgid);
   const std::string& name = m_fleet.hosts[host].name;
-  m_transports[host]->kill_leftovers(
+  m_executors[host]->kill_leftovers(
       groups, [this, host, name, orphans = std::move(orphans)](const LeftoverCheck& check) mutable {
         if (!check.error.empty() && !check.lost)
           m_observer.warning(

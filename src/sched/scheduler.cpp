@@ -18,20 +18,25 @@ namespace {
 constexpr JobId k_reserved = ~JobId{0};
 }  // namespace
 
-Scheduler::Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports, JobSource& source,
-                     RunObserver& observer, SchedulerOptions options,
-                     std::function<JobId()> next_job_id)
-    : m_fleet(fleet),
-      m_transports(std::move(transports)),
+Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
+                     SchedulerOptions options, std::function<JobId()> next_job_id)
+    : m_fleet(backend.fleet()),
+      m_executors(backend.executors(*this)),
       m_source(source),
       m_observer(observer),
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
-      m_hosts(fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
-      m_slot_job(fleet.slots.size(), 0) {}
+      m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
+      m_slot_job(m_fleet.slots.size(), 0) {}
+
+std::vector<HostTransport*> Scheduler::executors() const {
+  std::vector<HostTransport*> executors;
+  for (const auto& executor : m_executors) executors.push_back(executor.get());
+  return executors;
+}
 
 void Scheduler::start() {
-  for (HostTransport* transport : m_transports) transport->connect();
+  for (auto& executor : m_executors) executor->connect();
 }
 
 void Scheduler::stop_scheduling() {
@@ -187,7 +192,7 @@ void Scheduler::act_on_timers(Clock::time_point now) {
                             std::chrono::duration<double>(m_options.start_allowance).count()));
       stop_job(job, now);
     } else if (job.kill_at && now >= *job.kill_at) {
-      m_transports[job.host]->signal_job(id, SIGKILL);
+      m_executors[job.host]->signal_job(id, SIGKILL);
       job.kill_at = now + m_options.kill_grace;
     }
   }
@@ -195,7 +200,7 @@ void Scheduler::act_on_timers(Clock::time_point now) {
     if (m_hosts[h].reconnect_at && now >= *m_hosts[h].reconnect_at) {
       m_hosts[h].reconnect_at.reset();
       m_hosts[h].state = HostState::connecting;
-      m_transports[h]->connect();
+      m_executors[h]->connect();
     }
   }
   if (m_retry_at && now >= *m_retry_at) {
@@ -422,7 +427,7 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
 void Scheduler::start_launched() {
   for (JobId id : std::exchange(m_launched, {})) {
     const RunningJob& job = m_running.at(id);
-    m_transports[job.host]->start_job(id, job.command);
+    m_executors[job.host]->start_job(id, job.command);
   }
 }
 
@@ -431,7 +436,7 @@ void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
     try {
       std::string command = render_for_job(job.spec.cancel, job.spec, m_fleet, job.slots);
       JobId id = job.id;
-      m_transports[job.host]->run_command(
+      m_executors[job.host]->run_command(
           command, [this, id](const JobExit& exit, const std::string& output) {
             if (!exit.succeeded())
               m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
@@ -444,7 +449,7 @@ void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
       m_observer.warning(fmt::format("#{}: its cancel command: {}", job.id, error.message));
     }
   }
-  m_transports[job.host]->signal_job(job.id, SIGTERM);
+  m_executors[job.host]->signal_job(job.id, SIGTERM);
   job.kill_at = now + m_options.kill_grace;
 }
 

@@ -120,6 +120,31 @@ class FakeTransport final : public HostTransport {
   bool m_drop = false;
 };
 
+// Makes fake transports, and lets the test reach them.
+class FakeBackend final : public Backend {
+ public:
+  // `made` gets the transports; `log`, if set, is given to each.
+  FakeBackend(const Fleet& fleet, std::vector<FakeTransport*>& made,
+              std::vector<std::string>* log = nullptr)
+      : m_fleet(fleet), m_made(made), m_log(log) {}
+  const Fleet& fleet() const override { return m_fleet; }
+  std::vector<std::unique_ptr<HostTransport>> executors(TransportEvents& events) override {
+    std::vector<std::unique_ptr<HostTransport>> executors;
+    for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
+      auto transport = std::make_unique<FakeTransport>(static_cast<int>(h), events);
+      transport->log = m_log;
+      m_made.push_back(transport.get());
+      executors.push_back(std::move(transport));
+    }
+    return executors;
+  }
+
+ private:
+  const Fleet& m_fleet;
+  std::vector<FakeTransport*>& m_made;
+  std::vector<std::string>* m_log;
+};
+
 // A queue held in memory.
 class ListSource final : public JobSource {
  public:
@@ -211,22 +236,16 @@ struct FakeRun {
   Fleet fleet;
   ListSource source;
   RecordingObserver observer;
-  std::vector<std::unique_ptr<FakeTransport>> transports;
+  std::vector<FakeTransport*> transports;  // owned by the scheduler
   std::unique_ptr<Scheduler> scheduler;
   Clock::time_point now{};
   JobId next_id = 1;
 
   explicit FakeRun(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
     options.clock = [this] { return now; };
-    scheduler = std::make_unique<Scheduler>(fleet, std::vector<HostTransport*>{}, source,
-                                            observer, options, [this] { return next_id++; });
-    std::vector<HostTransport*> raw;
-    for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
-      transports.push_back(std::make_unique<FakeTransport>(static_cast<int>(h), *scheduler));
-      transports.back()->log = &observer.events;
-      raw.push_back(transports.back().get());
-    }
-    scheduler->set_transports(raw);
+    FakeBackend backend(fleet, transports, &observer.events);
+    scheduler = std::make_unique<Scheduler>(backend, source, observer, options,
+                                            [this] { return next_id++; });
   }
 
   // One loop iteration: transports first, the scheduler last, as in a run.

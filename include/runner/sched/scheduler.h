@@ -1,7 +1,7 @@
 // The scheduling policy, for both modes. Owns which slot runs which job,
 // what happens when a job or a host fails, and when the run is over; touches
-// no socket and no file itself: jobs come from a JobSource, run through
-// HostTransports, and are reported to a RunObserver.
+// no socket and no file itself: jobs come from a JobSource, run on the hosts
+// of a Backend through its executors, and are reported to a RunObserver.
 //
 // Queue mode: whenever slots are free, take the first job of the queue if it
 // fits on one ready host (k free slots of one host for a k-slot job; FIFO:
@@ -35,11 +35,13 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "runner/config/hosts.h"
+#include "runner/exec/backend.h"
 #include "runner/exec/transport.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job_source.h"
@@ -81,14 +83,13 @@ struct SchedulerOptions {
 
 class Scheduler final : public TransportEvents, public Pollable {
  public:
-  Scheduler(const Fleet& fleet, std::vector<HostTransport*> transports, JobSource& source,
-            RunObserver& observer, SchedulerOptions options, std::function<JobId()> next_job_id);
+  // Runs on `backend`'s hosts, through the executors it makes (one per
+  // host, reporting to this scheduler); `backend` must outlive it.
+  Scheduler(Backend& backend, JobSource& source, RunObserver& observer, SchedulerOptions options,
+            std::function<JobId()> next_job_id);
 
-  // The transports, one per host in Fleet order, when they could not be
-  // given to the constructor (they report to this scheduler).
-  void set_transports(std::vector<HostTransport*> transports) {
-    m_transports = std::move(transports);
-  }
+  // The executors, for the event loop to poll and to shut down at the end.
+  std::vector<HostTransport*> executors() const;
   // Before start(): jobs of a dead run to check, clean up after, and run
   // again first.
   void adopt_orphans(std::vector<OrphanJob> orphans);
@@ -171,7 +172,7 @@ class Scheduler final : public TransportEvents, public Pollable {
   void report_once(const std::string& message);
 
   const Fleet& m_fleet;
-  std::vector<HostTransport*> m_transports;
+  std::vector<std::unique_ptr<HostTransport>> m_executors;
   JobSource& m_source;
   RunObserver& m_observer;
   SchedulerOptions m_options;

@@ -32,12 +32,14 @@ void RunReporter::host_reconnecting(const Host& host, const TransportError& erro
 }
 
 void RunReporter::job_started(const RunningJob& job) {
+  // The journal's job_start holds a job of one task, as every job is today.
+  const Task& task = job.tasks.front();
   JobStartRecord record;
   record.job = job.id;
-  record.command = job.command;
-  record.slot = job.label;
-  record.host = m_fleet.hosts[job.host].name;
-  for (int slot : job.slots) record.slot_indices.push_back(m_fleet.slots[slot].index);
+  record.command = task.command;
+  record.slot = task.label;
+  record.host = m_fleet.hosts[task.host].name;
+  for (int slot : task.slots) record.slot_indices.push_back(m_fleet.slots[slot].index);
   record.params = job.spec.params;
   record.line = job.spec.line;
   record.template_command = job.spec.command;
@@ -53,20 +55,22 @@ void RunReporter::job_started(const RunningJob& job) {
   if (job.attempt > 1)
     log_written(job.id,
                 m_logs.append(job.id, fmt::format("--- runner: attempt {} of #{}, on {} ---\n",
-                                                  job.attempt, job.id, job.label)));
-  m_console.job_note(
-      job.id, job.slots.front(), job.label,
-      fmt::format("=== #{} run '{}' ===", job.id, shorten_command(job.command, 200)));
-  if (m_status) m_status->job_started(job.id, job.slots.size(), job.start);
+                                                  job.attempt, job.id, job.label())));
+  for (const Task& each : job.tasks)
+    m_console.job_note(
+        job.id, each.slots.front(), each.label,
+        fmt::format("=== #{} run '{}' ===", job.id, shorten_command(each.command, 200)));
+  if (m_status) m_status->job_started(job.id, job.slots().size(), job.start);
 }
 
-void RunReporter::job_pgid(const RunningJob& job) {
-  journal_written(m_journal.job_pgid(job.id, job.pgid));
+void RunReporter::task_started(const RunningJob& job, const Task& task) {
+  journal_written(m_journal.job_pgid(job.id, task.pgid));
 }
 
-void RunReporter::job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) {
+void RunReporter::task_output(const RunningJob& job, const Task& task, OutputStream stream,
+                              std::string_view bytes) {
   log_written(job.id, m_logs.append(job.id, bytes));
-  m_console.job_output(job.id, job.slots.front(), job.label, stream, bytes);
+  m_console.job_output(job.id, task.slots.front(), task.label, stream, bytes);
 }
 
 void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) {
@@ -77,12 +81,13 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
                         ? fmt::format("=== #{} did not start; back to the queue ===", job.id)
                         : fmt::format("=== #{} done ({}) after {} ===", job.id, describe_exit(exit),
                                       format_duration(duration));
-  m_console.job_note(job.id, job.slots.front(), job.label, end);
+  for (const Task& task : job.tasks)
+    m_console.job_note(job.id, task.slots.front(), task.label, end);
   if (Status whole = m_logs.close(job.id); !whole.ok())
     m_incomplete_logs.try_emplace(job.id, whole.message());
   journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun));
   if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun);
-  for (int slot : job.slots) {
+  for (int slot : job.slots()) {
     m_slot_usage[slot].busy += duration;
     ++m_slot_usage[slot].jobs;
   }
@@ -91,13 +96,13 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
     // named once with the reason.
     if (!exit.not_started)
       m_console.warn(
-          fmt::format("#{} [{}] {}; running it again", job.id, job.label, describe_exit(exit)));
+          fmt::format("#{} [{}] {}; running it again", job.id, job.label(), describe_exit(exit)));
     return;
   }
   FinishedJob finished;
   finished.id = job.id;
-  finished.label = job.label;
-  finished.command = job.command;
+  finished.label = job.label();
+  finished.command = job.tasks.front().command;
   finished.exit = exit;
   finished.log_path = m_logs.path(job.id);
   finished.duration = duration;
@@ -105,7 +110,7 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
     finished.log_problem = cut->second;
   m_finished.push_back(std::move(finished));
   if (!exit.succeeded() && !exit.cancelled)
-    m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label, describe_exit(exit)));
+    m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label(), describe_exit(exit)));
 }
 
 Status RunReporter::checkpoint() {

@@ -71,36 +71,59 @@ int Scheduler::exit_code() const {
   return 0;
 }
 
-void Scheduler::job_started(JobId id, long pgid) {
-  auto it = m_running.find(id);
-  if (it == m_running.end()) return;
-  RunningJob& job = it->second;
-  job.pgid = pgid;
-  job.process_start = m_options.clock();
-  if (auto timeout = job.spec.timeout ? job.spec.timeout : m_options.default_timeout)
-    if (!job.kill_at) job.deadline = *job.process_start + *timeout;
-  m_observer.job_pgid(job);
+RunningJob* Scheduler::job_of(TaskId id, Task** task) {
+  auto owner = m_task_job.find(id);
+  if (owner == m_task_job.end()) return nullptr;
+  RunningJob& job = m_running.at(owner->second);
+  for (Task& candidate : job.tasks)
+    if (candidate.id == id) *task = &candidate;
+  return &job;
 }
 
-void Scheduler::signal_failed(JobId id, int signal, const std::string& why) {
-  auto it = m_running.find(id);
-  std::string job = it == m_running.end() ? fmt::format("#{}", id)
-                                          : fmt::format("#{} [{}]", id, it->second.label);
-  m_observer.warning(fmt::format("{} could not send SIG{} to its process group: {}", job,
+void Scheduler::job_started(TaskId id, long pgid) {
+  Task* task = nullptr;
+  RunningJob* job = job_of(id, &task);
+  if (!job) return;
+  task->pgid = pgid;
+  if (std::all_of(job->tasks.begin(), job->tasks.end(),
+                  [](const Task& t) { return t.started(); })) {
+    job->process_start = m_options.clock();
+    if (auto timeout = job->spec.timeout ? job->spec.timeout : m_options.default_timeout)
+      if (!job->kill_at) job->deadline = *job->process_start + *timeout;
+  }
+  m_observer.task_started(*job, *task);
+}
+
+void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
+  Task* task = nullptr;
+  RunningJob* job = job_of(id, &task);
+  std::string who =
+      job ? fmt::format("#{} [{}]", job->id, task->label) : fmt::format("task {}", id);
+  m_observer.warning(fmt::format("{} could not send SIG{} to its process group: {}", who,
                                  signal_name(signal), why));
 }
 
-void Scheduler::job_output(JobId id, OutputStream stream, std::string_view bytes) {
-  auto it = m_running.find(id);
-  if (it != m_running.end()) m_observer.job_output(it->second, stream, bytes);
+void Scheduler::job_output(TaskId id, OutputStream stream, std::string_view bytes) {
+  Task* task = nullptr;
+  if (RunningJob* job = job_of(id, &task)) m_observer.task_output(*job, *task, stream, bytes);
 }
 
-void Scheduler::job_exited(JobId id, const JobExit& reported) {
+void Scheduler::job_exited(TaskId id, const JobExit& exit) {
+  // Every job runs as one task: its task's end is its end.
+  auto owner = m_task_job.find(id);
+  if (owner != m_task_job.end()) end_job(owner->second, exit);
+}
+
+void Scheduler::end_job(JobId id, const JobExit& reported) {
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
   RunningJob job = std::move(it->second);
   m_running.erase(it);
-  for (int slot : job.slots) m_slot_job[slot] = 0;
+  for (const Task& task : job.tasks) {
+    m_task_job.erase(task.id);
+    for (int slot : task.slots) m_slot_job[slot] = 0;
+  }
+  const Task& task = job.tasks.front();
 
   JobExit exit = reported;
   exit.timed_out = job.timed_out && !job.cancelled;
@@ -108,11 +131,11 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
   int retries = job.spec.retries.value_or(m_options.default_retries);
   Rerun rerun{job.id,       job.spec,         job.attempt + 1,
               job.requeues, job.retries_used, job.start_failures};
-  if (exit.lost && job.pgid > 0 && !m_options.keep_orphans)
-    m_hosts[job.host].leftover_groups.push_back(job.pgid);
+  if (exit.lost && task.started() && !m_options.keep_orphans)
+    m_hosts[task.host].leftover_groups.push_back(task.pgid);
   bool cannot_start = false;  // anywhere: it is not tried again
   if (exit.not_started && !exit.timed_out && !exit.cancelled) {
-    if (m_hosts[job.host].start_refusal.empty()) m_hosts[job.host].start_refusal = exit.error;
+    if (m_hosts[task.host].start_refusal.empty()) m_hosts[task.host].start_refusal = exit.error;
     if (can_restart(job)) {
       // Nothing ran: the same attempt, at the head of the queue.
       rerun.attempt = job.attempt;
@@ -132,7 +155,7 @@ void Scheduler::job_exited(JobId id, const JobExit& reported) {
       job.will_rerun = true;
     } else if (!exit.lost && job.retries_used < retries) {
       ++rerun.retries_used;
-      rerun.avoid_slot = job.slots.front();
+      rerun.avoid_slot = task.slots.front();
       job.will_rerun = true;
     }
   }
@@ -173,7 +196,7 @@ bool Scheduler::recorded(Clock::time_point now) {
     // Jobs taken but never started end, as not started, once the run stops.
     if (m_stopping)
       for (JobId id : std::exchange(m_launched, {}))
-        job_exited(id, JobExit{.error = "not started: the journal could not be written"});
+        end_job(id, JobExit{.error = "not started: the journal could not be written"});
   }
   return !m_unrecorded;
 }
@@ -185,14 +208,14 @@ void Scheduler::act_on_timers(Clock::time_point now) {
       std::string timeout = job.spec.timeout_text.empty() ? "its timeout" : job.spec.timeout_text;
       m_observer.warning(
           job.process_start
-              ? fmt::format("#{} [{}] timed out after {}; stopping it", id, job.label, timeout)
+              ? fmt::format("#{} [{}] timed out after {}; stopping it", id, job.label(), timeout)
               : fmt::format("#{} [{}] did not start within {} plus {:.0f}s for its host's login "
                             "shell; stopping it",
-                            id, job.label, timeout,
+                            id, job.label(), timeout,
                             std::chrono::duration<double>(m_options.start_allowance).count()));
       stop_job(job, now);
     } else if (job.kill_at && now >= *job.kill_at) {
-      m_executors[job.host]->signal_job(id, SIGKILL);
+      for (const Task& task : job.tasks) m_executors[task.host]->signal_job(task.id, SIGKILL);
       job.kill_at = now + m_options.kill_grace;
     }
   }
@@ -403,10 +426,13 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
   RunningJob running;
   running.id = rerun ? rerun->id : m_next_job_id();
   running.spec = job;
-  running.command = std::move(command);
-  running.host = m_fleet.slots[slots.front()].host;
-  running.label = slots_label(m_fleet, slots);
-  running.slots = std::move(slots);
+  Task task;
+  task.id = m_next_task_id++;
+  task.host = m_fleet.slots[slots.front()].host;
+  task.label = slots_label(m_fleet, slots);
+  task.slots = std::move(slots);
+  task.command = std::move(command);
+  running.tasks.push_back(std::move(task));
   running.start = now;
   if (rerun) {
     running.attempt = rerun->attempt;
@@ -418,7 +444,10 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
   // the bound is on the start itself.
   if (auto timeout = job.timeout ? job.timeout : m_options.default_timeout)
     running.deadline = now + *timeout + m_options.start_allowance;
-  for (int slot : running.slots) m_slot_job[slot] = running.id;
+  for (const Task& t : running.tasks) {
+    for (int slot : t.slots) m_slot_job[slot] = running.id;
+    m_task_job[t.id] = running.id;
+  }
   JobId id = running.id;
   m_observer.job_started(m_running.emplace(id, std::move(running)).first->second);
   m_launched.push_back(id);
@@ -426,31 +455,35 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
 
 void Scheduler::start_launched() {
   for (JobId id : std::exchange(m_launched, {})) {
-    const RunningJob& job = m_running.at(id);
-    m_executors[job.host]->start_job(id, job.command);
+    for (const Task& task : m_running.at(id).tasks)
+      m_executors[task.host]->start_job(task.id, task.command);
   }
 }
 
 void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
-  if (!job.spec.cancel.empty()) {
-    try {
-      std::string command = render_for_job(job.spec.cancel, job.spec, m_fleet, job.slots);
-      JobId id = job.id;
-      m_executors[job.host]->run_command(
-          command, [this, id](const JobExit& exit, const std::string& output) {
-            if (!exit.succeeded())
-              m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
-                                             output.empty() ? "" : ": ", output));
-          });
-    } catch (const UndefinedVariable& undefined) {
-      m_observer.warning(fmt::format("#{}: its cancel command uses <<{}>>, which is not defined",
-                                     job.id, undefined.name));
-    } catch (const TemplateError& error) {
-      m_observer.warning(fmt::format("#{}: its cancel command: {}", job.id, error.message));
-    }
+  for (const Task& task : job.tasks) {
+    if (!job.spec.cancel.empty()) run_cancel_command(job, task);
+    m_executors[task.host]->signal_job(task.id, SIGTERM);
   }
-  m_executors[job.host]->signal_job(job.id, SIGTERM);
   job.kill_at = now + m_options.kill_grace;
+}
+
+void Scheduler::run_cancel_command(const RunningJob& job, const Task& task) {
+  try {
+    std::string command = render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots);
+    JobId id = job.id;
+    m_executors[task.host]->run_command(
+        command, [this, id](const JobExit& exit, const std::string& output) {
+          if (!exit.succeeded())
+            m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
+                                           output.empty() ? "" : ": ", output));
+        });
+  } catch (const UndefinedVariable& undefined) {
+    m_observer.warning(fmt::format("#{}: its cancel command uses <<{}>>, which is not defined",
+                                   job.id, undefined.name));
+  } catch (const TemplateError& error) {
+    m_observer.warning(fmt::format("#{}: its cancel command: {}", job.id, error.message));
+  }
 }
 
 bool Scheduler::can_restart(const RunningJob& job) const {

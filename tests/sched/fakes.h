@@ -192,14 +192,14 @@ class RecordingObserver final : public RunObserver {
     events.push_back("reconnecting " + h.name + ": " + e.message);
   }
   void job_started(const RunningJob& j) override {
-    events.push_back("start " + j.label + " " + j.command);
+    events.push_back("start " + j.label() + " " + j.tasks.front().command);
   }
-  void job_pgid(const RunningJob&) override {}
-  void job_output(const RunningJob& j, OutputStream, std::string_view b) override {
-    events.push_back("output " + j.label + " " + std::string(b));
+  void task_started(const RunningJob&, const Task&) override {}
+  void task_output(const RunningJob&, const Task& t, OutputStream, std::string_view b) override {
+    events.push_back("output " + t.label + " " + std::string(b));
   }
   void job_finished(const RunningJob& j, const JobExit& e, Clock::duration took) override {
-    events.push_back("end " + j.label + " " + j.command);
+    events.push_back("end " + j.label() + " " + j.tasks.front().command);
     finished.emplace_back(j, e);
     durations.push_back(took);
   }

@@ -183,6 +183,29 @@ TEST(Recovery, FailedJobWithRetriesRunsAgainOnAnotherSlot) {
   EXPECT_TRUE(ends[1].succeeded());
 }
 
+TEST(Recovery, AJobRunAgainIsANewTaskSoALateReportOfItsFirstRunIsIgnored) {
+  Campaign r(two_hosts());
+  int runs = 0;
+  for (auto& t : r.transports)
+    t->outcome = [&runs](const std::string&) { return lasting(1, ++runs == 1 ? 3 : 0); };
+  JobSpec job{"flaky", {}, 1, 1};
+  job.retries = 1;
+  r.source.jobs.push_back(job);
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  ASSERT_EQ(r.transports[0]->started.size(), 1u);
+  ASSERT_EQ(r.transports[1]->started.size(), 1u);
+  TaskId first = r.transports[0]->started[0].first;
+  EXPECT_NE(first, r.transports[1]->started[0].first) << "both runs of job #1 as one task";
+  // A host that reports on the first run's task after the job ended (a
+  // late end, a stray line of output) changes nothing.
+  r.scheduler->job_exited(first, JobExit{.code = 9});
+  r.scheduler->job_output(first, OutputStream::out, "stray");
+  EXPECT_EQ(r.ends_of(1).size(), 2u);
+  EXPECT_EQ(std::count(r.observer.events.begin(), r.observer.events.end(), "output a gpu=0 stray"),
+            0);
+}
+
 TEST(Recovery, RetriesRunOutAndTheJobFails) {
   Campaign r(two_hosts(), SchedulerOptions{.default_retries = 2});
   for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1, 1); };

@@ -72,8 +72,8 @@ TEST(Scheduler, MultiSlotJobTakesSlotsOfOneHost) {
   ASSERT_EQ(h.transports[1]->started.size(), 1u);
   EXPECT_TRUE(h.transports[0]->started.empty());
   ASSERT_EQ(h.observer.finished.size(), 1u);
-  EXPECT_EQ(h.observer.finished[0].first.label, "b gpu=2,3");
-  EXPECT_EQ(h.observer.finished[0].first.slots, (std::vector<int>{1, 2}));
+  EXPECT_EQ(h.observer.finished[0].first.label(), "b gpu=2,3");
+  EXPECT_EQ(h.observer.finished[0].first.slots(), (std::vector<int>{1, 2}));
 }
 
 TEST(Scheduler, AMultiSlotJobGetsAnAlignedBlockOfSlots) {
@@ -91,7 +91,7 @@ TEST(Scheduler, AMultiSlotJobGetsAnAlignedBlockOfSlots) {
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
   std::map<std::string, std::vector<int>> slots;
-  for (const auto& [job, exit] : h.observer.finished) slots[job.command] = job.slots;
+  for (const auto& [job, exit] : h.observer.finished) slots[job.tasks.front().command] = job.slots();
   EXPECT_EQ(slots["pair"], (std::vector<int>{2, 3}));
   // Slot 1 is free at once, but 1 alone makes no aligned pair: it waits
   // for 0,1 once "first" ends.

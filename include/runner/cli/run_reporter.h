@@ -30,8 +30,9 @@ class RunReporter final : public RunObserver {
   void host_reconnecting(const Host& host, const TransportError& error,
                          Clock::duration wait) override;
   void job_started(const RunningJob& job) override;
-  void job_pgid(const RunningJob& job) override;
-  void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) override;
+  void task_started(const RunningJob& job, const Task& task) override;
+  void task_output(const RunningJob& job, const Task& task, OutputStream stream,
+                   std::string_view bytes) override;
   void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) override;
   Status checkpoint() override;
   void notice(const std::string& message) override;

@@ -10,6 +10,10 @@ namespace runner {
 // A job of a campaign; unique within its state directory's journal.
 using JobId = std::uint64_t;
 
+// One process of a job on one host, as executors know it; unique within a
+// run, and not a JobId: a job runs as new tasks each time it runs again.
+using TaskId = std::uint64_t;
+
 enum class OutputStream { out, err };
 
 // How a job ended.

@@ -11,32 +11,9 @@
 #include "runner/config/queue_entry.h"
 #include "runner/core/status.h"
 #include "runner/exec/transport.h"
+#include "runner/sched/job.h"
 
 namespace runner {
-
-// A job that has been given slots and started.
-struct RunningJob {
-  JobId id = 0;
-  JobSpec spec;
-  std::string command;     // rendered
-  int host = 0;
-  std::vector<int> slots;  // indices into Fleet::slots
-  std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
-  Clock::time_point start;  // sent to its host
-  // When its process started (job_started): its timeout and duration count
-  // from here.
-  std::optional<Clock::time_point> process_start;
-  long pgid = 0;           // 0 until known
-  int attempt = 1;         // 2 and up: run again after a loss or a failure
-  int requeues = 0;        // times put back after its host was lost
-  int retries_used = 0;    // times run again after failing
-  int start_failures = 0;  // times put back because it did not start
-  std::optional<Clock::time_point> deadline;  // its timeout (before its start: its bound)
-  std::optional<Clock::time_point> kill_at;   // SIGKILL if still running then
-  bool timed_out = false;
-  bool cancelled = false;
-  bool will_rerun = false;  // set when it ended and goes back to the queue
-};
 
 class RunObserver {
  public:
@@ -48,9 +25,13 @@ class RunObserver {
   // job starts there meanwhile.
   virtual void host_reconnecting(const Host& host, const TransportError& error,
                                  Clock::duration wait) = 0;
+  // The job has its slots; its tasks' commands go to their hosts once the
+  // journal holds this.
   virtual void job_started(const RunningJob& job) = 0;
-  virtual void job_pgid(const RunningJob& job) = 0;
-  virtual void job_output(const RunningJob& job, OutputStream stream, std::string_view bytes) = 0;
+  // One of its tasks' processes started: `task.pgid` is known.
+  virtual void task_started(const RunningJob& job, const Task& task) = 0;
+  virtual void task_output(const RunningJob& job, const Task& task, OutputStream stream,
+                           std::string_view bytes) = 0;
   virtual void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) = 0;
   // Makes everything reported so far durable (the journal is synced):
   // called before the scheduler acts on it. An error while that cannot be

@@ -112,10 +112,11 @@ class Scheduler final : public TransportEvents, public Pollable {
   // TransportEvents
   void host_ready(int host) override;
   void host_failed(int host, const TransportError& error) override;
-  void job_started(JobId job, long pgid) override;
-  void job_output(JobId job, OutputStream stream, std::string_view bytes) override;
-  void job_exited(JobId job, const JobExit& exit) override;
-  void signal_failed(JobId job, int signal, const std::string& why) override;
+  // (Executors report on tasks.)
+  void job_started(TaskId task, long pgid) override;
+  void job_output(TaskId task, OutputStream stream, std::string_view bytes) override;
+  void job_exited(TaskId task, const JobExit& exit) override;
+  void signal_failed(TaskId task, int signal, const std::string& why) override;
 
   // Pollable: no descriptors; step() starts what can start and acts on
   // timers (timeouts, kills, reconnects, retries of the queue).
@@ -158,6 +159,12 @@ class Scheduler final : public TransportEvents, public Pollable {
   void handle_stop(const TakeBatch& batch, Clock::time_point now);
   // TERM (after its `cancel:` command), KILL later.
   void stop_job(RunningJob& job, Clock::time_point now);
+  void run_cancel_command(const RunningJob& job, const Task& task);
+  // The running job that `task` belongs to, and the task; nullptr for a
+  // task that is no longer known.
+  RunningJob* job_of(TaskId task, Task** found);
+  // The job is over: frees its slots and decides whether it runs again.
+  void end_job(JobId job, const JobExit& exit);
   void act_on_timers(Clock::time_point now);
   // Kills leftovers of lost or orphaned jobs on a host that is back, then
   // opens its slots.
@@ -182,6 +189,8 @@ class Scheduler final : public TransportEvents, public Pollable {
   HostTable m_hosts;
   std::vector<JobId> m_slot_job;  // 0: free
   std::map<JobId, RunningJob> m_running;
+  std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
+  TaskId m_next_task_id = 1;
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
   std::deque<Rerun> m_reruns;
 

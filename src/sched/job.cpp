@@ -1,0 +1,17 @@
+#include "runner/sched/job.h"
+
+namespace runner {
+
+std::string RunningJob::label() const {
+  std::string label;
+  for (const Task& task : tasks) label += (label.empty() ? "" : "; ") + task.label;
+  return label;
+}
+
+std::vector<int> RunningJob::slots() const {
+  std::vector<int> slots;
+  for (const Task& task : tasks) slots.insert(slots.end(), task.slots.begin(), task.slots.end());
+  return slots;
+}
+
+}  // namespace runner

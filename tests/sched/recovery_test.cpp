@@ -165,16 +165,21 @@ TEST(Recovery, DefaultTimeoutAppliesToJobsWithoutOne) {
   EXPECT_EQ(*r.scheduler->deadline(), r.now + 30s);
 }
 
-TEST(Recovery, FailedJobWithRetriesRunsAgainOnAnotherSlot) {
-  Campaign r(two_hosts());
-  int runs = 0;
+// Queues "flaky", which exits 3 the first time and 0 after, and runs.
+int run_a_job_that_fails_once(Campaign& r, int retries) {
+  auto runs = std::make_shared<int>(0);
   for (auto& t : r.transports)
-    t->outcome = [&runs](const std::string&) { return lasting(1, ++runs == 1 ? 3 : 0); };
+    t->outcome = [runs](const std::string&) { return lasting(1, ++*runs == 1 ? 3 : 0); };
   JobSpec job{"flaky", {}, 1, 1};
-  job.retries = 2;
+  job.retries = retries;
   r.source.jobs.push_back(job);
   r.scheduler->start();
-  EXPECT_EQ(r.run(), 0);
+  return r.run();
+}
+
+TEST(Recovery, FailedJobWithRetriesRunsAgainOnAnotherSlot) {
+  Campaign r(two_hosts());
+  EXPECT_EQ(run_a_job_that_fails_once(r, 2), 0);
   EXPECT_EQ(r.jobs_sent(0), (std::vector<std::string>{"flaky"}));
   EXPECT_EQ(r.jobs_sent(1), (std::vector<std::string>{"flaky"})) << "the rerun avoids slot a";
   auto ends = r.ends_of(1);
@@ -185,14 +190,7 @@ TEST(Recovery, FailedJobWithRetriesRunsAgainOnAnotherSlot) {
 
 TEST(Recovery, AJobRunAgainIsANewTaskSoALateReportOfItsFirstRunIsIgnored) {
   Campaign r(two_hosts());
-  int runs = 0;
-  for (auto& t : r.transports)
-    t->outcome = [&runs](const std::string&) { return lasting(1, ++runs == 1 ? 3 : 0); };
-  JobSpec job{"flaky", {}, 1, 1};
-  job.retries = 1;
-  r.source.jobs.push_back(job);
-  r.scheduler->start();
-  EXPECT_EQ(r.run(), 0);
+  EXPECT_EQ(run_a_job_that_fails_once(r, 1), 0);
   ASSERT_EQ(r.transports[0]->started.size(), 1u);
   ASSERT_EQ(r.transports[1]->started.size(), 1u);
   TaskId first = r.transports[0]->started[0].first;

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,14 +20,17 @@ namespace runner {
 using VariableLookup = std::function<std::optional<std::string>(std::string_view name)>;
 
 // Thrown by render_template for a variable the lookup does not know.
-struct UndefinedVariable {
+struct UndefinedVariable : std::runtime_error {
+  explicit UndefinedVariable(std::string variable)
+      : std::runtime_error("<<" + variable + ">> is not defined"), name(std::move(variable)) {}
   std::string name;
 };
 
 // Thrown for a template that cannot render whatever the variables hold (an
 // unknown helper, a block left open); the message names the expression and
 // the fix.
-struct TemplateError {
+struct TemplateError : std::runtime_error {
+  explicit TemplateError(std::string text) : std::runtime_error(text), message(std::move(text)) {}
   std::string message;
 };
 

@@ -79,17 +79,17 @@ std::vector<std::string> missing_gpus(
   return missing;
 }
 
-class Checker final : public TransportEvents {
+class Checker final : public ExecutorEvents {
  public:
   Checker(const Fleet& fleet, std::vector<HostCheck>& checks) : m_fleet(fleet), m_checks(checks) {}
 
-  void set_transports(std::vector<HostTransport*> transports) {
+  void set_transports(std::vector<Executor*> transports) {
     m_transports = std::move(transports);
   }
 
   void host_ready(int host) override {
     m_checks[host].state = HostCheck::State::probing;
-    m_transports[host]->start_job(static_cast<JobId>(host) + 1, k_probe);
+    m_transports[host]->start_task(static_cast<JobId>(host) + 1, k_probe);
   }
 
   void host_failed(int host, const TransportError& error) override {
@@ -100,16 +100,16 @@ class Checker final : public TransportEvents {
     check.line = fmt::format("{}: FAILED: {}", m_fleet.hosts[host].name, error.message);
   }
 
-  void job_started(JobId, long) override {}
+  void task_started(TaskId, long) override {}
   // A check sends no signals.
   void signal_failed(JobId, int, const std::string&) override {}
 
-  void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
+  void task_output(TaskId job, OutputStream stream, std::string_view bytes) override {
     HostCheck& check = m_checks[job - 1];
     (stream == OutputStream::out ? check.out : check.err).append(bytes);
   }
 
-  void job_exited(JobId job, const JobExit& exit) override {
+  void task_exited(TaskId job, const JobExit& exit) override {
     int host = static_cast<int>(job - 1);
     HostCheck& check = m_checks[host];
     if (check.state == HostCheck::State::done) return;
@@ -161,7 +161,7 @@ class Checker final : public TransportEvents {
  private:
   const Fleet& m_fleet;
   std::vector<HostCheck>& m_checks;
-  std::vector<HostTransport*> m_transports;
+  std::vector<Executor*> m_transports;
 };
 
 }  // namespace
@@ -177,9 +177,9 @@ int check_hosts(const CheckOptions& options) {
 
   std::vector<HostCheck> checks(fleet.hosts.size());
   Checker checker(fleet, checks);
-  std::vector<std::unique_ptr<HostTransport>> transports =
+  std::vector<std::unique_ptr<Executor>> transports =
       FleetBackend(fleet, context).executors(checker);
-  std::vector<HostTransport*> raw;
+  std::vector<Executor*> raw;
   for (auto& transport : transports) raw.push_back(transport.get());
   checker.set_transports(raw);
 

@@ -1,5 +1,5 @@
 // `runner queue` and `runner broadcast`: load and validate everything, then
-// drive the scheduler, the transports and the queue watcher in one event
+// drive the scheduler, the executors and the queue watcher in one event
 // loop until the run is over.
 #include <signal.h>
 #include <sys/resource.h>
@@ -33,12 +33,12 @@ namespace runner {
 namespace {
 
 // Closes connections politely, giving them a moment.
-void shut_down(EventLoop& loop, const std::vector<HostTransport*>& executors) {
-  for (HostTransport* executor : executors) executor->shutdown();
+void shut_down(EventLoop& loop, const std::vector<Executor*>& executors) {
+  for (Executor* executor : executors) executor->shutdown();
   auto give_up = Clock::now() + std::chrono::seconds(3);
   auto all_idle = [&] {
     return std::all_of(executors.begin(), executors.end(),
-                       [](HostTransport* executor) { return executor->idle(); });
+                       [](Executor* executor) { return executor->idle(); });
   };
   while (!all_idle() && Clock::now() < give_up) loop.run_once(std::chrono::milliseconds(100));
 }
@@ -146,7 +146,7 @@ int run_jobs(const RunOptions& options) {
   scheduler.adopt_orphans(std::move(orphans));
 
   EventLoop loop;
-  for (HostTransport* executor : scheduler.executors()) loop.add(executor);
+  for (Executor* executor : scheduler.executors()) loop.add(executor);
   QueueWatcher watcher(options.queue_file, [&] {
     scheduler.queue_changed();
     if (status_line) status_line->queue_changed();

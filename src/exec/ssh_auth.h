@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/exec/transport.h"
+#include "runner/exec/executor.h"
 
 namespace runner::ssh {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "runner/exec/ssh_config.h"
-#include "runner/exec/ssh_transport.h"
-#include "runner/exec/transport.h"
+#include "runner/exec/ssh_executor.h"
+#include "runner/exec/executor.h"
 
 namespace runner {
 class SshContext;

@@ -577,7 +577,7 @@ bool SshConnection::has_jobs() const {
   });
 }
 
-bool SshConnection::signal_job(JobId job, int signal) {
+bool SshConnection::signal_task(JobId job, int signal) {
   auto is_this = [&](const ChannelWork& work) {
     return work.kind == ChannelWork::Kind::job && work.job == job;
   };

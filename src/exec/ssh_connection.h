@@ -75,7 +75,7 @@ class SshConnection {
   std::vector<ChannelWork> take_returned();
   // Routes a signal for one of this connection's jobs: reports job_exited at
   // once for a job whose command was not sent yet. False if the job is not here.
-  bool signal_job(JobId job, int signal);
+  bool signal_task(JobId job, int signal);
   // Whether a job's command runs or waits here.
   bool has_jobs() const;
 

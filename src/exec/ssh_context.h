@@ -14,7 +14,7 @@
 
 #include "runner/config/hosts.h"
 #include "runner/exec/ssh_config.h"
-#include "runner/exec/ssh_transport.h"
+#include "runner/exec/ssh_executor.h"
 #include "ssh_common.h"
 
 namespace runner {

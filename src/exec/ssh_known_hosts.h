@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runner/exec/ssh_config.h"
-#include "runner/exec/transport.h"
+#include "runner/exec/executor.h"
 
 namespace runner::ssh {
 

@@ -29,8 +29,8 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
       m_slot_job(m_fleet.slots.size(), 0) {}
 
-std::vector<HostTransport*> Scheduler::executors() const {
-  std::vector<HostTransport*> executors;
+std::vector<Executor*> Scheduler::executors() const {
+  std::vector<Executor*> executors;
   for (const auto& executor : m_executors) executors.push_back(executor.get());
   return executors;
 }
@@ -80,7 +80,7 @@ RunningJob* Scheduler::job_of(TaskId id, Task** task) {
   return &job;
 }
 
-void Scheduler::job_started(TaskId id, long pgid) {
+void Scheduler::task_started(TaskId id, long pgid) {
   Task* task = nullptr;
   RunningJob* job = job_of(id, &task);
   if (!job) return;
@@ -103,12 +103,12 @@ void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
                                  signal_name(signal), why));
 }
 
-void Scheduler::job_output(TaskId id, OutputStream stream, std::string_view bytes) {
+void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view bytes) {
   Task* task = nullptr;
   if (RunningJob* job = job_of(id, &task)) m_observer.task_output(*job, *task, stream, bytes);
 }
 
-void Scheduler::job_exited(TaskId id, const JobExit& exit) {
+void Scheduler::task_exited(TaskId id, const JobExit& exit) {
   // Every job runs as one task: its task's end is its end.
   auto owner = m_task_job.find(id);
   if (owner != m_task_job.end()) end_job(owner->second, exit);
@@ -182,7 +182,7 @@ void Scheduler::step(Clock::time_point now) {
       pump_queue(now);
     else
       pump_broadcast(now);
-    // One sync makes what transports reported (ends, losses) and the new
+    // One sync makes what executors reported (ends, losses) and the new
     // starts durable together, before any of the new jobs can run.
     if (!recorded(now)) return;
   }
@@ -215,7 +215,7 @@ void Scheduler::act_on_timers(Clock::time_point now) {
                             std::chrono::duration<double>(m_options.start_allowance).count()));
       stop_job(job, now);
     } else if (job.kill_at && now >= *job.kill_at) {
-      for (const Task& task : job.tasks) m_executors[task.host]->signal_job(task.id, SIGKILL);
+      for (const Task& task : job.tasks) m_executors[task.host]->signal_task(task.id, SIGKILL);
       job.kill_at = now + m_options.kill_grace;
     }
   }
@@ -456,14 +456,14 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
 void Scheduler::start_launched() {
   for (JobId id : std::exchange(m_launched, {})) {
     for (const Task& task : m_running.at(id).tasks)
-      m_executors[task.host]->start_job(task.id, task.command);
+      m_executors[task.host]->start_task(task.id, task.command);
   }
 }
 
 void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
   for (const Task& task : job.tasks) {
     if (!job.spec.cancel.empty()) run_cancel_command(job, task);
-    m_executors[task.host]->signal_job(task.id, SIGTERM);
+    m_executors[task.host]->signal_task(task.id, SIGTERM);
   }
   job.kill_at = now + m_options.kill_grace;
 }

@@ -8,26 +8,26 @@
 #include <optional>
 
 #include "runner/exec/event_loop.h"
-#include "runner/exec/local_transport.h"
+#include "runner/exec/local_executor.h"
 
 namespace runner {
 namespace {
 
-struct Seen final : TransportEvents {
+struct Seen final : ExecutorEvents {
   std::map<JobId, long> pgid;
   std::map<JobId, std::string> output;
   std::map<JobId, JobExit> exits;
   void host_ready(int) override {}
   void host_failed(int, const TransportError&) override {}
-  void job_started(JobId j, long p) override { pgid[j] = p; }
-  void job_output(JobId j, OutputStream, std::string_view b) override { output[j] += b; }
-  void job_exited(JobId j, const JobExit& e) override { exits[j] = e; }
+  void task_started(TaskId j, long p) override { pgid[j] = p; }
+  void task_output(TaskId j, OutputStream, std::string_view b) override { output[j] += b; }
+  void task_exited(TaskId j, const JobExit& e) override { exits[j] = e; }
   void signal_failed(JobId, int, const std::string&) override {}
 };
 
 struct HostOperations : ::testing::Test {
   Seen events;
-  std::unique_ptr<HostTransport> transport = make_local_transport(0, events);
+  std::unique_ptr<Executor> transport = make_local_executor(0, events);
   EventLoop loop;
 
   void SetUp() override {
@@ -57,11 +57,11 @@ TEST_F(HostOperations, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
 }
 
 TEST_F(HostOperations, KillLeftoversKillsTheGroupsThatStillLiveAndSaysWhich) {
-  transport->start_job(1, "sleep 30");
+  transport->start_task(1, "sleep 30");
   run_until([&] { return events.pgid.count(1) > 0; });
   long living = events.pgid[1];
   long gone = 0;  // a group that ended: a job's that ran and exited
-  transport->start_job(2, "true");
+  transport->start_task(2, "true");
   run_until([&] { return events.exits.count(2) > 0; });
   gone = events.pgid[2];
 

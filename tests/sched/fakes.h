@@ -1,4 +1,4 @@
-// Test doubles for the scheduler: a scripted HostTransport that records what
+// Test doubles for the scheduler: a scripted Executor that records what
 // ran, an in-memory JobSource, and an observer that records what it is told.
 #pragma once
 
@@ -17,7 +17,7 @@
 namespace runner::testing {
 
 // Jobs finish after a scripted number of step() calls with a scripted exit.
-class FakeTransport final : public HostTransport {
+class FakeTransport final : public Executor {
  public:
   struct Outcome {
     JobExit exit{.code = 0};
@@ -29,7 +29,7 @@ class FakeTransport final : public HostTransport {
     bool starts = true;
   };
 
-  FakeTransport(int host, TransportEvents& events) : HostTransport(host, events) {}
+  FakeTransport(int host, ExecutorEvents& events) : Executor(host, events) {}
 
   // If set, "sent <command>" is appended for every start_job.
   std::vector<std::string>* log = nullptr;
@@ -56,13 +56,13 @@ class FakeTransport final : public HostTransport {
     else
       report_ready();
   }
-  void start_job(JobId id, const std::string& command) override {
+  void start_task(JobId id, const std::string& command) override {
     started.emplace_back(id, command);
     if (log) log->push_back("sent " + command);
     m_jobs[id] = outcome(command);
     m_fresh.push_back(id);
   }
-  void signal_job(JobId id, int signal) override {
+  void signal_task(JobId id, int signal) override {
     signals.emplace_back(id, signal);
     auto it = m_jobs.find(id);
     auto fresh = std::find(m_fresh.begin(), m_fresh.end(), id);
@@ -128,8 +128,8 @@ class FakeBackend final : public Backend {
               std::vector<std::string>* log = nullptr)
       : m_fleet(fleet), m_made(made), m_log(log) {}
   const Fleet& fleet() const override { return m_fleet; }
-  std::vector<std::unique_ptr<HostTransport>> executors(TransportEvents& events) override {
-    std::vector<std::unique_ptr<HostTransport>> executors;
+  std::vector<std::unique_ptr<Executor>> executors(ExecutorEvents& events) override {
+    std::vector<std::unique_ptr<Executor>> executors;
     for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
       auto transport = std::make_unique<FakeTransport>(static_cast<int>(h), events);
       transport->log = m_log;

@@ -197,8 +197,8 @@ TEST(Recovery, AJobRunAgainIsANewTaskSoALateReportOfItsFirstRunIsIgnored) {
   EXPECT_NE(first, r.transports[1]->started[0].first) << "both runs of job #1 as one task";
   // A host that reports on the first run's task after the job ended (a
   // late end, a stray line of output) changes nothing.
-  r.scheduler->job_exited(first, JobExit{.code = 9});
-  r.scheduler->job_output(first, OutputStream::out, "stray");
+  r.scheduler->task_exited(first, JobExit{.code = 9});
+  r.scheduler->task_output(first, OutputStream::out, "stray");
   EXPECT_EQ(r.ends_of(1).size(), 2u);
   EXPECT_EQ(std::count(r.observer.events.begin(), r.observer.events.end(), "output a gpu=0 stray"),
             0);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runner/config/hosts.h"
-#include "runner/exec/ssh_transport.h"
+#include "runner/exec/ssh_executor.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/console.h"
 

@@ -1,5 +1,5 @@
 // Where jobs run: the hosts and slots a run may use, and one executor (a
-// HostTransport) for each host. The scheduler asks its backend for both and
+// Executor) for each host. The scheduler asks its backend for both and
 // knows nothing of how a host is reached. Today the fleet of hosts.yaml,
 // each host over SSH or as local processes (FleetBackend); a Slurm
 // allocation is another backend.
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "runner/config/hosts.h"
-#include "runner/exec/transport.h"
+#include "runner/exec/executor.h"
 
 namespace runner {
 
@@ -21,7 +21,7 @@ class Backend {
   // The hosts and their slots.
   virtual const Fleet& fleet() const = 0;
   // One executor per host of fleet(), in its order, reporting to `events`.
-  virtual std::vector<std::unique_ptr<HostTransport>> executors(TransportEvents& events) = 0;
+  virtual std::vector<std::unique_ptr<Executor>> executors(ExecutorEvents& events) = 0;
 };
 
 // The hosts of hosts.yaml: `localhost` (and loopback names) as local
@@ -33,7 +33,7 @@ class FleetBackend final : public Backend {
       : m_fleet(fleet), m_ssh(std::move(ssh)) {}
 
   const Fleet& fleet() const override { return m_fleet; }
-  std::vector<std::unique_ptr<HostTransport>> executors(TransportEvents& events) override;
+  std::vector<std::unique_ptr<Executor>> executors(ExecutorEvents& events) override;
 
  private:
   const Fleet& m_fleet;

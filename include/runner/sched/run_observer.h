@@ -10,7 +10,7 @@
 #include "runner/config/hosts.h"
 #include "runner/config/queue_entry.h"
 #include "runner/core/status.h"
-#include "runner/exec/transport.h"
+#include "runner/exec/executor.h"
 #include "runner/sched/job.h"
 
 namespace runner {

@@ -14,7 +14,7 @@
 // A job whose process never started (JobExit::not_started) is not failed:
 // it goes back to the head of the queue, without counting as an attempt,
 // and the host where it could not start is set aside for the rest of the
-// run, as Slurm drains a node (named once, with the transport's reason).
+// run, as Slurm drains a node (named once, with the executor's reason).
 // A job that cannot start more often than there are hosts fails. When no
 // usable host is left, the run ends with those jobs waiting for `--resume`.
 //
@@ -27,7 +27,7 @@
 // backoff; before its slots are used again, the process groups of the jobs
 // that were lost there are killed (unless keep_orphans).
 //
-// Threading: none; events arrive from transports' step(), scheduling
+// Threading: none; events arrive from executors' step(), scheduling
 // happens in the scheduler's own step() (add it to the loop last). Time is
 // what step() is given.
 #pragma once
@@ -42,7 +42,7 @@
 
 #include "runner/config/hosts.h"
 #include "runner/exec/backend.h"
-#include "runner/exec/transport.h"
+#include "runner/exec/executor.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
@@ -75,13 +75,13 @@ struct SchedulerOptions {
   Clock::duration reconnect_first = std::chrono::seconds(1);
   Clock::duration reconnect_longest = std::chrono::seconds(60);
   int reconnect_tries = 10;
-  // The time of what transports report. They report while the event loop
+  // The time of what executors report. They report while the event loop
   // steps them, before the scheduler's own step of that round: a job's end
   // is timed by this clock, not by the scheduler's previous step.
   ClockSource clock = steady_clock_source();
 };
 
-class Scheduler final : public TransportEvents, public Pollable {
+class Scheduler final : public ExecutorEvents, public Pollable {
  public:
   // Runs on `backend`'s hosts, through the executors it makes (one per
   // host, reporting to this scheduler); `backend` must outlive it.
@@ -89,7 +89,7 @@ class Scheduler final : public TransportEvents, public Pollable {
             std::function<JobId()> next_job_id);
 
   // The executors, for the event loop to poll and to shut down at the end.
-  std::vector<HostTransport*> executors() const;
+  std::vector<Executor*> executors() const;
   // Before start(): jobs of a dead run to check, clean up after, and run
   // again first.
   void adopt_orphans(std::vector<OrphanJob> orphans);
@@ -109,13 +109,13 @@ class Scheduler final : public TransportEvents, public Pollable {
   std::size_t running_count() const { return m_running.size(); }
   const std::map<JobId, RunningJob>& running() const { return m_running; }
 
-  // TransportEvents
+  // ExecutorEvents
   void host_ready(int host) override;
   void host_failed(int host, const TransportError& error) override;
   // (Executors report on tasks.)
-  void job_started(TaskId task, long pgid) override;
-  void job_output(TaskId task, OutputStream stream, std::string_view bytes) override;
-  void job_exited(TaskId task, const JobExit& exit) override;
+  void task_started(TaskId task, long pgid) override;
+  void task_output(TaskId task, OutputStream stream, std::string_view bytes) override;
+  void task_exited(TaskId task, const JobExit& exit) override;
   void signal_failed(TaskId task, int signal, const std::string& why) override;
 
   // Pollable: no descriptors; step() starts what can start and acts on
@@ -179,7 +179,7 @@ class Scheduler final : public TransportEvents, public Pollable {
   void report_once(const std::string& message);
 
   const Fleet& m_fleet;
-  std::vector<std::unique_ptr<HostTransport>> m_executors;
+  std::vector<std::unique_ptr<Executor>> m_executors;
   JobSource& m_source;
   RunObserver& m_observer;
   SchedulerOptions m_options;

@@ -1,4 +1,4 @@
-// The SSH HostTransport: a pool of connections to one host. Jobs go to the
+// The SSH Executor: a pool of connections to one host. Jobs go to the
 // first connection with room; a second connection opens only when sshd's
 // MaxSessions refuses a channel, and at most a few handshake at once (sshd's
 // MaxStartups drops bursts). The host is resolved through the ssh
@@ -6,7 +6,7 @@
 // jump connection, which this transport steps too. Public calls only queue
 // requests; all work and every event happen in connect() and step().
 // Threading: none.
-#include "runner/exec/ssh_transport.h"
+#include "runner/exec/ssh_executor.h"
 
 #include <fmt/format.h>
 
@@ -34,11 +34,11 @@ using ssh::SshConnection;
 
 constexpr int k_max_concurrent_handshakes = 4;
 
-class SshTransport final : public HostTransport, public ssh::JobSink {
+class SshExecutor final : public Executor, public ssh::JobSink {
  public:
-  SshTransport(int host, const HostAddress& address, std::shared_ptr<SshContext> context,
-               TransportEvents& events)
-      : HostTransport(host, events), m_address(address), m_context(std::move(context)) {}
+  SshExecutor(int host, const HostAddress& address, std::shared_ptr<SshContext> context,
+               ExecutorEvents& events)
+      : Executor(host, events), m_address(address), m_context(std::move(context)) {}
 
   void connect() override {
     if (m_phase == Phase::connecting || m_phase == Phase::ready) return;
@@ -74,7 +74,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     return info;
   }
 
-  void start_job(JobId job, const std::string& command) override {
+  void start_task(JobId job, const std::string& command) override {
     ChannelWork work;
     work.kind = ChannelWork::Kind::job;
     work.job = job;
@@ -83,7 +83,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
     m_requested = true;
   }
 
-  void signal_job(JobId job, int signal) override {
+  void signal_task(JobId job, int signal) override {
     m_signals.emplace_back(job, signal);
     m_requested = true;
   }
@@ -297,7 +297,7 @@ class SshTransport final : public HostTransport, public ssh::JobSink {
       auto assigned = m_assigned.find(job);
       if (assigned == m_assigned.end()) continue;  // already ended
       SshConnection* connection = assigned->second;
-      connection->signal_job(job, signal);
+      connection->signal_task(job, signal);
       for (ChannelWork& work : connection->take_returned()) requeue(std::move(work), false);
     }
   }
@@ -390,21 +390,21 @@ std::vector<SshConfigProblem> resolve_ssh_config(SshContext& context,
 
 std::string ssh_config_note(const SshContext& context) { return context.note(); }
 
-std::optional<SshHostInfo> ssh_host_info(const HostTransport& transport) {
-  auto* ssh = dynamic_cast<const SshTransport*>(&transport);
+std::optional<SshHostInfo> ssh_host_info(const Executor& executor) {
+  auto* ssh = dynamic_cast<const SshExecutor*>(&executor);
   return ssh ? ssh->info() : std::nullopt;
 }
 
-std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
+std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
                                                   std::shared_ptr<SshContext> context,
-                                                  TransportEvents& events) {
-  return std::make_unique<SshTransport>(host, address, std::move(context), events);
+                                                  ExecutorEvents& events) {
+  return std::make_unique<SshExecutor>(host, address, std::move(context), events);
 }
 
-std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
+std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
                                                   const SshOptions& options,
-                                                  TransportEvents& events) {
-  return std::make_unique<SshTransport>(host, address, make_ssh_context(options), events);
+                                                  ExecutorEvents& events) {
+  return std::make_unique<SshExecutor>(host, address, make_ssh_context(options), events);
 }
 
 }  // namespace runner

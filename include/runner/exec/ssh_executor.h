@@ -1,4 +1,4 @@
-// HostTransport over libssh2: persistent non-blocking sessions, one channel
+// Executor over libssh2: persistent non-blocking sessions, one channel
 // per running job, more connections only when sshd's MaxSessions refuses a
 // channel. Hosts are resolved through the user's OpenSSH configuration
 // (`ssh -G`): aliases, User, Port, IdentityFile, known_hosts files,
@@ -14,7 +14,7 @@
 
 #include "runner/config/hosts.h"
 #include "runner/exec/ssh_config.h"
-#include "runner/exec/transport.h"
+#include "runner/exec/executor.h"
 
 namespace runner {
 
@@ -55,7 +55,7 @@ struct SshOptions {
   std::function<void()> before_prompt;
 };
 
-// What the SSH transports of one run share: the resolved configuration,
+// What the SSH executors of one run share: the resolved configuration,
 // connections to jump hosts, handshake limits per server, passphrases.
 class SshContext;
 std::shared_ptr<SshContext> make_ssh_context(const SshOptions& options);
@@ -76,18 +76,18 @@ struct SshHostInfo {
   std::string host_key;  // "known", "new, added to ~/.ssh/known_hosts"
   std::optional<std::chrono::microseconds> round_trip;  // a channel open's answer time
 };
-// For a transport made by make_ssh_transport that reported host_ready;
+// For an executor made by make_ssh_executor that reported host_ready;
 // nullopt for any other.
-std::optional<SshHostInfo> ssh_host_info(const HostTransport& transport);
+std::optional<SshHostInfo> ssh_host_info(const Executor& executor);
 
-// A transport that shares `context` with the run's other SSH transports.
+// An executor that shares `context` with the run's other SSH executors.
 // connect() after host_failed starts afresh, with new connections.
-std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
+std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
                                                   std::shared_ptr<SshContext> context,
-                                                  TransportEvents& events);
+                                                  ExecutorEvents& events);
 // The same with a context of its own.
-std::unique_ptr<HostTransport> make_ssh_transport(int host, const HostAddress& address,
+std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
                                                   const SshOptions& options,
-                                                  TransportEvents& events);
+                                                  ExecutorEvents& events);
 
 }  // namespace runner

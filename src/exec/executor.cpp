@@ -1,4 +1,4 @@
-#include "runner/exec/transport.h"
+#include "runner/exec/executor.h"
 
 #include <algorithm>
 #include <charconv>
@@ -30,14 +30,14 @@ std::vector<long> parse_killed_groups(const std::string& output) {
 
 }  // namespace
 
-void HostTransport::run_command(const std::string& command, CommandDone done) {
-  JobId id = m_next_own_id++;
+void Executor::run_command(const std::string& command, CommandDone done) {
+  TaskId id = m_next_own_id++;
   m_own.emplace(id, OwnCommand{std::move(done), {}});
-  start_job(id, command);
+  start_task(id, command);
 }
 
-void HostTransport::kill_leftovers(const std::vector<long>& groups,
-                                   std::function<void(const LeftoverCheck&)> done) {
+void Executor::kill_leftovers(const std::vector<long>& groups,
+                              std::function<void(const LeftoverCheck&)> done) {
   run_command(kill_leftovers_command(groups),
               [done = std::move(done)](const JobExit& exit, const std::string& output) {
                 LeftoverCheck check;
@@ -48,31 +48,31 @@ void HostTransport::kill_leftovers(const std::vector<long>& groups,
               });
 }
 
-void HostTransport::report_failed(const TransportError& error) {
+void Executor::report_failed(const TransportError& error) {
   // Own commands still waiting are gone with the host.
   for (auto& [id, own] : std::exchange(m_own, {}))
     own.done(JobExit{.error = error.message, .lost = true}, own.output);
   m_events.host_failed(m_host, error);
 }
 
-void HostTransport::report_started(JobId job, long pgid) {
-  if (!m_own.count(job)) m_events.job_started(job, pgid);
+void Executor::report_started(TaskId task, long pgid) {
+  if (!m_own.count(task)) m_events.task_started(task, pgid);
 }
 
-void HostTransport::report_output(JobId job, OutputStream stream, std::string_view bytes) {
-  auto own = m_own.find(job);
+void Executor::report_output(TaskId task, OutputStream stream, std::string_view bytes) {
+  auto own = m_own.find(task);
   if (own == m_own.end()) {
-    m_events.job_output(job, stream, bytes);
+    m_events.task_output(task, stream, bytes);
     return;
   }
   std::string& kept = own->second.output;
   kept.append(bytes.substr(0, k_own_output_limit - std::min(kept.size(), k_own_output_limit)));
 }
 
-void HostTransport::report_exited(JobId job, const JobExit& exit) {
-  auto own = m_own.find(job);
+void Executor::report_exited(TaskId task, const JobExit& exit) {
+  auto own = m_own.find(task);
   if (own == m_own.end()) {
-    m_events.job_exited(job, exit);
+    m_events.task_exited(task, exit);
     return;
   }
   OwnCommand command = std::move(own->second);
@@ -80,8 +80,8 @@ void HostTransport::report_exited(JobId job, const JobExit& exit) {
   command.done(exit, command.output);
 }
 
-void HostTransport::report_signal_failed(JobId job, int signal, const std::string& why) {
-  if (!m_own.count(job)) m_events.signal_failed(job, signal, why);
+void Executor::report_signal_failed(TaskId task, int signal, const std::string& why) {
+  if (!m_own.count(task)) m_events.signal_failed(task, signal, why);
 }
 
 }  // namespace runner

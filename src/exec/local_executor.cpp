@@ -3,7 +3,7 @@
 // non-blocking pipes; a pidfd tells when it exits. The job ends when its
 // shell exits, as over SSH: processes it left running may hold the pipes,
 // and what they write afterwards is not kept.
-#include "runner/exec/local_transport.h"
+#include "runner/exec/local_executor.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -38,11 +38,11 @@ struct LocalJob {
   std::array<int, 2> pipes{-1, -1};  // stdout, stderr read ends
 };
 
-class LocalTransport final : public HostTransport {
+class LocalExecutor final : public Executor {
  public:
-  LocalTransport(int host, TransportEvents& events) : HostTransport(host, events) {}
+  LocalExecutor(int host, ExecutorEvents& events) : Executor(host, events) {}
 
-  ~LocalTransport() override {
+  ~LocalExecutor() override {
     for (auto& [id, job] : m_jobs) {
       kill(-job.pid, SIGKILL);
       waitpid(job.pid, nullptr, 0);
@@ -52,7 +52,7 @@ class LocalTransport final : public HostTransport {
 
   void connect() override { report_ready(); }
 
-  void start_job(JobId id, const std::string& command) override {
+  void start_task(JobId id, const std::string& command) override {
     LocalJob job;
     std::string error = spawn(command, job);
     if (!error.empty()) {
@@ -67,7 +67,7 @@ class LocalTransport final : public HostTransport {
     report_started(id, pid);
   }
 
-  void signal_job(JobId id, int signal) override {
+  void signal_task(JobId id, int signal) override {
     auto it = m_jobs.find(id);
     if (it == m_jobs.end()) return;
     // A group that is gone has ended meanwhile: no failure.
@@ -196,8 +196,8 @@ class LocalTransport final : public HostTransport {
 
 }  // namespace
 
-std::unique_ptr<HostTransport> make_local_transport(int host, TransportEvents& events) {
-  return std::make_unique<LocalTransport>(host, events);
+std::unique_ptr<Executor> make_local_executor(int host, ExecutorEvents& events) {
+  return std::make_unique<LocalExecutor>(host, events);
 }
 
 }  // namespace runner

@@ -1,7 +1,7 @@
 // The SSH transport against real sshd processes on 127.0.0.1: jobs, output,
 // exit statuses, signals, host keys, authentication, connection pooling and
 // lost connections. Each test drives the transport with a small poll loop.
-#include "runner/exec/ssh_transport.h"
+#include "runner/exec/ssh_executor.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -42,7 +42,7 @@ using testing::SshdOptions;
 using testing::TempDir;
 
 // Everything a transport reported, in order.
-class Recorder : public TransportEvents {
+class Recorder : public ExecutorEvents {
  public:
   void host_ready(int) override {
     ready = true;
@@ -52,15 +52,15 @@ class Recorder : public TransportEvents {
     failure = error;
     log.push_back("failed");
   }
-  void job_started(JobId job, long pgid) override {
+  void task_started(TaskId job, long pgid) override {
     pgids[job] = pgid;
     log.push_back("started " + std::to_string(job));
   }
-  void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
+  void task_output(TaskId job, OutputStream stream, std::string_view bytes) override {
     (stream == OutputStream::out ? out : err)[job].append(bytes);
     if (on_output) on_output(job, stream);
   }
-  void job_exited(JobId job, const JobExit& exit) override {
+  void task_exited(TaskId job, const JobExit& exit) override {
     exits[job] = exit;
     ++exit_reports[job];
     log.push_back("exited " + std::to_string(job));
@@ -81,7 +81,7 @@ class Recorder : public TransportEvents {
 };
 
 // Steps several transports in one poll loop until `done` or a safety timeout.
-bool run_all_until(const std::vector<HostTransport*>& transports, const std::function<bool()>& done,
+bool run_all_until(const std::vector<Executor*>& transports, const std::function<bool()>& done,
                    std::chrono::milliseconds limit = 20s) {
   auto give_up = Clock::now() + limit;
   while (!done()) {
@@ -89,7 +89,7 @@ bool run_all_until(const std::vector<HostTransport*>& transports, const std::fun
     if (now >= give_up) return false;
     std::vector<pollfd> fds;
     Clock::time_point wake = give_up;
-    for (HostTransport* transport : transports) {
+    for (Executor* transport : transports) {
       transport->poll_fds(fds);
       if (auto deadline = transport->deadline()) wake = std::min(wake, *deadline);
     }
@@ -99,19 +99,19 @@ bool run_all_until(const std::vector<HostTransport*>& transports, const std::fun
     if (wake > now && timeout == 0) timeout = 1;
     poll(fds.data(), fds.size(), static_cast<int>(timeout));
     now = Clock::now();
-    for (HostTransport* transport : transports) transport->step(now);
+    for (Executor* transport : transports) transport->step(now);
   }
   return true;
 }
 
 // Polls and steps the transport until `done` or a safety timeout.
-bool run_until(HostTransport& transport, const std::function<bool()>& done,
+bool run_until(Executor& transport, const std::function<bool()>& done,
                std::chrono::milliseconds limit = 20s) {
   return run_all_until({&transport}, done, limit);
 }
 
 // Steps `transport` until it reports ready or failed: success if ready.
-::testing::AssertionResult becomes_ready(HostTransport& transport, Recorder& events) {
+::testing::AssertionResult becomes_ready(Executor& transport, Recorder& events) {
   if (!run_until(transport, [&] { return events.ready || events.failure; }))
     return ::testing::AssertionFailure() << "neither ready nor failed in time";
   if (!events.ready) return ::testing::AssertionFailure() << events.failure->message;
@@ -119,7 +119,7 @@ bool run_until(HostTransport& transport, const std::function<bool()>& done,
 }
 
 // Keeps the loop running for a while with nothing to wait for.
-void idle_for(HostTransport& transport, std::chrono::milliseconds duration) {
+void idle_for(Executor& transport, std::chrono::milliseconds duration) {
   run_until(
       transport, [] { return false; }, duration);
 }
@@ -209,14 +209,14 @@ class SshTransportTest : public ::testing::Test {
     return address;
   }
 
-  std::unique_ptr<HostTransport> connect(const Sshd& sshd, const SshOptions& options) {
-    auto transport = make_ssh_transport(0, address_of(sshd), options, m_events);
+  std::unique_ptr<Executor> connect(const Sshd& sshd, const SshOptions& options) {
+    auto transport = make_ssh_executor(0, address_of(sshd), options, m_events);
     transport->connect();
     return transport;
   }
 
   // Connects and waits for host_ready.
-  std::unique_ptr<HostTransport> ready_transport(const Sshd& sshd, const SshOptions& options) {
+  std::unique_ptr<Executor> ready_transport(const Sshd& sshd, const SshOptions& options) {
     auto transport = connect(sshd, options);
     bool settled = run_until(*transport, [&] { return m_events.ready || m_events.failure; });
     EXPECT_TRUE(settled);
@@ -225,14 +225,14 @@ class SshTransportTest : public ::testing::Test {
   }
 
   // Runs one job to its end.
-  JobExit run_job(HostTransport& transport, const std::string& command, JobId job = 1) {
-    transport.start_job(job, command);
+  JobExit run_job(Executor& transport, const std::string& command, JobId job = 1) {
+    transport.start_task(job, command);
     EXPECT_TRUE(run_until(transport, [&] { return m_events.exits.count(job) > 0; }));
     return m_events.exits[job];
   }
 
   // After host_failed: connects `transport` afresh and waits for it to be ready.
-  ::testing::AssertionResult connects_again(HostTransport& transport) {
+  ::testing::AssertionResult connects_again(Executor& transport) {
     m_events.ready = false;
     m_events.failure.reset();
     transport.connect();
@@ -240,7 +240,7 @@ class SshTransportTest : public ::testing::Test {
   }
 
   // Waits for a transport failure and returns it.
-  TransportError failure_of(HostTransport& transport) {
+  TransportError failure_of(Executor& transport) {
     EXPECT_TRUE(run_until(transport, [&] { return m_events.failure || m_events.ready; }));
     EXPECT_FALSE(m_events.ready);
     return m_events.failure.value_or(TransportError{});
@@ -251,7 +251,7 @@ class SshTransportTest : public ::testing::Test {
     HostAddress address;
     address.host = "127.0.0.1";
     address.port = port;
-    auto transport = make_ssh_transport(0, address, options, m_events);
+    auto transport = make_ssh_executor(0, address, options, m_events);
     transport->connect();
     return failure_of(*transport);
   }
@@ -270,7 +270,7 @@ class ReadySshTransportTest : public SshTransportTest {
   }
 
   std::unique_ptr<Sshd> m_sshd;
-  std::unique_ptr<HostTransport> m_transport;
+  std::unique_ptr<Executor> m_transport;
 };
 
 TEST_F(ReadySshTransportTest, RunsEchoAndReportsOutputAndExit) {
@@ -318,7 +318,7 @@ TEST_F(ReadySshTransportTest, StreamsLargeOutputCompletely) {
 
 TEST_F(ReadySshTransportTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
   constexpr size_t k_total = 32u << 20;
-  m_transport->start_job(1, "head -c " + std::to_string(k_total) + " /dev/zero");
+  m_transport->start_task(1, "head -c " + std::to_string(k_total) + " /dev/zero");
   size_t most_in_one_step = 0;
   size_t before = 0;
   auto give_up = Clock::now() + 60s;
@@ -373,7 +373,7 @@ TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
   constexpr int k_jobs = 20;
   for (JobId job = 1; job <= k_jobs; ++job) {
     // The client port in $SSH_CONNECTION names the job's connection.
-    transport->start_job(job, "echo job " + std::to_string(job) + " ${SSH_CONNECTION#* }; sleep 0.2");
+    transport->start_task(job, "echo job " + std::to_string(job) + " ${SSH_CONNECTION#* }; sleep 0.2");
   }
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }))
       << m_events.exits.size() << " jobs ended";
@@ -393,7 +393,7 @@ TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
 
 TEST_F(ReadySshTransportTest, OneConnectionSufficesForFewJobs) {
   for (JobId job = 1; job <= 5; ++job)
-    m_transport->start_job(job, "echo ${SSH_CONNECTION#* }; sleep 0.1");
+    m_transport->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.1");
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.size() == 5; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= 5; ++job) servers.insert(m_events.out[job]);
@@ -401,13 +401,13 @@ TEST_F(ReadySshTransportTest, OneConnectionSufficesForFewJobs) {
 }
 
 TEST_F(ReadySshTransportTest, SignalEndsJobAndItsChildren) {
-  m_transport->start_job(1, "sleep 60 & echo $!; wait");
+  m_transport->start_task(1, "sleep 60 & echo $!; wait");
   ASSERT_TRUE(run_until(*m_transport, [&] {
     return m_events.pgids.count(1) && m_events.out[1].find('\n') != std::string::npos;
   }));
   pid_t child = std::stoi(m_events.out[1]);
   ASSERT_TRUE(testing::process_running(child));
-  m_transport->signal_job(1, SIGTERM);
+  m_transport->signal_task(1, SIGTERM);
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal, "TERM");
   EXPECT_FALSE(m_events.exits[1].succeeded());
@@ -425,16 +425,16 @@ TEST_F(SshTransportTest, SignalReachesJobWhenItsConnectionIsFull) {
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
   auto transport = ready_transport(*sshd, options_for(*sshd));
-  transport->start_job(1, "sleep 60");
+  transport->start_task(1, "sleep 60");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
-  transport->signal_job(1, SIGKILL);
+  transport->signal_task(1, SIGKILL);
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal, "KILL");
 }
 
 TEST_F(ReadySshTransportTest, SignalBeforeStartCancelsTheJob) {
-  m_transport->start_job(1, "touch " + m_dir.file("ran"));
-  m_transport->signal_job(1, SIGTERM);
+  m_transport->start_task(1, "touch " + m_dir.file("ran"));
+  m_transport->signal_task(1, SIGTERM);
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal, "TERM");
   EXPECT_NE(m_events.exits[1].error.find("before it started"), std::string::npos);
@@ -471,7 +471,7 @@ TEST_F(SshTransportTest, AcceptNewHostKeyRecordsItAndConnects) {
   // The recorded key is now known: a strict transport connects too.
   Recorder second_events;
   options.accept_new_host_keys = false;
-  auto second = make_ssh_transport(1, address_of(*sshd), options, second_events);
+  auto second = make_ssh_executor(1, address_of(*sshd), options, second_events);
   second->connect();
   EXPECT_TRUE(becomes_ready(*second, second_events));
 }
@@ -604,8 +604,8 @@ TEST_F(SshTransportTest, ServerThatNeverAnswersTimesOut) {
 }
 
 TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
-  m_transport->start_job(1, "sleep 60");
-  m_transport->start_job(2, "sleep 60");
+  m_transport->start_task(1, "sleep 60");
+  m_transport->start_task(2, "sleep 60");
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.pgids.size() == 2; }));
   m_sshd->stop();
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.failure.has_value(); }));
@@ -618,7 +618,7 @@ TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
   EXPECT_EQ(m_events.log.back(), "failed");
 
   // Later jobs are refused, not lost.
-  m_transport->start_job(3, "echo late");
+  m_transport->start_task(3, "echo late");
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(3) > 0; }));
   EXPECT_FALSE(m_events.exits[3].lost);
   EXPECT_FALSE(m_events.exits[3].error.empty());
@@ -631,7 +631,7 @@ TEST_F(SshTransportTest, SilentServerIsDetectedByKeepalive) {
   options.keepalive_interval = 1s;
   options.keepalive_count_max = 1;
   auto transport = ready_transport(*sshd, options);
-  transport->start_job(1, "sleep 60");
+  transport->start_task(1, "sleep 60");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
   sshd->pause_sessions();
   bool failed = run_until(
@@ -690,7 +690,7 @@ TEST_F(SshTransportTest, BurstOfHandshakesSurvivesMaxStartups) {
   RUNNER_REQUIRE_SSHD(sshd);
   auto transport = ready_transport(*sshd, options_for(*sshd));
   constexpr int k_jobs = 6;
-  for (JobId job = 1; job <= k_jobs; ++job) transport->start_job(job, "echo ${SSH_CONNECTION#* }; sleep 0.3");
+  for (JobId job = 1; job <= k_jobs; ++job) transport->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.3");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= k_jobs; ++job) {
@@ -714,8 +714,8 @@ TEST_F(SshTransportTest, FleetOfServersSharesOneIdentity) {
   options.identity_files = {first->client_key()};
   options.known_hosts = known_hosts;
   Recorder events_2;
-  auto transport_1 = make_ssh_transport(0, address_of(*first), options, m_events);
-  auto transport_2 = make_ssh_transport(1, address_of(*second), options, events_2);
+  auto transport_1 = make_ssh_executor(0, address_of(*first), options, m_events);
+  auto transport_2 = make_ssh_executor(1, address_of(*second), options, events_2);
   transport_1->connect();
   transport_2->connect();
   ASSERT_TRUE(run_until(*transport_1, [&] { return m_events.ready || m_events.failure; }));
@@ -723,14 +723,14 @@ TEST_F(SshTransportTest, FleetOfServersSharesOneIdentity) {
   ASSERT_TRUE(m_events.ready);
   ASSERT_TRUE(events_2.ready);
   run_job(*transport_1, "echo one");
-  transport_2->start_job(7, "echo two");
+  transport_2->start_task(7, "echo two");
   ASSERT_TRUE(run_until(*transport_2, [&] { return events_2.exits.count(7) > 0; }));
   EXPECT_EQ(m_events.out[1], "one\n");
   EXPECT_EQ(events_2.out[7], "two\n");
 }
 
 TEST_F(ReadySshTransportTest, ShutdownClosesOnceJobsEnd) {
-  m_transport->start_job(1, "sleep 0.3; echo finished");
+  m_transport->start_task(1, "sleep 0.3; echo finished");
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.pgids.count(1) > 0; }));
   m_transport->shutdown();
   EXPECT_FALSE(m_transport->idle());
@@ -838,7 +838,7 @@ class SshConfigTransportTest : public SshTransportTest {
 
   // Connects to "target" through "bastion", with a known_hosts file that
   // trusts both hosts.
-  std::unique_ptr<HostTransport> connect_through_jump(const JumpPair& pair) {
+  std::unique_ptr<Executor> connect_through_jump(const JumpPair& pair) {
     std::string config = write_jump_config(*pair.target, *pair.jump,
                                            known_hosts_of({pair.jump.get(), pair.target.get()}));
     return connect_alias("target", config_only(config));
@@ -868,8 +868,8 @@ class SshConfigTransportTest : public SshTransportTest {
     return address;
   }
 
-  std::unique_ptr<HostTransport> connect_alias(const std::string& name, const SshOptions& options) {
-    auto transport = make_ssh_transport(0, alias(name), options, m_events);
+  std::unique_ptr<Executor> connect_alias(const std::string& name, const SshOptions& options) {
+    auto transport = make_ssh_executor(0, alias(name), options, m_events);
     transport->connect();
     return transport;
   }
@@ -913,7 +913,7 @@ TEST_F(SshConfigTransportTest, UserAndPortWrittenInlineWinOverTheConfig) {
   HostAddress address = alias("gpu-one");
   address.user = sshd->user();
   address.port = sshd->port();
-  auto transport = make_ssh_transport(0, address, config_only(config), m_events);
+  auto transport = make_ssh_executor(0, address, config_only(config), m_events);
   transport->connect();
   EXPECT_TRUE(becomes_ready(*transport, m_events));
 }
@@ -935,7 +935,7 @@ TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
           "ssh_config",
           host_block("node", *sshd, known_hosts, "  StrictHostKeyChecking " + policy + "\n"));
       Recorder events;
-      auto transport = make_ssh_transport(0, alias("node"), config_only(config), events);
+      auto transport = make_ssh_executor(0, alias("node"), config_only(config), events);
       transport->connect();
       ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
       bool accepts_new = policy == "accept-new" || policy == "no";
@@ -985,7 +985,7 @@ TEST_F(SshConfigTransportTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFir
   config = m_dir.write("ssh_config", host_block("node", *sshd, third + " " + first,
                                                 "  StrictHostKeyChecking accept-new\n"));
   Recorder events;
-  auto again = make_ssh_transport(0, alias("node"), config_only(config), events);
+  auto again = make_ssh_executor(0, alias("node"), config_only(config), events);
   again->connect();
   EXPECT_TRUE(becomes_ready(*again, events));
   EXPECT_EQ(read_text(third), sshd->known_hosts_line() + "\n");
@@ -1041,10 +1041,10 @@ TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
   for (std::string name : {"far", "near"}) {
     SCOPED_TRACE(name);
     Recorder events;
-    auto transport = make_ssh_transport(0, alias(name), config_only(config), events);
+    auto transport = make_ssh_executor(0, alias(name), config_only(config), events);
     transport->connect();
     ASSERT_TRUE(becomes_ready(*transport, events));
-    transport->start_job(1, "echo two hops");
+    transport->start_task(1, "echo two hops");
     ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
     EXPECT_EQ(events.out[1], "two hops\n");
   }
@@ -1070,8 +1070,8 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
   std::shared_ptr<SshContext> context = make_ssh_context(config_only(config));
   EXPECT_TRUE(resolve_ssh_config(*context, {alias("first"), alias("second")}).empty());
   Recorder second_events;
-  auto one = make_ssh_transport(0, alias("first"), context, m_events);
-  auto two = make_ssh_transport(1, alias("second"), context, second_events);
+  auto one = make_ssh_executor(0, alias("first"), context, m_events);
+  auto two = make_ssh_executor(1, alias("second"), context, second_events);
   one->connect();
   two->connect();
   ASSERT_TRUE(run_all_until({one.get(), two.get()}, [&] {
@@ -1079,8 +1079,8 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
   }));
   ASSERT_TRUE(m_events.ready) << m_events.failure->message;
   ASSERT_TRUE(second_events.ready) << second_events.failure->message;
-  one->start_job(1, "echo one");
-  two->start_job(2, "echo two");
+  one->start_task(1, "echo one");
+  two->start_task(2, "echo two");
   ASSERT_TRUE(run_all_until({one.get(), two.get()}, [&] {
     return m_events.exits.count(1) && second_events.exits.count(2);
   }));
@@ -1149,7 +1149,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   // The key is recorded meanwhile: connecting again succeeds.
   m_dir.write("kh_later", sshd->known_hosts_line() + "\n");
   ASSERT_TRUE(connects_again(*transport));
-  transport->start_job(1, "echo ${SSH_CONNECTION#* }; sleep 30");
+  transport->start_task(1, "echo ${SSH_CONNECTION#* }; sleep 30");
   ASSERT_TRUE(
       run_until(*transport, [&] { return m_events.out[1].find('\n') != std::string::npos; }));
 
@@ -1174,7 +1174,7 @@ TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnecti
   auto& [jump, target] = hosts;
   auto transport = connect_through_jump(hosts);
   ASSERT_TRUE(becomes_ready(*transport, m_events));
-  transport->start_job(1, "sleep 30");
+  transport->start_task(1, "sleep 30");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
   jump->kill_sessions();
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
@@ -1210,10 +1210,10 @@ TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
   std::shared_ptr<SshContext> context = make_ssh_context(config_only(config));
   ASSERT_TRUE(resolve_ssh_config(*context, addresses).empty());
   std::vector<Recorder> events(k_hosts);
-  std::vector<std::unique_ptr<HostTransport>> transports;
-  std::vector<HostTransport*> raw;
+  std::vector<std::unique_ptr<Executor>> transports;
+  std::vector<Executor*> raw;
   for (int i = 0; i < k_hosts; ++i) {
-    transports.push_back(make_ssh_transport(i, addresses[i], context, events[i]));
+    transports.push_back(make_ssh_executor(i, addresses[i], context, events[i]));
     raw.push_back(transports.back().get());
   }
   for (auto& transport : transports) transport->connect();
@@ -1249,8 +1249,8 @@ TEST_F(SshTransportTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
   };
   std::shared_ptr<SshContext> context = make_ssh_context(options);
   Recorder second_events;
-  auto one = make_ssh_transport(0, address_of(*first), context, m_events);
-  auto two = make_ssh_transport(1, address_of(*second), context, second_events);
+  auto one = make_ssh_executor(0, address_of(*first), context, m_events);
+  auto two = make_ssh_executor(1, address_of(*second), context, second_events);
   one->connect();
   ASSERT_TRUE(becomes_ready(*one, m_events));
   two->connect();
@@ -1279,7 +1279,7 @@ TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
     SshOptions options = config_only(config);
     options.use_agent = true;
     Recorder events;
-    auto transport = make_ssh_transport(0, alias("node"), options, events);
+    auto transport = make_ssh_executor(0, alias("node"), options, events);
     transport->connect();
     ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
     if (!identities_only) {
@@ -1343,11 +1343,11 @@ TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
         host_block("node", *sshd, known_hosts,
                    std::string("  Compression ") + (compression ? "yes" : "no") + "\n"));
     Recorder events;
-    auto transport = make_ssh_transport(0, alias("node"), config_only(config), events);
+    auto transport = make_ssh_executor(0, alias("node"), config_only(config), events);
     transport->connect();
     ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
     ASSERT_TRUE(events.ready) << events.failure->message;
-    transport->start_job(1, "seq 1 20000");
+    transport->start_task(1, "seq 1 20000");
     ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
     EXPECT_EQ(count(events.out[1], "\n"), 20000);
     EXPECT_TRUE(events.out[1].ends_with("\n19999\n20000\n"));

@@ -1,6 +1,6 @@
 // Local slots run real processes: output, exit status, process groups and
 // signals, driven through the real event loop.
-#include "runner/exec/local_transport.h"
+#include "runner/exec/local_executor.h"
 
 #include <signal.h>
 
@@ -14,25 +14,25 @@
 namespace runner {
 namespace {
 
-struct Recorder final : TransportEvents {
+struct Recorder final : ExecutorEvents {
   bool ready = false;
   std::map<JobId, long> pgid;
   std::map<JobId, std::string> out, err;
   std::map<JobId, JobExit> exits;
   void host_ready(int) override { ready = true; }
   void host_failed(int, const TransportError&) override {}
-  void job_started(JobId j, long p) override { pgid[j] = p; }
-  void job_output(JobId j, OutputStream s, std::string_view b) override {
+  void task_started(TaskId j, long p) override { pgid[j] = p; }
+  void task_output(TaskId j, OutputStream s, std::string_view b) override {
     (s == OutputStream::out ? out : err)[j] += b;
   }
-  void job_exited(JobId j, const JobExit& e) override { exits[j] = e; }
+  void task_exited(TaskId j, const JobExit& e) override { exits[j] = e; }
   void signal_failed(JobId j, int, const std::string& why) override { failed_signals[j] = why; }
   std::map<JobId, std::string> failed_signals;
 };
 
 struct Local : ::testing::Test {
   Recorder events;
-  std::unique_ptr<HostTransport> transport = make_local_transport(0, events);
+  std::unique_ptr<Executor> transport = make_local_executor(0, events);
   EventLoop loop;
 
   void SetUp() override {
@@ -49,7 +49,7 @@ struct Local : ::testing::Test {
 };
 
 TEST_F(Local, StreamsOutputAndExitStatus) {
-  transport->start_job(1, "echo out; echo err >&2; exit 3");
+  transport->start_task(1, "echo out; echo err >&2; exit 3");
   run_until_exited(1);
   EXPECT_EQ(events.out[1], "out\n");
   EXPECT_EQ(events.err[1], "err\n");
@@ -60,14 +60,14 @@ TEST_F(Local, StreamsOutputAndExitStatus) {
 
 TEST_F(Local, RunsCommandsExactlyAsWritten) {
   std::string command = "printf '%s|' 'it'\"'\"'s' \"$((6*7))\" 'a\\b'\necho \"line two\"";
-  transport->start_job(1, command);
+  transport->start_task(1, command);
   run_until_exited(1);
   EXPECT_EQ(events.out[1], "it's|42|a\\b|line two\n");
   EXPECT_TRUE(events.exits[1].succeeded());
 }
 
 TEST_F(Local, JobsRunConcurrently) {
-  for (JobId id = 1; id <= 4; ++id) transport->start_job(id, "sleep 0.3; echo done");
+  for (JobId id = 1; id <= 4; ++id) transport->start_task(id, "sleep 0.3; echo done");
   auto began = Clock::now();
   run_until_exited(4);
   EXPECT_LT(Clock::now() - began, std::chrono::milliseconds(1200 - 100))
@@ -76,8 +76,8 @@ TEST_F(Local, JobsRunConcurrently) {
 }
 
 TEST_F(Local, EachJobHasItsOwnProcessGroup) {
-  transport->start_job(1, "ps -o pgid= -p $$");
-  transport->start_job(2, "ps -o pgid= -p $$");
+  transport->start_task(1, "ps -o pgid= -p $$");
+  transport->start_task(2, "ps -o pgid= -p $$");
   run_until_exited(2);
   EXPECT_EQ(std::stol(events.out[1]), events.pgid[1]);
   EXPECT_EQ(std::stol(events.out[2]), events.pgid[2]);
@@ -86,11 +86,11 @@ TEST_F(Local, EachJobHasItsOwnProcessGroup) {
 }
 
 TEST_F(Local, SignalReachesTheWholeGroup) {
-  transport->start_job(1, "sleep 60 & sleep 60; wait");
+  transport->start_task(1, "sleep 60 & sleep 60; wait");
   loop.run_once(std::chrono::milliseconds(200));
   ASSERT_TRUE(events.pgid.count(1));
   long pgid = events.pgid[1];
-  transport->signal_job(1, SIGTERM);
+  transport->signal_task(1, SIGTERM);
   run_until_exited(1);
   EXPECT_EQ(events.exits[1].signal, "TERM");
   // The orphaned background sleep is reaped by init in its own time.
@@ -99,14 +99,14 @@ TEST_F(Local, SignalReachesTheWholeGroup) {
 }
 
 TEST_F(Local, CarriageReturnsPassThroughUntouched) {
-  transport->start_job(1, "printf '10%%\\r50%%\\r100%%\\n'");
+  transport->start_task(1, "printf '10%%\\r50%%\\r100%%\\n'");
   run_until_exited(1);
   EXPECT_EQ(events.out[1], "10%\r50%\r100%\n");
 }
 
 TEST_F(Local, OutputLargerThanThePipeIsKeptWhole) {
   // Several read shares' worth, most of it still unread when the shell exits.
-  transport->start_job(1, "head -c 3000000 /dev/zero | tr '\\0' x; printf end >&2");
+  transport->start_task(1, "head -c 3000000 /dev/zero | tr '\\0' x; printf end >&2");
   run_until_exited(1);
   EXPECT_EQ(events.out[1], std::string(3'000'000, 'x'));
   EXPECT_EQ(events.err[1], "end");
@@ -116,7 +116,7 @@ TEST_F(Local, OutputLargerThanThePipeIsKeptWhole) {
 TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
   // The leftover keeps both pipes open and busy; the job still ends with its
   // shell, with everything the shell wrote.
-  transport->start_job(1, "(while :; do echo leftover; echo leftover >&2; done) &"
+  transport->start_task(1, "(while :; do echo leftover; echo leftover >&2; done) &"
                           " sleep 0.2; echo last; echo last >&2; exit 4");
   run_until_exited(1);
   EXPECT_EQ(events.exits[1].code, 4);

@@ -1,0 +1,124 @@
+// The boundary between scheduling and I/O. An Executor runs tasks (one
+// process each) on one host, over SSH or as local processes; a Backend makes
+// one per host. The scheduler only ever talks to this interface, and unit
+// tests substitute a scripted fake.
+//
+// Threading: none. Executors are passive: the event loop asks for their
+// file descriptors and deadline, polls, and calls step(); every event is
+// delivered to ExecutorEvents from inside step() (or connect()).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/core/job_exit.h"
+#include "runner/core/pollable.h"
+
+namespace runner {
+
+// How much of one output stream of a task an executor reads in one step, so
+// that a task writing as fast as it can leaves the event loop to the others.
+inline constexpr std::size_t k_output_share = 256 * 1024;
+
+enum class TransportErrorKind { connect, host_key, auth, protocol, timeout, disconnected };
+
+// Why a host cannot be used. The message names the host, the step and,
+// where there is one, the fix.
+struct TransportError {
+  TransportErrorKind kind = TransportErrorKind::connect;
+  std::string message;
+};
+
+// Receives what executors observe.
+class ExecutorEvents {
+ public:
+  virtual ~ExecutorEvents() = default;
+  virtual void host_ready(int host) = 0;
+  // The host is unusable. Every task it was running gets task_exited with
+  // lost = true before this is called.
+  virtual void host_failed(int host, const TransportError& error) = 0;
+  // The task's process group exists; pgid is its id on the host.
+  virtual void task_started(TaskId task, long pgid) = 0;
+  virtual void task_output(TaskId task, OutputStream stream, std::string_view bytes) = 0;
+  virtual void task_exited(TaskId task, const JobExit& exit) = 0;
+  // `signal` (from signal_task) may not have reached the task's process
+  // group: the host's shell could not run `kill`, or it failed. `why` names
+  // the host and the cause.
+  virtual void signal_failed(TaskId task, int signal, const std::string& why) = 0;
+};
+
+// What became of the process groups that lost or dead jobs left on a host,
+// once the runner looked for them (Executor::kill_leftovers).
+struct LeftoverCheck {
+  std::vector<long> killed;  // groups that still existed, now sent SIGKILL
+  std::string error;         // non-empty: the host could not be asked, or
+                             // its shell failed (what it said)
+  bool lost = false;         // the host was lost before it answered
+};
+
+// Ids of the runner's own commands on a host (Executor::run_command); task
+// ids stay far below.
+inline constexpr TaskId k_first_own_command_id = TaskId{1} << 62;
+
+// One host: its connection(s) and the tasks running there. Implementations
+// (SSH, local processes) start tasks and signal them; the typed operations
+// the scheduler also needs (the runner's own commands, killing leftovers)
+// are built here on top, so the scheduler never writes shell.
+class Executor : public Pollable {
+ public:
+  Executor(int host, ExecutorEvents& events) : m_host(host), m_events(events) {}
+
+  // Starts connecting. Reports host_ready or host_failed (possibly at once).
+  virtual void connect() = 0;
+  // Runs `command` exactly as `sh -c '<command>'` would, in its own process
+  // group, stdin empty. Only called after host_ready. Reports task_started,
+  // task_output..., task_exited.
+  virtual void start_task(TaskId task, const std::string& command) = 0;
+  // Sends `signal` (SIGTERM, SIGKILL, ...) to the task's whole process group.
+  virtual void signal_task(TaskId task, int signal) = 0;
+  // Closes connections once no task runs. idle() is true when done.
+  virtual void shutdown() = 0;
+  virtual bool idle() const = 0;
+
+  // The runner's own command (a job's `cancel:` command), run as
+  // start_task runs a task; its end and its first 64 KiB of output go to `done`, not to
+  // the events. Only after host_ready; `done` runs with lost = true if the
+  // host fails first.
+  using CommandDone = std::function<void(const JobExit& exit, const std::string& output)>;
+  void run_command(const std::string& command, CommandDone done);
+  // Sends SIGKILL to those of `groups` (process group ids on this host)
+  // that still exist, and says which did.
+  void kill_leftovers(const std::vector<long>& groups,
+                      std::function<void(const LeftoverCheck&)> done);
+
+ protected:
+  int host() const { return m_host; }
+  // What implementations report. Ends and output of the runner's own
+  // commands are taken here; the rest goes to the events.
+  void report_ready() { m_events.host_ready(m_host); }
+  void report_failed(const TransportError& error);
+  void report_started(TaskId task, long pgid);
+  void report_output(TaskId task, OutputStream stream, std::string_view bytes);
+  void report_exited(TaskId task, const JobExit& exit);
+  void report_signal_failed(TaskId task, int signal, const std::string& why);
+
+ private:
+  struct OwnCommand {
+    CommandDone done;
+    std::string output;
+  };
+
+  int m_host;
+  ExecutorEvents& m_events;
+  TaskId m_next_own_id = k_first_own_command_id;
+  std::map<TaskId, OwnCommand> m_own;
+};
+
+}  // namespace runner

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <map>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -41,10 +42,14 @@ struct Local : ::testing::Test {
     ASSERT_TRUE(events.ready);
   }
   void run_until_exited(std::size_t count) {
-    auto give_up = Clock::now() + std::chrono::seconds(20);
-    while (events.exits.size() < count && Clock::now() < give_up)
-      loop.run_once(std::chrono::milliseconds(100));
+    run_until([&] { return events.exits.size() >= count; });
     ASSERT_EQ(events.exits.size(), count);
+  }
+  template <typename Done>
+  void run_until(Done done) {
+    auto give_up = Clock::now() + std::chrono::seconds(20);
+    while (!done() && Clock::now() < give_up) loop.run_once(std::chrono::milliseconds(100));
+    ASSERT_TRUE(done());
   }
 };
 
@@ -129,6 +134,40 @@ TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
   long pgid = events.pgid[1];
   for (int i = 0; i < 100 && testing::live_group_members(pgid) > 0; ++i) usleep(20000);
   EXPECT_EQ(testing::live_group_members(pgid), 0) << "the leftover writer outlived its pipes";
+}
+
+// The typed operations every executor offers on top of starting and
+// signalling tasks: the runner's own commands and killing leftovers.
+
+TEST_F(Local, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
+  std::optional<JobExit> exit;
+  std::string output;
+  transport->run_command("echo cleaned; exit 4", [&](const JobExit& e, const std::string& o) {
+    exit = e;
+    output = o;
+  });
+  run_until([&] { return exit.has_value(); });
+  EXPECT_EQ(exit->code, 4);
+  EXPECT_EQ(output, "cleaned\n");
+  EXPECT_TRUE(events.pgid.empty() && events.out.empty() && events.err.empty() && events.exits.empty())
+      << "the scheduler saw the runner's own command as a job";
+}
+
+TEST_F(Local, KillLeftoversKillsTheGroupsThatStillLiveAndSaysWhich) {
+  transport->start_task(1, "sleep 30");
+  run_until([&] { return events.pgid.count(1) > 0; });
+  long living = events.pgid[1];
+  long gone = 0;  // a group that ended: a job's that ran and exited
+  transport->start_task(2, "true");
+  run_until([&] { return events.exits.count(2) > 0; });
+  gone = events.pgid[2];
+
+  std::optional<LeftoverCheck> check;
+  transport->kill_leftovers({living, gone}, [&](const LeftoverCheck& c) { check = c; });
+  run_until([&] { return check.has_value() && events.exits.count(1) > 0; });
+  EXPECT_EQ(check->killed, std::vector<long>{living});
+  EXPECT_TRUE(check->error.empty()) << check->error;
+  EXPECT_EQ(events.exits[1].signal, "KILL");
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ void RunReporter::host_reconnecting(const Host& host, const TransportError& erro
   if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
-void RunReporter::job_started(const RunningJob& job) {
+void RunReporter::job_launched(const RunningJob& job) {
   // The journal's job_start holds a job of one task, as every job is today.
   const Task& task = job.tasks.front();
   JobStartRecord record;

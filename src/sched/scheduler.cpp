@@ -440,7 +440,7 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
     running.retries_used = rerun->retries_used;
     running.start_failures = rerun->start_failures;
   }
-  // Its timeout counts from its process's start (job_started); until then
+  // Its timeout counts from its processes' start (task_started); until then
   // the bound is on the start itself.
   if (auto timeout = job.timeout ? job.timeout : m_options.default_timeout)
     running.deadline = now + *timeout + m_options.start_allowance;
@@ -449,7 +449,7 @@ void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string c
     m_task_job[t.id] = running.id;
   }
   JobId id = running.id;
-  m_observer.job_started(m_running.emplace(id, std::move(running)).first->second);
+  m_observer.job_launched(m_running.emplace(id, std::move(running)).first->second);
   m_launched.push_back(id);
 }
 

@@ -23,8 +23,8 @@ class FakeTransport final : public Executor {
     JobExit exit{.code = 0};
     int steps = 1;  // step() calls until it exits
     std::string output;
-    // step() calls before its process starts (job_started); a job that
-    // does not start reports no job_started at all.
+    // step() calls before its process starts (task_started); a job that
+    // does not start reports no task_started at all.
     int start_steps = 0;
     bool starts = true;
   };
@@ -191,7 +191,7 @@ class RecordingObserver final : public RunObserver {
   void host_reconnecting(const Host& h, const TransportError& e, Clock::duration) override {
     events.push_back("reconnecting " + h.name + ": " + e.message);
   }
-  void job_started(const RunningJob& j) override {
+  void job_launched(const RunningJob& j) override {
     events.push_back("start " + j.label() + " " + j.tasks.front().command);
   }
   void task_started(const RunningJob&, const Task&) override {}

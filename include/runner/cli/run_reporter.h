@@ -29,7 +29,7 @@ class RunReporter final : public RunObserver {
   void host_failed(const Host& host, const TransportError& error) override;
   void host_reconnecting(const Host& host, const TransportError& error,
                          Clock::duration wait) override;
-  void job_started(const RunningJob& job) override;
+  void job_launched(const RunningJob& job) override;
   void task_started(const RunningJob& job, const Task& task) override;
   void task_output(const RunningJob& job, const Task& task, OutputStream stream,
                    std::string_view bytes) override;

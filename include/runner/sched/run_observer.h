@@ -27,7 +27,7 @@ class RunObserver {
                                  Clock::duration wait) = 0;
   // The job has its slots; its tasks' commands go to their hosts once the
   // journal holds this.
-  virtual void job_started(const RunningJob& job) = 0;
+  virtual void job_launched(const RunningJob& job) = 0;
   // One of its tasks' processes started: `task.pgid` is known.
   virtual void task_started(const RunningJob& job, const Task& task) = 0;
   virtual void task_output(const RunningJob& job, const Task& task, OutputStream stream,

@@ -19,7 +19,7 @@
 // usable host is left, the run ends with those jobs waiting for `--resume`.
 //
 // A job's timeout and duration count from the start of its process
-// (job_started), not from the request: a slow login shell is not the
+// (task_started), not from the request: a slow login shell is not the
 // job's time. A job that never reports its start is stopped at its timeout
 // plus start_allowance after the request.
 //

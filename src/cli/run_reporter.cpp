@@ -31,7 +31,7 @@ void RunReporter::host_reconnecting(const Host& host, const TransportError& erro
   if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
-void RunReporter::job_launched(const RunningJob& job) {
+void RunReporter::job_launched(const Job& job) {
   // The journal's job_start holds a job of one task, as every job is today.
   const Task& task = job.tasks.front();
   JobStartRecord record;
@@ -60,24 +60,24 @@ void RunReporter::job_launched(const RunningJob& job) {
     m_console.job_note(
         job.id, each.slots.front(), each.label,
         fmt::format("=== #{} run '{}' ===", job.id, shorten_command(each.command, 200)));
-  if (m_status) m_status->job_started(job.id, job.slots().size(), job.start);
+  if (m_status) m_status->job_started(job.id, job.slots().size(), job.running().start);
 }
 
-void RunReporter::task_started(const RunningJob& job, const Task& task) {
+void RunReporter::task_started(const Job& job, const Task& task) {
   journal_written(m_journal.job_pgid(job.id, task.pgid));
 }
 
-void RunReporter::task_output(const RunningJob& job, const Task& task, OutputStream stream,
+void RunReporter::task_output(const Job& job, const Task& task, OutputStream stream,
                               std::string_view bytes) {
   log_written(job.id, m_logs.append(job.id, bytes));
   m_console.job_output(job.id, task.slots.front(), task.label, stream, bytes);
 }
 
-void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) {
+void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::duration took) {
   auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
   m_console.job_finished(job.id);
   // One that did not start goes back quietly (see below).
-  std::string end = exit.not_started && job.will_rerun
+  std::string end = exit.not_started && job.will_rerun()
                         ? fmt::format("=== #{} did not start; back to the queue ===", job.id)
                         : fmt::format("=== #{} done ({}) after {} ===", job.id, describe_exit(exit),
                                       format_duration(duration));
@@ -85,13 +85,13 @@ void RunReporter::job_finished(const RunningJob& job, const JobExit& exit, Clock
     m_console.job_note(job.id, task.slots.front(), task.label, end);
   if (Status whole = m_logs.close(job.id); !whole.ok())
     m_incomplete_logs.try_emplace(job.id, whole.message());
-  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun));
-  if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun);
+  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun()));
+  if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun());
   for (int slot : job.slots()) {
     m_slot_usage[slot].busy += duration;
     ++m_slot_usage[slot].jobs;
   }
-  if (job.will_rerun) {
+  if (job.will_rerun()) {
     // One that did not start goes back quietly: its host, set aside, is
     // named once with the reason.
     if (!exit.not_started)

@@ -45,7 +45,12 @@ void Scheduler::rerun_orphan(OrphanJob orphan) {
         orphan.id));
     return;
   }
-  m_reruns.push_back(Rerun{orphan.id, std::move(orphan.spec), orphan.attempt + 1, orphan.requeues});
+  Job job;
+  job.id = orphan.id;
+  job.spec = std::move(orphan.spec);
+  job.attempt = orphan.attempt + 1;
+  job.requeues = orphan.requeues;
+  m_reruns.push_back(std::move(job));
 }
 
 void Scheduler::host_ready(int host) {

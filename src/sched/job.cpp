@@ -2,13 +2,13 @@
 
 namespace runner {
 
-std::string RunningJob::label() const {
+std::string Job::label() const {
   std::string label;
   for (const Task& task : tasks) label += (label.empty() ? "" : "; ") + task.label;
   return label;
 }
 
-std::vector<int> RunningJob::slots() const {
+std::vector<int> Job::slots() const {
   std::vector<int> slots;
   for (const Task& task : tasks) slots.insert(slots.end(), task.slots.begin(), task.slots.end());
   return slots;

@@ -48,8 +48,8 @@ void Scheduler::stop_scheduling() {
 void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
   for (auto& [id, job] : m_running) {
-    job.cancelled = true;
-    if (!job.kill_at) stop_job(job, now);
+    job.running().cancelled = true;
+    if (!job.running().kill_at) stop_job(job, now);
   }
 }
 
@@ -71,10 +71,10 @@ int Scheduler::exit_code() const {
   return 0;
 }
 
-RunningJob* Scheduler::job_of(TaskId id, Task** task) {
+Job* Scheduler::job_of(TaskId id, Task** task) {
   auto owner = m_task_job.find(id);
   if (owner == m_task_job.end()) return nullptr;
-  RunningJob& job = m_running.at(owner->second);
+  Job& job = m_running.at(owner->second);
   for (Task& candidate : job.tasks)
     if (candidate.id == id) *task = &candidate;
   return &job;
@@ -82,21 +82,22 @@ RunningJob* Scheduler::job_of(TaskId id, Task** task) {
 
 void Scheduler::task_started(TaskId id, long pgid) {
   Task* task = nullptr;
-  RunningJob* job = job_of(id, &task);
+  Job* job = job_of(id, &task);
   if (!job) return;
   task->pgid = pgid;
   if (std::all_of(job->tasks.begin(), job->tasks.end(),
                   [](const Task& t) { return t.started(); })) {
-    job->process_start = m_options.clock();
+    Running& running = job->running();
+    running.process_start = m_options.clock();
     if (auto timeout = job->spec.timeout ? job->spec.timeout : m_options.default_timeout)
-      if (!job->kill_at) job->deadline = *job->process_start + *timeout;
+      if (!running.kill_at) running.deadline = *running.process_start + *timeout;
   }
   m_observer.task_started(*job, *task);
 }
 
 void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
   Task* task = nullptr;
-  RunningJob* job = job_of(id, &task);
+  Job* job = job_of(id, &task);
   std::string who =
       job ? fmt::format("#{} [{}]", job->id, task->label) : fmt::format("task {}", id);
   m_observer.warning(fmt::format("{} could not send SIG{} to its process group: {}", who,
@@ -105,7 +106,7 @@ void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
 
 void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view bytes) {
   Task* task = nullptr;
-  if (RunningJob* job = job_of(id, &task)) m_observer.task_output(*job, *task, stream, bytes);
+  if (Job* job = job_of(id, &task)) m_observer.task_output(*job, *task, stream, bytes);
 }
 
 void Scheduler::task_exited(TaskId id, const JobExit& exit) {
@@ -117,30 +118,35 @@ void Scheduler::task_exited(TaskId id, const JobExit& exit) {
 void Scheduler::end_job(JobId id, const JobExit& reported) {
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
-  RunningJob job = std::move(it->second);
+  Job job = std::move(it->second);
   m_running.erase(it);
   for (const Task& task : job.tasks) {
     m_task_job.erase(task.id);
     for (int slot : task.slots) m_slot_job[slot] = 0;
   }
   const Task& task = job.tasks.front();
+  const Running running = job.running();
 
   JobExit exit = reported;
-  exit.timed_out = job.timed_out && !job.cancelled;
-  exit.cancelled = job.cancelled;
+  exit.timed_out = running.timed_out && !running.cancelled;
+  exit.cancelled = running.cancelled;
   int retries = job.spec.retries.value_or(m_options.default_retries);
-  Rerun rerun{job.id,       job.spec,         job.attempt + 1,
-              job.requeues, job.retries_used, job.start_failures};
   if (exit.lost && task.started() && !m_options.keep_orphans)
     m_hosts[task.host].leftover_groups.push_back(task.pgid);
+  // What changes if it goes back to the queue.
+  Job again = job;
+  again.tasks.clear();
+  again.attempt = job.attempt + 1;
+  Queued queued;
+  bool will_rerun = false;
   bool cannot_start = false;  // anywhere: it is not tried again
   if (exit.not_started && !exit.timed_out && !exit.cancelled) {
     if (m_hosts[task.host].start_refusal.empty()) m_hosts[task.host].start_refusal = exit.error;
     if (can_restart(job)) {
       // Nothing ran: the same attempt, at the head of the queue.
-      rerun.attempt = job.attempt;
-      ++rerun.start_failures;
-      job.will_rerun = true;
+      again.attempt = job.attempt;
+      ++again.start_failures;
+      will_rerun = true;
     } else if (m_options.mode == Mode::queue) {
       cannot_start = true;
       exit.error +=
@@ -148,25 +154,29 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     }
   }
   // Broadcast steps run in lockstep on every slot: a step is never redone.
-  if (m_options.mode == Mode::queue && !job.will_rerun && !cannot_start && !exit.succeeded() &&
+  if (m_options.mode == Mode::queue && !will_rerun && !cannot_start && !exit.succeeded() &&
       !exit.cancelled && !m_stopping) {
     if (exit.lost && job.requeues < m_options.max_requeue) {
-      ++rerun.requeues;
-      job.will_rerun = true;
+      ++again.requeues;
+      will_rerun = true;
     } else if (!exit.lost && job.retries_used < retries) {
-      ++rerun.retries_used;
-      rerun.avoid_slot = task.slots.front();
-      job.will_rerun = true;
+      ++again.retries_used;
+      queued.avoid_slot = task.slots.front();
+      will_rerun = true;
     }
   }
-  if (!exit.succeeded() && !job.will_rerun) {
+  if (!exit.succeeded() && !will_rerun) {
     ++m_failures;
     m_step_failed = true;
   }
   Clock::duration ran =
-      job.process_start ? m_options.clock() - *job.process_start : Clock::duration::zero();
+      running.process_start ? m_options.clock() - *running.process_start : Clock::duration::zero();
+  job.state = Done{will_rerun};
   m_observer.job_finished(job, exit, ran);
-  if (job.will_rerun) m_reruns.push_front(std::move(rerun));
+  if (will_rerun) {
+    again.state = queued;
+    m_reruns.push_front(std::move(again));
+  }
   m_queue_dirty = true;
 }
 
@@ -203,20 +213,21 @@ bool Scheduler::recorded(Clock::time_point now) {
 
 void Scheduler::act_on_timers(Clock::time_point now) {
   for (auto& [id, job] : m_running) {
-    if (job.deadline && now >= *job.deadline && !job.kill_at) {
-      job.timed_out = true;
+    Running& running = job.running();
+    if (running.deadline && now >= *running.deadline && !running.kill_at) {
+      running.timed_out = true;
       std::string timeout = job.spec.timeout_text.empty() ? "its timeout" : job.spec.timeout_text;
       m_observer.warning(
-          job.process_start
+          running.process_start
               ? fmt::format("#{} [{}] timed out after {}; stopping it", id, job.label(), timeout)
               : fmt::format("#{} [{}] did not start within {} plus {:.0f}s for its host's login "
                             "shell; stopping it",
                             id, job.label(), timeout,
                             std::chrono::duration<double>(m_options.start_allowance).count()));
       stop_job(job, now);
-    } else if (job.kill_at && now >= *job.kill_at) {
+    } else if (running.kill_at && now >= *running.kill_at) {
       for (const Task& task : job.tasks) m_executors[task.host]->signal_task(task.id, SIGKILL);
-      job.kill_at = now + m_options.kill_grace;
+      running.kill_at = now + m_options.kill_grace;
     }
   }
   for (std::size_t h = 0; h < m_hosts.size(); ++h) {
@@ -238,7 +249,10 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
   auto consider = [&](const std::optional<Clock::time_point>& t) {
     if (t && (!due || *t < *due)) due = t;
   };
-  for (const auto& [id, job] : m_running) consider(job.kill_at ? job.kill_at : job.deadline);
+  for (const auto& [id, job] : m_running) {
+    const Running& running = job.running();
+    consider(running.kill_at ? running.kill_at : running.deadline);
+  }
   for (std::size_t h = 0; h < m_hosts.size(); ++h) consider(m_hosts[h].reconnect_at);
   return due;
 }
@@ -255,14 +269,14 @@ bool Scheduler::can_take_now() const {
 
 bool Scheduler::pump_reruns(Clock::time_point now) {
   while (!m_reruns.empty()) {
-    Rerun& rerun = m_reruns.front();
-    auto slots = place(rerun.spec, rerun.avoid_slot);
+    Job& rerun = m_reruns.front();
+    auto slots = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot);
     if (!slots) return false;
     std::string command;
     if (!render(rerun.spec, *slots, &command)) return false;
-    Rerun taken = std::move(rerun);
+    Job taken = std::move(rerun);
     m_reruns.pop_front();
-    launch(taken.spec, std::move(*slots), std::move(command), now, &taken);
+    launch(std::move(taken), std::move(*slots), std::move(command), now);
   }
   return true;
 }
@@ -294,7 +308,8 @@ void Scheduler::pump_queue(Clock::time_point now) {
     m_last_report.clear();
   }
   for (std::size_t i = 0; i < batch.taken.size(); ++i)
-    launch(batch.taken[i], std::move(placements[i].slots), std::move(placements[i].command), now);
+    launch(new_job(batch.taken[i]), std::move(placements[i].slots),
+           std::move(placements[i].command), now);
 
   if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
     m_queue_empty = false;
@@ -348,7 +363,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     m_queue_empty = false;
     m_last_report.clear();
     for (auto& [slot, command] : commands)
-      launch(batch.taken.front(), {slot}, std::move(command), now);
+      launch(new_job(batch.taken.front()), {slot}, std::move(command), now);
     return;
   }
   if (std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {
@@ -421,36 +436,36 @@ bool Scheduler::render(const JobSpec& job, const std::vector<int>& slots, std::s
   }
 }
 
-void Scheduler::launch(const JobSpec& job, std::vector<int> slots, std::string command,
-                       Clock::time_point now, const Rerun* rerun) {
-  RunningJob running;
-  running.id = rerun ? rerun->id : m_next_job_id();
-  running.spec = job;
+void Scheduler::launch(Job job, std::vector<int> slots, std::string command,
+                       Clock::time_point now) {
   Task task;
   task.id = m_next_task_id++;
   task.host = m_fleet.slots[slots.front()].host;
   task.label = slots_label(m_fleet, slots);
   task.slots = std::move(slots);
   task.command = std::move(command);
-  running.tasks.push_back(std::move(task));
+  job.tasks.push_back(std::move(task));
+  Running running;
   running.start = now;
-  if (rerun) {
-    running.attempt = rerun->attempt;
-    running.requeues = rerun->requeues;
-    running.retries_used = rerun->retries_used;
-    running.start_failures = rerun->start_failures;
-  }
   // Its timeout counts from its processes' start (task_started); until then
   // the bound is on the start itself.
-  if (auto timeout = job.timeout ? job.timeout : m_options.default_timeout)
+  if (auto timeout = job.spec.timeout ? job.spec.timeout : m_options.default_timeout)
     running.deadline = now + *timeout + m_options.start_allowance;
-  for (const Task& t : running.tasks) {
-    for (int slot : t.slots) m_slot_job[slot] = running.id;
-    m_task_job[t.id] = running.id;
+  job.state = running;
+  for (const Task& t : job.tasks) {
+    for (int slot : t.slots) m_slot_job[slot] = job.id;
+    m_task_job[t.id] = job.id;
   }
-  JobId id = running.id;
-  m_observer.job_launched(m_running.emplace(id, std::move(running)).first->second);
+  JobId id = job.id;
+  m_observer.job_launched(m_running.emplace(id, std::move(job)).first->second);
   m_launched.push_back(id);
+}
+
+Job Scheduler::new_job(const JobSpec& spec) {
+  Job job;
+  job.id = m_next_job_id();
+  job.spec = spec;
+  return job;
 }
 
 void Scheduler::start_launched() {
@@ -460,15 +475,15 @@ void Scheduler::start_launched() {
   }
 }
 
-void Scheduler::stop_job(RunningJob& job, Clock::time_point now) {
+void Scheduler::stop_job(Job& job, Clock::time_point now) {
   for (const Task& task : job.tasks) {
     if (!job.spec.cancel.empty()) run_cancel_command(job, task);
     m_executors[task.host]->signal_task(task.id, SIGTERM);
   }
-  job.kill_at = now + m_options.kill_grace;
+  job.running().kill_at = now + m_options.kill_grace;
 }
 
-void Scheduler::run_cancel_command(const RunningJob& job, const Task& task) {
+void Scheduler::run_cancel_command(const Job& job, const Task& task) {
   try {
     std::string command = render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots);
     JobId id = job.id;
@@ -486,7 +501,7 @@ void Scheduler::run_cancel_command(const RunningJob& job, const Task& task) {
   }
 }
 
-bool Scheduler::can_restart(const RunningJob& job) const {
+bool Scheduler::can_restart(const Job& job) const {
   // Each time it cannot start, its host is set aside: more failures than
   // hosts mean it cannot start anywhere.
   if (job.start_failures >= static_cast<int>(m_fleet.hosts.size())) return false;

@@ -180,7 +180,7 @@ class RecordingObserver final : public RunObserver {
  public:
   std::vector<std::string> events;
   std::vector<std::string> notices;
-  std::vector<std::pair<RunningJob, JobExit>> finished;
+  std::vector<std::pair<Job, JobExit>> finished;
   std::vector<Clock::duration> durations;  // of the finished jobs, in order
   bool journal_fails = false;  // checkpoint() fails: no job may start
 
@@ -191,14 +191,14 @@ class RecordingObserver final : public RunObserver {
   void host_reconnecting(const Host& h, const TransportError& e, Clock::duration) override {
     events.push_back("reconnecting " + h.name + ": " + e.message);
   }
-  void job_launched(const RunningJob& j) override {
+  void job_launched(const Job& j) override {
     events.push_back("start " + j.label() + " " + j.tasks.front().command);
   }
-  void task_started(const RunningJob&, const Task&) override {}
-  void task_output(const RunningJob&, const Task& t, OutputStream, std::string_view b) override {
+  void task_started(const Job&, const Task&) override {}
+  void task_output(const Job&, const Task& t, OutputStream, std::string_view b) override {
     events.push_back("output " + t.label + " " + std::string(b));
   }
-  void job_finished(const RunningJob& j, const JobExit& e, Clock::duration took) override {
+  void job_finished(const Job& j, const JobExit& e, Clock::duration took) override {
     events.push_back("end " + j.label() + " " + j.tasks.front().command);
     finished.emplace_back(j, e);
     durations.push_back(took);

@@ -44,7 +44,7 @@ TEST(Recovery, LostJobGoesBackToTheHeadAndRunsElsewhereWithTheSameId) {
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_TRUE(ends[0].lost);
   EXPECT_TRUE(ends[1].succeeded());
-  EXPECT_TRUE(r.observer.finished[0].first.will_rerun);
+  EXPECT_TRUE(r.observer.finished[0].first.will_rerun());
   auto b = r.jobs_sent(1);
   ASSERT_GE(b.size(), 2u);
   EXPECT_EQ(b[0], "two");

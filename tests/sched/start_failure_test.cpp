@@ -54,7 +54,7 @@ TEST(StartFailure, JobsThatDidNotStartRunElsewhereAndTheirHostIsSetAsideOnce) {
   for (const auto& [job, exit] : r.observer.finished) {
     if (exit.not_started) {
       // Put back: neither a failure nor an attempt, and no time ran.
-      EXPECT_TRUE(job.will_rerun);
+      EXPECT_TRUE(job.will_rerun());
       EXPECT_EQ(job.attempt, 1);
     } else {
       EXPECT_TRUE(exit.succeeded());
@@ -72,7 +72,7 @@ TEST(StartFailure, WhenEveryHostIsSetAsideTheRunEndsWithTheJobsWaiting) {
   // Each host refused one job; no job counted as failed or tried again.
   EXPECT_EQ(r.jobs_sent(0).size() + r.jobs_sent(1).size(), 2u);
   EXPECT_EQ(r.source.jobs.size(), 3u);  // never taken: still in the queue
-  for (const auto& [job, exit] : r.observer.finished) EXPECT_TRUE(job.will_rerun);
+  for (const auto& [job, exit] : r.observer.finished) EXPECT_TRUE(job.will_rerun());
   EXPECT_EQ(count_containing(r.observer.notices, "no usable host is left"), 1u);
   EXPECT_EQ(count_containing(r.observer.events, "set aside"), 2u);
 }

@@ -29,11 +29,11 @@ class RunReporter final : public RunObserver {
   void host_failed(const Host& host, const TransportError& error) override;
   void host_reconnecting(const Host& host, const TransportError& error,
                          Clock::duration wait) override;
-  void job_launched(const RunningJob& job) override;
-  void task_started(const RunningJob& job, const Task& task) override;
-  void task_output(const RunningJob& job, const Task& task, OutputStream stream,
+  void job_launched(const Job& job) override;
+  void task_started(const Job& job, const Task& task) override;
+  void task_output(const Job& job, const Task& task, OutputStream stream,
                    std::string_view bytes) override;
-  void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) override;
+  void job_finished(const Job& job, const JobExit& exit, Clock::duration took) override;
   Status checkpoint() override;
   void notice(const std::string& message) override;
   void warning(const std::string& message) override;

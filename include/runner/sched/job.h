@@ -4,10 +4,12 @@
 // slots, with its own command (rendered for those slots) and, once it runs,
 // its process group. Every mode runs jobs of one task today; a job whose
 // tasks span hosts (torchrun, MPI) has one task per host, ranked from 0.
+// A job's life is a variant: queued (again), running, done.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "runner/config/queue_entry.h"
@@ -27,25 +29,46 @@ struct Task {
   bool started() const { return pgid != 0; }
 };
 
-// A job that has been given slots and started.
-struct RunningJob {
-  JobId id = 0;
-  JobSpec spec;
-  std::vector<Task> tasks;  // at least one
+// Where a job is in its life, once the scheduler holds it (before that it
+// is an entry of the queue file).
+//
+// Queued: put back to run again (lost with its host, failed with retries
+// left, or it could not start), ahead of the queue file's jobs.
+struct Queued {
+  int avoid_slot = -1;  // the slot it failed on, if another is free
+};
+// Running: it has its slots, and its tasks are sent to their hosts.
+struct Running {
   Clock::time_point start;  // sent to its hosts
   // When its processes started (every task's): its timeout and duration
   // count from here.
   std::optional<Clock::time_point> process_start;
-  int attempt = 1;                            // 2 and up: run again after a loss or a failure
-  int requeues = 0;                           // times put back after its host was lost
-  int retries_used = 0;                       // times run again after failing
-  int start_failures = 0;                     // times put back because it did not start
   std::optional<Clock::time_point> deadline;  // its timeout (before its start: its bound)
   std::optional<Clock::time_point> kill_at;   // SIGKILL if still running then
   bool timed_out = false;
   bool cancelled = false;
-  bool will_rerun = false;  // set when it ended and goes back to the queue
+};
+// Done: it ended, and goes back to the queue (Queued) if `will_rerun`.
+struct Done {
+  bool will_rerun = false;
+};
 
+struct Job {
+  JobId id = 0;
+  JobSpec spec;
+  std::vector<Task> tasks;  // while running: at least one
+  int attempt = 1;          // 2 and up: run again after a loss or a failure
+  int requeues = 0;         // times put back after its host was lost
+  int retries_used = 0;     // times run again after failing
+  int start_failures = 0;   // times put back because it did not start
+  std::variant<Queued, Running, Done> state;
+
+  Running& running() { return std::get<Running>(state); }
+  const Running& running() const { return std::get<Running>(state); }
+  bool will_rerun() const {
+    const Done* done = std::get_if<Done>(&state);
+    return done && done->will_rerun;
+  }
   // Where it runs, for messages: its task's label, or its tasks' labels.
   std::string label() const;
   // Every slot of every task.

@@ -27,12 +27,12 @@ class RunObserver {
                                  Clock::duration wait) = 0;
   // The job has its slots; its tasks' commands go to their hosts once the
   // journal holds this.
-  virtual void job_launched(const RunningJob& job) = 0;
+  virtual void job_launched(const Job& job) = 0;
   // One of its tasks' processes started: `task.pgid` is known.
-  virtual void task_started(const RunningJob& job, const Task& task) = 0;
-  virtual void task_output(const RunningJob& job, const Task& task, OutputStream stream,
+  virtual void task_started(const Job& job, const Task& task) = 0;
+  virtual void task_output(const Job& job, const Task& task, OutputStream stream,
                            std::string_view bytes) = 0;
-  virtual void job_finished(const RunningJob& job, const JobExit& exit, Clock::duration took) = 0;
+  virtual void job_finished(const Job& job, const JobExit& exit, Clock::duration took) = 0;
   // Makes everything reported so far durable (the journal is synced):
   // called before the scheduler acts on it. An error while that cannot be
   // done (the journal cannot be written): then no job may start, and the

@@ -107,7 +107,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // 0: every job succeeded; 1: a job failed or could not run; 130: interrupted.
   int exit_code() const;
   std::size_t running_count() const { return m_running.size(); }
-  const std::map<JobId, RunningJob>& running() const { return m_running; }
+  const std::map<JobId, Job>& running() const { return m_running; }
 
   // ExecutorEvents
   void host_ready(int host) override;
@@ -125,17 +125,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::optional<Clock::time_point> deadline() const override;
 
  private:
-  // A job to run again before anything from the queue file.
-  struct Rerun {
-    JobId id = 0;
-    JobSpec spec;
-    int attempt = 1;
-    int requeues = 0;
-    int retries_used = 0;
-    int start_failures = 0;
-    int avoid_slot = -1;  // the slot it failed on, if another is free
-  };
-
   bool can_take_now() const;
   void pump_queue(Clock::time_point now);
   void pump_broadcast(Clock::time_point now);
@@ -148,8 +137,9 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool render(const JobSpec& job, const std::vector<int>& slots, std::string* command);
   // Records the job as running on `slots`; its command is sent by
   // start_launched(), after the journal holds the start.
-  void launch(const JobSpec& job, std::vector<int> slots, std::string command,
-              Clock::time_point now, const Rerun* rerun = nullptr);
+  void launch(Job job, std::vector<int> slots, std::string command, Clock::time_point now);
+  // A job taken from the queue file, with its id.
+  Job new_job(const JobSpec& spec);
   void start_launched();
   // The observer's checkpoint; false (and a retry timer) while the journal
   // cannot be written.
@@ -158,11 +148,11 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void clean_live_hosts();
   void handle_stop(const TakeBatch& batch, Clock::time_point now);
   // TERM (after its `cancel:` command), KILL later.
-  void stop_job(RunningJob& job, Clock::time_point now);
-  void run_cancel_command(const RunningJob& job, const Task& task);
+  void stop_job(Job& job, Clock::time_point now);
+  void run_cancel_command(const Job& job, const Task& task);
   // The running job that `task` belongs to, and the task; nullptr for a
   // task that is no longer known.
-  RunningJob* job_of(TaskId task, Task** found);
+  Job* job_of(TaskId task, Task** found);
   // The job is over: frees its slots and decides whether it runs again.
   void end_job(JobId job, const JobExit& exit);
   void act_on_timers(Clock::time_point now);
@@ -175,7 +165,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Sets aside the ready hosts where a job could not start.
   void set_aside_refusing_hosts();
   // Whether a job that did not start goes back to the queue.
-  bool can_restart(const RunningJob& job) const;
+  bool can_restart(const Job& job) const;
   void report_once(const std::string& message);
 
   const Fleet& m_fleet;
@@ -188,23 +178,23 @@ class Scheduler final : public ExecutorEvents, public Pollable {
 
   HostTable m_hosts;
   std::vector<JobId> m_slot_job;  // 0: free
-  std::map<JobId, RunningJob> m_running;
+  std::map<JobId, Job> m_running;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
-  std::deque<Rerun> m_reruns;
+  std::deque<Job> m_reruns;       // Queued: to run again before the queue file's jobs
 
   bool m_queue_dirty = true;
   bool m_queue_empty = false;  // last look found no job
   std::optional<Clock::time_point> m_retry_at;
-  std::string m_last_report;   // to say each queue problem once
+  std::string m_last_report;  // to say each queue problem once
 
   bool m_unrecorded = false;  // the last checkpoint failed: start nothing
   bool m_stopping = false;
   bool m_interrupted = false;
   bool m_step_failed = false;  // broadcast: a job of the current step failed
   int m_failures = 0;
-  bool m_unrunnable = false;   // jobs remained that no usable host could run
+  bool m_unrunnable = false;  // jobs remained that no usable host could run
 };
 
 }  // namespace runner

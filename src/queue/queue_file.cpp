@@ -22,6 +22,7 @@
 #include "own_changes.h"
 #include "queue_replacement.h"
 #include "runner/config/config_error.h"
+#include "runner/queue/front_taker.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_edit.h"
 #include "runner/queue/real_queue_path.h"

@@ -36,9 +36,7 @@ class PosixFileSystem final : public FileSystem {
   FileDescriptor open(const std::string& path, int flags, mode_t mode) override {
     return FileDescriptor(::open(path.c_str(), flags, mode));
   }
-  ssize_t read(int fd, void* buffer, std::size_t size) override {
-    return ::read(fd, buffer, size);
-  }
+  ssize_t read(int fd, void* buffer, std::size_t size) override { return ::read(fd, buffer, size); }
   ssize_t pread(int fd, void* buffer, std::size_t size, off_t offset) override {
     return ::pread(fd, buffer, size, offset);
   }

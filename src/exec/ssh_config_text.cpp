@@ -56,5 +56,4 @@ std::string expand_tilde(const std::string& path, const std::string& home) {
   return path;
 }
 
-
 }  // namespace runner::ssh_config_text

@@ -100,10 +100,9 @@ HtmlReportModel html_report_model(const Campaign& campaign, const HtmlReportOpti
 
   for (std::size_t i = 0; i < model.jobs.size(); ++i) model.slowest.push_back(i);
   std::size_t n = std::min(options.slowest, model.slowest.size());
-  std::partial_sort(model.slowest.begin(), model.slowest.begin() + n, model.slowest.end(),
-                    [&](std::size_t a, std::size_t b) {
-                      return model.jobs[a].took > model.jobs[b].took;
-                    });
+  std::partial_sort(
+      model.slowest.begin(), model.slowest.begin() + n, model.slowest.end(),
+      [&](std::size_t a, std::size_t b) { return model.jobs[a].took > model.jobs[b].took; });
   model.slowest.resize(n);
   return model;
 }

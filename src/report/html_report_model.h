@@ -50,16 +50,16 @@ struct ReportFailure {
 };
 
 struct HtmlReportModel {
-  std::vector<RunStatus> runs;  // the runs shown, in start order
+  std::vector<RunStatus> runs;    // the runs shown, in start order
   std::vector<ReportSlot> slots;  // fleet order, then slots only their jobs name
-  std::vector<ReportJob> jobs;  // every attempt, run by run, in start order
-  SystemTime t0;  // the span of the timeline
+  std::vector<ReportJob> jobs;    // every attempt, run by run, in start order
+  SystemTime t0;                  // the span of the timeline
   SystemTime t1;
   std::chrono::milliseconds available{0};  // the shown runs' wall time
   // Jobs counted by their last attempt: in all, and by outcome.
   std::size_t job_count = 0;
   std::array<std::size_t, 5> outcome_counts{};  // indexed by JobOutcome
-  long long utilisation = 0;  // percent of all slots' time busy
+  long long utilisation = 0;                    // percent of all slots' time busy
   std::vector<ReportFailure> failures;
   std::vector<std::size_t> slowest;  // indices into jobs, slowest first
 

@@ -1,8 +1,7 @@
-// The queue area's POSIX file helpers (see file_io.h).
+// The queue area's file helpers (see file_io.h).
 #include "file_io.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -13,21 +12,21 @@ std::system_error io_error(int error, const std::string& what) {
   return std::system_error(error, std::generic_category(), what);
 }
 
-void write_all(int fd, const std::string& text, const std::string& path) {
+void write_all(FileSystem& files, int fd, const std::string& text, const std::string& path) {
   std::size_t done = 0;
   while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    ssize_t n = files.write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw io_error(errno, "cannot write " + path);
     done += static_cast<std::size_t>(n);
   }
 }
 
-std::string read_from(int fd, off_t offset, const std::string& path) {
+std::string read_from(FileSystem& files, int fd, off_t offset, const std::string& path) {
   std::string text;
   char buffer[65536];
   while (true) {
-    ssize_t n = ::pread(fd, buffer, sizeof buffer, offset);
+    ssize_t n = files.pread(fd, buffer, sizeof buffer, offset);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw io_error(errno, "cannot read " + path);
     if (n == 0) return text;
@@ -41,11 +40,9 @@ std::string directory_of(const std::string& path) {
   return parent.empty() ? "." : parent;
 }
 
-void sync_directory(const std::string& directory) {
-  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
+void sync_directory(FileSystem& files, const std::string& directory) {
+  FileDescriptor fd = files.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd.valid()) static_cast<void>(files.fsync(fd.get()));
 }
 
 }  // namespace runner::file_io

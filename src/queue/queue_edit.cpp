@@ -20,8 +20,9 @@ constexpr auto k_late_append_grace = std::chrono::milliseconds(20);
 
 }  // namespace
 
-QueueEdit::QueueEdit(const std::string& queue_path) : m_path(real_queue_path(queue_path)) {
-  if (std::optional<HeldQueueFile> held = HeldQueueFile::open(m_path))
+QueueEdit::QueueEdit(const std::string& queue_path, FileSystem& files)
+    : m_files(files), m_path(real_queue_path(queue_path)) {
+  if (std::optional<HeldQueueFile> held = HeldQueueFile::open(m_files, m_path))
     m_held = std::make_unique<HeldQueueFile>(std::move(*held));
 }
 
@@ -35,8 +36,8 @@ const std::string& QueueEdit::original() const {
 bool QueueEdit::save(const std::string& text) {
   if (!m_held) {  // there was no file: there must still be none
     struct stat info {};
-    if (::stat(m_path.c_str(), &info) == 0) return false;
-    commit_temporary(write_temporary(m_path, text), m_path, true);
+    if (m_files.stat(m_path, &info) == 0) return false;
+    commit_temporary(m_files, write_temporary(m_files, m_path, text), m_path, true);
     return true;
   }
   if (!replace_keeping_appends(*m_held, m_path, text, true)) return false;

@@ -22,6 +22,7 @@
 #include "own_changes.h"
 #include "queue_replacement.h"
 #include "runner/config/config_error.h"
+#include "runner/queue/front_taker.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_edit.h"
 #include "runner/queue/real_queue_path.h"
@@ -35,8 +36,8 @@ using file_io::io_error;
 constexpr auto k_lock_poll = std::chrono::milliseconds(10);
 
 // The file's text, or nullopt when it does not exist.
-std::optional<std::string> read_if_exists(const std::string& path) {
-  std::optional<HeldQueueFile> held = HeldQueueFile::open(path);
+std::optional<std::string> read_if_exists(FileSystem& files, const std::string& path) {
+  std::optional<HeldQueueFile> held = HeldQueueFile::open(files, path);
   if (!held) return std::nullopt;
   return held->text();
 }
@@ -44,33 +45,31 @@ std::optional<std::string> read_if_exists(const std::string& path) {
 // Appends `text` to consumed.yaml (created if missing), starting on a new
 // line even if someone left the file without a final newline. Not synced:
 // the record follows the queue, which is not synced either.
-void append_consumed(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw io_error(errno, "cannot open " + path);
-  try {
-    std::string out = text;
-    struct stat info {};
-    char last = '\n';
-    if (::fstat(fd, &info) == 0 && info.st_size > 0 &&
-        ::pread(fd, &last, 1, info.st_size - 1) == 1 && last != '\n')
-      out.insert(out.begin(), '\n');
-    file_io::write_all(fd, out, path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+void append_consumed(FileSystem& files, const std::string& path, const std::string& text) {
+  FileDescriptor fd = files.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (!fd.valid()) throw io_error(errno, "cannot open " + path);
+  std::string out = text;
+  struct stat info {};
+  char last = '\n';
+  if (files.fstat(fd.get(), &info) == 0 && info.st_size > 0 &&
+      files.pread(fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n')
+    out.insert(out.begin(), '\n');
+  file_io::write_all(files, fd.get(), out, path);
 }
 
 }  // namespace
 
-QueueFile::QueueFile(std::string path, QueueLock::Warn warn)
-    : m_path(std::move(path)), m_real_path(real_queue_path(m_path)), m_warn(std::move(warn)) {}
+QueueFile::QueueFile(std::string path, QueueLock::Warn warn, FileSystem& files)
+    : m_files(files),
+      m_path(std::move(path)),
+      m_real_path(real_queue_path(m_path)),
+      m_warn(std::move(warn)) {}
 
 QueueFile::~QueueFile() {
   if (!m_replaced) return;
   try {
-    if (std::optional<QueueLock> lock = QueueLock::try_acquire(m_real_path, m_warn))
+    if (std::optional<QueueLock> lock =
+            QueueLock::try_acquire(m_real_path, m_warn, nullptr, m_files))
       carry_late_appends();
   } catch (const std::exception& error) {
     if (m_warn) m_warn(error.what());
@@ -94,7 +93,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   std::string holder;
   std::optional<QueueLock> lock;
   try {
-    lock = QueueLock::try_acquire(m_real_path, m_warn, &holder);
+    lock = QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files);
   } catch (const std::system_error& error) {
     batch.stopped = QueueUnavailable{error.what()};
     return batch;
@@ -109,7 +108,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   carry_late_appends();
   std::optional<HeldQueueFile> original;
   try {
-    original = HeldQueueFile::open(m_real_path);
+    original = HeldQueueFile::open(m_files, m_real_path);
   } catch (const std::system_error& error) {
     batch.stopped = QueueUnavailable{error.what()};
     return batch;
@@ -170,7 +169,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   std::string consumed;
   for (const JobSpec& job : batch.taken) consumed += entry_to_yaml(canonical_entry(job));
   try {
-    append_consumed(consumed_path(), consumed);
+    append_consumed(m_files, consumed_path(), consumed);
   } catch (const std::system_error& error) {
     // The jobs are out of the queue already; running them beats losing them.
     if (m_warn)
@@ -193,7 +192,7 @@ TakeResult QueueFile::take_first(const std::function<bool(const JobSpec&)>& can_
 std::vector<QueueEntry> QueueFile::read_entries() const {
   std::optional<std::string> text;
   try {
-    text = read_if_exists(m_real_path);
+    text = read_if_exists(m_files, m_real_path);
   } catch (const std::system_error& error) {
     throw ConfigError(m_path, 0, 0,
                       fmt::format("cannot read the queue: {}", error.code().message()));
@@ -212,7 +211,7 @@ void QueueFile::append(const std::string& items, int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string holder;
   std::optional<QueueLock> lock;
-  while (!(lock = QueueLock::try_acquire(m_real_path, m_warn, &holder))) {
+  while (!(lock = QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files))) {
     if (std::chrono::steady_clock::now() >= deadline)
       throw std::runtime_error(fmt::format("{}: still locked by {} after {} ms; try again later",
                                            m_path, holder, timeout_ms));
@@ -220,7 +219,7 @@ void QueueFile::append(const std::string& items, int timeout_ms) {
   }
   // An editor that saves without the lock makes the edit start over.
   while (true) {
-    QueueEdit edit(m_real_path);
+    QueueEdit edit(m_real_path, m_files);
     QueueDocument doc = parse_queue_document(edit.original(), m_path);
     if (edit.save(text_with_appended(doc, items))) return;
     if (std::chrono::steady_clock::now() >= deadline)
@@ -238,11 +237,12 @@ std::string QueueFile::consumed_path() const {
 
 void write_file_atomically(const std::string& path, const std::string& text) {
   std::string target = real_queue_path(path);
-  commit_temporary(write_temporary(target, text), target, true);
+  FileSystem& files = real_file_system();
+  commit_temporary(files, write_temporary(files, target, text), target, true);
 }
 
 std::string read_file(const std::string& path) {
-  std::optional<std::string> text = read_if_exists(path);
+  std::optional<std::string> text = read_if_exists(real_file_system(), path);
   if (!text) throw io_error(ENOENT, "cannot read " + path);
   return *text;
 }

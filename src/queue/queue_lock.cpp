@@ -24,21 +24,20 @@ std::system_error io_error(const std::string& what) {
 }
 
 // The lock file's contents; nullopt when it does not exist (any more).
-std::optional<std::string> read_lock(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+std::optional<std::string> read_lock(FileSystem& files, const std::string& path) {
+  FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
+  if (!fd.valid()) {
     if (errno == ENOENT) return std::nullopt;
     throw io_error("cannot read the queue lock " + path);
   }
   std::string text;
   char buffer[256];
   while (text.size() < 4096) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    ssize_t n = files.read(fd.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     text.append(buffer, static_cast<std::size_t>(n));
   }
-  ::close(fd);
   return text;
 }
 
@@ -60,18 +59,19 @@ bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 std::string pid_line(pid_t pid) { return std::to_string(pid) + "\n"; }
 
 // Creates the lock file holding our pid; false when it already exists.
-bool create_lock(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
+bool create_lock(FileSystem& files, const std::string& path) {
+  FileDescriptor fd = files.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (!fd.valid()) {
     if (errno == EEXIST) return false;
     throw io_error("cannot create the queue lock " + path);
   }
   std::string text = pid_line(::getpid());
-  ssize_t written = ::write(fd, text.data(), text.size());
+  ssize_t written = files.write(fd.get(), text.data(), text.size());
   int saved = errno;
-  ::close(fd);
+  // The pid is what a reader needs, and the write said whether it is there.
+  static_cast<void>(fd.close());
   if (written != static_cast<ssize_t>(text.size())) {
-    ::unlink(path.c_str());
+    static_cast<void>(files.unlink(path));
     errno = written < 0 ? saved : EIO;
     throw io_error("cannot write the queue lock " + path);
   }
@@ -81,12 +81,12 @@ bool create_lock(const std::string& path) {
 }  // namespace
 
 std::optional<QueueLock> QueueLock::try_acquire(const std::string& queue_path, const Warn& warn,
-                                                std::string* holder) {
+                                                std::string* holder, FileSystem& files) {
   std::string path = lock_path(queue_path);
   // Once more after breaking a stale lock or seeing one vanish.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (create_lock(path)) return QueueLock(path);
-    std::optional<std::string> text = read_lock(path);
+    if (create_lock(files, path)) return QueueLock(files, path);
+    std::optional<std::string> text = read_lock(files, path);
     if (!text) continue;
     std::optional<pid_t> pid = pid_in(*text);
     if (!pid) {
@@ -101,7 +101,7 @@ std::optional<QueueLock> QueueLock::try_acquire(const std::string& queue_path, c
       return std::nullopt;
     }
     // Only remove the file if it is still the stale one we looked at.
-    std::optional<std::string> again = read_lock(path);
+    std::optional<std::string> again = read_lock(files, path);
     if (!again) continue;
     if (*again != *text) {
       if (holder) *holder = "another process";
@@ -109,20 +109,22 @@ std::optional<QueueLock> QueueLock::try_acquire(const std::string& queue_path, c
     }
     if (warn)
       warn(fmt::format("breaking stale lock {} left by pid {}, which is not running", path, *pid));
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    if (files.unlink(path) != 0 && errno != ENOENT)
       throw io_error("cannot remove the stale queue lock " + path);
   }
   if (holder) *holder = "another process";
   return std::nullopt;
 }
 
-QueueLock::QueueLock(QueueLock&& other) noexcept : m_lock_path(std::move(other.m_lock_path)) {
+QueueLock::QueueLock(QueueLock&& other) noexcept
+    : m_files(other.m_files), m_lock_path(std::move(other.m_lock_path)) {
   other.m_lock_path.clear();
 }
 
 QueueLock& QueueLock::operator=(QueueLock&& other) noexcept {
   if (this != &other) {
     QueueLock released(std::move(*this));
+    m_files = other.m_files;
     m_lock_path = std::move(other.m_lock_path);
     other.m_lock_path.clear();
   }
@@ -132,8 +134,10 @@ QueueLock& QueueLock::operator=(QueueLock&& other) noexcept {
 QueueLock::~QueueLock() {
   if (m_lock_path.empty()) return;
   try {
-    std::optional<std::string> text = read_lock(m_lock_path);
-    if (text && pid_in(*text) == ::getpid()) ::unlink(m_lock_path.c_str());
+    std::optional<std::string> text = read_lock(*m_files, m_lock_path);
+    // A lock that cannot be removed is broken by the next taker, once this
+    // process is gone.
+    if (text && pid_in(*text) == ::getpid()) static_cast<void>(m_files->unlink(m_lock_path));
   } catch (const std::exception&) {
     // A lock we cannot read is not ours to remove.
   }

@@ -14,20 +14,18 @@
 #include <optional>
 #include <string>
 
+#include "runner/core/file_system.h"
+
 namespace runner {
 
 class HeldQueueFile {
  public:
-  // Opens and reads `path`; nullopt when it does not exist. Throws
-  // std::system_error.
-  static std::optional<HeldQueueFile> open(const std::string& path);
-  HeldQueueFile(HeldQueueFile&& other) noexcept;
-  HeldQueueFile& operator=(HeldQueueFile&& other) noexcept;
-  HeldQueueFile(const HeldQueueFile&) = delete;
-  HeldQueueFile& operator=(const HeldQueueFile&) = delete;
-  ~HeldQueueFile();
+  // Opens and reads `path` through `files`, which its later operations
+  // use too; nullopt when it does not exist. Throws std::system_error.
+  static std::optional<HeldQueueFile> open(FileSystem& files, const std::string& path);
 
   const std::string& text() const { return m_text; }  // as read
+  FileSystem& files() const { return *m_files; }
 
   // Whether `path` still names this file and the file still starts with
   // text(): nothing happened to it but appends.
@@ -39,17 +37,18 @@ class HeldQueueFile {
   std::size_t carry_late_appends(const std::string& path);
 
  private:
-  HeldQueueFile(int fd, std::string text, dev_t device, ino_t inode);
-  int m_fd = -1;  // -1 once moved from
+  HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text, dev_t device, ino_t inode);
+  FileSystem* m_files;
+  FileDescriptor m_fd;
   std::string m_text;
   dev_t m_device = 0;
   ino_t m_inode = 0;
   off_t m_carried = 0;  // bytes of the file that are in the new one
 };
 
-// Replaces the file at `path`, read as `held`, by `text`: written beside it,
-// fsync'd, and renamed over it (the rename waited for when
-// `sync_directory`). Returns false, replacing
+// Replaces the file at `path`, read as `held` (and through its file
+// system), by `text`: written beside it, fsync'd, and renamed over it (the
+// rename waited for when `sync_directory`). Returns false, replacing
 // nothing, when the file was changed meanwhile other than by appending to
 // it. Bytes appended to it (before the rename or until the call returns)
 // end up at the end of the new file. Throws std::system_error.
@@ -57,11 +56,13 @@ class HeldQueueFile {
                                            const std::string& text, bool sync_directory);
 
 // A new file beside `path` holding `text`, fsync'd, with the permissions of
-// the file it will replace; returns its name.
-std::string write_temporary(const std::string& path, const std::string& text);
+// the file it will replace; returns its name. Nothing is left behind when
+// it cannot be written whole.
+std::string write_temporary(FileSystem& files, const std::string& path, const std::string& text);
 
 // Renames `temporary` over `path` (removing it when that fails) and notes
 // it as this process's own change; fsyncs the folder when `sync`.
-void commit_temporary(const std::string& temporary, const std::string& path, bool sync);
+void commit_temporary(FileSystem& files, const std::string& temporary, const std::string& path,
+                      bool sync);
 
 }  // namespace runner

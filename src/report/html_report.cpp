@@ -1,5 +1,5 @@
-// The HTML report: one page, its style, its SVG timeline and its tables,
-// written in one pass over the campaign.
+// The HTML report's markup: one page, its style, its SVG timeline and its
+// tables, written from what html_report_model computed it shows.
 #include "runner/report/html_report.h"
 
 #include <fmt/format.h>
@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <iterator>
-#include <map>
 #include <nlohmann/json.hpp>
 
+#include "html_report_model.h"
 #include "runner/report/status_view.h"
 #include "runner/ui/summary.h"
 
@@ -142,10 +142,6 @@ long long epoch_ms(SystemTime time) {
   return duration_cast<milliseconds>(time.time_since_epoch()).count();
 }
 
-milliseconds between(SystemTime from, SystemTime to) {
-  return to > from ? duration_cast<milliseconds>(to - from) : milliseconds(0);
-}
-
 std::string local_time(SystemTime time, const char* format) {
   time_t seconds = std::chrono::system_clock::to_time_t(time);
   struct tm local {};
@@ -162,30 +158,12 @@ long local_offset_seconds(SystemTime time) {
   return local.tm_gmtoff;
 }
 
-// A slot row of the timeline and the utilisation table.
-struct SlotRow {
-  std::string label;
-  std::string host;
-  int index = 0;
-  milliseconds busy{0};
-  std::size_t jobs = 0;
-  std::string down;
-};
-
-// A job of a shown run, with where its bar ends.
-struct ShownJob {
-  const CampaignJob* job = nullptr;
-  const CampaignRun* run = nullptr;
-  SystemTime end;
-};
-
-std::string job_title(const ShownJob& shown) {
+std::string job_title(const ReportJob& shown) {
   const CampaignJob& job = *shown.job;
   std::string how = describe_end(job);
-  milliseconds took = between(job.start, shown.end);
   std::string text = fmt::format("#{} [{}] {}", job.id, job.slot, how);
   text += job.outcome == JobOutcome::running ? " for " : " after ";
-  text += format_duration(took);
+  text += format_duration(shown.took);
   text += "\nstarted " + local_time(job.start, "%Y-%m-%d %H:%M:%S");
   text += "\n" + shorten_command(job.command, k_tooltip_chars);
   return html_escape(text);
@@ -204,37 +182,33 @@ class Page {
   std::string& m_out;
 };
 
-void timeline(Page& page, const std::vector<SlotRow>& rows,
-              const std::map<std::pair<std::string, int>, std::size_t>& row_of,
-              const std::vector<ShownJob>& jobs, SystemTime t0, SystemTime t1,
-              milliseconds available) {
+void timeline(Page& page, const HtmlReportModel& model) {
   std::size_t longest = 0;
-  for (const SlotRow& row : rows) longest = std::max(longest, columns(row.label));
+  for (const ReportSlot& row : model.slots) longest = std::max(longest, columns(row.label));
   double label_width = std::clamp<double>(7.0 * static_cast<double>(longest) + 18, 110, 360);
   double width = label_width + k_chart_width + k_percent_width;
-  double height = k_axis_height + k_row_height * static_cast<double>(rows.size()) + 8;
-  double span = static_cast<double>(std::max<long long>(1000, between(t0, t1).count()));
+  double height = k_axis_height + k_row_height * static_cast<double>(model.slots.size()) + 8;
+  SystemTime t0 = model.t0;
+  SystemTime t1 = model.t1;
+  double span = static_cast<double>(std::max<long long>(1000, time_between(t0, t1).count()));
   auto x_of = [&](SystemTime t) {
-    return label_width + k_chart_width * static_cast<double>(between(t0, t).count()) / span;
+    return label_width + k_chart_width * static_cast<double>(time_between(t0, t).count()) / span;
   };
 
   page.add(R"(<svg id="timeline" viewBox="0 0 {:.0f} {:.0f}" role="img" )"
            R"(aria-label="one row per slot, one bar per job">)",
            width, height);
-  for (std::size_t r = 0; r < rows.size(); ++r) {
+  for (std::size_t r = 0; r < model.slots.size(); ++r) {
+    const ReportSlot& row = model.slots[r];
     double y = k_axis_height + k_row_height * static_cast<double>(r);
-    const char* band = !rows[r].down.empty() ? "down" : r % 2 == 0 ? "band" : "";
+    const char* band = !row.down.empty() ? "down" : r % 2 == 0 ? "band" : "";
     if (*band)
       page.add(R"(<rect class="{}" x="0" y="{:.1f}" width="{:.0f}" height="{:.0f}"/>)", band, y,
                width, k_row_height);
     page.add(R"(<text class="label" x="{:.0f}" y="{:.1f}" text-anchor="end">{}</text>)",
-             label_width - 8, y + 14, html_escape(rows[r].label));
-    long long percent =
-        available.count() > 0
-            ? std::min<long long>(100, rows[r].busy.count() * 100 / available.count())
-            : 0;
+             label_width - 8, y + 14, html_escape(row.label));
     page.add(R"(<text class="{}" x="{:.0f}" y="{:.1f}" text-anchor="end">{}%</text>)",
-             percent < 50 ? "idle" : "", width - 6, y + 14, percent);
+             row.busy_percent < 50 ? "idle" : "", width - 6, y + 14, row.busy_percent);
   }
 
   // Time axis: about ten ticks on round local times.
@@ -260,16 +234,14 @@ void timeline(Page& page, const std::vector<SlotRow>& rows,
     page.add(R"(<text x="{:.1f}" y="16" text-anchor="middle">{}</text>)", x, local_time(t, format));
   }
 
-  for (const ShownJob& shown : jobs) {
+  for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
     double x = x_of(job.start);
     double w = std::max(0.8, x_of(shown.end) - x);
     std::string title = job_title(shown);
     std::string klass = css_class(job.outcome);
-    for (int index : job.slot_indices) {
-      auto it = row_of.find({job.host, index});
-      if (it == row_of.end()) continue;
-      double y = k_axis_height + k_row_height * static_cast<double>(it->second) +
+    for (std::size_t r : shown.slots) {
+      double y = k_axis_height + k_row_height * static_cast<double>(r) +
                  (k_row_height - k_bar_height) / 2;
       page.add(R"(<rect class="job {}" data-job="{}" x="{:.2f}" y="{:.1f}" width="{:.2f}" )"
                R"(height="{:.0f}"><title>{}</title></rect>)",
@@ -309,69 +281,9 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string render_html_report(const Campaign& campaign, const HtmlReportOptions& options) {
-  // The runs shown.
-  std::vector<const CampaignRun*> runs;
-  for (const CampaignRun& run : campaign.runs) {
-    bool named = std::find(options.runs.begin(), options.runs.end(), run.id) != options.runs.end();
-    if (options.all_runs || named) runs.push_back(&run);
-  }
-  if (runs.empty() && options.runs.empty() && campaign.latest_run())
-    runs.push_back(campaign.latest_run());
-
-  // Their slots, in fleet order, then any slot only their jobs name.
-  std::vector<SlotRow> rows;
-  std::map<std::pair<std::string, int>, std::size_t> row_of;
-  auto add_row = [&](const std::string& host, int index, const std::string& label) {
-    auto [it, inserted] = row_of.try_emplace({host, index}, rows.size());
-    if (inserted) rows.push_back(SlotRow{label, host, index});
-    return it->second;
-  };
-  for (const CampaignRun* run : runs)
-    for (const CampaignSlot& slot : run->slots) add_row(slot.host, slot.index, slot.label);
-
-  std::vector<ShownJob> jobs;
-  SystemTime t0 = runs.empty() ? options.now : runs.front()->start;
-  SystemTime t1 = t0;
-  milliseconds available{0};
-  for (const CampaignRun* run : runs) {
-    SystemTime run_end = run->alive ? options.now : run->end.value_or(run->last_event);
-    t0 = std::min(t0, run->start);
-    t1 = std::max(t1, run_end);
-    available += between(run->start, run_end);
-    for (std::size_t index : run->jobs) {
-      const CampaignJob& job = campaign.jobs[index];
-      ShownJob shown{&job, run, job_end_time(job, run, options.now)};
-      t1 = std::max(t1, shown.end);
-      for (int i : job.slot_indices) {
-        std::size_t r =
-            add_row(job.host, i,
-                    job.slot_indices.size() == 1 ? job.slot : fmt::format("{} #{}", job.host, i));
-        rows[r].busy += between(job.start, shown.end);
-        ++rows[r].jobs;
-      }
-      jobs.push_back(shown);
-    }
-    for (const auto& [host, message] : run->host_failures)
-      for (SlotRow& row : rows)
-        if (row.host == host) row.down = message;
-  }
-
-  // Counted by their last attempt.
-  std::size_t counts[5] = {0, 0, 0, 0, 0};
-  std::size_t job_count = 0;
-  for (const ShownJob& shown : jobs) {
-    if (shown.job->rerun) continue;
-    ++counts[static_cast<int>(shown.job->outcome)];
-    ++job_count;
-  }
-  long long busy_total = 0;
-  for (const SlotRow& row : rows) busy_total += row.busy.count();
-  long long slot_time = available.count() * static_cast<long long>(rows.size());
-  long long utilisation =
-      slot_time > 0 ? std::min<long long>(100, busy_total * 100 / slot_time) : 0;
-
+  HtmlReportModel model = html_report_model(campaign, options);
   std::string out;
-  out.reserve(8192 + jobs.size() * 900);
+  out.reserve(8192 + model.jobs.size() * 900);
   Page page(out);
   std::string title = options.title.empty() ? "runner report" : "runner report — " + options.title;
   page.add(
@@ -381,8 +293,8 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       html_escape(title));
   page.raw(k_style);
   page.add("</style></head><body>\n<h1>{}</h1>\n", html_escape(title));
-  for (const CampaignRun* run : runs) {
-    RunStatus status = run_status(campaign, *run, std::nullopt, options.now);
+  for (const RunStatus& status : model.runs) {
+    const CampaignRun* run = status.run;
     std::string ended =
         run->alive ? "now" : local_time(run->end.value_or(run->last_event), "%H:%M:%S");
     page.add(
@@ -396,23 +308,23 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       page.add("<p class=\"sub\">host <b>{}</b> down: {}</p>\n", html_escape(host),
                html_escape(message));
   }
-  if (runs.empty()) page.raw("<p class=\"sub\">No run has been recorded yet.</p>\n");
+  if (model.runs.empty()) page.raw("<p class=\"sub\">No run has been recorded yet.</p>\n");
 
   page.raw("<div class=\"cards\">");
   auto card = [&](const char* klass, auto value, const char* what) {
     page.add("<div class=\"card {}\"><b>{}</b><span>{}</span></div>", klass, value, what);
   };
-  card("", job_count, "jobs");
-  card("ok", counts[int(JobOutcome::succeeded)], "succeeded");
-  card("failed", counts[int(JobOutcome::failed)], "failed");
-  if (counts[int(JobOutcome::lost)]) card("lost", counts[int(JobOutcome::lost)], "lost");
-  if (counts[int(JobOutcome::running)])
-    card("running", counts[int(JobOutcome::running)], "running");
-  if (counts[int(JobOutcome::unknown)])
-    card("", counts[int(JobOutcome::unknown)], "unknown (runner stopped)");
-  card("", format_duration(available), "wall time");
-  card("", fmt::format("{}%", utilisation),
-       fmt::format("of {} slots' time busy", rows.size()).c_str());
+  card("", model.job_count, "jobs");
+  card("ok", model.count(JobOutcome::succeeded), "succeeded");
+  card("failed", model.count(JobOutcome::failed), "failed");
+  if (model.count(JobOutcome::lost)) card("lost", model.count(JobOutcome::lost), "lost");
+  if (model.count(JobOutcome::running))
+    card("running", model.count(JobOutcome::running), "running");
+  if (model.count(JobOutcome::unknown))
+    card("", model.count(JobOutcome::unknown), "unknown (runner stopped)");
+  card("", format_duration(model.available), "wall time");
+  card("", fmt::format("{}%", model.utilisation),
+       fmt::format("of {} slots' time busy", model.slots.size()).c_str());
   page.raw("</div>\n");
 
   // Timeline.
@@ -423,95 +335,80 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "<span><i class=\"unknown\"></i>unknown</span>"
       "<span>hover a bar for its command; right: share of the time each slot was busy"
       "</span></div>\n");
-  timeline(page, rows, row_of, jobs, t0, t1, available);
+  timeline(page, model);
 
   // Slot utilisation.
   page.raw(
       "<h2>Slot utilisation</h2>\n<table id=\"slots\"><thead><tr><th>slot</th><th>busy</th>"
       "<th class=\"num\">busy time</th><th class=\"num\">idle time</th>"
       "<th class=\"num\">jobs</th><th>host</th></tr></thead><tbody>\n");
-  for (const SlotRow& row : rows) {
-    long long percent = available.count() > 0
-                            ? std::min<long long>(100, row.busy.count() * 100 / available.count())
-                            : 0;
+  for (const ReportSlot& row : model.slots) {
+    long long percent = row.busy_percent;
     const char* level = percent < 50 ? " low" : percent < 80 ? " mid" : "";
     page.add(
         "<tr><td>{}</td><td><div class=\"meter{}\" title=\"{}%\"><div style=\"width:{}%\">"
         "</div></div></td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td>{}</td></tr>\n",
         html_escape(row.label), level, percent, percent, format_duration(row.busy),
-        format_duration(std::max(milliseconds(0), available - row.busy)), row.jobs,
+        format_duration(std::max(milliseconds(0), model.available - row.busy)), row.jobs,
         row.down.empty() ? "" : "down: " + html_escape(row.down));
   }
   page.raw("</tbody></table>\n");
 
   // Failures with their log tails.
-  std::vector<const ShownJob*> failures;
-  for (const ShownJob& shown : jobs) {
-    JobOutcome o = shown.job->outcome;
-    bool failed = o == JobOutcome::failed || o == JobOutcome::lost || o == JobOutcome::unknown;
-    if (failed && !shown.job->rerun) failures.push_back(&shown);
-  }
-  page.add("<h2>Failures ({})</h2>\n", failures.size());
-  if (failures.empty()) page.raw("<p class=\"muted\">No job failed.</p>\n");
-  for (std::size_t i = 0; i < failures.size(); ++i) {
-    const CampaignJob& job = *failures[i]->job;
+  page.add("<h2>Failures ({})</h2>\n", model.failures.size());
+  if (model.failures.empty()) page.raw("<p class=\"muted\">No job failed.</p>\n");
+  for (std::size_t i = 0; i < model.failures.size(); ++i) {
+    const ReportFailure& failure = model.failures[i];
+    const CampaignJob& job = *failure.job;
     page.add(
         "<details id=\"failure-{}\"{}><summary><span class=\"tag {}\">#{}</span> [{}] {} "
         "after {} — log: <code>{}</code></summary>\n<pre class=\"cmd\">{}</pre>\n",
         job.id, i < k_open_failures ? " open" : "", css_class(job.outcome), job.id,
         html_escape(job.slot), html_escape(describe_end(job)), format_duration(job.duration),
         html_escape(job_log_path(campaign.state_dir, job.id)), html_escape(job.command));
-    if (options.log_tail && i < options.max_failure_logs) {
-      std::string tail = options.log_tail(job);
-      if (tail.empty()) {
+    if (failure.log_tail) {
+      if (failure.log_tail->empty()) {
         page.raw("<p class=\"muted\">The log is empty.</p>\n");
       } else {
-        page.add("<pre class=\"log\">{}</pre>\n", html_escape(tail));
+        page.add("<pre class=\"log\">{}</pre>\n", html_escape(*failure.log_tail));
       }
     }
     page.raw("</details>\n");
   }
 
   // Slowest jobs.
-  std::vector<const ShownJob*> slowest;
-  for (const ShownJob& shown : jobs) slowest.push_back(&shown);
-  std::size_t n = std::min(options.slowest, slowest.size());
-  std::partial_sort(slowest.begin(), slowest.begin() + n, slowest.end(),
-                    [](const ShownJob* a, const ShownJob* b) {
-                      return between(a->job->start, a->end) > between(b->job->start, b->end);
-                    });
   page.raw(
       "<h2>Slowest jobs</h2>\n<table id=\"slowest\"><thead><tr><th class=\"num\">job</th>"
       "<th class=\"num\">duration</th><th>slot</th><th>outcome</th><th>command</th></tr>"
       "</thead><tbody>\n");
-  for (std::size_t i = 0; i < n; ++i) {
-    const ShownJob& shown = *slowest[i];
+  for (std::size_t index : model.slowest) {
+    const ReportJob& shown = model.jobs[index];
     page.add(
         "<tr><td class=\"num\">#{}</td><td class=\"num\">{}</td><td>{}</td>"
         "<td><span class=\"tag {}\">{}</span></td><td class=\"cmd\">{}</td></tr>\n",
-        shown.job->id, format_duration(between(shown.job->start, shown.end)),
-        html_escape(shown.job->slot), css_class(shown.job->outcome),
-        outcome_name(shown.job->outcome),
+        shown.job->id, format_duration(shown.took), html_escape(shown.job->slot),
+        css_class(shown.job->outcome), outcome_name(shown.job->outcome),
         html_escape(shorten_command(shown.job->command, k_table_command_chars)));
   }
   page.raw("</tbody></table>\n");
 
   // Every job, as data for the script.
   nlohmann::json data = nlohmann::json::array();
-  for (const ShownJob& shown : jobs) {
+  for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
-    milliseconds took = between(job.start, shown.end);
     data.push_back({job.id, job.slot, std::string(outcome_name(job.outcome)),
                     css_class(job.outcome), epoch_ms(job.start),
-                    local_time(job.start, "%m-%d %H:%M:%S"), took.count(), format_duration(took),
+                    local_time(job.start, "%m-%d %H:%M:%S"), shown.took.count(),
+                    format_duration(shown.took),
                     job.outcome == JobOutcome::succeeded ? std::string("0") : describe_end(job),
                     shorten_command(job.command, k_table_command_chars)});
   }
   std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  std::string heading = jobs.size() == job_count
-                            ? fmt::format("Jobs ({})", job_count)
-                            : fmt::format("Jobs ({}, {} attempts)", job_count, jobs.size());
+  std::string heading =
+      model.jobs.size() == model.job_count
+          ? fmt::format("Jobs ({})", model.job_count)
+          : fmt::format("Jobs ({}, {} attempts)", model.job_count, model.jobs.size());
   page.add(
       "<h2>{}</h2>\n<p class=\"muted\">Click a column to sort by it. "
       "<span id=\"shown\"></span></p>\n"

@@ -3,7 +3,6 @@
 #include "runner/state/job_log.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -24,8 +23,10 @@ std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace
 
-JobLogs::JobLogs(std::string state_dir, std::size_t max_open_files, std::size_t buffer_size)
-    : m_state_dir(std::move(state_dir)),
+JobLogs::JobLogs(std::string state_dir, std::size_t max_open_files, std::size_t buffer_size,
+                 FileSystem& files)
+    : m_files(files),
+      m_state_dir(std::move(state_dir)),
       m_max_open(max_open_files == 0 ? 1 : max_open_files),
       m_buffer_size(buffer_size) {}
 
@@ -40,16 +41,16 @@ std::string JobLogs::path(JobId job) const {
 }
 
 void JobLogs::close_fd(Log& log) {
-  if (log.fd < 0) return;
-  ::close(log.fd);
-  log.fd = -1;
+  if (!log.fd.valid()) return;
+  // Every write was checked when it was made; a log is never fsync'd.
+  static_cast<void>(log.fd.close());
   --m_open_files;
 }
 
 void JobLogs::evict_one(JobId keep) {
   Log* oldest = nullptr;
   for (auto& [job, log] : m_logs) {
-    if (job == keep || log.fd < 0) continue;
+    if (job == keep || !log.fd.valid()) continue;
     if (!oldest || log.last_use < oldest->last_use) oldest = &log;
   }
   if (oldest) close_fd(*oldest);
@@ -57,14 +58,15 @@ void JobLogs::evict_one(JobId keep) {
 
 Status JobLogs::ensure_fd(JobId job, Log& log) {
   log.last_use = ++m_tick;
-  if (log.fd >= 0) return Status();
+  if (log.fd.valid()) return Status();
   if (m_open_files >= m_max_open) evict_one(job);
   bool empty_it = !log.created && !log.keep_earlier;
   int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | (empty_it ? O_TRUNC : 0);
-  log.fd = ::open(path(job).c_str(), flags, 0644);
-  if (log.fd < 0) return Status::error("cannot open the job log " + path(job) + ": " + errno_text());
+  log.fd = m_files.open(path(job), flags, 0644);
+  if (!log.fd.valid())
+    return Status::error("cannot open the job log " + path(job) + ": " + errno_text());
   log.created = true;
-  off_t size = ::lseek(log.fd, 0, SEEK_END);
+  off_t size = m_files.lseek(log.fd.get(), 0, SEEK_END);
   log.end = size > 0 ? static_cast<std::uint64_t>(size) : 0;
   ++m_open_files;
   return Status();
@@ -73,7 +75,7 @@ Status JobLogs::ensure_fd(JobId job, Log& log) {
 Status JobLogs::write_fully(JobId job, Log& log, std::string_view bytes, std::size_t& written) {
   written = 0;
   while (written < bytes.size()) {
-    ssize_t n = ::write(log.fd, bytes.data() + written, bytes.size() - written);
+    ssize_t n = m_files.write(log.fd.get(), bytes.data() + written, bytes.size() - written);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (n == 0) errno = ENOSPC;
@@ -114,12 +116,12 @@ void JobLogs::write_behind(Log& log) {
   // What was handed to writeback one step ago is on disk by now (or
   // nearly): release it. Failures only mean the pages stay cached.
   if (log.written_back > log.released) {
-    ::posix_fadvise(log.fd, static_cast<off_t>(log.released),
-                    static_cast<off_t>(log.written_back - log.released), POSIX_FADV_DONTNEED);
+    m_files.drop_cache(log.fd.get(), static_cast<off_t>(log.released),
+                       static_cast<off_t>(log.written_back - log.released));
     log.released = log.written_back;
   }
-  ::sync_file_range(log.fd, static_cast<off_t>(log.written_back),
-                    static_cast<off_t>(log.end - log.written_back), SYNC_FILE_RANGE_WRITE);
+  m_files.start_writeback(log.fd.get(), static_cast<off_t>(log.written_back),
+                          static_cast<off_t>(log.end - log.written_back));
   log.written_back = log.end;
 }
 

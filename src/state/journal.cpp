@@ -36,11 +36,11 @@ std::string write_error(const std::string& path) {
 // from its current offset to the end, reading in fixed chunks. Returns the
 // unterminated tail (empty when the file ends with '\n').
 template <typename OnLine>
-std::string for_each_line(int fd, const std::string& path, OnLine on_line) {
+std::string for_each_line(FileSystem& files, int fd, const std::string& path, OnLine on_line) {
   std::string carry;
   std::string chunk(k_read_chunk, '\0');
   for (;;) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    ssize_t n = files.read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw StateError("cannot read " + path + ": " + errno_text());
     if (n == 0) break;
@@ -139,47 +139,38 @@ std::string format_utc_time(std::chrono::system_clock::time_point time) {
                      utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
 }
 
-Journal::Journal(const std::string& state_dir, bool durable)
-    : m_path(journal_path(state_dir)), m_run_id(random_run_id()), m_durable(durable) {
-  m_fd = ::open(m_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (m_fd < 0) throw StateError("cannot open the journal " + m_path + ": " + errno_text());
+Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files)
+    : m_files(files),
+      m_path(journal_path(state_dir)),
+      m_run_id(random_run_id()),
+      m_durable(durable) {
+  m_fd = m_files.open(m_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (!m_fd.valid()) throw StateError("cannot open the journal " + m_path + ": " + errno_text());
   if (m_durable) {
     // The file itself may be new: make its directory entry durable too.
-    int dir = ::open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-      ::fsync(dir);
-      ::close(dir);
-    }
+    // Best effort: the first record's fdatasync reports a failing disk.
+    FileDescriptor dir = m_files.open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir.valid()) static_cast<void>(m_files.fsync(dir.get()));
   }
   auto note_job = [this](std::string_view line) {
     if (std::optional<JobId> job = job_id_of(line)) m_last_job = std::max(m_last_job, *job);
   };
-  std::string tail;
-  try {
-    tail = for_each_line(m_fd, m_path, note_job);
-  } catch (...) {
-    ::close(m_fd);
-    throw;
-  }
+  std::string tail = for_each_line(m_files, m_fd.get(), m_path, note_job);
   note_job(tail);
   // Ended by the first write (write_whole), which reports it if it fails.
   m_line_open = !tail.empty();
-}
-
-Journal::~Journal() {
-  if (m_fd >= 0) ::close(m_fd);
 }
 
 Status Journal::write_whole(std::string_view line) {
   std::string_view rest = line;
   if (m_line_open) {
     // Part of a line is there (a crash, or a cut that failed): end it first.
-    while (::write(m_fd, "\n", 1) != 1)
+    while (m_files.write(m_fd.get(), "\n", 1) != 1)
       if (errno != EINTR) return Status::error(write_error(m_path));
     m_line_open = false;
   }
   while (!rest.empty()) {
-    ssize_t n = ::write(m_fd, rest.data(), rest.size());
+    ssize_t n = m_files.write(m_fd.get(), rest.data(), rest.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       if (n == 0) errno = ENOSPC;
@@ -198,8 +189,8 @@ void Journal::cut_partial(std::size_t written) {
   // Only this process appends to the journal: its last `written` bytes are
   // the record's.
   struct stat info {};
-  if (::fstat(m_fd, &info) == 0 && info.st_size >= static_cast<off_t>(written) &&
-      ::ftruncate(m_fd, info.st_size - static_cast<off_t>(written)) == 0)
+  if (m_files.fstat(m_fd.get(), &info) == 0 && info.st_size >= static_cast<off_t>(written) &&
+      m_files.ftruncate(m_fd.get(), info.st_size - static_cast<off_t>(written)) == 0)
     return;
   m_line_open = true;
 }
@@ -220,7 +211,7 @@ Status Journal::write_waiting() {
 Status Journal::sync() {
   if (Status written = write_waiting(); !written.ok()) return written;
   if (!m_unsynced) return Status();
-  if (::fdatasync(m_fd) != 0)
+  if (m_files.fdatasync(m_fd.get()) != 0)
     return Status::error("cannot sync the journal " + m_path + ": " + errno_text());
   m_unsynced = false;
   return Status();
@@ -360,8 +351,9 @@ std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::str
 std::vector<nlohmann::json> read_journal(const std::string& path,
                                          std::vector<std::string>* skipped) {
   std::vector<nlohmann::json> records;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  FileSystem& files = real_file_system();
+  FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
+  if (!fd.valid()) {
     if (errno == ENOENT) return records;
     throw StateError("cannot open the journal " + path + ": " + errno_text());
   }
@@ -376,15 +368,9 @@ std::vector<nlohmann::json> read_journal(const std::string& path,
     if (!problem.empty()) skip(problem);
     if (record) records.push_back(std::move(*record));
   };
-  try {
-    std::string tail = for_each_line(fd, path, keep);
-    // A complete record whose newline was not written yet is still whole.
-    keep(tail);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+  std::string tail = for_each_line(files, fd.get(), path, keep);
+  // A complete record whose newline was not written yet is still whole.
+  keep(tail);
   return records;
 }
 

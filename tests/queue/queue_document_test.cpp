@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runner/config/config_error.h"
+#include "runner/queue/front_taker.h"
 #include "support/job_text.h"
 
 namespace runner {

@@ -31,7 +31,7 @@ class FakeTransport final : public Executor {
 
   FakeTransport(int host, ExecutorEvents& events) : Executor(host, events) {}
 
-  // If set, "sent <command>" is appended for every start_job.
+  // If set, "sent <command>" is appended for every start_task.
   std::vector<std::string>* log = nullptr;
 
   // Scripting.

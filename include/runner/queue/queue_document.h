@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,55 +53,5 @@ std::string text_without_first_job(const QueueDocument& doc);
 // files and `[]`/flow documents are handled (the result parses, holding the
 // old jobs then the new ones).
 std::string text_with_appended(const QueueDocument& doc, const std::string& items);
-
-// Takes jobs off the front of a parsed document, one at a time, each for
-// about the cost of the entry the job comes from: the splice is checked by
-// parsing only the new text and the entry after it, not the whole file.
-// finish() gives the document that text_without_first_job applied once per
-// job (and a parse after each) would give, in one pass over the text. A step
-// that the local check cannot vouch for (a flow-style file, multi-line
-// values, anchors) is done the slow way: the whole text is built, spliced by
-// text_without_first_job and parsed again. A take that only drops the first
-// value of a flow list in an entry the taker wrote itself is a text edit
-// with no parse, so a long list drains in linear time.
-class FrontTaker {
- public:
-  explicit FrontTaker(QueueDocument doc);
-
-  // The first job of the queue as it stands, or nullopt when it is empty.
-  std::optional<JobSpec> peek() const;
-  // Removes the first job; the queue must not be empty.
-  void take();
-  // The document without the jobs taken.
-  QueueDocument finish() &&;
-
- private:
-  // An entry written by the taker (the rest of a product entry), which
-  // precedes every untouched entry of the base document.
-  struct Written {
-    QueueEntry entry;  // lines counted from the first line of `text`
-    std::string text;
-    int lines = 0;     // '\n' in text
-  };
-
-  bool take_fast();
-  // When `rest` is `first` without the first value of one flow list, and
-  // the first entry's text is the taker's own (checked by a parse when it
-  // was written): that text with the value cut out. Its lines are not set.
-  std::optional<Written> cut_own_text(const QueueEntry& first, const QueueEntry& rest,
-                                      int indent) const;
-  void take_slow();
-  // The document as it stands; leaves this taker empty.
-  QueueDocument materialize();
-
-  QueueDocument m_base;        // parsed; entries before m_next are gone
-  std::string m_head;          // the text before m_front: header and kept gaps
-  int m_head_lines = 0;
-  std::deque<Written> m_front;
-  int m_front_lines = 0;
-  std::size_t m_next = 0;      // first untouched entry of m_base
-  std::size_t m_cursor = 0;    // where the untouched text of m_base begins
-  int m_cursor_lines = 0;      // '\n' in m_base.text before m_cursor
-};
 
 }  // namespace runner

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "runner/core/file_system.h"
+
 namespace runner {
 
 class HeldQueueFile;
@@ -15,8 +17,8 @@ class QueueEdit {
  public:
   // Reads the queue at `queue_path` (its real path: links resolved) and
   // keeps it open; a missing file reads as empty. The caller holds the
-  // queue lock. Throws std::system_error.
-  explicit QueueEdit(const std::string& queue_path);
+  // queue lock. Throws std::system_error. `files` does the file operations.
+  explicit QueueEdit(const std::string& queue_path, FileSystem& files = real_file_system());
   ~QueueEdit();
   QueueEdit(const QueueEdit&) = delete;
   QueueEdit& operator=(const QueueEdit&) = delete;
@@ -30,6 +32,7 @@ class QueueEdit {
   [[nodiscard]] bool save(const std::string& text);
 
  private:
+  FileSystem& m_files;
   std::string m_path;
   std::unique_ptr<HeldQueueFile> m_held;  // null when there was no file
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runner/config/queue_entry.h"
+#include "runner/core/file_system.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_lock.h"
 
@@ -44,7 +45,9 @@ class QueueFile {
  public:
   // `path` may be a symbolic link: the file it leads to is what is locked
   // (`<real path>.lock`), read and replaced, and the link stays a link.
-  explicit QueueFile(std::string path, QueueLock::Warn warn = {});
+  // `files` does the file operations (a test's may fail them).
+  explicit QueueFile(std::string path, QueueLock::Warn warn = {},
+                     FileSystem& files = real_file_system());
   // Carries over what was appended to the last file replaced here, if the
   // lock can be had at once.
   ~QueueFile();
@@ -92,6 +95,7 @@ class QueueFile {
   // received after it was replaced, and lets it go.
   void carry_late_appends();
 
+  FileSystem& m_files;
   std::string m_path;       // as given
   std::string m_real_path;  // links resolved: what is locked, read and replaced
   QueueLock::Warn m_warn;

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "runner/core/file_system.h"
+
 namespace runner {
 
 class QueueLock {
@@ -19,9 +21,11 @@ class QueueLock {
   // queue reached through a symbolic link and through its target has one
   // lock, beside the target. Tries once. Returns nullopt when another live process holds the lock;
   // `holder` (if given) then describes it ("pid 1234"). Throws
-  // std::system_error for I/O errors other than EEXIST.
+  // std::system_error for I/O errors other than EEXIST. `files` does the
+  // file operations, the release's too.
   static std::optional<QueueLock> try_acquire(const std::string& queue_path, const Warn& warn,
-                                              std::string* holder = nullptr);
+                                              std::string* holder = nullptr,
+                                              FileSystem& files = real_file_system());
 
   QueueLock(QueueLock&& other) noexcept;
   QueueLock& operator=(QueueLock&& other) noexcept;
@@ -32,7 +36,9 @@ class QueueLock {
   static std::string lock_path(const std::string& queue_path);  // queue_path + ".lock"
 
  private:
-  explicit QueueLock(std::string lock_path) : m_lock_path(std::move(lock_path)) {}
+  QueueLock(FileSystem& files, std::string lock_path)
+      : m_files(&files), m_lock_path(std::move(lock_path)) {}
+  FileSystem* m_files;
   std::string m_lock_path;  // empty once moved from
 };
 

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "runner/core/file_system.h"
 #include "runner/core/status.h"
 #include "runner/core/job_exit.h"
 
@@ -31,8 +32,9 @@ namespace runner {
 class JobLogs {
  public:
   // `state_dir` must exist with its logs/ folder (ensure_state_dir).
+  // `files` does the file operations (a test's may fail them).
   explicit JobLogs(std::string state_dir, std::size_t max_open_files = 64,
-                   std::size_t buffer_size = 8 * 1024);
+                   std::size_t buffer_size = 8 * 1024, FileSystem& files = real_file_system());
   // Flushes and closes every log.
   ~JobLogs();
   JobLogs(const JobLogs&) = delete;
@@ -60,7 +62,7 @@ class JobLogs {
 
  private:
   struct Log {
-    int fd = -1;
+    FileDescriptor fd;
     std::string buffer;
     std::uint64_t last_use = 0;
     std::uint64_t end = 0;  // the file's size while open: where the next write lands
@@ -86,6 +88,7 @@ class JobLogs {
   void close_fd(Log& log);
   void evict_one(JobId keep);
 
+  FileSystem& m_files;
   std::string m_state_dir;
   std::size_t m_max_open;
   std::size_t m_buffer_size;

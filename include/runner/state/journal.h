@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/config/params.h"
+#include "runner/core/file_system.h"
 #include "runner/core/status.h"
 #include "runner/core/job_exit.h"
 
@@ -87,9 +88,10 @@ class Journal {
   // largest job id used so far. A last line cut short by a crash is ended
   // with a newline (before the first record, if it cannot be done now) so
   // new records stay whole. `durable`: fdatasync after every record. Throws
-  // StateError when the file cannot be opened or read.
-  explicit Journal(const std::string& state_dir, bool durable = false);
-  ~Journal();
+  // StateError when the file cannot be opened or read. `files` does the
+  // file operations (a test's may fail them).
+  explicit Journal(const std::string& state_dir, bool durable = false,
+                   FileSystem& files = real_file_system());
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
@@ -126,9 +128,10 @@ class Journal {
   // Undoes the first `written` bytes of a record that could not be finished.
   void cut_partial(std::size_t written);
 
+  FileSystem& m_files;
   std::string m_path;
   std::string m_run_id;
-  int m_fd = -1;
+  FileDescriptor m_fd;
   bool m_durable = false;
   bool m_unsynced = false;  // written since the last fdatasync
   bool m_line_open = false;  // the file ends in part of a line

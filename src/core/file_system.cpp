@@ -1,0 +1,75 @@
+// FileDescriptor, and the real FileSystem: each call the POSIX one.
+#include "runner/core/file_system.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace runner {
+
+FileDescriptor::FileDescriptor(FileDescriptor&& other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)) {}
+
+FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
+  if (this != &other) {
+    static_cast<void>(close());
+    m_fd = std::exchange(other.m_fd, -1);
+  }
+  return *this;
+}
+
+FileDescriptor::~FileDescriptor() {
+  // Whoever needs to know whether the close failed called close().
+  static_cast<void>(close());
+}
+
+int FileDescriptor::close() {
+  if (m_fd < 0) return 0;
+  return ::close(std::exchange(m_fd, -1));
+}
+
+namespace {
+
+class PosixFileSystem final : public FileSystem {
+ public:
+  FileDescriptor open(const std::string& path, int flags, mode_t mode) override {
+    return FileDescriptor(::open(path.c_str(), flags, mode));
+  }
+  ssize_t read(int fd, void* buffer, std::size_t size) override { return ::read(fd, buffer, size); }
+  ssize_t pread(int fd, void* buffer, std::size_t size, off_t offset) override {
+    return ::pread(fd, buffer, size, offset);
+  }
+  ssize_t write(int fd, const void* data, std::size_t size) override {
+    return ::write(fd, data, size);
+  }
+  int fsync(int fd) override { return ::fsync(fd); }
+  int fdatasync(int fd) override { return ::fdatasync(fd); }
+  int fstat(int fd, struct stat* info) override { return ::fstat(fd, info); }
+  int stat(const std::string& path, struct stat* info) override {
+    return ::stat(path.c_str(), info);
+  }
+  off_t lseek(int fd, off_t offset, int whence) override { return ::lseek(fd, offset, whence); }
+  int ftruncate(int fd, off_t length) override { return ::ftruncate(fd, length); }
+  int fchmod(int fd, mode_t mode) override { return ::fchmod(fd, mode); }
+  int fchown(int fd, uid_t owner, gid_t group) override { return ::fchown(fd, owner, group); }
+  int rename(const std::string& from, const std::string& to) override {
+    return ::rename(from.c_str(), to.c_str());
+  }
+  int unlink(const std::string& path) override { return ::unlink(path.c_str()); }
+  void start_writeback(int fd, off_t offset, off_t length) override {
+    ::sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
+  }
+  void drop_cache(int fd, off_t offset, off_t length) override {
+    ::posix_fadvise(fd, offset, length, POSIX_FADV_DONTNEED);
+  }
+};
+
+}  // namespace
+
+FileSystem& real_file_system() {
+  static PosixFileSystem files;
+  return files;
+}
+
+}  // namespace runner

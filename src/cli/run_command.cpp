@@ -147,7 +147,7 @@ int run_jobs(const RunOptions& options) {
 
   EventLoop loop;
   for (Executor* executor : scheduler.executors()) loop.add(executor);
-  QueueWatcher watcher(options.queue_file, [&] {
+  QueueWatcher watcher(options.queue_file, queue.own_changes(), [&] {
     scheduler.queue_changed();
     if (status_line) status_line->queue_changed();
   });

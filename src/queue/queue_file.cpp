@@ -19,7 +19,6 @@
 
 #include "empty_list.h"
 #include "file_io.h"
-#include "own_changes.h"
 #include "queue_replacement.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/front_taker.h"
@@ -99,7 +98,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
     return batch;
   }
   if (!lock) {
-    own_changes::note_blocked(QueueLock::lock_path(m_real_path));
+    m_own_changes.note_blocked();
     batch.stopped = QueueUnavailable{fmt::format("locked by {}", holder)};
     return batch;
   }
@@ -157,6 +156,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
       batch.stopped = QueueUnavailable{fmt::format("{} changed while jobs were taken", m_path)};
       return batch;
     }
+    m_own_changes.note_replaced();
   } catch (const std::system_error& error) {
     batch.taken.clear();
     batch.stopped = QueueUnavailable{error.what()};

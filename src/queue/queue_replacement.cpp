@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "file_io.h"
-#include "own_changes.h"
 
 namespace runner {
 
@@ -120,7 +119,6 @@ void commit_temporary(FileSystem& files, const std::string& temporary, const std
     static_cast<void>(files.unlink(temporary));
     throw io_error(error, "cannot replace " + path);
   }
-  own_changes::note_queue_replaced(path);
   if (sync) file_io::sync_directory(files, file_io::directory_of(path));
 }
 

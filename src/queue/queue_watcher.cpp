@@ -10,20 +10,20 @@
 #include <filesystem>
 #include <system_error>
 
-#include "own_changes.h"
 #include "runner/queue/real_queue_path.h"
 
 namespace runner {
 
-QueueWatcher::QueueWatcher(const std::string& queue_path, std::function<void()> on_change)
-    : m_on_change(std::move(on_change)) {
+QueueWatcher::QueueWatcher(const std::string& queue_path, OwnChanges& own_changes,
+                           std::function<void()> on_change)
+    : m_own_changes(own_changes), m_on_change(std::move(on_change)) {
   // A queue reached through a symbolic link changes in its target's folder.
   std::filesystem::path path = real_queue_path(queue_path);
   m_queue_name = path.filename().string();
   m_lock_name = m_queue_name + ".lock";
   m_queue_path = path.string();
   m_lock_path = m_queue_path + ".lock";
-  own_changes::forget(m_queue_path, m_lock_path);
+  m_own_changes.forget();
   m_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (m_fd < 0) throw std::system_error(errno, std::generic_category(), "inotify_init1");
   std::string dir = path.parent_path().string();
@@ -50,12 +50,11 @@ void QueueWatcher::step(Clock::time_point) {
     for (char* p = buffer; p < buffer + n;) {
       auto* event = reinterpret_cast<inotify_event*>(p);
       std::string_view name = event->len ? std::string_view(event->name) : std::string_view();
-      bool queue_written =
-          name == m_queue_name && (event->mask & ~IN_DELETE) &&
-          !((event->mask & IN_MOVED_TO) && own_changes::take_queue_replaced(m_queue_path));
-      bool lock_released = name == m_lock_name && (event->mask & IN_DELETE) &&
-                           own_changes::take_blocked(m_lock_path);
-      if (event->mask & IN_Q_OVERFLOW) own_changes::forget(m_queue_path, m_lock_path);
+      bool queue_written = name == m_queue_name && (event->mask & ~IN_DELETE) &&
+                           !((event->mask & IN_MOVED_TO) && m_own_changes.take_replaced());
+      bool lock_released =
+          name == m_lock_name && (event->mask & IN_DELETE) && m_own_changes.take_blocked();
+      if (event->mask & IN_Q_OVERFLOW) m_own_changes.forget();
       if (queue_written || lock_released || (event->mask & IN_Q_OVERFLOW)) changed = true;
       p += sizeof(inotify_event) + event->len;
     }

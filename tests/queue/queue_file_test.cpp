@@ -311,7 +311,8 @@ TEST(QueueFileTest, JobsCarryTheirLineInTheFileAsItIsWhenTaken) {
 
 // Counts the watcher's reports.
 struct WatchedQueue {
-  explicit WatchedQueue(const std::string& path) : watcher(path, [this] { ++changes; }) {}
+  explicit WatchedQueue(QueueFile& file)
+      : watcher(file.path(), file.own_changes(), [this] { ++changes; }) {}
   int drain() {
     watcher.step(Clock::now());
     return std::exchange(changes, 0);
@@ -323,8 +324,8 @@ struct WatchedQueue {
 TEST(QueueFileTest, TheWatcherReportsOnlyChangesMadeElsewhere) {
   testing::TempDir dir;
   std::string path = dir.write("queue.yaml", "- a\n- b\n");
-  WatchedQueue watched(path);
   QueueFile queue(path);
+  WatchedQueue watched(queue);
   ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
   EXPECT_EQ(watched.drain(), 0);
   // Looking at a queue whose head cannot be placed changes nothing: no echo,

@@ -14,6 +14,7 @@
 #include "runner/config/queue_entry.h"
 #include "runner/core/file_system.h"
 #include "runner/queue/queue_document.h"
+#include "runner/queue/own_changes.h"
 #include "runner/queue/queue_lock.h"
 
 namespace runner {
@@ -90,6 +91,9 @@ class QueueFile {
   // consumed.yaml beside the queue file.
   std::string consumed_path() const;
 
+  // What this object did to the file, for a QueueWatcher of it.
+  OwnChanges& own_changes() { return m_own_changes; }
+
  private:
   // Under the lock: appends to the queue what the file replaced last
   // received after it was replaced, and lets it go.
@@ -103,6 +107,7 @@ class QueueFile {
   std::unique_ptr<HeldQueueFile> m_replaced;
   // The file as last read or written here, parsed.
   std::optional<QueueDocument> m_cache;
+  OwnChanges m_own_changes;
 };
 
 // Writes `text` to `path` atomically: a temporary file in the same

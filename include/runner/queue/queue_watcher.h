@@ -2,21 +2,25 @@
 // link leads to, when the queue is one), when the queue file is written
 // or replaced and when its lock is released, so a waiting runner picks up
 // new jobs at once instead of polling. Replacements of the queue made by
-// this process itself (QueueFile) are not reported, nor are releases of the
-// lock unless a QueueFile of this process found it held since the last one.
+// its QueueFile are not reported, nor are releases of the lock unless that
+// QueueFile found it held since the last one (OwnChanges).
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "runner/core/pollable.h"
+#include "runner/queue/own_changes.h"
 
 namespace runner {
 
 class QueueWatcher final : public Pollable {
  public:
   // Throws std::system_error when inotify is not available.
-  QueueWatcher(const std::string& queue_path, std::function<void()> on_change);
+  // `own_changes`: those of the QueueFile that takes from this queue; it
+  // must outlive the watcher.
+  QueueWatcher(const std::string& queue_path, OwnChanges& own_changes,
+               std::function<void()> on_change);
   ~QueueWatcher() override;
   QueueWatcher(const QueueWatcher&) = delete;
   QueueWatcher& operator=(const QueueWatcher&) = delete;
@@ -31,6 +35,7 @@ class QueueWatcher final : public Pollable {
   std::string m_lock_name;
   std::string m_queue_path;  // absolute, links resolved
   std::string m_lock_path;
+  OwnChanges& m_own_changes;
   std::function<void()> m_on_change;
 };
 

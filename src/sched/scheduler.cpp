@@ -8,6 +8,7 @@
 #include "runner/config/job_render.h"
 #include "runner/config/template.h"
 #include "runner/exec/shell.h"
+#include "runner/sched/job_end.h"
 #include "runner/sched/slot_allocation.h"
 
 namespace runner {
@@ -125,58 +126,26 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     for (int slot : task.slots) m_slot_job[slot] = 0;
   }
   const Task& task = job.tasks.front();
-  const Running running = job.running();
-
-  JobExit exit = reported;
-  exit.timed_out = running.timed_out && !running.cancelled;
-  exit.cancelled = running.cancelled;
-  int retries = job.spec.retries.value_or(m_options.default_retries);
-  if (exit.lost && task.started() && !m_options.keep_orphans)
+  if (reported.lost && task.started() && !m_options.keep_orphans)
     m_hosts[task.host].leftover_groups.push_back(task.pgid);
-  // What changes if it goes back to the queue.
-  Job again = job;
-  again.tasks.clear();
-  again.attempt = job.attempt + 1;
-  Queued queued;
-  bool will_rerun = false;
-  bool cannot_start = false;  // anywhere: it is not tried again
-  if (exit.not_started && !exit.timed_out && !exit.cancelled) {
-    if (m_hosts[task.host].start_refusal.empty()) m_hosts[task.host].start_refusal = exit.error;
-    if (can_restart(job)) {
-      // Nothing ran: the same attempt, at the head of the queue.
-      again.attempt = job.attempt;
-      ++again.start_failures;
-      will_rerun = true;
-    } else if (m_options.mode == Mode::queue) {
-      cannot_start = true;
-      exit.error +=
-          fmt::format(" (it could not start {} times; not tried again)", job.start_failures + 1);
-    }
-  }
-  // Broadcast steps run in lockstep on every slot: a step is never redone.
-  if (m_options.mode == Mode::queue && !will_rerun && !cannot_start && !exit.succeeded() &&
-      !exit.cancelled && !m_stopping) {
-    if (exit.lost && job.requeues < m_options.max_requeue) {
-      ++again.requeues;
-      will_rerun = true;
-    } else if (!exit.lost && job.retries_used < retries) {
-      ++again.retries_used;
-      queued.avoid_slot = task.slots.front();
-      will_rerun = true;
-    }
-  }
-  if (!exit.succeeded() && !will_rerun) {
+
+  JobEnd end = judge_end(job, reported,
+                         EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
+                                  static_cast<int>(m_fleet.hosts.size()), m_stopping});
+  // A host where a process could not start is set aside (in the next step).
+  bool refused = end.exit.not_started && !end.exit.timed_out && !end.exit.cancelled;
+  if (refused && m_hosts[task.host].start_refusal.empty())
+    m_hosts[task.host].start_refusal = reported.error;
+  if (end.failed()) {
     ++m_failures;
     m_step_failed = true;
   }
+  const Running& running = job.running();
   Clock::duration ran =
       running.process_start ? m_options.clock() - *running.process_start : Clock::duration::zero();
-  job.state = Done{will_rerun};
-  m_observer.job_finished(job, exit, ran);
-  if (will_rerun) {
-    again.state = queued;
-    m_reruns.push_front(std::move(again));
-  }
+  job.state = Done{end.again.has_value()};
+  m_observer.job_finished(job, end.exit, ran);
+  if (end.again) m_reruns.push_front(std::move(*end.again));
   m_queue_dirty = true;
 }
 
@@ -499,13 +468,6 @@ void Scheduler::run_cancel_command(const Job& job, const Task& task) {
   } catch (const TemplateError& error) {
     m_observer.warning(fmt::format("#{}: its cancel command: {}", job.id, error.message));
   }
-}
-
-bool Scheduler::can_restart(const Job& job) const {
-  // Each time it cannot start, its host is set aside: more failures than
-  // hosts mean it cannot start anywhere.
-  if (job.start_failures >= static_cast<int>(m_fleet.hosts.size())) return false;
-  return m_options.mode == Mode::queue;
 }
 
 void Scheduler::report_once(const std::string& message) {

@@ -44,12 +44,11 @@
 #include "runner/exec/backend.h"
 #include "runner/exec/executor.h"
 #include "runner/sched/host_table.h"
+#include "runner/sched/job_end.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
 
 namespace runner {
-
-enum class Mode { queue, broadcast };
 
 struct SchedulerOptions {
   Mode mode = Mode::queue;
@@ -164,8 +163,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void rerun_orphan(OrphanJob orphan);
   // Sets aside the ready hosts where a job could not start.
   void set_aside_refusing_hosts();
-  // Whether a job that did not start goes back to the queue.
-  bool can_restart(const Job& job) const;
   void report_once(const std::string& message);
 
   const Fleet& m_fleet;

@@ -1,0 +1,38 @@
+// What a job's end means, decided once and without side effects: how it
+// ended, with the runner's own reasons added (its timeout, an interrupt,
+// "not tried again"), whether it runs again, and as what. Queue mode puts a
+// job back when it was lost with its host (up to max_requeue times), when it
+// failed with retries left (on another slot if one is free), and, as the
+// same attempt, when its process never started (until it could not start
+// on any host). Broadcast steps are never redone; nothing runs again once
+// the run is stopping.
+#pragma once
+
+#include <optional>
+
+#include "runner/core/job_exit.h"
+#include "runner/sched/job.h"
+
+namespace runner {
+
+enum class Mode { queue, broadcast };
+
+struct EndRules {
+  Mode mode = Mode::queue;
+  int max_requeue = 2;
+  int default_retries = 0;  // for jobs that do not say `retries:`
+  int hosts = 1;            // how many hosts a job that cannot start may try
+  bool stopping = false;    // the run is stopping: nothing runs again
+};
+
+struct JobEnd {
+  JobExit exit;              // as reported, with the runner's reasons
+  std::optional<Job> again;  // the job as it goes back to the queue (Queued)
+  // It ended for good without succeeding: the run's exit status says so.
+  bool failed() const { return !exit.succeeded() && !again; }
+};
+
+// `job` is Running; `reported` is what its executor said of its end.
+JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules);
+
+}  // namespace runner

@@ -1,0 +1,110 @@
+// What a job's end means: every way a job ends, in both modes, against the
+// limits that decide whether it runs again.
+#include "runner/sched/job_end.h"
+
+#include <gtest/gtest.h>
+
+namespace runner {
+namespace {
+
+// A running job of one task on slot 3, on its `attempt`.
+Job running_job(int attempt = 1) {
+  Job job;
+  job.id = 7;
+  job.spec = JobSpec{"train", {}, 1, 1};
+  job.attempt = attempt;
+  job.tasks.push_back(Task{.id = 70, .host = 1, .slots = {3}, .label = "b gpu=3"});
+  job.state = Running{};
+  return job;
+}
+
+const JobExit k_failed{.code = 1};
+const JobExit k_lost{.error = "connection lost", .lost = true};
+const JobExit k_not_started{.error = "login shell failed", .not_started = true};
+
+TEST(JobEnd, ASuccessIsDone) {
+  JobEnd end = judge_end(running_job(), JobExit{.code = 0}, EndRules{});
+  EXPECT_TRUE(end.exit.succeeded());
+  EXPECT_FALSE(end.again);
+  EXPECT_FALSE(end.failed());
+}
+
+TEST(JobEnd, AFailureWithoutRetriesFails) {
+  JobEnd end = judge_end(running_job(), k_failed, EndRules{});
+  EXPECT_FALSE(end.again);
+  EXPECT_TRUE(end.failed());
+}
+
+TEST(JobEnd, AFailureWithRetriesLeftRunsAgainAvoidingItsSlot) {
+  Job job = running_job();
+  job.spec.retries = 2;
+  job.retries_used = 1;
+  JobEnd end = judge_end(job, k_failed, EndRules{});
+  ASSERT_TRUE(end.again);
+  EXPECT_EQ(end.again->attempt, 2);
+  EXPECT_EQ(end.again->retries_used, 2);
+  EXPECT_TRUE(end.again->tasks.empty());
+  EXPECT_EQ(std::get<Queued>(end.again->state).avoid_slot, 3);
+  EXPECT_FALSE(end.failed());
+  job.retries_used = 2;
+  EXPECT_TRUE(judge_end(job, k_failed, EndRules{}).failed()) << "its retries are used up";
+}
+
+TEST(JobEnd, TheDefaultRetriesApplyToAJobThatSaysNone) {
+  EXPECT_TRUE(judge_end(running_job(), k_failed, EndRules{.default_retries = 1}).again);
+}
+
+TEST(JobEnd, ALostJobGoesBackUntilItWasLostTooOften) {
+  Job job = running_job(2);
+  job.requeues = 1;
+  JobEnd end = judge_end(job, k_lost, EndRules{.max_requeue = 2});
+  ASSERT_TRUE(end.again);
+  EXPECT_EQ(end.again->requeues, 2);
+  EXPECT_EQ(end.again->attempt, 3);
+  EXPECT_EQ(std::get<Queued>(end.again->state).avoid_slot, -1) << "its host went, not its slot";
+  job.requeues = 2;
+  EXPECT_TRUE(judge_end(job, k_lost, EndRules{.max_requeue = 2}).failed());
+}
+
+TEST(JobEnd, AJobThatDidNotStartGoesBackAsTheSameAttemptUntilEveryHostRefusedIt) {
+  Job job = running_job(1);
+  JobEnd end = judge_end(job, k_not_started, EndRules{.hosts = 2});
+  ASSERT_TRUE(end.again);
+  EXPECT_EQ(end.again->attempt, 1);
+  EXPECT_EQ(end.again->start_failures, 1);
+  job.start_failures = 2;
+  end = judge_end(job, k_not_started, EndRules{.hosts = 2});
+  EXPECT_TRUE(end.failed());
+  EXPECT_EQ(end.exit.error, "login shell failed (it could not start 3 times; not tried again)");
+}
+
+TEST(JobEnd, ATimeoutCountsAsAFailureAndAnInterruptNeverRunsAgain) {
+  Job job = running_job();
+  job.running().timed_out = true;
+  JobEnd end = judge_end(job, JobExit{.signal = "TERM"}, EndRules{});
+  EXPECT_TRUE(end.exit.timed_out);
+  EXPECT_TRUE(end.failed());
+  job.spec.retries = 1;
+  EXPECT_TRUE(judge_end(job, JobExit{.signal = "TERM"}, EndRules{}).again)
+      << "a job that timed out is retried if it has retries left";
+
+  job.running().cancelled = true;  // an interrupt during its timeout's stop
+  end = judge_end(job, JobExit{.signal = "TERM"}, EndRules{});
+  EXPECT_TRUE(end.exit.cancelled);
+  EXPECT_FALSE(end.exit.timed_out) << "cancelled wins";
+  EXPECT_FALSE(end.again);
+}
+
+TEST(JobEnd, BroadcastStepsAndStoppingRunsNeverRunAgain) {
+  Job job = running_job();
+  job.spec.retries = 3;
+  for (const JobExit& exit : {k_failed, k_lost, k_not_started}) {
+    EXPECT_FALSE(judge_end(job, exit, EndRules{.mode = Mode::broadcast}).again) << exit.error;
+    EXPECT_TRUE(judge_end(job, exit, EndRules{.mode = Mode::broadcast}).failed());
+  }
+  EXPECT_FALSE(judge_end(job, k_failed, EndRules{.stopping = true}).again);
+  EXPECT_FALSE(judge_end(job, k_lost, EndRules{.stopping = true}).again);
+}
+
+}  // namespace
+}  // namespace runner

@@ -13,8 +13,8 @@
 
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
-#include "runner/exec/event_loop.h"
 #include "runner/exec/backend.h"
+#include "runner/exec/event_loop.h"
 #include "runner/ui/console.h"
 
 namespace runner {
@@ -83,21 +83,19 @@ class Checker final : public ExecutorEvents {
  public:
   Checker(const Fleet& fleet, std::vector<HostCheck>& checks) : m_fleet(fleet), m_checks(checks) {}
 
-  void set_transports(std::vector<Executor*> transports) {
-    m_transports = std::move(transports);
-  }
+  void set_transports(std::vector<Executor*> transports) { m_transports = std::move(transports); }
 
   void host_ready(int host) override {
     m_checks[host].state = HostCheck::State::probing;
     m_transports[host]->start_task(static_cast<JobId>(host) + 1, k_probe);
   }
 
-  void host_failed(int host, const TransportError& error) override {
+  void host_failed(int host, const Status& error) override {
     HostCheck& check = m_checks[host];
     if (check.state == HostCheck::State::done) return;
     check.state = HostCheck::State::done;
     check.usable = false;
-    check.line = fmt::format("{}: FAILED: {}", m_fleet.hosts[host].name, error.message);
+    check.line = fmt::format("{}: FAILED: {}", m_fleet.hosts[host].name, error.message());
   }
 
   void task_started(TaskId, long) override {}

@@ -16,18 +16,17 @@ void RunReporter::host_ready(const Host& host) {
   if (m_status) m_status->host_up(host.name);
 }
 
-void RunReporter::host_failed(const Host& host, const TransportError& error) {
+void RunReporter::host_failed(const Host& host, const Status& error) {
   m_failed_hosts.push_back(host.name);
-  m_console.error(fmt::format("{}: no jobs will run there", error.message));
-  journal_written(m_journal.host_failed(host.name, error.message));
+  m_console.error(fmt::format("{}: no jobs will run there", error.message()));
+  journal_written(m_journal.host_failed(host.name, error.message()));
   if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
-void RunReporter::host_reconnecting(const Host& host, const TransportError& error,
-                                    Clock::duration wait) {
+void RunReporter::host_reconnecting(const Host& host, const Status& error, Clock::duration wait) {
   m_console.warn(fmt::format("{}; no new jobs there until it is back: reconnecting in {:.1f}s",
-                             error.message, std::chrono::duration<double>(wait).count()));
-  journal_written(m_journal.host_failed(host.name, error.message));
+                             error.message(), std::chrono::duration<double>(wait).count()));
+  journal_written(m_journal.host_failed(host.name, error.message()));
   if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 

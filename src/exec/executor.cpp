@@ -48,10 +48,10 @@ void Executor::kill_leftovers(const std::vector<long>& groups,
               });
 }
 
-void Executor::report_failed(const TransportError& error) {
+void Executor::report_failed(const Status& error) {
   // Own commands still waiting are gone with the host.
   for (auto& [id, own] : std::exchange(m_own, {}))
-    own.done(JobExit{.error = error.message, .lost = true}, own.output);
+    own.done(JobExit{.error = error.message(), .lost = true}, own.output);
   m_events.host_failed(m_host, error);
 }
 

@@ -163,7 +163,7 @@ Authenticator::Progress Authenticator::step() {
     }
     m_listed = true;
     if (!list_contains(methods, "publickey")) {
-      m_error = {TransportErrorKind::auth,
+      m_error = {ErrorKind::auth,
                  fmt::format("{}: the server does not accept public-key authentication for {} "
                              "(it offers: {}); this program authenticates with keys only",
                              m_settings.display, user, methods)};
@@ -386,7 +386,7 @@ Authenticator::Progress Authenticator::fail(const std::string& cause) {
         "(ssh-keygen -t ed25519, then ssh-copy-id)",
         LIBSSH2_VERSION, server);
   }
-  m_error = {TransportErrorKind::auth, message};
+  m_error = {ErrorKind::auth, message};
   return Progress::failed;
 }
 
@@ -400,9 +400,8 @@ Authenticator::Progress Authenticator::fail_session(int rc) {
         m_settings.display, m_settings.user, tried, tried == 1 ? "" : "s", tried_summary(),
         last_error(m_session)));
   }
-  m_error = {TransportErrorKind::protocol,
-             fmt::format("{}: connection lost during authentication: {}", m_settings.display,
-                         last_error(m_session))};
+  m_error = {ErrorKind::protocol, fmt::format("{}: connection lost during authentication: {}",
+                                              m_settings.display, last_error(m_session))};
   return Progress::failed;
 }
 

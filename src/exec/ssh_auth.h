@@ -47,7 +47,7 @@ class Authenticator {
 
   Progress step();
   // When failed.
-  const TransportError& error() const { return m_error; }
+  const Status& error() const { return m_error; }
   // When done: the identity that worked (to pass as `preferred` next time).
   const std::string& identity() const { return m_identity; }
   // When done: how, for people ("agent key me@laptop", "key ~/.ssh/id_ed25519").
@@ -89,7 +89,7 @@ class Authenticator {
   bool m_rsa_tried = false;
   std::string m_identity;
   std::string m_method;
-  TransportError m_error;
+  Status m_error;
 };
 
 }  // namespace runner::ssh

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/exec/executor.h"
 #include "runner/exec/ssh_config.h"
 #include "runner/exec/ssh_executor.h"
-#include "runner/exec/executor.h"
 
 namespace runner {
 class SshContext;
@@ -58,7 +58,7 @@ struct Tunnel {
   int port = 0;
   State state = State::waiting;
   int fd = -1;  // the next host's end, until its connection takes it
-  TransportError error;
+  Status error;
   Tunnel() = default;
   Tunnel(const Tunnel&) = delete;
   Tunnel& operator=(const Tunnel&) = delete;

@@ -113,8 +113,7 @@ void SshConnection::start(Clock::time_point now) {
       std::string name = m_target.hostname == m_target.name
                              ? m_target.name
                              : fmt::format("{} (HostName {})", m_target.name, m_target.hostname);
-      fail(TransportErrorKind::connect,
-           fmt::format("{}: cannot resolve the host name: {}", name, error));
+      fail(ErrorKind::connect, fmt::format("{}: cannot resolve the host name: {}", name, error));
       destroy_session();
       return;
     }
@@ -154,9 +153,8 @@ void SshConnection::begin_transport() {
     std::string error;
     m_proxy = ProxyCommand::start(m_target.proxy_command, error);
     if (!m_proxy) {
-      fail(TransportErrorKind::connect,
-           fmt::format("{}: cannot start its ProxyCommand ({}): {}", m_display,
-                       m_target.proxy_command, error));
+      fail(ErrorKind::connect, fmt::format("{}: cannot start its ProxyCommand ({}): {}", m_display,
+                                           m_target.proxy_command, error));
       return;
     }
     m_fd = m_proxy->take_fd();
@@ -198,11 +196,10 @@ void SshConnection::connect_next_address() {
     return;
   }
   if (m_addresses.size() == 1) {
-    fail(
-        TransportErrorKind::connect,
-        fmt::format("{}: {}", m_display, m_connect_errors.substr(m_connect_errors.find(": ") + 2)));
+    fail(ErrorKind::connect, fmt::format("{}: {}", m_display,
+                                         m_connect_errors.substr(m_connect_errors.find(": ") + 2)));
   } else {
-    fail(TransportErrorKind::connect,
+    fail(ErrorKind::connect,
          fmt::format("{}: cannot connect ({})", m_target.name, m_connect_errors));
   }
 }
@@ -211,7 +208,7 @@ void SshConnection::begin_handshake() {
   initialize_libssh2();
   m_session = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
   if (!m_session) {
-    fail(TransportErrorKind::protocol, fmt::format("{}: cannot create an SSH session", m_display));
+    fail(ErrorKind::protocol, fmt::format("{}: cannot create an SSH session", m_display));
     return;
   }
   libssh2_session_callback_set(m_session, LIBSSH2_CALLBACK_RECV,
@@ -313,7 +310,7 @@ void SshConnection::step_connecting(Clock::time_point now) {
                         : m_phase == Phase::tunnel    ? "waiting for the jump host's tunnel"
                         : m_phase == Phase::handshake ? "waiting for the SSH handshake"
                                                       : "authenticating";
-    fail(TransportErrorKind::timeout,
+    fail(ErrorKind::timeout,
          fmt::format("{}: timed out after {} while {}", m_display,
                      describe_duration(m_target.options.connect_timeout), doing));
     return;
@@ -323,8 +320,8 @@ void SshConnection::step_connecting(Clock::time_point now) {
     if (m_tunnel->state == Tunnel::State::waiting) return;
     m_progressed = true;
     if (m_tunnel->state == Tunnel::State::failed) {
-      fail(m_tunnel->error.kind, fmt::format("{}: cannot reach it through its jump host: {}",
-                                             m_display, m_tunnel->error.message));
+      fail(m_tunnel->error.kind(), fmt::format("{}: cannot reach it through its jump host: {}",
+                                               m_display, m_tunnel->error.message()));
       return;
     }
     m_fd = m_tunnel->take_fd();
@@ -377,7 +374,7 @@ void SshConnection::step_connecting(Clock::time_point now) {
         return;
       }
       if (!banner_seen && !m_target.proxy_command.empty()) {
-        fail(TransportErrorKind::connect,
+        fail(ErrorKind::connect,
              fmt::format("{}: its ProxyCommand ({}) ended before the SSH handshake, {} times; "
                          "run it by hand to see why",
                          m_display, m_target.proxy_command, m_handshake_attempt));
@@ -385,20 +382,20 @@ void SshConnection::step_connecting(Clock::time_point now) {
         std::string said = m_first_bytes.empty()
                                ? std::string()
                                : fmt::format(" (it said \"{}\")", first_line(m_first_bytes));
-        fail(TransportErrorKind::connect,
+        fail(ErrorKind::connect,
              fmt::format("{}: the server closed the connection before the SSH handshake{}, "
                          "{} times; is it an SSH server? sshd's MaxStartups may be refusing "
                          "this many connections at once",
                          m_display, said, m_handshake_attempt));
       } else {
-        fail(TransportErrorKind::protocol,
+        fail(ErrorKind::protocol,
              fmt::format("{}: SSH handshake failed: {}", m_display, last_error(m_session)));
       }
       return;
     }
-    if (std::optional<TransportError> refused =
+    if (std::optional<Status> refused =
             verify_host_key(m_session, host_key_policy(), m_host_key_status)) {
-      fail(refused->kind, refused->message);
+      fail(refused->kind(), refused->message());
       return;
     }
     AuthSettings settings;
@@ -427,7 +424,7 @@ void SshConnection::step_connecting(Clock::time_point now) {
     if (progress == Authenticator::Progress::pending) return;
     m_progressed = true;
     if (progress == Authenticator::Progress::failed) {
-      fail(m_auth->error().kind, m_auth->error().message);
+      fail(m_auth->error().kind(), m_auth->error().message());
       return;
     }
     m_hints.working_identity = m_auth->identity();
@@ -885,9 +882,8 @@ SshConnection::Outcome SshConnection::open_tunnel_channel() {
         "from the jump host?";
   }
   tunnel.state = Tunnel::State::failed;
-  tunnel.error = {TransportErrorKind::connect,
-                  fmt::format("{} refused a tunnel to {}:{} ({}){}", m_display, tunnel.host,
-                              tunnel.port, why, hint)};
+  tunnel.error = {ErrorKind::connect, fmt::format("{} refused a tunnel to {}:{} ({}){}", m_display,
+                                                  tunnel.host, tunnel.port, why, hint)};
   m_opening.reset();
   m_progressed = true;
   return Outcome::progressed;
@@ -905,7 +901,7 @@ SshConnection::Outcome SshConnection::start_bridge(Channel& channel) {
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
     tunnel->state = Tunnel::State::failed;
-    tunnel->error = {TransportErrorKind::connect,
+    tunnel->error = {ErrorKind::connect,
                      fmt::format("{}: cannot make a socket pair for a tunnel: {}", m_display,
                                  std::strerror(errno))};
     channel.silent = true;
@@ -989,8 +985,8 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
 
 SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
   using Step = Channel::Step;
-  if (channel.launcher &&
-      (channel.step == Step::exec || channel.step == Step::write_line || channel.step == Step::run)) {
+  if (channel.launcher && (channel.step == Step::exec || channel.step == Step::write_line ||
+                           channel.step == Step::run)) {
     Outcome outcome = step_launcher(channel);
     if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
     if (channel.step == Step::exec || channel.step == Step::write_line ||
@@ -1252,7 +1248,7 @@ void SshConnection::keepalive(Clock::time_point now) {
 // ---------------------------------------------------------------------------
 // Ending
 
-void SshConnection::fail(TransportErrorKind kind, const std::string& message) {
+void SshConnection::fail(ErrorKind kind, const std::string& message) {
   leave_gate();
   m_state = State::failed;
   m_error = {kind, message};
@@ -1275,7 +1271,7 @@ void SshConnection::lose(const std::string& reason) {
   };
   for (auto& channel : m_channels) collect(*channel);
   if (m_opening) collect(*m_opening);
-  fail(TransportErrorKind::disconnected, fmt::format("{}: connection lost: {}", m_display, reason));
+  fail(ErrorKind::disconnected, fmt::format("{}: connection lost: {}", m_display, reason));
 }
 
 void SshConnection::destroy_session() {

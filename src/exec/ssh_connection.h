@@ -55,7 +55,7 @@ class SshConnection {
   State state() const { return m_state; }
   // Whether it ever reached `ready`.
   bool was_ready() const { return m_was_ready; }
-  const TransportError& error() const { return m_error; }
+  const Status& error() const { return m_error; }
   // "node03 (127.0.0.1:2222)"
   const std::string& display() const { return m_display; }
   // Once ready: how it authenticated, and how the host key was found.
@@ -125,10 +125,10 @@ class SshConnection {
     ChannelWork work;
     LIBSSH2_CHANNEL* handle = nullptr;
     Step step = Step::exec;
-    std::string request;  // the exec request, kept for retries after EAGAIN
+    std::string request;          // the exec request, kept for retries after EAGAIN
     bool exec_attempted = false;  // the job's command was sent (or began to be)
-    bool silent = false;      // its job was already reported as ended
-    bool pgid_known = false;  // the wrapper's line was seen (or given up on)
+    bool silent = false;          // its job was already reported as ended
+    bool pgid_known = false;      // the wrapper's line was seen (or given up on)
     long pgid = 0;
     std::string head;         // stdout before the wrapper's line
     size_t head_scanned = 0;  // where head's first unchecked line starts
@@ -233,7 +233,7 @@ class SshConnection {
   // Why the socket broke, as precisely as known.
   std::string socket_failure() const;
 
-  void fail(TransportErrorKind kind, const std::string& message);
+  void fail(ErrorKind kind, const std::string& message);
   void lose(const std::string& reason);
   void destroy_session();
 
@@ -241,9 +241,9 @@ class SshConnection {
   HostHints& m_hints;
   JobSink& m_sink;
   std::shared_ptr<JumpLink> m_via;
-  std::shared_ptr<Tunnel> m_tunnel;  // until its socket is taken
+  std::shared_ptr<Tunnel> m_tunnel;       // until its socket is taken
   std::unique_ptr<ProxyCommand> m_proxy;  // the ProxyCommand behind m_fd, if any
-  std::string m_gate_key;            // the server, for the handshake limit
+  std::string m_gate_key;                 // the server, for the handshake limit
   bool m_in_gate = false;
   std::string m_auth_method;
   std::string m_host_key_status;
@@ -252,7 +252,7 @@ class SshConnection {
   State m_state = State::connecting;
   Phase m_phase = Phase::tcp_connect;
   bool m_was_ready = false;
-  TransportError m_error;
+  Status m_error;
   std::string m_display;
 
   std::vector<SocketAddress> m_addresses;

@@ -3,9 +3,9 @@
 #include "ssh_context.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <fmt/format.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -21,11 +21,11 @@ namespace {
 
 // Whether runner can use the ProxyCommand of `config`, if it has one; if
 // not, `error` says what to do. `name`: the host as the user wrote it.
-bool proxy_supported(const SshHostConfig& config, const std::string& name, TransportError& error) {
+bool proxy_supported(const SshHostConfig& config, const std::string& name, Status& error) {
   if (config.proxy_command.empty() || !config.proxy_jump.empty() || !config.proxy_use_fdpass) {
     return true;
   }
-  error = {TransportErrorKind::connect,
+  error = {ErrorKind::connect,
            fmt::format("{}: the ssh configuration sets ProxyUseFdpass for its ProxyCommand, which "
                        "runner does not support; use a ProxyCommand that relays the connection "
                        "on its stdin and stdout (as `ssh -W %h:%p bastion` does), or ProxyJump",
@@ -231,10 +231,10 @@ ssh::HostTarget SshContext::make_target(const SshHostConfig& config) const {
 }
 
 bool SshContext::route(const SshHostConfig& config, int depth, std::vector<ssh::HostTarget>& hops,
-                       TransportError& error) {
+                       Status& error) {
   if (config.proxy_jump.empty()) return true;
   if (depth >= k_max_jump_depth) {
-    error = {TransportErrorKind::connect,
+    error = {ErrorKind::connect,
              fmt::format("{}: more than {} jump hosts in a row: is there a ProxyJump loop in "
                          "the ssh configuration?",
                          config.alias, k_max_jump_depth)};
@@ -244,7 +244,7 @@ bool SshContext::route(const SshHostConfig& config, int depth, std::vector<ssh::
     const std::string& hop = config.proxy_jump[i];
     std::optional<SshQuery> query = parse_jump_hop(hop);
     if (!query) {
-      error = {TransportErrorKind::connect,
+      error = {ErrorKind::connect,
                fmt::format("{}: ProxyJump hop \"{}\" is not [user@]host[:port]; fix it in the "
                            "ssh configuration",
                            config.alias, hop)};
@@ -252,9 +252,8 @@ bool SshContext::route(const SshHostConfig& config, int depth, std::vector<ssh::
     }
     const SshResolution& answer = lookup(*query);
     if (!answer.config) {
-      error = {TransportErrorKind::connect,
-               fmt::format("{}: its jump host {} cannot be resolved: {}", config.alias, hop,
-                           answer.problem.message)};
+      error = {ErrorKind::connect, fmt::format("{}: its jump host {} cannot be resolved: {}",
+                                               config.alias, hop, answer.problem.message)};
       return false;
     }
     // Like `ssh -J a,b`: only the first hop's own ProxyJump (or
@@ -270,16 +269,15 @@ bool SshContext::route(const SshHostConfig& config, int depth, std::vector<ssh::
 }
 
 std::optional<ssh::HostTarget> SshContext::target_for(int host, const HostAddress& address,
-                                                      TransportError& error) {
+                                                      Status& error) {
   const SshResolution& answer = lookup(query_of(address));
   if (!answer.config) {
     std::string where = answer.problem.file.empty() ? std::string()
                         : answer.problem.line > 0
                             ? fmt::format(" ({}:{})", answer.problem.file, answer.problem.line)
                             : fmt::format(" ({})", answer.problem.file);
-    error = {TransportErrorKind::connect,
-             fmt::format("{}: its ssh configuration cannot be used{}: {}", address.host, where,
-                         answer.problem.message)};
+    error = {ErrorKind::connect, fmt::format("{}: its ssh configuration cannot be used{}: {}",
+                                             address.host, where, answer.problem.message)};
     return std::nullopt;
   }
   const SshHostConfig& config = *answer.config;

@@ -42,8 +42,7 @@ class SshContext {
   // The target for `address` (resolved now if resolve() did not), with its
   // jump hosts; nullopt with `error` set when it cannot be reached as
   // configured.
-  std::optional<ssh::HostTarget> target_for(int host, const HostAddress& address,
-                                            TransportError& error);
+  std::optional<ssh::HostTarget> target_for(int host, const HostAddress& address, Status& error);
 
   // The live connection to jumps[count - 1], reached through jumps[0..count-1),
   // shared by every host behind it; a fresh one after a failure.
@@ -83,7 +82,7 @@ class SshContext {
   ssh::HostTarget make_target(const SshHostConfig& config) const;
   // The jump hosts in front of `config`, nearest first.
   bool route(const SshHostConfig& config, int depth, std::vector<ssh::HostTarget>& hops,
-             TransportError& error);
+             Status& error);
 
   SshOptions m_options;
   SshConfigResolver m_resolver;

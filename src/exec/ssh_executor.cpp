@@ -37,7 +37,7 @@ constexpr int k_max_concurrent_handshakes = 4;
 class SshExecutor final : public Executor, public ssh::JobSink {
  public:
   SshExecutor(int host, const HostAddress& address, std::shared_ptr<SshContext> context,
-               ExecutorEvents& events)
+              ExecutorEvents& events)
       : Executor(host, events), m_address(address), m_context(std::move(context)) {}
 
   void connect() override {
@@ -49,7 +49,7 @@ class SshExecutor final : public Executor, public ssh::JobSink {
     m_connection_cap.reset();
     m_info.reset();
     m_link.reset();
-    TransportError error;
+    Status error;
     std::optional<ssh::HostTarget> target = m_context->target_for(host(), m_address, error);
     if (!target) {
       fail_host(error);
@@ -236,16 +236,16 @@ class SshExecutor final : public Executor, public ssh::JobSink {
   }
 
   // Every job on the host ends: lost if its command was sent, refused if not.
-  void fail_host(TransportError error) {
+  void fail_host(Status error) {
     m_phase = Phase::failed;
     for (auto& connection : m_connections) {
-      if (connection->state() != SshConnection::State::failed) connection->drop(error.message);
+      if (connection->state() != SshConnection::State::failed) connection->drop(error.message());
       for (ChannelWork& work : connection->take_unstarted()) requeue(std::move(work), true);
     }
     m_connections.clear();
     JobExit lost;
     lost.lost = true;
-    lost.error = error.message;
+    lost.error = error.message();
     std::vector<JobId> running;
     for (const auto& [job, connection] : m_assigned) running.push_back(job);
     for (JobId job : running) job_exited(job, lost);
@@ -396,14 +396,13 @@ std::optional<SshHostInfo> ssh_host_info(const Executor& executor) {
 }
 
 std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
-                                                  std::shared_ptr<SshContext> context,
-                                                  ExecutorEvents& events) {
+                                            std::shared_ptr<SshContext> context,
+                                            ExecutorEvents& events) {
   return std::make_unique<SshExecutor>(host, address, std::move(context), events);
 }
 
 std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
-                                                  const SshOptions& options,
-                                                  ExecutorEvents& events) {
+                                            const SshOptions& options, ExecutorEvents& events) {
   return std::make_unique<SshExecutor>(host, address, make_ssh_context(options), events);
 }
 

@@ -27,7 +27,7 @@ std::shared_ptr<Tunnel> JumpLink::open_tunnel(const std::string& host, int port,
   tunnel->host = host;
   tunnel->port = port;
   if (m_failed) {
-    fail_tunnel(*tunnel, m_connection ? m_connection->error() : TransportError{});
+    fail_tunnel(*tunnel, m_connection ? m_connection->error() : Status{});
     return tunnel;
   }
   m_waiting.push_back(tunnel);
@@ -80,7 +80,7 @@ void JumpLink::settle() {
   }
   if (state != SshConnection::State::failed && state != SshConnection::State::closed) return;
   m_failed = true;
-  TransportError error = m_connection->error();
+  Status error = m_connection->error();
   for (ChannelWork& work : m_connection->take_unstarted()) {
     if (work.kind == ChannelWork::Kind::tunnel) m_waiting.push_back(work.tunnel);
   }
@@ -89,12 +89,14 @@ void JumpLink::settle() {
   }
 }
 
-void JumpLink::fail_tunnel(Tunnel& tunnel, const TransportError& error) {
+void JumpLink::fail_tunnel(Tunnel& tunnel, const Status& error) {
   tunnel.state = Tunnel::State::failed;
-  tunnel.error = error;
-  if (tunnel.error.message.empty()) {
-    tunnel.error.message = fmt::format("{}: the connection to the jump host ended", m_target.name);
-  }
+  // No reason known: the jump host's connection closed without one.
+  tunnel.error = error.message().empty()
+                     ? Status(ErrorKind::connect, fmt::format("{}: the connection to the jump "
+                                                              "host ended",
+                                                              m_target.name))
+                     : error;
 }
 
 }  // namespace runner::ssh

@@ -52,7 +52,7 @@ class JumpLink {
   };
 
   void settle();
-  void fail_tunnel(Tunnel& tunnel, const TransportError& error);
+  void fail_tunnel(Tunnel& tunnel, const Status& error);
 
   HostTarget m_target;
   HostHints m_hints;

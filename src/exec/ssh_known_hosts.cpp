@@ -178,17 +178,17 @@ std::string host_key_method_preference(LIBSSH2_SESSION* session, const HostKeyPo
   return all;
 }
 
-std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy,
-                                              std::string& status) {
+std::optional<Status> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy,
+                                      std::string& status) {
   size_t key_length = 0;
   int hostkey_type = LIBSSH2_HOSTKEY_TYPE_UNKNOWN;
   const char* key = libssh2_session_hostkey(session, &key_length, &hostkey_type);
   const KeyType* type = key_type_of(hostkey_type);
   if (!key || !type) {
-    return TransportError{TransportErrorKind::host_key,
-                          fmt::format("{}: the server's host key is of a type this program "
-                                      "cannot check",
-                                      policy.display)};
+    return Status{ErrorKind::host_key,
+                  fmt::format("{}: the server's host key is of a type this program "
+                              "cannot check",
+                              policy.display)};
   }
 
   std::string name = known_hosts_name(policy.host, policy.port);
@@ -202,17 +202,16 @@ std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session, const Ho
   KnownHostsPtr revoked(libssh2_knownhost_init(session));
   KnownHostsPtr hosts = load_known_hosts(session, policy.files, revoked.get());
   if (!hosts || !revoked) {
-    return TransportError{
-        TransportErrorKind::host_key,
-        fmt::format("{}: cannot read known hosts: {}", policy.display, last_error(session))};
+    return Status{ErrorKind::host_key, fmt::format("{}: cannot read known hosts: {}",
+                                                   policy.display, last_error(session))};
   }
   int mask = LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | type->knownhost_mask;
   if (libssh2_knownhost_checkp(revoked.get(), name.c_str(), -1, key, key_length, mask, nullptr) ==
           LIBSSH2_KNOWNHOST_CHECK_MATCH ||
       libssh2_knownhost_checkp(revoked.get(), "*", -1, key, key_length, mask, nullptr) ==
           LIBSSH2_KNOWNHOST_CHECK_MATCH) {
-    return TransportError{
-        TransportErrorKind::host_key,
+    return Status{
+        ErrorKind::host_key,
         fmt::format("{}: the host key {} is marked @revoked in {}: refusing to connect. Ask the "
                     "host's administrator for its new key",
                     policy.display, described, files)};
@@ -235,8 +234,8 @@ std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session, const Ho
         break;
       }
     }
-    return TransportError{
-        TransportErrorKind::host_key,
+    return Status{
+        ErrorKind::host_key,
         fmt::format("{}: WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! The host key for {} "
                     "has changed (it is now {}) and no longer matches {}. This is a possible "
                     "man-in-the-middle attack, or the host was reinstalled. If you trust the "
@@ -257,8 +256,8 @@ std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session, const Ho
     }
     std::string why =
         policy.checking == HostKeyChecking::yes ? " StrictHostKeyChecking is yes for it." : "";
-    return TransportError{
-        TransportErrorKind::host_key,
+    return Status{
+        ErrorKind::host_key,
         fmt::format("{}: host key not known ({} is not in {}).{} If this is the right host, "
                     "record its key with: {} (and compare the fingerprint), or run with "
                     "--accept-new-host-keys, or set StrictHostKeyChecking accept-new for it in "
@@ -270,23 +269,20 @@ std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session, const Ho
   if (libssh2_knownhost_addc(hosts.get(), name.c_str(), nullptr, key, key_length, nullptr, 0, mask,
                              &entry) != 0 ||
       !entry) {
-    return TransportError{
-        TransportErrorKind::host_key,
-        fmt::format("{}: cannot record the new host key: {}", policy.display, last_error(session))};
+    return Status{ErrorKind::host_key, fmt::format("{}: cannot record the new host key: {}",
+                                                   policy.display, last_error(session))};
   }
   std::vector<char> line(8192);
   size_t line_length = 0;
   if (libssh2_knownhost_writeline(hosts.get(), entry, line.data(), line.size(), &line_length,
                                   LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0) {
-    return TransportError{
-        TransportErrorKind::host_key,
-        fmt::format("{}: cannot format the new host key: {}", policy.display, last_error(session))};
+    return Status{ErrorKind::host_key, fmt::format("{}: cannot format the new host key: {}",
+                                                   policy.display, last_error(session))};
   }
   std::string failure = append_line(record_file, std::string(line.data(), line_length));
   if (!failure.empty()) {
-    return TransportError{TransportErrorKind::host_key,
-                          fmt::format("{}: cannot add the new host key to {}: {}", policy.display,
-                                      record_file, failure)};
+    return Status{ErrorKind::host_key, fmt::format("{}: cannot add the new host key to {}: {}",
+                                                   policy.display, record_file, failure)};
   }
   status = fmt::format("new, added to {}", record_file);
   return std::nullopt;

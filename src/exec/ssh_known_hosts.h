@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "runner/exec/ssh_config.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/ssh_config.h"
 
 namespace runner::ssh {
 
@@ -39,7 +39,7 @@ std::string host_key_method_preference(LIBSSH2_SESSION* session, const HostKeyPo
 // is appended to the first file; a changed or revoked key is always
 // refused. On success `status` says how the key was found ("known",
 // "added to FILE").
-std::optional<TransportError> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy,
-                                              std::string& status);
+std::optional<Status> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy,
+                                      std::string& status);
 
 }  // namespace runner::ssh

@@ -11,8 +11,8 @@ namespace runner {
 
 namespace {
 
-bool permanent(const TransportError& error) {
-  return error.kind == TransportErrorKind::auth || error.kind == TransportErrorKind::host_key;
+bool permanent(const Status& error) {
+  return error.kind() == ErrorKind::auth || error.kind() == ErrorKind::host_key;
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ void Scheduler::host_ready(int host) {
   m_queue_dirty = true;
 }
 
-void Scheduler::host_failed(int host, const TransportError& error) {
+void Scheduler::host_failed(int host, const Status& error) {
   if (m_hosts[host].state == HostState::set_aside) return;  // said once; stays aside
   bool was_ready = m_hosts[host].was_ready;
   bool retry = was_ready && !permanent(error) && !m_stopping &&
@@ -138,11 +138,11 @@ void Scheduler::set_aside_refusing_hosts() {
     m_hosts[host].state = HostState::set_aside;
     m_observer.host_failed(
         m_fleet.hosts[host],
-        TransportError{TransportErrorKind::protocol,
-                       fmt::format("{}: set aside for the rest of this run, as a job could not "
-                                   "start there ({}); its jobs go to the other hosts. Fix it, then "
-                                   "run runner again",
-                                   m_fleet.hosts[host].name, reason)});
+        Status{ErrorKind::protocol,
+               fmt::format("{}: set aside for the rest of this run, as a job could not "
+                           "start there ({}); its jobs go to the other hosts. Fix it, then "
+                           "run runner again",
+                           m_fleet.hosts[host].name, reason)});
     m_queue_dirty = true;
   }
   if (m_hosts.any_usable() || !m_hosts.any(HostState::set_aside) || m_stopping) return;

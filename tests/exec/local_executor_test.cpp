@@ -2,12 +2,11 @@
 // signals, driven through the real event loop.
 #include "runner/exec/local_executor.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <map>
 #include <optional>
-
-#include <gtest/gtest.h>
 
 #include "runner/exec/event_loop.h"
 #include "support/process.h"
@@ -21,7 +20,7 @@ struct Recorder final : ExecutorEvents {
   std::map<JobId, std::string> out, err;
   std::map<JobId, JobExit> exits;
   void host_ready(int) override { ready = true; }
-  void host_failed(int, const TransportError&) override {}
+  void host_failed(int, const Status&) override {}
   void task_started(TaskId j, long p) override { pgid[j] = p; }
   void task_output(TaskId j, OutputStream s, std::string_view b) override {
     (s == OutputStream::out ? out : err)[j] += b;
@@ -121,13 +120,15 @@ TEST_F(Local, OutputLargerThanThePipeIsKeptWhole) {
 TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
   // The leftover keeps both pipes open and busy; the job still ends with its
   // shell, with everything the shell wrote.
-  transport->start_task(1, "(while :; do echo leftover; echo leftover >&2; done) &"
-                          " sleep 0.2; echo last; echo last >&2; exit 4");
+  transport->start_task(1,
+                        "(while :; do echo leftover; echo leftover >&2; done) &"
+                        " sleep 0.2; echo last; echo last >&2; exit 4");
   run_until_exited(1);
   EXPECT_EQ(events.exits[1].code, 4);
   for (const std::string& text : {events.out[1], events.err[1]}) {
     ASSERT_GE(text.size(), 5u);
-    EXPECT_NE(text.find("last\n"), std::string::npos) << text.substr(text.size() > 200 ? text.size() - 200 : 0);
+    EXPECT_NE(text.find("last\n"), std::string::npos)
+        << text.substr(text.size() > 200 ? text.size() - 200 : 0);
   }
   EXPECT_TRUE(transport->idle());
   // The leftover's next write after the pipes closed ended it (SIGPIPE).
@@ -149,7 +150,8 @@ TEST_F(Local, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
   run_until([&] { return exit.has_value(); });
   EXPECT_EQ(exit->code, 4);
   EXPECT_EQ(output, "cleaned\n");
-  EXPECT_TRUE(events.pgid.empty() && events.out.empty() && events.err.empty() && events.exits.empty())
+  EXPECT_TRUE(events.pgid.empty() && events.out.empty() && events.err.empty() &&
+              events.exits.empty())
       << "the scheduler saw the runner's own command as a job";
 }
 

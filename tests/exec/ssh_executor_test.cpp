@@ -48,7 +48,7 @@ class Recorder : public ExecutorEvents {
     ready = true;
     log.push_back("ready");
   }
-  void host_failed(int, const TransportError& error) override {
+  void host_failed(int, const Status& error) override {
     failure = error;
     log.push_back("failed");
   }
@@ -70,7 +70,7 @@ class Recorder : public ExecutorEvents {
   }
 
   bool ready = false;
-  std::optional<TransportError> failure;
+  std::optional<Status> failure;
   std::map<JobId, long> pgids;
   std::map<JobId, std::string> out;
   std::map<JobId, std::string> err;
@@ -114,7 +114,7 @@ bool run_until(Executor& transport, const std::function<bool()>& done,
 ::testing::AssertionResult becomes_ready(Executor& transport, Recorder& events) {
   if (!run_until(transport, [&] { return events.ready || events.failure; }))
     return ::testing::AssertionFailure() << "neither ready nor failed in time";
-  if (!events.ready) return ::testing::AssertionFailure() << events.failure->message;
+  if (!events.ready) return ::testing::AssertionFailure() << events.failure->message();
   return ::testing::AssertionSuccess();
 }
 
@@ -220,7 +220,7 @@ class SshTransportTest : public ::testing::Test {
     auto transport = connect(sshd, options);
     bool settled = run_until(*transport, [&] { return m_events.ready || m_events.failure; });
     EXPECT_TRUE(settled);
-    EXPECT_TRUE(m_events.ready) << (m_events.failure ? m_events.failure->message : "timeout");
+    EXPECT_TRUE(m_events.ready) << (m_events.failure ? m_events.failure->message() : "timeout");
     return transport;
   }
 
@@ -240,14 +240,14 @@ class SshTransportTest : public ::testing::Test {
   }
 
   // Waits for a transport failure and returns it.
-  TransportError failure_of(Executor& transport) {
+  Status failure_of(Executor& transport) {
     EXPECT_TRUE(run_until(transport, [&] { return m_events.failure || m_events.ready; }));
     EXPECT_FALSE(m_events.ready);
-    return m_events.failure.value_or(TransportError{});
+    return m_events.failure.value_or(Status{});
   }
 
   // Connects to 127.0.0.1:`port` and waits for the failure.
-  TransportError failure_connecting_to(int port, const SshOptions& options) {
+  Status failure_connecting_to(int port, const SshOptions& options) {
     HostAddress address;
     address.host = "127.0.0.1";
     address.port = port;
@@ -373,7 +373,8 @@ TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
   constexpr int k_jobs = 20;
   for (JobId job = 1; job <= k_jobs; ++job) {
     // The client port in $SSH_CONNECTION names the job's connection.
-    transport->start_task(job, "echo job " + std::to_string(job) + " ${SSH_CONNECTION#* }; sleep 0.2");
+    transport->start_task(job,
+                          "echo job " + std::to_string(job) + " ${SSH_CONNECTION#* }; sleep 0.2");
   }
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }))
       << m_events.exits.size() << " jobs ended";
@@ -448,13 +449,13 @@ TEST_F(SshTransportTest, UnknownHostKeyIsRefusedWithTheFix) {
   SshOptions options = options_for(*sshd);
   options.known_hosts = m_dir.write("empty_known_hosts", "");
   auto transport = connect(*sshd, options);
-  TransportError error = failure_of(*transport);
-  EXPECT_EQ(error.kind, TransportErrorKind::host_key);
-  EXPECT_NE(error.message.find("ssh-keyscan -p " + std::to_string(sshd->port()) + " 127.0.0.1 >> " +
-                               options.known_hosts),
+  Status error = failure_of(*transport);
+  EXPECT_EQ(error.kind(), ErrorKind::host_key);
+  EXPECT_NE(error.message().find("ssh-keyscan -p " + std::to_string(sshd->port()) +
+                                 " 127.0.0.1 >> " + options.known_hosts),
             std::string::npos)
-      << error.message;
-  EXPECT_NE(error.message.find("--accept-new-host-keys"), std::string::npos);
+      << error.message();
+  EXPECT_NE(error.message().find("--accept-new-host-keys"), std::string::npos);
   EXPECT_EQ(read_text(options.known_hosts), "");
 }
 
@@ -485,11 +486,11 @@ TEST_F(SshTransportTest, ChangedHostKeyIsAlwaysRefused) {
   options.known_hosts = m_dir.write("changed_known_hosts", changed_line);
   options.accept_new_host_keys = true;
   auto transport = connect(*sshd, options);
-  TransportError error = failure_of(*transport);
-  EXPECT_EQ(error.kind, TransportErrorKind::host_key);
-  EXPECT_NE(error.message.find("has changed"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("man-in-the-middle"), std::string::npos);
-  EXPECT_NE(error.message.find("ssh-keygen -f " + options.known_hosts + " -R '" + name + "'"),
+  Status error = failure_of(*transport);
+  EXPECT_EQ(error.kind(), ErrorKind::host_key);
+  EXPECT_NE(error.message().find("has changed"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("man-in-the-middle"), std::string::npos);
+  EXPECT_NE(error.message().find("ssh-keygen -f " + options.known_hosts + " -R '" + name + "'"),
             std::string::npos);
   EXPECT_EQ(read_text(options.known_hosts), changed_line);
 }
@@ -523,11 +524,11 @@ TEST_F(SshTransportTest, UnauthorizedKeyFailsListingWhatWasTried) {
   SshOptions options = options_for(*sshd);
   options.identity_files = {stranger, m_dir.file("missing_key")};
   auto transport = connect(*sshd, options);
-  TransportError error = failure_of(*transport);
-  EXPECT_EQ(error.kind, TransportErrorKind::auth);
-  EXPECT_NE(error.message.find("tried " + stranger), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find(m_dir.file("missing_key") + " (no such file)"), std::string::npos);
-  EXPECT_NE(error.message.find("authorized_keys"), std::string::npos);
+  Status error = failure_of(*transport);
+  EXPECT_EQ(error.kind(), ErrorKind::auth);
+  EXPECT_NE(error.message().find("tried " + stranger), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find(m_dir.file("missing_key") + " (no such file)"), std::string::npos);
+  EXPECT_NE(error.message().find("authorized_keys"), std::string::npos);
 }
 
 TEST_F(SshTransportTest, EncryptedKeyIsSkippedWithANote) {
@@ -538,10 +539,10 @@ TEST_F(SshTransportTest, EncryptedKeyIsSkippedWithANote) {
   SshOptions options = options_for(*sshd);
   options.identity_files = {locked};
   auto transport = connect(*sshd, options);
-  TransportError error = failure_of(*transport);
-  EXPECT_EQ(error.kind, TransportErrorKind::auth);
-  EXPECT_NE(error.message.find(locked + " (encrypted"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("ssh-agent"), std::string::npos);
+  Status error = failure_of(*transport);
+  EXPECT_EQ(error.kind(), ErrorKind::auth);
+  EXPECT_NE(error.message().find(locked + " (encrypted"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("ssh-agent"), std::string::npos);
 }
 
 TEST_F(SshTransportTest, RsaKeyFailureRecommendsEd25519) {
@@ -558,9 +559,10 @@ TEST_F(SshTransportTest, RsaKeyFailureRecommendsEd25519) {
   auto transport = connect(*sshd, options);
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure || m_events.ready; }));
   if (m_events.ready) GTEST_SKIP() << "this server still accepts ssh-rsa signatures";
-  EXPECT_EQ(m_events.failure->kind, TransportErrorKind::auth);
-  EXPECT_NE(m_events.failure->message.find("RSA"), std::string::npos) << m_events.failure->message;
-  EXPECT_NE(m_events.failure->message.find("ed25519"), std::string::npos);
+  EXPECT_EQ(m_events.failure->kind(), ErrorKind::auth);
+  EXPECT_NE(m_events.failure->message().find("RSA"), std::string::npos)
+      << m_events.failure->message();
+  EXPECT_NE(m_events.failure->message().find("ed25519"), std::string::npos);
 }
 
 TEST_F(SshTransportTest, AgentIdentityAuthenticates) {
@@ -587,9 +589,9 @@ TEST_F(SshTransportTest, ClosedPortIsAConnectError) {
   int port = testing::unused_port();
   SshOptions options = options_trusting_nothing();
   options.identity_files = {m_dir.file("none")};
-  TransportError error = failure_connecting_to(port, options);
-  EXPECT_EQ(error.kind, TransportErrorKind::connect);
-  EXPECT_EQ(error.message, "127.0.0.1:" + std::to_string(port) + ": connection refused");
+  Status error = failure_connecting_to(port, options);
+  EXPECT_EQ(error.kind(), ErrorKind::connect);
+  EXPECT_EQ(error.message(), "127.0.0.1:" + std::to_string(port) + ": connection refused");
 }
 
 TEST_F(SshTransportTest, ServerThatNeverAnswersTimesOut) {
@@ -597,10 +599,10 @@ TEST_F(SshTransportTest, ServerThatNeverAnswersTimesOut) {
   int listener = testing::silent_listener(port);
   SshOptions options = options_trusting_nothing();
   options.connect_timeout = 300ms;
-  TransportError error = failure_connecting_to(port, options);
+  Status error = failure_connecting_to(port, options);
   close(listener);
-  EXPECT_EQ(error.kind, TransportErrorKind::timeout);
-  EXPECT_NE(error.message.find("timed out after 300 ms"), std::string::npos) << error.message;
+  EXPECT_EQ(error.kind(), ErrorKind::timeout);
+  EXPECT_NE(error.message().find("timed out after 300 ms"), std::string::npos) << error.message();
 }
 
 TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
@@ -609,7 +611,7 @@ TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.pgids.size() == 2; }));
   m_sshd->stop();
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.failure.has_value(); }));
-  EXPECT_EQ(m_events.failure->kind, TransportErrorKind::disconnected);
+  EXPECT_EQ(m_events.failure->kind(), ErrorKind::disconnected);
   for (JobId job : {1, 2}) {
     EXPECT_TRUE(m_events.exits[job].lost);
     EXPECT_FALSE(m_events.exits[job].error.empty());
@@ -638,9 +640,9 @@ TEST_F(SshTransportTest, SilentServerIsDetectedByKeepalive) {
       *transport, [&] { return m_events.failure.has_value(); }, 10s);
   sshd->resume_sessions();
   ASSERT_TRUE(failed);
-  EXPECT_EQ(m_events.failure->kind, TransportErrorKind::disconnected);
-  EXPECT_NE(m_events.failure->message.find("keepalive"), std::string::npos)
-      << m_events.failure->message;
+  EXPECT_EQ(m_events.failure->kind(), ErrorKind::disconnected);
+  EXPECT_NE(m_events.failure->message().find("keepalive"), std::string::npos)
+      << m_events.failure->message();
   EXPECT_TRUE(m_events.exits[1].lost);
 }
 
@@ -690,7 +692,8 @@ TEST_F(SshTransportTest, BurstOfHandshakesSurvivesMaxStartups) {
   RUNNER_REQUIRE_SSHD(sshd);
   auto transport = ready_transport(*sshd, options_for(*sshd));
   constexpr int k_jobs = 6;
-  for (JobId job = 1; job <= k_jobs; ++job) transport->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.3");
+  for (JobId job = 1; job <= k_jobs; ++job)
+    transport->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.3");
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= k_jobs; ++job) {
@@ -940,7 +943,7 @@ TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
       ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
       bool accepts_new = policy == "accept-new" || policy == "no";
       if (situation == "known" || (situation == "unknown" && accepts_new)) {
-        EXPECT_TRUE(events.ready) << events.failure->message;
+        EXPECT_TRUE(events.ready) << events.failure->message();
         EXPECT_EQ(read_text(known_hosts), situation == "known" ? known_line : known_line);
         if (situation == "unknown") {
           EXPECT_EQ(ssh_host_info(*transport)->host_key, "new, added to " + known_hosts);
@@ -948,22 +951,23 @@ TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
         continue;
       }
       ASSERT_TRUE(events.failure);
-      EXPECT_EQ(events.failure->kind, TransportErrorKind::host_key);
+      EXPECT_EQ(events.failure->kind(), ErrorKind::host_key);
       EXPECT_EQ(read_text(known_hosts), before) << "the file must not change";
-      EXPECT_NE(events.failure->message.find("node"), std::string::npos);
+      EXPECT_NE(events.failure->message().find("node"), std::string::npos);
       if (situation == "changed") {
-        EXPECT_NE(events.failure->message.find("REMOTE HOST IDENTIFICATION HAS CHANGED"),
+        EXPECT_NE(events.failure->message().find("REMOTE HOST IDENTIFICATION HAS CHANGED"),
                   std::string::npos)
-            << events.failure->message;
-        EXPECT_NE(events.failure->message.find("ssh-keygen -f " + known_hosts + " -R"),
+            << events.failure->message();
+        EXPECT_NE(events.failure->message().find("ssh-keygen -f " + known_hosts + " -R"),
                   std::string::npos);
       } else {
-        EXPECT_NE(events.failure->message.find("ssh-keyscan -p " + std::to_string(sshd->port()) +
-                                               " 127.0.0.1 >> " + known_hosts),
+        EXPECT_NE(events.failure->message().find("ssh-keyscan -p " + std::to_string(sshd->port()) +
+                                                 " 127.0.0.1 >> " + known_hosts),
                   std::string::npos)
-            << events.failure->message;
-        EXPECT_EQ(events.failure->message.find("StrictHostKeyChecking is yes") != std::string::npos,
-                  policy == "yes");
+            << events.failure->message();
+        EXPECT_EQ(
+            events.failure->message().find("StrictHostKeyChecking is yes") != std::string::npos,
+            policy == "yes");
       }
     }
   }
@@ -1077,8 +1081,8 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
   ASSERT_TRUE(run_all_until({one.get(), two.get()}, [&] {
     return (m_events.ready || m_events.failure) && (second_events.ready || second_events.failure);
   }));
-  ASSERT_TRUE(m_events.ready) << m_events.failure->message;
-  ASSERT_TRUE(second_events.ready) << second_events.failure->message;
+  ASSERT_TRUE(m_events.ready) << m_events.failure->message();
+  ASSERT_TRUE(second_events.ready) << second_events.failure->message();
   one->start_task(1, "echo one");
   two->start_task(2, "echo two");
   ASSERT_TRUE(run_all_until({one.get(), two.get()}, [&] {
@@ -1096,11 +1100,11 @@ TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
   auto transport = connect_through_jump(hosts);
-  TransportError error = failure_of(*transport);
-  EXPECT_EQ(error.kind, TransportErrorKind::connect);
-  EXPECT_NE(error.message.find("target"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("bastion"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("AllowTcpForwarding"), std::string::npos) << error.message;
+  Status error = failure_of(*transport);
+  EXPECT_EQ(error.kind(), ErrorKind::connect);
+  EXPECT_NE(error.message().find("target"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("bastion"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("AllowTcpForwarding"), std::string::npos) << error.message();
 }
 
 TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
@@ -1112,14 +1116,15 @@ TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
   ASSERT_TRUE(jump);
   std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
-  TransportError error = failure_of(*transport);
-  EXPECT_EQ(error.kind, TransportErrorKind::host_key);
-  EXPECT_NE(error.message.find("target (via bastion): cannot reach it through its jump host: "
-                               "bastion"),
+  Status error = failure_of(*transport);
+  EXPECT_EQ(error.kind(), ErrorKind::host_key);
+  EXPECT_NE(error.message().find("target (via bastion): cannot reach it through its jump host: "
+                                 "bastion"),
             std::string::npos)
-      << error.message;
-  EXPECT_NE(error.message.find("ssh-keyscan -p " + std::to_string(jump->port())), std::string::npos)
-      << error.message;
+      << error.message();
+  EXPECT_NE(error.message().find("ssh-keyscan -p " + std::to_string(jump->port())),
+            std::string::npos)
+      << error.message();
 }
 
 TEST_F(SshConfigTransportTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
@@ -1130,11 +1135,11 @@ TEST_F(SshConfigTransportTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
   std::string known_hosts = known_hosts_of({jump.get()});
   std::string config = write_jump_config(*target, *jump, known_hosts);
   auto transport = connect_alias("target", config_only(config));
-  TransportError error = failure_of(*transport);
-  EXPECT_EQ(error.kind, TransportErrorKind::host_key);
-  EXPECT_NE(error.message.find("ssh -F " + config + " -o StrictHostKeyChecking=accept-new"),
+  Status error = failure_of(*transport);
+  EXPECT_EQ(error.kind(), ErrorKind::host_key);
+  EXPECT_NE(error.message().find("ssh -F " + config + " -o StrictHostKeyChecking=accept-new"),
             std::string::npos)
-      << error.message;
+      << error.message();
 }
 
 TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
@@ -1144,7 +1149,7 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   std::string known_hosts = options.known_hosts;
   options.known_hosts = m_dir.write("kh_later", "");
   auto transport = connect(*sshd, options);
-  EXPECT_EQ(failure_of(*transport).kind, TransportErrorKind::host_key);
+  EXPECT_EQ(failure_of(*transport).kind(), ErrorKind::host_key);
 
   // The key is recorded meanwhile: connecting again succeeds.
   m_dir.write("kh_later", sshd->known_hosts_line() + "\n");
@@ -1223,7 +1228,7 @@ TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
   ASSERT_TRUE(
       run_all_until(raw, [&] { return all([](Recorder& e) { return e.ready || e.failure; }); }));
   for (int i = 0; i < k_hosts; ++i) {
-    ASSERT_TRUE(events[i].ready) << "node" << i << ": " << events[i].failure->message;
+    ASSERT_TRUE(events[i].ready) << "node" << i << ": " << events[i].failure->message();
   }
   // Without a limit per server, 16 handshakes at once would lose 14 at a
   // time; the limit learns from the first refusals.
@@ -1283,14 +1288,14 @@ TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
     transport->connect();
     ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
     if (!identities_only) {
-      ASSERT_TRUE(events.ready) << events.failure->message;
+      ASSERT_TRUE(events.ready) << events.failure->message();
       EXPECT_EQ(ssh_host_info(*transport)->auth, "agent key runner-test");
     } else {
       ASSERT_TRUE(events.failure);
-      EXPECT_NE(events.failure->message.find("IdentitiesOnly"), std::string::npos)
-          << events.failure->message;
-      EXPECT_NE(events.failure->message.find("tried " + stranger), std::string::npos)
-          << events.failure->message;
+      EXPECT_NE(events.failure->message().find("IdentitiesOnly"), std::string::npos)
+          << events.failure->message();
+      EXPECT_NE(events.failure->message().find("tried " + stranger), std::string::npos)
+          << events.failure->message();
     }
   }
 }
@@ -1303,8 +1308,8 @@ TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt
   // host's own sshd). The shell around it notes its tokens and pid.
   std::string config_path = m_dir.file("ssh_config");
   std::string noted = m_dir.file("relay_noted");  // tokens and pid, written by the relay
-  std::string relay = "sh -c 'echo %n %h:%p $$ > " + noted + "; exec ssh -F " + config_path +
-                      " -W %h:%p bastion'";
+  std::string relay =
+      "sh -c 'echo %n %h:%p $$ > " + noted + "; exec ssh -F " + config_path + " -W %h:%p bastion'";
   m_dir.write("ssh_config",
               host_block("boxed", *sshd, known_hosts, "  ProxyCommand " + relay + "\n") +
                   host_block("bastion", *sshd, known_hosts,
@@ -1346,7 +1351,7 @@ TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
     auto transport = make_ssh_executor(0, alias("node"), config_only(config), events);
     transport->connect();
     ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
-    ASSERT_TRUE(events.ready) << events.failure->message;
+    ASSERT_TRUE(events.ready) << events.failure->message();
     transport->start_task(1, "seq 1 20000");
     ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
     EXPECT_EQ(count(events.out[1], "\n"), 20000);
@@ -1385,18 +1390,18 @@ TEST_F(SshConfigTransportTest, AJumpHostReachedByProxyCommandCarriesTheHostsBehi
 
 TEST_F(SshConfigTransportTest, AProxyCommandThatEndsAtOnceIsNamedInTheError) {
   std::string config = m_dir.write("ssh_config", "Host boxed\n  ProxyCommand false\n");
-  TransportError error = failure_of(*connect_alias("boxed", config_only(config)));
-  EXPECT_NE(error.message.find("its ProxyCommand (false) ended before the SSH handshake"),
+  Status error = failure_of(*connect_alias("boxed", config_only(config)));
+  EXPECT_NE(error.message().find("its ProxyCommand (false) ended before the SSH handshake"),
             std::string::npos)
-      << error.message;
+      << error.message();
 }
 
 TEST_F(SshConfigTransportTest, ProxyUseFdpassIsRefusedWithWhatToUseInstead) {
-  std::string config = m_dir.write(
-      "ssh_config", "Host boxed\n  ProxyCommand relay %h %p\n  ProxyUseFdpass yes\n");
-  TransportError error = failure_of(*connect_alias("boxed", config_only(config)));
-  EXPECT_NE(error.message.find("ProxyUseFdpass"), std::string::npos) << error.message;
-  EXPECT_NE(error.message.find("ssh -W %h:%p"), std::string::npos) << error.message;
+  std::string config =
+      m_dir.write("ssh_config", "Host boxed\n  ProxyCommand relay %h %p\n  ProxyUseFdpass yes\n");
+  Status error = failure_of(*connect_alias("boxed", config_only(config)));
+  EXPECT_NE(error.message().find("ProxyUseFdpass"), std::string::npos) << error.message();
+  EXPECT_NE(error.message().find("ssh -W %h:%p"), std::string::npos) << error.message();
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ class FakeTransport final : public Executor {
   std::vector<std::string>* log = nullptr;
 
   // Scripting.
-  std::optional<TransportError> connect_error;
+  std::optional<Status> connect_error;
   std::function<Outcome(const std::string& command)> outcome = [](const std::string&) {
     return Outcome{};
   };
@@ -89,8 +89,9 @@ class FakeTransport final : public Executor {
       auto jobs = std::move(m_jobs);
       m_jobs.clear();
       m_fresh.clear();
-      for (auto& [id, o] : jobs) report_exited(id, JobExit{.error = "connection lost", .lost = true});
-      report_failed(TransportError{TransportErrorKind::disconnected, "dropped"});
+      for (auto& [id, o] : jobs)
+        report_exited(id, JobExit{.error = "connection lost", .lost = true});
+      report_failed(Status{ErrorKind::disconnected, "dropped"});
       return;
     }
     for (JobId id : std::exchange(m_fresh, {})) {
@@ -182,14 +183,14 @@ class RecordingObserver final : public RunObserver {
   std::vector<std::string> notices;
   std::vector<std::pair<Job, JobExit>> finished;
   std::vector<Clock::duration> durations;  // of the finished jobs, in order
-  bool journal_fails = false;  // checkpoint() fails: no job may start
+  bool journal_fails = false;              // checkpoint() fails: no job may start
 
   void host_ready(const Host& h) override { events.push_back("ready " + h.name); }
-  void host_failed(const Host& h, const TransportError& e) override {
-    events.push_back("failed " + h.name + ": " + e.message);
+  void host_failed(const Host& h, const Status& e) override {
+    events.push_back("failed " + h.name + ": " + e.message());
   }
-  void host_reconnecting(const Host& h, const TransportError& e, Clock::duration) override {
-    events.push_back("reconnecting " + h.name + ": " + e.message);
+  void host_reconnecting(const Host& h, const Status& e, Clock::duration) override {
+    events.push_back("reconnecting " + h.name + ": " + e.message());
   }
   void job_launched(const Job& j) override {
     events.push_back("start " + j.label() + " " + j.tasks.front().command);
@@ -223,7 +224,8 @@ inline Fleet make_fleet(
     int h = static_cast<int>(fleet.hosts.size());
     for (std::size_t i = 0; i < gpus.size(); ++i) {
       host.slots.push_back(static_cast<int>(fleet.slots.size()));
-      fleet.slots.push_back(Slot{h, static_cast<int>(i), {{"gpu", gpus[i]}}, name + " gpu=" + gpus[i]});
+      fleet.slots.push_back(
+          Slot{h, static_cast<int>(i), {{"gpu", gpus[i]}}, name + " gpu=" + gpus[i]});
     }
     fleet.hosts.push_back(host);
   }

@@ -1,12 +1,11 @@
 // What the scheduler does when things go wrong: lost hosts, timeouts,
 // retries, cancellation and the jobs of a dead run. Scripted transports,
 // injected time.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "runner/sched/scheduler.h"
 #include "sched/fakes.h"
@@ -62,7 +61,7 @@ TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
   for (int i = 0; i < 8; ++i) r.source.add("job" + std::to_string(i));
   r.scheduler->start();
   r.tick();
-  r.tick();  // the hosts report the jobs' process groups
+  r.tick();              // the hosts report the jobs' process groups
   long pgid = 1000 + 1;  // the fake's pgid for job 1, which ran on a
   r.transports[0]->drop();
   r.tick();
@@ -267,7 +266,7 @@ TEST(Recovery, OrphanWithoutProcessGroupIsRunAgainWithAWarning) {
 
 TEST(Recovery, RefusedKeysAreNotRetried) {
   Campaign r(two_hosts());
-  r.transports[0]->connect_error = TransportError{TransportErrorKind::auth, "a: denied"};
+  r.transports[0]->connect_error = Status{ErrorKind::auth, "a: denied"};
   r.source.add("j");
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);

@@ -91,7 +91,8 @@ TEST(Scheduler, AMultiSlotJobGetsAnAlignedBlockOfSlots) {
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
   std::map<std::string, std::vector<int>> slots;
-  for (const auto& [job, exit] : h.observer.finished) slots[job.tasks.front().command] = job.slots();
+  for (const auto& [job, exit] : h.observer.finished)
+    slots[job.tasks.front().command] = job.slots();
   EXPECT_EQ(slots["pair"], (std::vector<int>{2, 3}));
   // Slot 1 is free at once, but 1 alone makes no aligned pair: it waits
   // for 0,1 once "first" ends.
@@ -139,7 +140,7 @@ TEST(Scheduler, FailedJobMakesExitCodeOne) {
 
 TEST(Scheduler, UnreachableHostLeavesTheOthersWorking) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
-  h.transports[0]->connect_error = TransportError{TransportErrorKind::connect, "a: refused"};
+  h.transports[0]->connect_error = Status{ErrorKind::connect, "a: refused"};
   for (int i = 0; i < 4; ++i) h.source.add("j");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
@@ -151,7 +152,7 @@ TEST(Scheduler, UnreachableHostLeavesTheOthersWorking) {
 
 TEST(Scheduler, NoUsableHostIsAFailure) {
   Harness h(make_fleet({{"a", {"0"}}}));
-  h.transports[0]->connect_error = TransportError{TransportErrorKind::auth, "a: denied"};
+  h.transports[0]->connect_error = Status{ErrorKind::auth, "a: denied"};
   h.source.add("j");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 1);

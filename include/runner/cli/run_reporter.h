@@ -26,9 +26,8 @@ class RunReporter final : public RunObserver {
   RunReporter(const Fleet& fleet, Console& console, Journal& journal, JobLogs& logs);
 
   void host_ready(const Host& host) override;
-  void host_failed(const Host& host, const TransportError& error) override;
-  void host_reconnecting(const Host& host, const TransportError& error,
-                         Clock::duration wait) override;
+  void host_failed(const Host& host, const Status& error) override;
+  void host_reconnecting(const Host& host, const Status& error, Clock::duration wait) override;
   void job_launched(const Job& job) override;
   void task_started(const Job& job, const Task& task) override;
   void task_output(const Job& job, const Task& task, OutputStream stream,

@@ -9,19 +9,35 @@
 
 namespace runner {
 
+// What kind of failure a Status is, where a caller decides by it: a host
+// that refuses the key is not tried again, one that did not answer is.
+enum class ErrorKind {
+  failed,        // no kind that anyone decides by
+  connect,       // a host could not be reached
+  host_key,      // its host key is unknown, changed or revoked
+  auth,          // it refused every key
+  protocol,      // it answered, but not as it should
+  timeout,       // it did not answer in time
+  disconnected,  // the connection was lost
+};
+
 class [[nodiscard]] Status {
  public:
   // Success.
   Status() = default;
   static Status ok_status() { return Status(); }
   // A failure; `message` says what failed and why ("cannot write the journal
-  // q.runner/journal.jsonl: No space left on device").
-  static Status error(std::string message) { return Status(std::move(message)); }
+  // q.runner/journal.jsonl: No space left on device"), naming the host and
+  // the step where there is one, and the fix where there is one.
+  static Status error(std::string message) { return Status(ErrorKind::failed, std::move(message)); }
+  Status(ErrorKind kind, std::string message)
+      : m_message(std::move(message)), m_kind(kind), m_failed(true) {}
 
   bool ok() const { return !m_failed; }
   explicit operator bool() const { return ok(); }
   // Empty for success.
   const std::string& message() const { return m_message; }
+  ErrorKind kind() const { return m_kind; }
 
   // Keeps the first failure of two.
   Status& update(const Status& other) {
@@ -30,9 +46,8 @@ class [[nodiscard]] Status {
   }
 
  private:
-  explicit Status(std::string message) : m_message(std::move(message)), m_failed(true) {}
-
   std::string m_message;
+  ErrorKind m_kind = ErrorKind::failed;
   bool m_failed = false;
 };
 

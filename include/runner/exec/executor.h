@@ -20,6 +20,7 @@
 
 #include "runner/core/job_exit.h"
 #include "runner/core/pollable.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
@@ -27,23 +28,15 @@ namespace runner {
 // that a task writing as fast as it can leaves the event loop to the others.
 inline constexpr std::size_t k_output_share = 256 * 1024;
 
-enum class TransportErrorKind { connect, host_key, auth, protocol, timeout, disconnected };
-
-// Why a host cannot be used. The message names the host, the step and,
-// where there is one, the fix.
-struct TransportError {
-  TransportErrorKind kind = TransportErrorKind::connect;
-  std::string message;
-};
-
 // Receives what executors observe.
 class ExecutorEvents {
  public:
   virtual ~ExecutorEvents() = default;
   virtual void host_ready(int host) = 0;
-  // The host is unusable. Every task it was running gets task_exited with
-  // lost = true before this is called.
-  virtual void host_failed(int host, const TransportError& error) = 0;
+  // The host is unusable (`error` says why, and its kind whether trying
+  // again can help). Every task it was running gets task_exited with lost =
+  // true before this is called.
+  virtual void host_failed(int host, const Status& error) = 0;
   // The task's process group exists; pgid is its id on the host.
   virtual void task_started(TaskId task, long pgid) = 0;
   virtual void task_output(TaskId task, OutputStream stream, std::string_view bytes) = 0;
@@ -103,7 +96,7 @@ class Executor : public Pollable {
   // What implementations report. Ends and output of the runner's own
   // commands are taken here; the rest goes to the events.
   void report_ready() { m_events.host_ready(m_host); }
-  void report_failed(const TransportError& error);
+  void report_failed(const Status& error);
   void report_started(TaskId task, long pgid);
   void report_output(TaskId task, OutputStream stream, std::string_view bytes);
   void report_exited(TaskId task, const JobExit& exit);

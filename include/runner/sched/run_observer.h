@@ -20,11 +20,10 @@ class RunObserver {
   virtual ~RunObserver() = default;
   virtual void host_ready(const Host& host) = 0;
   // No job will run on the host again in this run.
-  virtual void host_failed(const Host& host, const TransportError& error) = 0;
+  virtual void host_failed(const Host& host, const Status& error) = 0;
   // The host was lost; the scheduler connects again after `wait`, and no
   // job starts there meanwhile.
-  virtual void host_reconnecting(const Host& host, const TransportError& error,
-                                 Clock::duration wait) = 0;
+  virtual void host_reconnecting(const Host& host, const Status& error, Clock::duration wait) = 0;
   // The job has its slots; its tasks' commands go to their hosts once the
   // journal holds this.
   virtual void job_launched(const Job& job) = 0;

@@ -110,7 +110,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
 
   // ExecutorEvents
   void host_ready(int host) override;
-  void host_failed(int host, const TransportError& error) override;
+  void host_failed(int host, const Status& error) override;
   // (Executors report on tasks.)
   void task_started(TaskId task, long pgid) override;
   void task_output(TaskId task, OutputStream stream, std::string_view bytes) override;

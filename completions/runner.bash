@@ -4,9 +4,10 @@
 # the campaign's state directory.
 
 # The state directory the command line names: --state-dir, or the one
-# beside --queue-file (queue.yaml -> queue.runner), as runner finds it.
+# beside --queue-file or $RUNNER_QUEUE_FILE (queue.yaml -> queue.runner), as
+# runner finds it.
 _runner_state_dir() {
-  local queue=queue.yaml state="" i
+  local queue=${RUNNER_QUEUE_FILE:-queue.yaml} state="" i
   for ((i = 1; i < COMP_CWORD; i++)); do
     case ${COMP_WORDS[i]} in
       -Q | --queue-file) queue=${COMP_WORDS[i + 1]} ;;

@@ -13,10 +13,12 @@ function __runner_flags
 end
 
 # The ids of the jobs with a log in the state directory the command line
-# names: --state-dir, or the one beside --queue-file (queue.yaml -> queue.runner).
+# names: --state-dir, or the one beside --queue-file or $RUNNER_QUEUE_FILE
+# (queue.yaml -> queue.runner).
 function __runner_job_ids
     set -l words (commandline -opc)
     set -l queue queue.yaml
+    set -q RUNNER_QUEUE_FILE; and set queue $RUNNER_QUEUE_FILE
     set -l state
     for i in (seq 2 (math (count $words) - 1))
         switch $words[$i]

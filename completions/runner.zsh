@@ -4,7 +4,7 @@
 # files for the options that name files, and for `runner log` the ids of the
 # jobs that have a log in the campaign's state directory.
 
-local runner=$words[1] subcommand="" queue=queue.yaml state="" i
+local runner=$words[1] subcommand="" queue=${RUNNER_QUEUE_FILE:-queue.yaml} state="" i
 for (( i = 2; i < CURRENT; i++ )); do
   case $words[i] in
     -Q|--queue-file) queue=$words[i+1] ;;

@@ -23,14 +23,23 @@ void set_example(CLI::App& app, const std::string& example) {
   app.footer("Example:\n  " + example);
 }
 
+// Flags a user repeats can be set once in the environment instead; the
+// command line wins. Each help line names its variable, and so does the man page.
+constexpr const char* k_hosts_file_env = "RUNNER_HOSTS_FILE";
+constexpr const char* k_queue_file_env = "RUNNER_QUEUE_FILE";
+constexpr const char* k_ssh_config_env = "RUNNER_SSH_CONFIG";
+constexpr const char* k_known_hosts_env = "RUNNER_KNOWN_HOSTS";
+
 // How hosts are reached: the ssh configuration and what overrides it.
 void add_ssh_flags(CLI::App& app, SshOptions& ssh) {
   app.add_option("--ssh-config", ssh.config_file,
                  "OpenSSH client configuration to resolve hosts with, like ssh -F (default "
-                 "~/.ssh/config)");
+                 "~/.ssh/config)")
+      ->envname(k_ssh_config_env);
   app.add_option("--known-hosts", ssh.known_hosts,
                  "known_hosts file to check host keys against (default: the ssh configuration's, "
-                 "~/.ssh/known_hosts)");
+                 "~/.ssh/known_hosts)")
+      ->envname(k_known_hosts_env);
   app.add_flag("--accept-new-host-keys", ssh.accept_new_host_keys,
                "Add unknown host keys to known_hosts instead of refusing, like "
                "StrictHostKeyChecking accept-new (changed keys are always refused)");
@@ -41,8 +50,10 @@ void add_ssh_flags(CLI::App& app, SshOptions& ssh) {
 }
 
 void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
-  app.add_option("-H,--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)");
-  app.add_option("-Q,--queue-file", o.queue_file, "The queue (default: queue.yaml)");
+  app.add_option("-H,--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
+  app.add_option("-Q,--queue-file", o.queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   ignored.add_option(app, "--editor");
   app.add_option("--state-dir", o.state_dir,
                  "Journal and job logs (default: beside the queue file, queue.runner/)");
@@ -86,7 +97,8 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
 // --queue-file and --state-dir of the commands that read a campaign.
 void add_state_flags(CLI::App& app, std::string& queue_file, std::string& state_dir) {
   app.add_option("-Q,--queue-file", queue_file,
-                 "The campaign's queue; its state is beside it (default: queue.yaml)");
+                 "The campaign's queue; its state is beside it (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   app.add_option("--state-dir", state_dir, "The campaign's state directory (default: queue.runner/)");
 }
 
@@ -120,7 +132,8 @@ int run_cli(int argc, char** argv) {
   LockOptions lock_options;
   auto* lock = app.add_subcommand("lock", "Lock the queue and edit it");
   lock->alias("l");
-  lock->add_option("-Q,--queue-file", lock_options.queue_file, "The queue (default: queue.yaml)");
+  lock->add_option("-Q,--queue-file", lock_options.queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   lock->add_option("--editor", lock_options.editor, "Editor (default: $VISUAL, $EDITOR, vim)");
   ignored.add_option(*lock, "-H,--hosts-file");
   ignored.add_flag(*lock, "-d,--daemon");
@@ -131,7 +144,8 @@ int run_cli(int argc, char** argv) {
 
   AddOptions add_options;
   auto* add = app.add_subcommand("add", "Append a job (or the entries of a file) to the queue");
-  add->add_option("-Q,--queue-file", add_options.queue_file, "The queue (default: queue.yaml)");
+  add->add_option("-Q,--queue-file", add_options.queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   add->add_option("-f,--file", add_options.from_file, "A YAML list of queue entries to append");
   add->add_option("command", add_options.command, "The command to append, as one job");
   add->positionals_at_end(true);
@@ -166,7 +180,8 @@ int run_cli(int argc, char** argv) {
   CheckOptions check_options;
   auto* check = app.add_subcommand(
       "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
-  check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)");
+  check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
   add_ssh_flags(*check, check_options.ssh);
   set_example(*check, "runner check --hosts-file hosts.yaml");
 

@@ -53,5 +53,6 @@ expect "runner log 1" "1 12"
 expect "runner log -Q nightly.yaml " "7"
 expect "runner log --state-dir nightly.runner " "7"
 expect "runner log -Q missing.yaml " ""
+RUNNER_QUEUE_FILE=nightly.yaml expect "runner log " "7"
 
 [ "$failures" -eq 0 ] || { echo "$failures completion(s) wrong"; exit 1; }

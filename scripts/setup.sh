@@ -8,6 +8,7 @@ packages=(
   libssh2-1-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libgtest-dev
   openssh-server openssh-client procps
+  help2man  # the man page, written from runner --help at build time (cmake/man_page.sh)
   tcsh zsh fish  # login shells of the test users (tests/support/remote_user)
   parallel pdsh python3  # the peers of the benchmark suite (bench/, ctest bench_smoke)
   chromium

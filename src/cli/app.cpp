@@ -8,6 +8,7 @@
 #include "runner/cli/options.h"
 #include "runner/cli/run_cli.h"
 #include "runner/config/config_error.h"
+#include "runner/exec/ssh_executor.h"
 #include "runner/state/state_dir.h"
 
 #include "pegasus_command_line.h"
@@ -16,14 +17,29 @@ namespace runner {
 
 namespace {
 
+// Below the options of `--help` (and in the man page, made from it). Set on
+// every command: CLI11 copies a parent's footer into later subcommands.
+void set_example(CLI::App& app, const std::string& example) {
+  app.footer("Example:\n  " + example);
+}
+
+// Flags a user repeats can be set once in the environment instead; the
+// command line wins. Each help line names its variable, and so does the man page.
+constexpr const char* k_hosts_file_env = "RUNNER_HOSTS_FILE";
+constexpr const char* k_queue_file_env = "RUNNER_QUEUE_FILE";
+constexpr const char* k_ssh_config_env = "RUNNER_SSH_CONFIG";
+constexpr const char* k_known_hosts_env = "RUNNER_KNOWN_HOSTS";
+
 // How hosts are reached: the ssh configuration and what overrides it.
 void add_ssh_flags(CLI::App& app, SshOptions& ssh) {
   app.add_option("--ssh-config", ssh.config_file,
                  "OpenSSH client configuration to resolve hosts with, like ssh -F (default "
-                 "~/.ssh/config)");
+                 "~/.ssh/config)")
+      ->envname(k_ssh_config_env);
   app.add_option("--known-hosts", ssh.known_hosts,
                  "known_hosts file to check host keys against (default: the ssh configuration's, "
-                 "~/.ssh/known_hosts)");
+                 "~/.ssh/known_hosts)")
+      ->envname(k_known_hosts_env);
   app.add_flag("--accept-new-host-keys", ssh.accept_new_host_keys,
                "Add unknown host keys to known_hosts instead of refusing, like "
                "StrictHostKeyChecking accept-new (changed keys are always refused)");
@@ -34,8 +50,10 @@ void add_ssh_flags(CLI::App& app, SshOptions& ssh) {
 }
 
 void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
-  app.add_option("-H,--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)");
-  app.add_option("-Q,--queue-file", o.queue_file, "The queue (default: queue.yaml)");
+  app.add_option("-H,--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
+  app.add_option("-Q,--queue-file", o.queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   ignored.add_option(app, "--editor");
   app.add_option("--state-dir", o.state_dir,
                  "Journal and job logs (default: beside the queue file, queue.runner/)");
@@ -79,16 +97,20 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
 // --queue-file and --state-dir of the commands that read a campaign.
 void add_state_flags(CLI::App& app, std::string& queue_file, std::string& state_dir) {
   app.add_option("-Q,--queue-file", queue_file,
-                 "The campaign's queue; its state is beside it (default: queue.yaml)");
+                 "The campaign's queue; its state is beside it (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   app.add_option("--state-dir", state_dir, "The campaign's state directory (default: queue.runner/)");
 }
 
 }  // namespace
 
 int run_cli(int argc, char** argv) {
-  CLI::App app{"runner: drain a queue of shell commands onto a fleet of GPU nodes over SSH"};
+  CLI::App app{"runner: drain a queue of shell commands onto a fleet of GPU nodes over SSH",
+               "runner"};
   app.require_subcommand(1);
-  app.set_version_flag("-V,--version", "runner 0.1.0");
+  // RUNNER_VERSION is the project's (and the package's) version.
+  app.set_version_flag("-V,--version",
+                       fmt::format("runner {}\nlibssh2 {}", RUNNER_VERSION, libssh2_runtime_version()));
   // `runner q -V`: what a mode does not know, the top level may.
   app.fallthrough();
   IgnoredOptions ignored;
@@ -97,6 +119,7 @@ int run_cli(int argc, char** argv) {
   auto* queue = app.add_subcommand("queue", "Run each job once, on the next free slot(s)");
   queue->alias("q");
   add_run_flags(*queue, queue_options, ignored);
+  set_example(*queue, "runner queue --hosts-file hosts.yaml --queue-file queue.yaml --timeout 2h");
 
   RunOptions broadcast_options;
   broadcast_options.mode = Mode::broadcast;
@@ -104,24 +127,29 @@ int run_cli(int argc, char** argv) {
       app.add_subcommand("broadcast", "Run each job on every slot, in lockstep");
   broadcast->alias("b");
   add_run_flags(*broadcast, broadcast_options, ignored);
+  set_example(*broadcast, "runner broadcast --hosts-file hosts.yaml --queue-file setup-nodes.yaml");
 
   LockOptions lock_options;
   auto* lock = app.add_subcommand("lock", "Lock the queue and edit it");
   lock->alias("l");
-  lock->add_option("-Q,--queue-file", lock_options.queue_file, "The queue (default: queue.yaml)");
+  lock->add_option("-Q,--queue-file", lock_options.queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   lock->add_option("--editor", lock_options.editor, "Editor (default: $VISUAL, $EDITOR, vim)");
   ignored.add_option(*lock, "-H,--hosts-file");
   ignored.add_flag(*lock, "-d,--daemon");
   ignored.add_flag(*lock, "-i,--ignore-errors");
   ignored.add_flag(*lock, "-e,--error-aborts");
   ignored.add_option(*lock, "-p,--print-period");
+  set_example(*lock, "runner lock --queue-file queue.yaml --editor nano");
 
   AddOptions add_options;
   auto* add = app.add_subcommand("add", "Append a job (or the entries of a file) to the queue");
-  add->add_option("-Q,--queue-file", add_options.queue_file, "The queue (default: queue.yaml)");
+  add->add_option("-Q,--queue-file", add_options.queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
   add->add_option("-f,--file", add_options.from_file, "A YAML list of queue entries to append");
   add->add_option("command", add_options.command, "The command to append, as one job");
   add->positionals_at_end(true);
+  set_example(*add, "runner add --queue-file queue.yaml 'python train.py --lr 0.01'");
 
   StatusOptions status_options;
   auto* status = app.add_subcommand("status", "Show what a running (or finished) campaign does");
@@ -130,12 +158,14 @@ int run_cli(int argc, char** argv) {
   status->add_flag("-w,--watch", status_options.watch, "Refresh until the run ends");
   status->add_option("--interval", status_options.interval, "Seconds between refreshes (default 2)")
       ->check(CLI::PositiveNumber);
+  set_example(*status, "runner status --queue-file queue.yaml --watch");
 
   LogOptions log_options;
   auto* log = app.add_subcommand("log", "Print a job's saved output");
   add_state_flags(*log, log_options.queue_file, log_options.state_dir);
   log->add_option("job", log_options.job, "The job's id (12 or #12)")->required();
   log->add_flag("-f,--follow", log_options.follow, "Keep printing while the job runs");
+  set_example(*log, "runner log --queue-file queue.yaml --follow 12");
 
   ReportOptions report_options;
   auto* report = app.add_subcommand("report", "Write an HTML report of a campaign");
@@ -145,12 +175,19 @@ int run_cli(int argc, char** argv) {
                      "stdout)");
   report->add_option("--run", report_options.runs, "Show this run (repeatable; default the latest)");
   report->add_flag("--all", report_options.all_runs, "Show every run of the state directory");
+  set_example(*report, "runner report --queue-file queue.yaml --output report.html");
 
   CheckOptions check_options;
   auto* check = app.add_subcommand(
       "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
-  check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)");
+  check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
   add_ssh_flags(*check, check_options.ssh);
+  set_example(*check, "runner check --hosts-file hosts.yaml");
+
+  set_example(app,
+              "runner queue --hosts-file hosts.yaml --queue-file queue.yaml\n"
+              "`runner SUBCOMMAND --help` tells more, with an example.");
 
   try {
     std::vector<std::string> args = pegasus_order(argc, argv);

@@ -152,3 +152,9 @@ std::string describe_duration(std::chrono::milliseconds duration) {
 }
 
 }  // namespace runner::ssh
+
+namespace runner {
+
+std::string libssh2_runtime_version() { return libssh2_version(0); }
+
+}  // namespace runner

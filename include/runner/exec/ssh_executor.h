@@ -90,4 +90,8 @@ std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address
                                                   const SshOptions& options,
                                                   ExecutorEvents& events);
 
+// The version of the libssh2 this process runs with (the shared library's,
+// which may be newer than the headers it was built against), e.g. "1.10.0".
+std::string libssh2_runtime_version();
+
 }  // namespace runner

@@ -1,0 +1,52 @@
+# What `cmake --install` and `cpack -G DEB` put on a user's machine (the
+# binary, its man page, bash/zsh/fish completions, the README), and the tests
+# that check it. Included at the end of the top-level CMakeLists.txt.
+
+# The binary says the version the package carries.
+target_compile_definitions(runner_cli PRIVATE RUNNER_VERSION="${PROJECT_VERSION}")
+
+# The man page, written from the built binary's own help (cmake/man_page.sh).
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  set(man_page ${CMAKE_BINARY_DIR}/runner.1.gz)
+  add_custom_command(
+    OUTPUT ${man_page}
+    COMMAND ${CMAKE_SOURCE_DIR}/cmake/man_page.sh $<TARGET_FILE:runner> ${man_page}
+    DEPENDS runner ${CMAKE_SOURCE_DIR}/cmake/man_page.sh
+    COMMENT "Writing the man page from runner --help"
+    VERBATIM)
+  add_custom_target(man_page ALL DEPENDS ${man_page})
+  install(FILES ${man_page} DESTINATION share/man/man1)
+else()
+  message(WARNING "help2man not found: no man page is built or installed (scripts/setup.sh installs it)")
+endif()
+
+install(FILES completions/runner.bash DESTINATION share/bash-completion/completions RENAME runner)
+install(FILES completions/runner.zsh DESTINATION share/zsh/site-functions RENAME _runner)
+install(FILES completions/runner.fish DESTINATION share/fish/vendor_completions.d)
+install(FILES README.md DESTINATION share/doc/runner)
+
+# The .deb: its Depends are the packages the binary's shared libraries come
+# from, as dpkg-shlibdeps finds them (libssh2-1, libyaml-cpp0.7, libfmt9, ...).
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME runner)
+set(CPACK_PACKAGE_CONTACT "runner maintainers <runner@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "drain a queue of shell commands onto a fleet of GPU nodes over SSH")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION utils)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# runner reads the ssh configuration through `ssh -G` when ssh is there.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS openssh-client)
+include(CPack)
+
+add_test(NAME bash_completion
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/install/bash_completion_test.sh $<TARGET_FILE:runner>
+          ${CMAKE_SOURCE_DIR}/completions/runner.bash)
+add_test(NAME install_into_destdir
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/install/install_test.sh ${CMAKE_BINARY_DIR})
+add_test(NAME deb_package
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/install/deb_package_test.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(bash_completion install_into_destdir deb_package PROPERTIES TIMEOUT 120)

@@ -1,0 +1,59 @@
+// The real binary with flags a user repeats set in the environment instead
+// (RUNNER_HOSTS_FILE, RUNNER_QUEUE_FILE, ...): they apply when the command
+// line does not say otherwise, and the help names them.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+// A campaign whose files have other names than the defaults, so a run that
+// finds them took them from the environment (or the command line).
+struct EnvironmentDefaults : ::testing::Test {
+  TempDir dir;
+  std::string fleet = dir.write("lab-hosts.yaml", "- localhost\n");
+  std::string queue = dir.write("lab-queue.yaml", "- echo hi\n");
+
+  ProcessResult runner(std::vector<std::string> args,
+                       const std::map<std::string, std::string>& environment) {
+    testing::ProcessSpec spec = testing::runner_spec(std::move(args), dir.path());
+    spec.env.insert(environment.begin(), environment.end());
+    return testing::run_process(spec);
+  }
+};
+
+TEST_F(EnvironmentDefaults, TheEnvironmentNamesTheFleetAndTheQueue) {
+  ProcessResult r = runner({"queue"}, {{"RUNNER_HOSTS_FILE", fleet}, {"RUNNER_QUEUE_FILE", queue}});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("hi\n"), std::string::npos) << r.out;
+  EXPECT_EQ(dir.read("lab-queue.yaml"), "[]\n");
+}
+
+TEST_F(EnvironmentDefaults, TheCommandLineWinsOverTheEnvironment) {
+  ProcessResult r = runner({"queue", "--hosts-file", fleet, "-Q", queue},
+                           {{"RUNNER_HOSTS_FILE", "missing.yaml"},
+                            {"RUNNER_QUEUE_FILE", "missing.yaml"}});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(dir.read("lab-queue.yaml"), "[]\n");
+}
+
+TEST_F(EnvironmentDefaults, TheHelpNamesTheVariables) {
+  ProcessResult r = runner({"queue", "--help"}, {});
+  EXPECT_EQ(r.status, 0) << r.err;
+  for (const char* variable :
+       {"RUNNER_HOSTS_FILE", "RUNNER_QUEUE_FILE", "RUNNER_SSH_CONFIG", "RUNNER_KNOWN_HOSTS"}) {
+    EXPECT_NE(r.out.find(variable), std::string::npos) << variable << "\n" << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace runner

@@ -1,17 +1,17 @@
 // The command line: subcommands and flags (Pegasus' included), dispatch,
 // and the mapping of fatal errors to exit status 2.
-#include <algorithm>
-
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "pegasus_command_line.h"
 #include "runner/cli/options.h"
 #include "runner/cli/run_cli.h"
 #include "runner/config/config_error.h"
 #include "runner/exec/ssh_executor.h"
 #include "runner/state/state_dir.h"
-
-#include "pegasus_command_line.h"
+#include "user_defaults.h"
 
 namespace runner {
 
@@ -66,11 +66,11 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
   app.add_option("-p,--print-period", o.print_period,
                  "Print every Nth output line of each job; 0 prints none (default 1)");
   app.add_option("--color", o.color, "Colour slot prefixes: auto, always, never")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, ColorMode>{{"auto", ColorMode::automatic},
-                                           {"always", ColorMode::always},
-                                           {"never", ColorMode::never}},
-          CLI::ignore_case));
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, ColorMode>{{"auto", ColorMode::automatic},
+                                                                   {"always", ColorMode::always},
+                                                                   {"never", ColorMode::never}},
+                                  CLI::ignore_case));
   add_ssh_flags(app, o.ssh);
   app.add_flag("--resume", o.resume,
                "After a crash: check the jobs the last run left running, kill what is left of "
@@ -99,37 +99,61 @@ void add_state_flags(CLI::App& app, std::string& queue_file, std::string& state_
   app.add_option("-Q,--queue-file", queue_file,
                  "The campaign's queue; its state is beside it (default: queue.yaml)")
       ->envname(k_queue_file_env);
-  app.add_option("--state-dir", state_dir, "The campaign's state directory (default: queue.runner/)");
+  app.add_option("--state-dir", state_dir,
+                 "The campaign's state directory (default: queue.runner/)");
+}
+
+// A default from the user's config file, where it gives one.
+void take(const std::optional<std::string>& configured, std::string& field) {
+  if (configured) field = *configured;
+}
+
+void take_ssh(const UserDefaults& defaults, SshOptions& ssh) {
+  take(defaults.ssh_config, ssh.config_file);
+  take(defaults.known_hosts, ssh.known_hosts);
 }
 
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  // Defaults below the environment and the command line: they are the
+  // values the options start from.
+  UserDefaults defaults;
+  try {
+    defaults = load_user_defaults(user_defaults_path());
+  } catch (const ConfigError& e) {
+    fmt::print(stderr, "runner: error: {}\n", e.what());
+    return 2;
+  }
+
   CLI::App app{"runner: drain a queue of shell commands onto a fleet of GPU nodes over SSH",
                "runner"};
   app.require_subcommand(1);
   // RUNNER_VERSION is the project's (and the package's) version.
-  app.set_version_flag("-V,--version",
-                       fmt::format("runner {}\nlibssh2 {}", RUNNER_VERSION, libssh2_runtime_version()));
+  app.set_version_flag("-V,--version", fmt::format("runner {}\nlibssh2 {}", RUNNER_VERSION,
+                                                   libssh2_runtime_version()));
   // `runner q -V`: what a mode does not know, the top level may.
   app.fallthrough();
   IgnoredOptions ignored;
 
   RunOptions queue_options;
+  take(defaults.hosts_file, queue_options.hosts_file);
+  take(defaults.queue_file, queue_options.queue_file);
+  take_ssh(defaults, queue_options.ssh);
   auto* queue = app.add_subcommand("queue", "Run each job once, on the next free slot(s)");
   queue->alias("q");
   add_run_flags(*queue, queue_options, ignored);
   set_example(*queue, "runner queue --hosts-file hosts.yaml --queue-file queue.yaml --timeout 2h");
 
-  RunOptions broadcast_options;
+  RunOptions broadcast_options = queue_options;
   broadcast_options.mode = Mode::broadcast;
-  auto* broadcast =
-      app.add_subcommand("broadcast", "Run each job on every slot, in lockstep");
+  auto* broadcast = app.add_subcommand("broadcast", "Run each job on every slot, in lockstep");
   broadcast->alias("b");
   add_run_flags(*broadcast, broadcast_options, ignored);
   set_example(*broadcast, "runner broadcast --hosts-file hosts.yaml --queue-file setup-nodes.yaml");
 
   LockOptions lock_options;
+  take(defaults.queue_file, lock_options.queue_file);
   auto* lock = app.add_subcommand("lock", "Lock the queue and edit it");
   lock->alias("l");
   lock->add_option("-Q,--queue-file", lock_options.queue_file, "The queue (default: queue.yaml)")
@@ -143,6 +167,7 @@ int run_cli(int argc, char** argv) {
   set_example(*lock, "runner lock --queue-file queue.yaml --editor nano");
 
   AddOptions add_options;
+  take(defaults.queue_file, add_options.queue_file);
   auto* add = app.add_subcommand("add", "Append a job (or the entries of a file) to the queue");
   add->add_option("-Q,--queue-file", add_options.queue_file, "The queue (default: queue.yaml)")
       ->envname(k_queue_file_env);
@@ -152,15 +177,18 @@ int run_cli(int argc, char** argv) {
   set_example(*add, "runner add --queue-file queue.yaml 'python train.py --lr 0.01'");
 
   StatusOptions status_options;
+  take(defaults.queue_file, status_options.queue_file);
   auto* status = app.add_subcommand("status", "Show what a running (or finished) campaign does");
   add_state_flags(*status, status_options.queue_file, status_options.state_dir);
-  status->add_flag("--json", status_options.json, "One JSON object (one line per refresh with --watch)");
+  status->add_flag("--json", status_options.json,
+                   "One JSON object (one line per refresh with --watch)");
   status->add_flag("-w,--watch", status_options.watch, "Refresh until the run ends");
   status->add_option("--interval", status_options.interval, "Seconds between refreshes (default 2)")
       ->check(CLI::PositiveNumber);
   set_example(*status, "runner status --queue-file queue.yaml --watch");
 
   LogOptions log_options;
+  take(defaults.queue_file, log_options.queue_file);
   auto* log = app.add_subcommand("log", "Print a job's saved output");
   add_state_flags(*log, log_options.queue_file, log_options.state_dir);
   log->add_option("job", log_options.job, "The job's id (12 or #12)")->required();
@@ -168,16 +196,20 @@ int run_cli(int argc, char** argv) {
   set_example(*log, "runner log --queue-file queue.yaml --follow 12");
 
   ReportOptions report_options;
+  take(defaults.queue_file, report_options.queue_file);
   auto* report = app.add_subcommand("report", "Write an HTML report of a campaign");
   add_state_flags(*report, report_options.queue_file, report_options.state_dir);
   report->add_option("-o,--output", report_options.output,
                      "Where to write it (default: report.html in the state directory; - for "
                      "stdout)");
-  report->add_option("--run", report_options.runs, "Show this run (repeatable; default the latest)");
+  report->add_option("--run", report_options.runs,
+                     "Show this run (repeatable; default the latest)");
   report->add_flag("--all", report_options.all_runs, "Show every run of the state directory");
   set_example(*report, "runner report --queue-file queue.yaml --output report.html");
 
   CheckOptions check_options;
+  take(defaults.hosts_file, check_options.hosts_file);
+  take_ssh(defaults, check_options.ssh);
   auto* check = app.add_subcommand(
       "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
   check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)")
@@ -188,6 +220,11 @@ int run_cli(int argc, char** argv) {
   set_example(app,
               "runner queue --hosts-file hosts.yaml --queue-file queue.yaml\n"
               "`runner SUBCOMMAND --help` tells more, with an example.");
+  app.footer(app.get_footer() +
+             "\n\nDefaults for the flags you repeat: ~/.config/runner/config.yaml (or "
+             "$XDG_CONFIG_HOME/runner/config.yaml) with the keys hosts_file, queue_file, "
+             "ssh_config and known_hosts, then the environment (RUNNER_HOSTS_FILE, "
+             "RUNNER_QUEUE_FILE, RUNNER_SSH_CONFIG, RUNNER_KNOWN_HOSTS), then the command line.");
 
   try {
     std::vector<std::string> args = pegasus_order(argc, argv);

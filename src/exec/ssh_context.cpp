@@ -306,7 +306,7 @@ std::shared_ptr<ssh::JumpLink> SshContext::jump_link(const std::vector<ssh::Host
 bool SshContext::enter_handshake(const std::string& server) {
   Server& entry = m_servers[server];
   if (entry.limit == 0) entry.limit = k_handshakes_per_server;
-  Clock::time_point now = Clock::now();
+  Clock::time_point now = m_options.clock();
   std::erase_if(entry.settling, [&](Clock::time_point until) { return until <= now; });
   if (entry.in_flight + static_cast<int>(entry.settling.size()) >= entry.limit) return false;
   ++entry.in_flight;
@@ -317,7 +317,7 @@ void SshContext::leave_handshake(const std::string& server) {
   Server& entry = m_servers[server];
   if (entry.in_flight > 0) --entry.in_flight;
   if (entry.limit > 0 && entry.limit < k_handshakes_per_server) {
-    entry.settling.push_back(Clock::now() + k_handshake_settling);
+    entry.settling.push_back(m_options.clock() + k_handshake_settling);
   }
 }
 
@@ -337,10 +337,10 @@ std::optional<std::string> SshContext::passphrase(const std::string& key) {
   if (entry.value) return entry.value;
   if (entry.asked >= k_passphrase_prompts || m_prompts_refused) return std::nullopt;
   ++entry.asked;
-  Clock::time_point asked_at = Clock::now();
+  Clock::time_point asked_at = m_options.clock();
   if (m_options.before_prompt) m_options.before_prompt();
   entry.value = m_options.ask_passphrase ? m_options.ask_passphrase(key) : ask_on_terminal(key);
-  m_time_in_prompts += Clock::now() - asked_at;
+  m_time_in_prompts += m_options.clock() - asked_at;
   // End of input or an interrupt at the prompt: ask no more in this run.
   if (!entry.value) m_prompts_refused = true;
   return entry.value;

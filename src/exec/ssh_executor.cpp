@@ -56,7 +56,7 @@ class SshExecutor final : public Executor, public ssh::JobSink {
       return;
     }
     m_target = std::move(*target);
-    Clock::time_point now = Clock::now();
+    Clock::time_point now = m_context->options().clock();
     open_connection(now);
     settle(now);
   }
@@ -126,7 +126,7 @@ class SshExecutor final : public Executor, public ssh::JobSink {
     if (m_phase == Phase::ready && (!m_pending.empty() || !m_control.empty())) {
       // Work waits: step soon if some connection could take it now.
       for (const auto& connection : m_connections) {
-        if (connection->accepts_work(Clock::now())) return Clock::time_point{};
+        if (connection->accepts_work(m_context->options().clock())) return Clock::time_point{};
       }
     }
     return next;

@@ -13,8 +13,9 @@
 #include <vector>
 
 #include "runner/config/hosts.h"
-#include "runner/exec/ssh_config.h"
+#include "runner/core/clock.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/ssh_config.h"
 
 namespace runner {
 
@@ -53,6 +54,9 @@ struct SshOptions {
   // Called just before a passphrase is asked on the terminal, to clear it
   // for the prompt (the run's status line).
   std::function<void()> before_prompt;
+  // The time, for what the executors decide outside their step (a
+  // connection's start, the handshake limits); tests drive it.
+  ClockSource clock = steady_clock_source();
 };
 
 // What the SSH executors of one run share: the resolved configuration,
@@ -83,12 +87,11 @@ std::optional<SshHostInfo> ssh_host_info(const Executor& executor);
 // An executor that shares `context` with the run's other SSH executors.
 // connect() after host_failed starts afresh, with new connections.
 std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
-                                                  std::shared_ptr<SshContext> context,
-                                                  ExecutorEvents& events);
+                                            std::shared_ptr<SshContext> context,
+                                            ExecutorEvents& events);
 // The same with a context of its own.
 std::unique_ptr<Executor> make_ssh_executor(int host, const HostAddress& address,
-                                                  const SshOptions& options,
-                                                  ExecutorEvents& events);
+                                            const SshOptions& options, ExecutorEvents& events);
 
 // The version of the libssh2 this process runs with (the shared library's,
 // which may be newer than the headers it was built against), e.g. "1.10.0".

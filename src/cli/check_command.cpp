@@ -1,7 +1,7 @@
 // `runner check`: connect to every host as a run would, and print one line
 // per host: reachable or not (and why), how it authenticated, its host key,
 // the round trip, and the GPUs `nvidia-smi -L` lists. Exits 1 when a host is
-// not usable. Threading: none; one event loop drives every transport.
+// not usable. Threading: none; one event loop drives every executor.
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -83,11 +83,11 @@ class Checker final : public ExecutorEvents {
  public:
   Checker(const Fleet& fleet, std::vector<HostCheck>& checks) : m_fleet(fleet), m_checks(checks) {}
 
-  void set_transports(std::vector<Executor*> transports) { m_transports = std::move(transports); }
+  void set_executors(std::vector<Executor*> executors) { m_executors = std::move(executors); }
 
   void host_ready(int host) override {
     m_checks[host].state = HostCheck::State::probing;
-    m_transports[host]->start_task(static_cast<JobId>(host) + 1, k_probe);
+    m_executors[host]->start_task(static_cast<JobId>(host) + 1, k_probe);
   }
 
   void host_failed(int host, const Status& error) override {
@@ -114,7 +114,7 @@ class Checker final : public ExecutorEvents {
     check.state = HostCheck::State::done;
     const Host& entry = m_fleet.hosts[host];
     std::vector<std::string> parts = {"ok"};
-    if (std::optional<SshHostInfo> info = ssh_host_info(*m_transports[host])) {
+    if (std::optional<SshHostInfo> info = ssh_host_info(*m_executors[host])) {
       parts.push_back(info->endpoint);
       parts.push_back(info->auth);
       parts.push_back("host key " + info->host_key);
@@ -159,7 +159,7 @@ class Checker final : public ExecutorEvents {
  private:
   const Fleet& m_fleet;
   std::vector<HostCheck>& m_checks;
-  std::vector<Executor*> m_transports;
+  std::vector<Executor*> m_executors;
 };
 
 }  // namespace
@@ -175,15 +175,15 @@ int check_hosts(const CheckOptions& options) {
 
   std::vector<HostCheck> checks(fleet.hosts.size());
   Checker checker(fleet, checks);
-  std::vector<std::unique_ptr<Executor>> transports =
+  std::vector<std::unique_ptr<Executor>> executors =
       FleetBackend(fleet, context).executors(checker);
   std::vector<Executor*> raw;
-  for (auto& transport : transports) raw.push_back(transport.get());
-  checker.set_transports(raw);
+  for (auto& executor : executors) raw.push_back(executor.get());
+  checker.set_executors(raw);
 
   EventLoop loop;
-  for (auto& transport : transports) loop.add(transport.get());
-  for (auto& transport : transports) transport->connect();
+  for (auto& executor : executors) loop.add(executor.get());
+  for (auto& executor : executors) executor->connect();
 
   // Connecting has its own timeout; nvidia-smi gets `probe_timeout` more.
   Clock::time_point give_up =
@@ -214,10 +214,10 @@ int check_hosts(const CheckOptions& options) {
     loop.run_once(std::chrono::milliseconds(200));
   }
 
-  for (auto& transport : transports) transport->shutdown();
+  for (auto& executor : executors) executor->shutdown();
   Clock::time_point closing = Clock::now() + std::chrono::seconds(2);
   while (Clock::now() < closing &&
-         !std::all_of(transports.begin(), transports.end(), [](auto& t) { return t->idle(); })) {
+         !std::all_of(executors.begin(), executors.end(), [](auto& e) { return e->idle(); })) {
     loop.run_once(std::chrono::milliseconds(100));
   }
 

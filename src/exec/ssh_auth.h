@@ -1,4 +1,4 @@
-// Private to the SSH transport: public-key authentication of one session,
+// Private to the SSH executor: public-key authentication of one session,
 // without blocking. Tries ssh-agent identities, then key files, and when all
 // fail explains what was tried and the likely cause.
 #pragma once

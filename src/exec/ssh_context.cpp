@@ -1,4 +1,4 @@
-// What the SSH transports of one run share: configuration, jump links,
+// What the SSH executors of one run share: configuration, jump links,
 // handshake limits and passphrases. Threading: none.
 #include "ssh_context.h"
 

@@ -1,4 +1,4 @@
-// Private to the SSH transport: what all SSH transports of one run share.
+// Private to the SSH executor: what all SSH executors of one run share.
 // The resolved OpenSSH configuration of every host, the connections to jump
 // hosts (one per jump host, shared by every host behind it), a limit on
 // concurrent handshakes per server (sshd's MaxStartups drops bursts), and

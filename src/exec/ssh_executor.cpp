@@ -3,7 +3,7 @@
 // MaxSessions refuses a channel, and at most a few handshake at once (sshd's
 // MaxStartups drops bursts). The host is resolved through the ssh
 // configuration; a host behind ProxyJump is reached through the run's shared
-// jump connection, which this transport steps too. Public calls only queue
+// jump connection, which this executor steps too. Public calls only queue
 // requests; all work and every event happen in connect() and step().
 // Threading: none.
 #include "runner/exec/ssh_executor.h"
@@ -353,7 +353,7 @@ class SshExecutor final : public Executor, public ssh::JobSink {
     std::erase_if(m_connections, [](const auto& connection) {
       return connection->state() == SshConnection::State::closed;
     });
-    // The jump connection closes once no transport holds it.
+    // The jump connection closes once no executor holds it.
     if (m_connections.empty()) m_link.reset();
   }
 

@@ -1,4 +1,4 @@
-// known_hosts handling for the SSH transport: key-type preference, the
+// known_hosts handling for the SSH executor: key-type preference, the
 // check after the handshake (several files, hashed names, @revoked), and
 // recording new keys.
 #include "ssh_known_hosts.h"

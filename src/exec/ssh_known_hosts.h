@@ -1,4 +1,4 @@
-// Private to the SSH transport: the OpenSSH known_hosts file. Chooses which
+// Private to the SSH executor: the OpenSSH known_hosts file. Chooses which
 // host-key types to negotiate, checks the key a server presented and, when
 // allowed, records a new one.
 #pragma once

@@ -1,4 +1,4 @@
-// Private to the SSH transport: a host reached through ProxyCommand. As ssh
+// Private to the SSH executor: a host reached through ProxyCommand. As ssh
 // does, the command runs as `$SHELL -c 'exec COMMAND'` (/bin/sh without
 // $SHELL) with its stdin and stdout on a socket, and the connection uses the
 // other end of the socketpair as its own socket; its stderr is runner's. It

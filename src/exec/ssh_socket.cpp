@@ -1,4 +1,4 @@
-// Name resolution and non-blocking TCP connects for the SSH transport.
+// Name resolution and non-blocking TCP connects for the SSH executor.
 #include "ssh_socket.h"
 
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-// Private to the SSH transport: name resolution and non-blocking TCP
+// Private to the SSH executor: name resolution and non-blocking TCP
 // sockets with the options SSH sessions need.
 #pragma once
 

@@ -127,6 +127,9 @@ std::string keep_tail(std::string text, size_t limit);
 // The last line of `text` that holds something, with unprintable bytes as '?'.
 std::string last_line(std::string_view text);
 
+// `text` with its first letter in lower case, to quote strerror mid-sentence.
+std::string lowercase_first(std::string text);
+
 // "10 s", "1.5 s", "200 ms"
 std::string describe_duration(std::chrono::milliseconds duration);
 

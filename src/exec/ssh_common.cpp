@@ -1,9 +1,10 @@
-// libssh2 set-up and small helpers shared by the SSH transport's pieces.
+// libssh2 set-up and small helpers shared by the SSH executor's pieces.
 #include "ssh_common.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <mutex>
 #include <utility>
 
@@ -149,6 +150,11 @@ std::string describe_duration(std::chrono::milliseconds duration) {
   if (ms < 1000) return fmt::format("{} ms", ms);
   if (ms % 1000 == 0) return fmt::format("{} s", ms / 1000);
   return fmt::format("{:.1f} s", static_cast<double>(ms) / 1000.0);
+}
+
+std::string lowercase_first(std::string text) {
+  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  return text;
 }
 
 }  // namespace runner::ssh

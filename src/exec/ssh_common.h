@@ -1,4 +1,4 @@
-// Private to the SSH transport: what its pieces (connection, pool, host-key
+// Private to the SSH executor: what its pieces (connection, pool, host-key
 // check, authentication) share, and small libssh2 helpers.
 // Threading: none; every object belongs to the event loop's thread.
 #pragma once
@@ -83,22 +83,22 @@ struct HostHints {
 struct ChannelWork {
   enum class Kind { job, signal, pump, tunnel };
   Kind kind = Kind::job;
-  JobId job = 0;
+  TaskId job = 0;
   std::string command;           // job: the user's command
   long pgid = 0;                 // signal: the target group
   int signal = 0;                // signal: the signal number
   std::weak_ptr<Tunnel> tunnel;  // tunnel: gone when the next host gave up
 };
 
-// Where a connection reports what its jobs do.
-class JobSink {
+// Where a connection reports what its tasks do (the SSH executor).
+class TaskSink {
  public:
-  virtual ~JobSink() = default;
-  virtual void job_started(JobId job, long pgid) = 0;
-  virtual void job_output(JobId job, OutputStream stream, std::string_view bytes) = 0;
-  virtual void job_exited(JobId job, const JobExit& exit) = 0;
+  virtual ~TaskSink() = default;
+  virtual void task_started(TaskId job, long pgid) = 0;
+  virtual void task_output(TaskId job, OutputStream stream, std::string_view bytes) = 0;
+  virtual void task_exited(TaskId job, const JobExit& exit) = 0;
   // `signal` may not have reached the job's process group: `why`.
-  virtual void signal_failed(JobId job, int signal, const std::string& why) = 0;
+  virtual void signal_failed(TaskId job, int signal, const std::string& why) = 0;
 };
 
 // Calls libssh2_init once per process.
@@ -126,6 +126,9 @@ std::string keep_tail(std::string text, size_t limit);
 
 // The last line of `text` that holds something, with unprintable bytes as '?'.
 std::string last_line(std::string_view text);
+
+// `text` with its first letter in lower case, to quote strerror mid-sentence.
+std::string lowercase_first(std::string text);
 
 // "10 s", "1.5 s", "200 ms"
 std::string describe_duration(std::chrono::milliseconds duration);

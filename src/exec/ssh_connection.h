@@ -1,4 +1,4 @@
-// Private to the SSH transport: one SSH connection to a host and the
+// Private to the SSH executor: one SSH connection to a host and the
 // channels that run over it. A passive state machine: a turn at the
 // server's handshake limit, TCP connect (or a tunnel through a jump host),
 // handshake (retried when sshd drops it before the banner), host-key check,
@@ -6,7 +6,11 @@
 // jobs one after another (one channel per job where the host has no
 // `setsid`), and channels that send a signal. A jump host's connection
 // carries tunnels instead of jobs.
-// Threading: none; the pool (ssh_transport.cpp) steps it from the event loop.
+// Its members are defined by concept: ssh_connection.cpp (the event-loop
+// interface, taking work, ending), ssh_connecting.cpp, ssh_channel_pool.cpp,
+// ssh_exec_channel.cpp, ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp; a
+// channel and its kinds are ssh_channel.h.
+// Threading: none; the pool (ssh_executor.cpp) steps it from the event loop.
 #pragma once
 
 #include <poll.h>
@@ -16,10 +20,12 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "runner/exec/launcher.h"
 #include "ssh_auth.h"
+#include "ssh_channel.h"
 #include "ssh_common.h"
 #include "ssh_known_hosts.h"
 #include "ssh_proxy_command.h"
@@ -40,7 +46,7 @@ class SshConnection {
   };
 
   // `via`: the jump host to reach the target through (ProxyJump); null: TCP.
-  SshConnection(const HostTarget& target, HostHints& hints, JobSink& sink,
+  SshConnection(const HostTarget& target, HostHints& hints, TaskSink& sink,
                 std::shared_ptr<JumpLink> via = nullptr);
   ~SshConnection();
   SshConnection(const SshConnection&) = delete;
@@ -73,9 +79,9 @@ class SshConnection {
   // Work this connection gave back (sshd refused the channel): take it and
   // place it elsewhere.
   std::vector<ChannelWork> take_returned();
-  // Routes a signal for one of this connection's jobs: reports job_exited at
+  // Routes a signal for one of this connection's jobs: reports task_exited at
   // once for a job whose command was not sent yet. False if the job is not here.
-  bool signal_task(JobId job, int signal);
+  bool signal_task(TaskId job, int signal);
   // Whether a job's command runs or waits here.
   bool has_jobs() const;
 
@@ -89,7 +95,7 @@ class SshConnection {
 
   // After a failure: the jobs whose command may have run (their outcome is
   // unknown), and the work that never started, taken out of the connection.
-  std::vector<JobId> lost_jobs() const;
+  std::vector<TaskId> lost_jobs() const;
   std::vector<ChannelWork> take_unstarted();
 
  private:
@@ -105,71 +111,13 @@ class SshConnection {
     done
   };
 
-  // One open (or opening) channel and the work it carries. Every channel
-  // that runs something speaks the protocol of runner/exec/launcher.h. A
-  // launcher channel carries one job after another; an idle one carries
-  // pump work.
-  struct Channel {
-    enum class Step {
-      exec,
-      write_line,    // launcher: sending the current work's line
-      run,           // launcher: the work runs, or it is idle
-      write_script,  // a channel of its own: sending its whole script
-      send_eof,
-      read,
-      bridge,
-      close,
-      wait_closed,
-      release
-    };
-    ChannelWork work;
-    LIBSSH2_CHANNEL* handle = nullptr;
-    Step step = Step::exec;
-    std::string request;          // the exec request, kept for retries after EAGAIN
-    bool exec_attempted = false;  // the job's command was sent (or began to be)
-    bool silent = false;          // its job was already reported as ended
-    bool pgid_known = false;      // the wrapper's line was seen (or given up on)
-    long pgid = 0;
-    std::string head;         // stdout before the wrapper's line
-    size_t head_scanned = 0;  // where head's first unchecked line starts
-    std::vector<int> pending_signals;
-    // What goes to the shell's stdin and how much of it went out: a
-    // launcher's script and lines, or a channel's whole script.
-    std::string line;
-    size_t line_sent = 0;
-    // The scanners that find the ready marker, then the end of the current
-    // work's output; `ready`: the ready marker was read on stdout, stderr.
-    std::unique_ptr<EndMarkerScanner> out_marker;
-    std::unique_ptr<EndMarkerScanner> err_marker;
-    bool ready[2] = {false, false};
-    std::string noise;           // the end of the login shell's start-up stderr
-    std::string control_errors;  // a signal's: what its `kill` said
-    bool launcher = false;
-    bool drop_head = false;       // stdout before the wrapper's line is not the job's
-    long previous_group = 0;      // the group of the job before on this launcher
-    std::string launcher_script;  // a launcher's, until it goes out with the first line
-    // A launcher between jobs (or a pump channel) carries no work.
-    bool idle() const { return work.kind == ChannelWork::Kind::pump; }
-    // Makes a launcher idle: forgets its work and what was learnt about it.
-    void clear_work();
-    // A tunnel: kept while its channel opens; then the jump side of the
-    // socketpair, and bytes in flight.
-    std::shared_ptr<Tunnel> tunnel;
-    int bridge_fd = -1;
-    std::string to_local;   // from the channel, not yet written to bridge_fd
-    std::string to_remote;  // from bridge_fd, not yet written to the channel
-    bool local_eof = false;
-    Channel() = default;
-    Channel(const Channel&) = delete;
-    Channel& operator=(const Channel&) = delete;
-    ~Channel();
-  };
+  using Channel = SshChannel;
 
   // What one call into libssh2 did.
   enum class Outcome { progressed, blocked, finished, broken };
 
+  // ssh_connecting.cpp: setting up.
   static ssize_t receive_hook(int fd, void* buffer, size_t length, int flags, void** abstract);
-
   bool enter_gate();
   void leave_gate();
   void begin_transport();
@@ -179,15 +127,51 @@ class SshConnection {
   void set_attempt_deadline();
   Clock::time_point attempt_deadline() const;
   void step_connecting(Clock::time_point now);
+  // Whether m_fd is a TCP socket (not a tunnel's or a ProxyCommand's socketpair).
+  bool connects_over_tcp() const { return !m_via && m_target.proxy_command.empty(); }
+
+  // ssh_channel_pool.cpp: the session and its channels.
   void step_session(Clock::time_point now);
   void maybe_start_pump();
   Outcome step_open();
+  // Steps a channel: its kind's steps (step_exec, step_tunnel), then the
+  // close every kind ends with (step_ending).
   Outcome step_channel(Channel& channel);
+  Outcome step_ending(Channel& channel);
+  void keepalive(Clock::time_point now);
+  bool blocked_outbound() const;
+  bool send_queue_empty() const;
+  // What libssh2's `rc` means here: 0, and an error that ends only the
+  // channel, are progressed.
+  Outcome classify(int rc, Channel* channel);
+  // Channels that carry work (idle launchers do not).
+  long busy_channels() const;
+  // Launchers that end because a job left processes behind on them: they
+  // hold their sessions until those end.
+  long retired_launchers() const;
+  // Hands every waiting job and signal back to the pool (take_returned).
+  void return_waiting_work();
+  // Why the socket broke, as precisely as known.
+  std::string socket_failure() const;
+
+  // ssh_exec_channel.cpp: channels that run something.
+  Outcome step_exec(Channel& channel);
   // Sends channel.request as an exec request. A refusal is reported for the
   // job (if any) and releases the channel; `answer_lost`: libssh2 lost the
   // server's answer, so whether it ran is unknown (the caller decides).
   Outcome send_exec(Channel& channel, bool& answer_lost);
   Outcome read_channel(Channel& channel);
+  // Output of the channel's work: to its job, if it has one.
+  void take_output(Channel& channel, int stream, std::string_view bytes);
+  void handle_stdout(Channel& channel, std::string_view bytes);
+  // Passes stdout held before the wrapper's line on to the channel's job.
+  void release_head(Channel& channel);
+  // Why a job did not start when the login shell ended with `status`.
+  std::string login_shell_failure(int status) const;
+  void finish_channel(Channel& channel);
+  void send_signal(Channel& channel, int signal);
+
+  // ssh_launcher_channel.cpp: the channel protocol and launchers.
   // Launchers: give waiting work to idle ones, and run one's steps.
   void assign_to_launchers();
   Outcome step_launcher(Channel& channel);
@@ -205,41 +189,21 @@ class SshConnection {
   // A signal's channel or launcher line ended (the login shell with
   // `shell_status`): says so when the signal may not have reached its group.
   void control_ended(const Channel& channel, int shell_status);
+
+  // ssh_jump_tunnel.cpp: tunnels for ProxyJump.
+  Outcome step_tunnel(Channel& channel);
   Outcome open_tunnel_channel();
   Outcome start_bridge(Channel& channel);
   Outcome pump_tunnel(Channel& channel, bool& done);
-  // Output of the channel's work: to its job, if it has one.
-  void take_output(Channel& channel, int stream, std::string_view bytes);
-  void handle_stdout(Channel& channel, std::string_view bytes);
-  // Passes stdout held before the wrapper's line on to the channel's job.
-  void release_head(Channel& channel);
-  // Why a job did not start when the login shell ended with `status`.
-  std::string login_shell_failure(int status) const;
-  void finish_channel(Channel& channel);
-  void send_signal(Channel& channel, int signal);
-  void keepalive(Clock::time_point now);
-  bool blocked_outbound() const;
-  bool send_queue_empty() const;
-  Outcome classify(int rc, Channel* channel);
-  // Channels that carry work (idle launchers do not).
-  long busy_channels() const;
-  // Launchers that end because a job left processes behind on them: they
-  // hold their sessions until those end.
-  long retired_launchers() const;
-  // Hands every waiting job and signal back to the pool (take_returned).
-  void return_waiting_work();
-  // Whether m_fd is a TCP socket (not a tunnel's or a ProxyCommand's socketpair).
-  bool connects_over_tcp() const { return !m_via && m_target.proxy_command.empty(); }
-  // Why the socket broke, as precisely as known.
-  std::string socket_failure() const;
 
+  // ssh_connection.cpp: how it ends.
   void fail(ErrorKind kind, const std::string& message);
   void lose(const std::string& reason);
   void destroy_session();
 
   const HostTarget& m_target;
   HostHints& m_hints;
-  JobSink& m_sink;
+  TaskSink& m_sink;
   std::shared_ptr<JumpLink> m_via;
   std::shared_ptr<Tunnel> m_tunnel;       // until its socket is taken
   std::unique_ptr<ProxyCommand> m_proxy;  // the ProxyCommand behind m_fd, if any
@@ -289,7 +253,7 @@ class SshConnection {
   bool m_blocked_open = false;           // the channel open is half sent
   bool m_progressed = false;             // the last step did something
   std::vector<ChannelWork> m_returned;
-  std::vector<JobId> m_lost;
+  std::vector<TaskId> m_lost;
   std::vector<ChannelWork> m_unstarted;
 };
 

@@ -34,7 +34,7 @@ using ssh::SshConnection;
 
 constexpr int k_max_concurrent_handshakes = 4;
 
-class SshExecutor final : public Executor, public ssh::JobSink {
+class SshExecutor final : public Executor, public ssh::TaskSink {
  public:
   SshExecutor(int host, const HostAddress& address, std::shared_ptr<SshContext> context,
               ExecutorEvents& events)
@@ -74,7 +74,7 @@ class SshExecutor final : public Executor, public ssh::JobSink {
     return info;
   }
 
-  void start_task(JobId job, const std::string& command) override {
+  void start_task(TaskId job, const std::string& command) override {
     ChannelWork work;
     work.kind = ChannelWork::Kind::job;
     work.job = job;
@@ -83,7 +83,7 @@ class SshExecutor final : public Executor, public ssh::JobSink {
     m_requested = true;
   }
 
-  void signal_task(JobId job, int signal) override {
+  void signal_task(TaskId job, int signal) override {
     m_signals.emplace_back(job, signal);
     m_requested = true;
   }
@@ -135,18 +135,18 @@ class SshExecutor final : public Executor, public ssh::JobSink {
  private:
   enum class Phase { created, connecting, ready, failed };
 
-  // JobSink: what connections report about jobs.
-  void job_started(JobId job, long pgid) override {
+  // TaskSink: what connections report about jobs.
+  void task_started(TaskId job, long pgid) override {
     m_started.insert(job);
     report_started(job, pgid);
   }
-  void job_output(JobId job, OutputStream stream, std::string_view bytes) override {
+  void task_output(TaskId job, OutputStream stream, std::string_view bytes) override {
     report_output(job, stream, bytes);
   }
-  void signal_failed(JobId job, int signal, const std::string& why) override {
+  void signal_failed(TaskId job, int signal, const std::string& why) override {
     report_signal_failed(job, signal, why);
   }
-  void job_exited(JobId job, const JobExit& reported) override {
+  void task_exited(TaskId job, const JobExit& reported) override {
     m_assigned.erase(job);
     JobExit exit = reported;
     // An error before its process reported its group (the login shell
@@ -246,9 +246,9 @@ class SshExecutor final : public Executor, public ssh::JobSink {
     JobExit lost;
     lost.lost = true;
     lost.error = error.message();
-    std::vector<JobId> running;
+    std::vector<TaskId> running;
     for (const auto& [job, connection] : m_assigned) running.push_back(job);
-    for (JobId job : running) job_exited(job, lost);
+    for (TaskId job : running) task_exited(job, lost);
     m_control.clear();
     refuse_pending();
     m_link.reset();
@@ -372,9 +372,9 @@ class SshExecutor final : public Executor, public ssh::JobSink {
   std::vector<std::unique_ptr<SshConnection>> m_connections;
   std::deque<ChannelWork> m_pending;  // jobs not yet on a connection
   std::deque<ChannelWork> m_control;  // signals not yet on a connection
-  std::vector<std::pair<JobId, int>> m_signals;
-  std::map<JobId, SshConnection*> m_assigned;  // jobs on a connection
-  std::set<JobId> m_started;                   // running jobs whose process reported its group
+  std::vector<std::pair<TaskId, int>> m_signals;
+  std::map<TaskId, SshConnection*> m_assigned;  // jobs on a connection
+  std::set<TaskId> m_started;                   // running jobs whose process reported its group
 };
 
 }  // namespace

@@ -1,10 +1,10 @@
-// Private to the SSH transport: one connection to a jump host (ProxyJump),
+// Private to the SSH executor: one connection to a jump host (ProxyJump),
 // shared by every connection that goes through it. It opens a direct-tcpip
 // channel per tunnel and bridges it to a socketpair whose other end the
 // next connection uses as its socket (libssh2 1.10 cannot run a session
 // over a channel). Several hops chain: a jump link may itself be reached
 // through another.
-// Threading: none. Every transport behind a link steps it; a step with the
+// Threading: none. Every executor behind a link steps it; a step with the
 // same time as the last one (one event-loop round) does nothing.
 #pragma once
 
@@ -43,12 +43,12 @@ class JumpLink {
 
  private:
   // A jump connection runs no jobs.
-  class NoJobs : public JobSink {
+  class NoJobs : public TaskSink {
    public:
-    void job_started(JobId, long) override {}
-    void job_output(JobId, OutputStream, std::string_view) override {}
-    void job_exited(JobId, const JobExit&) override {}
-    void signal_failed(JobId, int, const std::string&) override {}
+    void task_started(TaskId, long) override {}
+    void task_output(TaskId, OutputStream, std::string_view) override {}
+    void task_exited(TaskId, const JobExit&) override {}
+    void signal_failed(TaskId, int, const std::string&) override {}
   };
 
   void settle();

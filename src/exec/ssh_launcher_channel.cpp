@@ -20,24 +20,26 @@ constexpr int k_last_signal = 64;
 
 }  // namespace
 
-void SshConnection::Channel::clear_work() {
+void SshChannel::clear_work() {
   work = ChannelWork{ChannelWork::Kind::pump};
   silent = false;
   exec_attempted = false;
-  pgid_known = false;
-  pgid = 0;
-  head.clear();
-  head_scanned = 0;
-  pending_signals.clear();
-  control_errors.clear();
-  if (out_marker) out_marker->reset();
-  if (err_marker) err_marker->reset();
+  ExecChannel& state = exec();
+  state.pgid_known = false;
+  state.pgid = 0;
+  state.head.clear();
+  state.head_scanned = 0;
+  state.pending_signals.clear();
+  state.control_errors.clear();
+  if (state.out_marker) state.out_marker->reset();
+  if (state.err_marker) state.err_marker->reset();
 }
 
 void SshConnection::assign_to_launchers() {
   for (auto& channel : m_channels) {
     if (m_waiting.empty()) return;
-    if (!channel->launcher || channel->step != Channel::Step::run || !channel->idle()) continue;
+    if (!channel->is_launcher() || channel->step != Channel::Step::run || !channel->idle())
+      continue;
     ChannelWork::Kind kind = m_waiting.front().kind;
     if (kind != ChannelWork::Kind::job && kind != ChannelWork::Kind::signal) return;
     channel->work = std::move(m_waiting.front());
@@ -48,13 +50,14 @@ void SshConnection::assign_to_launchers() {
 }
 
 SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
+  ExecChannel& exec = channel.exec();
   using Step = Channel::Step;
   if (channel.step == Step::exec) {
     if (channel.silent) {
       channel.step = Step::release;
       return Outcome::progressed;
     }
-    if (channel.request.empty()) channel.request = std::string(k_login_command);
+    if (exec.request.empty()) exec.request = std::string(k_login_command);
     bool answer_lost = false;
     Outcome outcome = send_exec(channel, answer_lost);
     if (outcome != Outcome::progressed) return outcome;
@@ -67,25 +70,24 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
     }
     if (channel.step == Step::release) return Outcome::progressed;
     start_markers(channel);
-    channel.launcher_script = launcher_script(channel.out_marker->token());
+    exec.launcher_script = launcher_script(exec.out_marker->token());
     channel.step = Step::write_line;
     m_progressed = true;
   }
   if (channel.step == Step::write_line) {
-    if (channel.line.empty()) {
+    if (exec.line.empty()) {
       // The launcher's script goes out with its first line.
-      channel.line = std::exchange(channel.launcher_script, {});
-      channel.line_sent = 0;
+      exec.line = std::exchange(exec.launcher_script, {});
+      exec.line_sent = 0;
       if (channel.silent) {
         // Stopped before its line went out.
         channel.clear_work();
       } else {
-        const std::string& token = channel.out_marker->token();
-        channel.line +=
-            channel.work.kind == ChannelWork::Kind::job
-                ? launcher_job_line(channel.work.command, token, channel.previous_group)
-                : launcher_control_line(kill_group_command(channel.work.pgid, channel.work.signal),
-                                        token);
+        const std::string& token = exec.out_marker->token();
+        exec.line += channel.work.kind == ChannelWork::Kind::job
+                         ? launcher_job_line(channel.work.command, token, exec.previous_group)
+                         : launcher_control_line(
+                               kill_group_command(channel.work.pgid, channel.work.signal), token);
         channel.exec_attempted = true;
       }
     }
@@ -96,9 +98,9 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
   if (channel.step == Step::run) {
     Outcome outcome = read_channel(channel);
     if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
-    if (!channel.idle() && channel.out_marker->ended() && channel.err_marker->ended()) {
+    if (!channel.idle() && exec.out_marker->ended() && exec.err_marker->ended()) {
       m_progressed = true;
-      if (channel.out_marker->word() == k_launcher_busy) {
+      if (exec.out_marker->word() == k_launcher_busy) {
         // The previous job left processes that may write here: retire this
         // launcher; its job, which did not run, waits for another.
         if (!channel.silent) m_waiting.push_front(std::move(channel.work));
@@ -106,7 +108,7 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
         channel.step = Step::send_eof;
         return Outcome::progressed;
       }
-      bool retire = channel.out_marker->held_note();
+      bool retire = exec.out_marker->held_note();
       finish_launched(channel);
       if (retire) {
         // A process the job started still writes here: what comes later
@@ -124,18 +126,20 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
 }
 
 void SshConnection::start_markers(Channel& channel) {
+  ExecChannel& exec = channel.exec();
   std::uniform_int_distribution<unsigned long long> bits;
   std::string token = fmt::format("runner-end-{:016x}", bits(m_random));
-  channel.out_marker = std::make_unique<EndMarkerScanner>(token);
-  channel.err_marker = std::make_unique<EndMarkerScanner>(token);
+  exec.out_marker = std::make_unique<EndMarkerScanner>(token);
+  exec.err_marker = std::make_unique<EndMarkerScanner>(token);
 }
 
 SshConnection::Outcome SshConnection::write_stdin(Channel& channel) {
-  while (channel.line_sent < channel.line.size()) {
-    ssize_t written = libssh2_channel_write(channel.handle, channel.line.data() + channel.line_sent,
-                                            channel.line.size() - channel.line_sent);
+  ExecChannel& exec = channel.exec();
+  while (exec.line_sent < exec.line.size()) {
+    ssize_t written = libssh2_channel_write(channel.handle, exec.line.data() + exec.line_sent,
+                                            exec.line.size() - exec.line_sent);
     if (written > 0) {
-      channel.line_sent += static_cast<size_t>(written);
+      exec.line_sent += static_cast<size_t>(written);
       m_progressed = true;
       continue;
     }
@@ -145,30 +149,31 @@ SshConnection::Outcome SshConnection::write_stdin(Channel& channel) {
     // The channel refused the data: the shell is gone; its EOF follows.
     break;
   }
-  channel.line.clear();
-  channel.line_sent = 0;
+  exec.line.clear();
+  exec.line_sent = 0;
   return Outcome::progressed;
 }
 
 void SshConnection::take_channel_output(Channel& channel, int stream, std::string_view bytes) {
+  ExecChannel& exec = channel.exec();
   int index = stream == 0 ? 0 : 1;
-  EndMarkerScanner* marker = index == 0 ? channel.out_marker.get() : channel.err_marker.get();
+  EndMarkerScanner* marker = index == 0 ? exec.out_marker.get() : exec.err_marker.get();
   if (!marker) return;
   std::string rest;
-  if (!channel.ready[index]) {
+  if (!exec.ready[index]) {
     // The login shell's start-up output (a .bashrc banner) is no work's;
     // the end of its stderr is kept to say why a shell did not run.
     bool ready = marker->feed(bytes, [&](std::string_view part) {
-      if (index == 1) channel.noise = keep_tail(channel.noise + std::string(part), k_kept_words);
+      if (index == 1) exec.noise = keep_tail(exec.noise + std::string(part), k_kept_words);
     });
     if (!ready) return;
-    channel.ready[index] = true;
+    exec.ready[index] = true;
     rest = marker->take_rest();
     marker->reset();
     bytes = rest;
     if (bytes.empty()) return;
   }
-  if (!channel.launcher && channel.work.kind == ChannelWork::Kind::job) {
+  if (!exec.launcher && channel.work.kind == ChannelWork::Kind::job) {
     take_output(channel, stream, bytes);
     return;
   }
@@ -179,29 +184,31 @@ void SshConnection::take_channel_output(Channel& channel, int stream, std::strin
 }
 
 void SshConnection::finish_launched(Channel& channel) {
+  ExecChannel& exec = channel.exec();
   if (channel.work.kind == ChannelWork::Kind::signal) control_ended(channel, 0);
   if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
-    JobId job = channel.work.job;
+    TaskId job = channel.work.job;
     release_head(channel);
-    int status = channel.out_marker->status().value_or(-1);
+    int status = exec.out_marker->status().value_or(-1);
     JobExit exit = exit_from_status(channel, status);
-    if (!channel.pgid_known) {
+    if (!exec.pgid_known) {
       exit.error = fmt::format("{}: the job did not start: `setsid sh` failed (status {})",
                                m_display, status);
     }
-    m_sink.job_exited(job, exit);
+    m_sink.task_exited(job, exit);
   }
   if (channel.work.kind == ChannelWork::Kind::job) {
-    channel.previous_group = channel.pgid_known ? channel.pgid : 0;
-    channel.drop_head = true;
+    exec.previous_group = exec.pgid_known ? exec.pgid : 0;
+    exec.drop_head = true;
   }
   channel.clear_work();
 }
 
 void SshConnection::launcher_closed(Channel& channel) {
+  ExecChannel& exec = channel.exec();
   if (channel.idle()) return;
   int status = libssh2_channel_get_exit_status(channel.handle);
-  if (status == k_launcher_unavailable && !channel.pgid_known) {
+  if (status == k_launcher_unavailable && !exec.pgid_known) {
     // No `setsid` there: nothing ran. From now on, a channel per job.
     m_hints.no_launcher = true;
     if (!channel.silent) m_waiting.push_front(std::move(channel.work));
@@ -214,14 +221,14 @@ void SshConnection::launcher_closed(Channel& channel) {
   release_head(channel);
   JobExit exit;
   exit.code = status;
-  if (channel.pgid_known) {
+  if (exec.pgid_known) {
     // The launcher ended under a running job: its outcome is unknown.
     exit.lost = true;
     exit.error = fmt::format("{}: the shell that started the job ended while it ran", m_display);
   } else {
     exit.error = login_shell_failure(status);
   }
-  m_sink.job_exited(channel.work.job, exit);
+  m_sink.task_exited(channel.work.job, exit);
 }
 
 JobExit SshConnection::exit_from_status(const Channel& channel, int status) const {
@@ -229,7 +236,7 @@ JobExit SshConnection::exit_from_status(const Channel& channel, int status) cons
   exit.code = status;
   // A shell reports a job killed by signal N as status 128 + N; a job's
   // shell that exits leaves its note first.
-  if (!channel.out_marker->exited_note() && status > 128 && status <= 128 + k_last_signal) {
+  if (!channel.exec().out_marker->exited_note() && status > 128 && status <= 128 + k_last_signal) {
     exit.signal = signal_name(status - 128);
     exit.code = -1;
   }
@@ -237,16 +244,17 @@ JobExit SshConnection::exit_from_status(const Channel& channel, int status) cons
 }
 
 void SshConnection::control_ended(const Channel& channel, int shell_status) {
-  const EndMarkerScanner& marker = *channel.out_marker;
+  const ExecChannel& exec = channel.exec();
+  const EndMarkerScanner& marker = *exec.out_marker;
   if (marker.ended() && marker.status() == 0) return;
   std::string why;
-  if (!channel.ready[0] || !marker.ended()) {
+  if (!exec.ready[0] || !marker.ended()) {
     why = fmt::format("{}: the login shell of {} ended (status {}) without running `kill`",
                       m_display, m_target.user, shell_status);
-    if (std::string said = last_line(channel.noise); !said.empty()) why += ": " + said;
+    if (std::string said = last_line(exec.noise); !said.empty()) why += ": " + said;
   } else {
     why = fmt::format("{}: `kill` failed (status {})", m_display, marker.word());
-    if (std::string said = last_line(channel.control_errors); !said.empty()) why += ": " + said;
+    if (std::string said = last_line(exec.control_errors); !said.empty()) why += ": " + said;
   }
   m_sink.signal_failed(channel.work.job, channel.work.signal, why);
 }

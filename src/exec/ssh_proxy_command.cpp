@@ -2,6 +2,7 @@
 #include "ssh_proxy_command.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -13,8 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "spawn_in_own_group.h"
 

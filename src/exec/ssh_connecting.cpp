@@ -1,0 +1,393 @@
+// Setting up an SSH connection: a turn at the server's handshake limit,
+// TCP (or a jump host's tunnel, or a ProxyCommand), the handshake (retried
+// when sshd drops it before the banner, as beyond MaxStartups), the host
+// key, and authentication. Kept apart from the channels because none of it
+// runs once the connection is ready. Threading: none.
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "runner/exec/shell.h"
+#include "ssh_connection.h"
+#include "ssh_context.h"
+#include "ssh_jump.h"
+#include "ssh_known_hosts.h"
+
+namespace runner::ssh {
+
+namespace {
+
+constexpr int k_max_handshake_attempts = 5;
+constexpr auto k_first_backoff = std::chrono::milliseconds(50);
+constexpr auto k_max_backoff = std::chrono::milliseconds(1000);
+constexpr size_t k_first_bytes_kept = 512;
+
+// Whether the server's first bytes hold an SSH identification line.
+bool has_ssh_banner(const std::string& first_bytes) {
+  return first_bytes.rfind("SSH-", 0) == 0 || first_bytes.find("\nSSH-") != std::string::npos;
+}
+
+// The first line the server sent, printable, for messages.
+std::string first_line(const std::string& first_bytes) {
+  std::string line = first_bytes.substr(0, first_bytes.find_first_of("\r\n"));
+  for (char& c : line) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return line;
+}
+
+std::string host_part(const std::string& address_text) {
+  if (!address_text.empty() && address_text[0] == '[') {
+    return address_text.substr(1, address_text.find(']') - 1);
+  }
+  return address_text.substr(0, address_text.rfind(':'));
+}
+
+}  // namespace
+
+void SshConnection::start(Clock::time_point now) {
+  m_now = now;
+  if (m_via) {
+    m_gate_key = fmt::format("{} via {}:{}", m_via->route_name(), m_target.hostname, m_target.port);
+  } else if (!m_target.proxy_command.empty()) {
+    m_gate_key = "ProxyCommand " + m_target.proxy_command;
+  } else {
+    std::string error;
+    m_addresses = resolve_host(m_target.hostname, m_target.port, error);
+    if (m_addresses.empty()) {
+      std::string name = m_target.hostname == m_target.name
+                             ? m_target.name
+                             : fmt::format("{} (HostName {})", m_target.name, m_target.hostname);
+      fail(ErrorKind::connect, fmt::format("{}: cannot resolve the host name: {}", name, error));
+      destroy_session();
+      return;
+    }
+    m_gate_key = m_addresses.front().text;
+  }
+  m_phase = Phase::gate;
+  if (enter_gate()) begin_transport();
+  if (m_state == State::failed) destroy_session();
+}
+
+bool SshConnection::enter_gate() {
+  if (m_in_gate) return true;
+  if (m_target.context && !m_target.context->enter_handshake(m_gate_key)) return false;
+  m_in_gate = true;
+  return true;
+}
+
+void SshConnection::leave_gate() {
+  if (!m_in_gate) return;
+  m_in_gate = false;
+  if (m_target.context) m_target.context->leave_handshake(m_gate_key);
+}
+
+void SshConnection::begin_transport() {
+  if (m_first_attempt == Clock::time_point{}) m_first_attempt = m_now;
+  m_bytes_in = 0;
+  m_first_bytes.clear();
+  m_peer_closed = false;
+  m_socket_errno = 0;
+  if (m_via) {
+    m_tunnel = m_via->open_tunnel(m_target.hostname, m_target.port, m_now);
+    set_attempt_deadline();
+    m_phase = Phase::tunnel;
+    return;
+  }
+  if (!m_target.proxy_command.empty()) {
+    std::string error;
+    m_proxy = ProxyCommand::start(m_target.proxy_command, error);
+    if (!m_proxy) {
+      fail(ErrorKind::connect, fmt::format("{}: cannot start its ProxyCommand ({}): {}", m_display,
+                                           m_target.proxy_command, error));
+      return;
+    }
+    m_fd = m_proxy->take_fd();
+    set_attempt_deadline();
+    begin_handshake();
+    return;
+  }
+  m_address_index = 0;
+  m_connect_errors.clear();
+  connect_next_address();
+}
+
+void SshConnection::connect_next_address() {
+  while (m_address_index < m_addresses.size()) {
+    const SocketAddress& address = m_addresses[m_address_index];
+    m_display = host_part(address.text) == m_target.name
+                    ? address.text
+                    : fmt::format("{} ({})", m_target.name, address.text);
+    bool in_progress = false;
+    int error_number = 0;
+    int fd = start_tcp_connect(address, in_progress, error_number);
+    if (fd < 0) {
+      m_connect_errors += fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
+                                      address.text, lowercase_first(std::strerror(error_number)));
+      ++m_address_index;
+      continue;
+    }
+    m_fd = fd;
+    set_attempt_deadline();
+    m_bytes_in = 0;
+    m_first_bytes.clear();
+    m_peer_closed = false;
+    m_socket_errno = 0;
+    if (in_progress) {
+      m_phase = Phase::tcp_connect;
+    } else {
+      begin_handshake();
+    }
+    return;
+  }
+  if (m_addresses.size() == 1) {
+    fail(ErrorKind::connect, fmt::format("{}: {}", m_display,
+                                         m_connect_errors.substr(m_connect_errors.find(": ") + 2)));
+  } else {
+    fail(ErrorKind::connect,
+         fmt::format("{}: cannot connect ({})", m_target.name, m_connect_errors));
+  }
+}
+
+void SshConnection::begin_handshake() {
+  initialize_libssh2();
+  m_session = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
+  if (!m_session) {
+    fail(ErrorKind::protocol, fmt::format("{}: cannot create an SSH session", m_display));
+    return;
+  }
+  libssh2_session_callback_set(m_session, LIBSSH2_CALLBACK_RECV,
+                               reinterpret_cast<void*>(&SshConnection::receive_hook));
+  libssh2_session_set_blocking(m_session, 0);
+  if (m_target.compression) libssh2_session_flag(m_session, LIBSSH2_FLAG_COMPRESS, 1);
+  std::string methods = host_key_method_preference(m_session, host_key_policy());
+  if (!methods.empty()) {
+    libssh2_session_method_pref(m_session, LIBSSH2_METHOD_HOSTKEY, methods.c_str());
+  }
+  ++m_handshake_attempt;
+  m_phase = Phase::handshake;
+}
+
+ssize_t SshConnection::receive_hook(int fd, void* buffer, size_t length, int flags,
+                                    void** abstract) {
+  auto* self = static_cast<SshConnection*>(*abstract);
+  ssize_t received = ::recv(fd, buffer, length, flags);
+  if (received > 0) {
+    // A short read is a reply, not a stream: acknowledge what comes next at
+    // once. Otherwise a peer that sends two small packets in a row without
+    // TCP_NODELAY (sshd does, outside terminal sessions; a jump host's sshd
+    // relays every packet from the host behind it so) holds the second until
+    // our delayed ACK, 40 ms later. Linux leaves quick-ACK mode by itself,
+    // so it is asked again after each read.
+    if (self->connects_over_tcp() && static_cast<size_t>(received) < length) {
+      int on = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
+    }
+    if (self->m_first_bytes.size() < k_first_bytes_kept) {
+      size_t keep =
+          std::min(static_cast<size_t>(received), k_first_bytes_kept - self->m_first_bytes.size());
+      self->m_first_bytes.append(static_cast<const char*>(buffer), keep);
+    }
+    self->m_bytes_in += static_cast<size_t>(received);
+    self->m_last_inbound = self->m_now;
+    return received;
+  }
+  if (received == 0) {
+    self->m_peer_closed = true;
+    return 0;
+  }
+  int error_number = errno;
+  if (error_number == EAGAIN || error_number == EWOULDBLOCK || error_number == EINTR) {
+    return -EAGAIN;
+  }
+  self->m_socket_errno = error_number;
+  return -error_number;
+}
+
+void SshConnection::set_attempt_deadline() {
+  m_attempt_deadline = m_now + m_target.options.connect_timeout;
+  m_prompted_before = m_target.context ? m_target.context->time_in_prompts() : Clock::duration{};
+}
+
+Clock::time_point SshConnection::attempt_deadline() const {
+  // Time spent waiting for someone to type a passphrase does not count.
+  if (!m_target.context) return m_attempt_deadline;
+  return m_attempt_deadline + (m_target.context->time_in_prompts() - m_prompted_before);
+}
+
+HostKeyPolicy SshConnection::host_key_policy() const {
+  HostKeyPolicy policy;
+  policy.files = m_target.known_hosts_files;
+  if (policy.files.empty()) policy.files.push_back(m_target.options.known_hosts);
+  policy.host = m_target.known_hosts_host.empty() ? m_target.hostname : m_target.known_hosts_host;
+  if (policy.host.empty()) policy.host = m_target.name;
+  policy.port = m_target.host_key_alias ? 22 : m_target.port;
+  policy.checking = m_target.host_key_checking;
+  policy.display = m_display;
+  if (!connects_over_tcp() || m_target.host_key_alias) {
+    // ssh-keyscan cannot go through a jump host or a ProxyCommand (nor knows
+    // HostKeyAlias): let ssh itself record the key.
+    std::string config = m_target.options.config_file.empty()
+                             ? std::string()
+                             : " -F " + shell_word(m_target.options.config_file);
+    policy.record_command = fmt::format(
+        "ssh{} -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile={} -p {} -l {} {} true",
+        config, shell_word(policy.files.front()), m_target.port, shell_word(m_target.user),
+        shell_word(m_target.name));
+  }
+  return policy;
+}
+
+void SshConnection::step_connecting(Clock::time_point now) {
+  if (m_phase == Phase::backoff) {
+    if (now < m_backoff_until) return;
+    m_phase = Phase::gate;
+  }
+  if (m_phase == Phase::gate) {
+    if (!enter_gate()) return;
+    m_progressed = true;
+    begin_transport();
+    if (m_state == State::failed) return;
+  }
+
+  if (now >= attempt_deadline()) {
+    const char* doing = m_phase == Phase::tcp_connect ? "connecting"
+                        : m_phase == Phase::tunnel    ? "waiting for the jump host's tunnel"
+                        : m_phase == Phase::handshake ? "waiting for the SSH handshake"
+                                                      : "authenticating";
+    fail(ErrorKind::timeout,
+         fmt::format("{}: timed out after {} while {}", m_display,
+                     describe_duration(m_target.options.connect_timeout), doing));
+    return;
+  }
+
+  if (m_phase == Phase::tunnel) {
+    if (m_tunnel->state == Tunnel::State::waiting) return;
+    m_progressed = true;
+    if (m_tunnel->state == Tunnel::State::failed) {
+      fail(m_tunnel->error.kind(), fmt::format("{}: cannot reach it through its jump host: {}",
+                                               m_display, m_tunnel->error.message()));
+      return;
+    }
+    m_fd = m_tunnel->take_fd();
+    m_tunnel.reset();
+    begin_handshake();
+    if (m_state == State::failed) return;
+  }
+
+  if (m_phase == Phase::tcp_connect) {
+    int result = tcp_connect_result(m_fd);
+    if (result < 0) return;
+    if (result > 0) {
+      m_connect_errors +=
+          fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
+                      m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
+      ::close(m_fd);
+      m_fd = -1;
+      ++m_address_index;
+      connect_next_address();
+      return;
+    }
+    m_progressed = true;
+    begin_handshake();
+    if (m_state == State::failed) return;
+  }
+
+  if (m_phase == Phase::handshake) {
+    int rc = libssh2_session_handshake(m_session, m_fd);
+    if (rc == LIBSSH2_ERROR_EAGAIN) return;
+    m_progressed = true;
+    if (rc != 0) {
+      bool banner_seen = has_ssh_banner(m_first_bytes);
+      // sshd says so when it drops a handshake beyond MaxStartups: then keep
+      // trying for as long as a connection may take. Any other close before
+      // the banner is retried a few times.
+      bool max_startups = m_first_bytes.find("MaxStartups") != std::string::npos;
+      bool retry = max_startups ? now - m_first_attempt < m_target.options.connect_timeout
+                                : m_handshake_attempt < k_max_handshake_attempts;
+      if (!banner_seen && retry) {
+        // Allow fewer at once, and try again shortly, at a jittered time so
+        // that a burst spreads out.
+        if (m_target.context) m_target.context->handshake_refused(m_gate_key);
+        destroy_session();
+        std::uniform_real_distribution<double> jitter(0.5, 1.5);
+        auto backoff = std::min<Clock::duration>(
+            k_first_backoff * (1 << std::min(m_handshake_attempt - 1, 10)), k_max_backoff);
+        m_backoff_until =
+            now + std::chrono::duration_cast<Clock::duration>(backoff * jitter(m_random));
+        m_phase = Phase::backoff;
+        return;
+      }
+      if (!banner_seen && !m_target.proxy_command.empty()) {
+        fail(ErrorKind::connect,
+             fmt::format("{}: its ProxyCommand ({}) ended before the SSH handshake, {} times; "
+                         "run it by hand to see why",
+                         m_display, m_target.proxy_command, m_handshake_attempt));
+      } else if (!banner_seen) {
+        std::string said = m_first_bytes.empty()
+                               ? std::string()
+                               : fmt::format(" (it said \"{}\")", first_line(m_first_bytes));
+        fail(ErrorKind::connect,
+             fmt::format("{}: the server closed the connection before the SSH handshake{}, "
+                         "{} times; is it an SSH server? sshd's MaxStartups may be refusing "
+                         "this many connections at once",
+                         m_display, said, m_handshake_attempt));
+      } else {
+        fail(ErrorKind::protocol,
+             fmt::format("{}: SSH handshake failed: {}", m_display, last_error(m_session)));
+      }
+      return;
+    }
+    if (std::optional<Status> refused =
+            verify_host_key(m_session, host_key_policy(), m_host_key_status)) {
+      fail(refused->kind(), refused->message());
+      return;
+    }
+    AuthSettings settings;
+    settings.user = m_target.user;
+    settings.host = m_target.name;
+    settings.display = m_display;
+    settings.use_agent = m_target.options.use_agent;
+    settings.agent_socket = m_target.options.agent_socket;
+    settings.identity_files = m_target.options.identity_files;
+    settings.identity_files_explicit = m_target.identity_files_explicit;
+    settings.identities_only = m_target.identities_only;
+    settings.preferred = m_hints.working_identity;
+    if (SshContext* context = m_target.context;
+        context && !m_target.batch_mode && context->can_ask_passphrase()) {
+      settings.passphrase = [context](const std::string& key) { return context->passphrase(key); };
+      settings.passphrase_failed = [context](const std::string& key, const std::string& phrase) {
+        context->passphrase_failed(key, phrase);
+      };
+    }
+    m_auth = std::make_unique<Authenticator>(m_session, std::move(settings));
+    m_phase = Phase::authenticate;
+  }
+
+  if (m_phase == Phase::authenticate) {
+    Authenticator::Progress progress = m_auth->step();
+    if (progress == Authenticator::Progress::pending) return;
+    m_progressed = true;
+    if (progress == Authenticator::Progress::failed) {
+      fail(m_auth->error().kind(), m_auth->error().message());
+      return;
+    }
+    m_hints.working_identity = m_auth->identity();
+    m_auth_method = m_auth->method();
+    m_auth.reset();
+    leave_gate();
+    libssh2_keepalive_config(m_session, 1, 1);
+    m_phase = Phase::ready;
+    m_state = State::ready;
+    m_was_ready = true;
+    m_last_inbound = now;
+  }
+}
+
+}  // namespace runner::ssh

@@ -1,0 +1,278 @@
+// Exec channels: a login shell per channel, given one script on its stdin
+// (a job's, where the host cannot run launchers, or a signal's `kill`), and
+// what every channel that runs something shares with launchers (see
+// ssh_launcher_channel.cpp): the exec request, reading output, a job's
+// process-group line, its end, and signals to jobs. Threading: none.
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "runner/exec/launcher.h"
+#include "runner/exec/shell.h"
+#include "ssh_connection.h"
+
+namespace runner::ssh {
+
+namespace {
+
+// Output before the wrapper's "runner-pgid" line (login-shell noise) is
+// passed on line by line; past this much without it, stop looking.
+constexpr size_t k_max_head = 64 * 1024;
+
+JobExit not_started(const std::string& why, int signal) {
+  JobExit exit;
+  exit.signal = signal_name(signal);
+  exit.error = why;
+  return exit;
+}
+
+}  // namespace
+
+SshConnection::Outcome SshConnection::step_exec(Channel& channel) {
+  ExecChannel& exec = channel.exec();
+  using Step = Channel::Step;
+  if (exec.launcher && (channel.step == Step::exec || channel.step == Step::write_line ||
+                        channel.step == Step::run)) {
+    Outcome outcome = step_launcher(channel);
+    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (channel.step == Step::exec || channel.step == Step::write_line ||
+        channel.step == Step::run) {
+      return Outcome::blocked;
+    }
+  }
+  if (channel.step == Step::exec) {
+    if (channel.idle() || channel.silent) {
+      channel.step = Step::release;
+    } else {
+      if (exec.request.empty()) exec.request = std::string(k_login_command);
+      channel.exec_attempted = true;
+      bool answer_lost = false;
+      Outcome outcome = send_exec(channel, answer_lost);
+      if (outcome != Outcome::progressed) return outcome;
+      if (answer_lost) {
+        // Its script never went out, so nothing of it ran: the work waits
+        // for another channel.
+        if (!channel.silent) m_waiting.push_front(std::move(channel.work));
+        channel.clear_work();
+        channel.step = Step::release;
+      } else if (channel.step == Step::exec) {
+        start_markers(channel);
+        const std::string& token = exec.out_marker->token();
+        exec.line = channel.work.kind == ChannelWork::Kind::job
+                        ? job_channel_script(channel.work.command, token)
+                        : control_channel_script(
+                              kill_group_command(channel.work.pgid, channel.work.signal), token);
+        exec.line_sent = 0;
+        channel.step = Step::write_script;
+      }
+      m_progressed = true;
+    }
+  }
+  if (channel.step == Step::write_script) {
+    Outcome outcome = write_stdin(channel);
+    if (outcome != Outcome::progressed) return outcome;
+    channel.step = Step::send_eof;
+  }
+  if (channel.step == Step::send_eof) {
+    Outcome outcome = classify(libssh2_channel_send_eof(channel.handle), &channel);
+    if (outcome != Outcome::progressed) return outcome;
+    channel.step = Step::read;
+  }
+  if (channel.step == Step::read) {
+    Outcome outcome = read_channel(channel);
+    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (!libssh2_channel_eof(channel.handle)) return Outcome::blocked;
+    channel.step = Step::close;
+    m_progressed = true;
+  }
+  return Outcome::progressed;
+}
+
+bool SshConnection::signal_task(TaskId job, int signal) {
+  auto is_this = [&](const ChannelWork& work) {
+    return work.kind == ChannelWork::Kind::job && work.job == job;
+  };
+  std::string why = fmt::format("stopped by SIG{} before it started", signal_name(signal));
+  for (auto it = m_waiting.begin(); it != m_waiting.end(); ++it) {
+    if (is_this(*it)) {
+      m_waiting.erase(it);
+      m_sink.task_exited(job, not_started(why, signal));
+      return true;
+    }
+  }
+  if (m_opening && is_this(m_opening->work)) {
+    if (!m_opening->silent) m_sink.task_exited(job, not_started(why, signal));
+    m_opening->silent = true;
+    return true;
+  }
+  for (auto& channel : m_channels) {
+    if (!is_this(channel->work)) continue;
+    if (channel->silent) return true;
+    if (!channel->exec_attempted) {
+      channel->silent = true;
+      m_sink.task_exited(job, not_started(why, signal));
+    } else if (channel->exec().pgid_known && channel->exec().pgid > 0) {
+      send_signal(*channel, signal);
+    } else {
+      channel->exec().pending_signals.push_back(signal);
+    }
+    return true;
+  }
+  return false;
+}
+
+void SshConnection::send_signal(Channel& channel, int signal) {
+  ChannelWork work;
+  work.kind = ChannelWork::Kind::signal;
+  work.job = channel.work.job;
+  work.pgid = channel.exec().pgid;
+  work.signal = signal;
+  int in_use = static_cast<int>(m_channels.size() + (m_opening ? 1 : 0));
+  if (m_limit && in_use >= *m_limit) {
+    // No room for another channel here; any connection to the host will do.
+    m_returned.push_back(std::move(work));
+  } else {
+    add_work(std::move(work));
+  }
+}
+
+SshConnection::Outcome SshConnection::send_exec(Channel& channel, bool& answer_lost) {
+  ExecChannel& exec = channel.exec();
+  answer_lost = false;
+  int rc = libssh2_channel_process_startup(channel.handle, "exec", 4, exec.request.data(),
+                                           static_cast<unsigned>(exec.request.size()));
+  if (rc == 0) return Outcome::progressed;
+  if (rc == LIBSSH2_ERROR_SOCKET_NONE && !m_peer_closed && m_socket_errno == 0) {
+    // libssh2 1.10 in non-blocking mode sometimes loses the server's answer
+    // to an exec request and returns -1 although the session is fine
+    // (libssh2 issue 671). Only this channel is gone.
+    answer_lost = true;
+    return Outcome::progressed;
+  }
+  Outcome outcome = classify(rc, &channel);
+  if (outcome != Outcome::progressed) return outcome;
+  if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
+    JobExit exit;
+    exit.error = fmt::format("{}: the server refused to run the command: {}", m_display,
+                             last_error(m_session));
+    m_sink.task_exited(channel.work.job, exit);
+  }
+  channel.silent = true;
+  channel.step = Channel::Step::release;
+  return Outcome::progressed;
+}
+
+SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
+  char buffer[32 * 1024];
+  for (int stream : {0, SSH_EXTENDED_DATA_STDERR}) {
+    // A job that writes as fast as the link carries would otherwise keep
+    // this loop (and the whole event loop) to itself: take a share, and
+    // come back at once (m_progressed) for the rest.
+    for (size_t taken = 0; taken < k_output_share;) {
+      ssize_t got = libssh2_channel_read_ex(channel.handle, stream, buffer, sizeof buffer);
+      if (got > 0) {
+        m_progressed = true;
+        taken += static_cast<size_t>(got);
+        std::string_view bytes(buffer, static_cast<size_t>(got));
+        take_channel_output(channel, stream, bytes);
+        continue;
+      }
+      if (got == 0) break;
+      Outcome outcome = classify(static_cast<int>(got), &channel);
+      if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+      break;
+    }
+  }
+  return Outcome::blocked;
+}
+
+void SshConnection::take_output(Channel& channel, int stream, std::string_view bytes) {
+  ExecChannel& exec = channel.exec();
+  if (stream == 0) {
+    handle_stdout(channel, bytes);
+  } else if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
+    m_sink.task_output(channel.work.job, OutputStream::err, bytes);
+  } else if (channel.work.kind == ChannelWork::Kind::signal) {
+    exec.control_errors = keep_tail(exec.control_errors + std::string(bytes), k_kept_words);
+  }
+}
+
+void SshConnection::handle_stdout(Channel& channel, std::string_view bytes) {
+  ExecChannel& exec = channel.exec();
+  if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
+  TaskId job = channel.work.job;
+  if (exec.pgid_known) {
+    m_sink.task_output(job, OutputStream::out, bytes);
+    return;
+  }
+  // Hold everything until the wrapper's line: lines before it come from the
+  // login shell's start-up files and are passed on after task_started.
+  exec.head.append(bytes);
+  size_t& line_start = exec.head_scanned;
+  size_t newline;
+  while ((newline = exec.head.find('\n', line_start)) != std::string::npos) {
+    std::string_view line(exec.head.data() + line_start, newline + 1 - line_start);
+    if (std::optional<long> pgid = parse_pgid_line(line)) {
+      std::string text = std::exchange(exec.head, {});
+      // On a launcher that ran a job before, what came first is that job's
+      // stray output, not this one's.
+      size_t from = exec.drop_head ? 0 : line_start;
+      text.erase(from, newline + 1 - from);
+      exec.pgid_known = true;
+      exec.pgid = *pgid;
+      m_sink.task_started(job, *pgid);
+      for (int signal : std::exchange(exec.pending_signals, {})) send_signal(channel, signal);
+      if (!text.empty()) m_sink.task_output(job, OutputStream::out, text);
+      return;
+    }
+    line_start = newline + 1;
+  }
+  if (exec.head.size() > k_max_head) {
+    exec.pgid_known = true;
+    m_sink.task_output(job, OutputStream::out, std::exchange(exec.head, {}));
+  }
+}
+
+void SshConnection::finish_channel(Channel& channel) {
+  if (channel.is_launcher()) {
+    launcher_closed(channel);
+    return;
+  }
+  if (channel.work.kind == ChannelWork::Kind::signal) {
+    control_ended(channel, libssh2_channel_get_exit_status(channel.handle));
+    return;
+  }
+  if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
+  TaskId job = channel.work.job;
+  bool wrapper_ran = channel.exec().pgid_known;
+  release_head(channel);
+  JobExit exit;
+  exit.code = libssh2_channel_get_exit_status(channel.handle);
+  char* signal = nullptr;
+  size_t signal_length = 0;
+  libssh2_channel_get_exit_signal(channel.handle, &signal, &signal_length, nullptr, nullptr,
+                                  nullptr, nullptr);
+  if (signal) {
+    exit.signal.assign(signal, signal_length);
+    exit.code = -1;
+    libssh2_free(m_session, signal);
+  }
+  if (!wrapper_ran) exit.error = login_shell_failure(exit.code);
+  m_sink.task_exited(job, exit);
+}
+
+void SshConnection::release_head(Channel& channel) {
+  ExecChannel& exec = channel.exec();
+  std::string head = std::exchange(exec.head, {});
+  if (!head.empty() && !exec.drop_head)
+    m_sink.task_output(channel.work.job, OutputStream::out, head);
+}
+
+std::string SshConnection::login_shell_failure(int status) const {
+  return fmt::format(
+      "{}: the job did not start: the login shell of {} ended (status {}) without running the "
+      "command; is it a POSIX shell that accepts `-c`?",
+      m_display, m_target.user, status);
+}
+
+}  // namespace runner::ssh

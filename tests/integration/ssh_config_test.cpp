@@ -104,9 +104,10 @@ TEST_F(SshConfigRun, AliasesFromHostPatternsAndIncludeRunJobs) {
                               "\n  UserKnownHostsFile " + fleet.known_hosts_file() +
                               "\n  StrictHostKeyChecking yes\n");
   dir.write("hosts.yaml", "- hostname: [gpu-a, gpu-b]\n  slots: 2\n");
-  dir.write("queue.yaml",
-            "- command: echo <<hostname>> port ${SSH_CONNECTION##* }\n  i: [1, 2, 3, 4]\n");
-  ProcessResult r = runner({"queue", "--ssh-config", dir.file("ssh_config")});
+  // Broadcast: it waits for both hosts, so a fast host cannot take every
+  // job before the other is connected; one job on each of the 4 slots.
+  dir.write("queue.yaml", "- command: echo <<hostname>> port ${SSH_CONNECTION##* }\n");
+  ProcessResult r = runner({"broadcast", "--ssh-config", dir.file("ssh_config")});
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   EXPECT_NE(testing::job_lines(r.out).find("gpu-a port " + std::to_string(a->port())), std::string::npos) << r.out;
   EXPECT_NE(testing::job_lines(r.out).find("gpu-b port " + std::to_string(b->port())), std::string::npos) << r.out;

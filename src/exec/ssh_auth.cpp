@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runner/core/result.h"
 #include "ssh_common.h"
 
 namespace runner::ssh {
@@ -27,16 +28,12 @@ struct KeyFileInfo {
   std::string public_blob;  // empty when the file does not show it
 };
 
-bool read_whole(const std::string& path, std::string& text, std::string& error) {
+Result<std::string> read_whole(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = std::strerror(errno);
-    return false;
-  }
+  if (!in) return Status::error(std::strerror(errno));
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  text = buffer.str();
-  return true;
+  return buffer.str();
 }
 
 // Reads an SSH wire string (uint32 length + bytes) at `at`.
@@ -54,12 +51,12 @@ std::optional<std::string_view> wire_string(std::string_view data, size_t& at) {
 
 KeyFileInfo inspect_key_file(const std::string& path) {
   KeyFileInfo info;
-  std::string text;
-  std::string error;
-  if (!read_whole(path, text, error)) {
-    info.problem = "cannot read it: " + error;
+  Result<std::string> read = read_whole(path);
+  if (!read) {
+    info.problem = "cannot read it: " + read.status().message();
     return info;
   }
+  const std::string& text = *read;
   constexpr std::string_view k_openssh_begin = "-----BEGIN OPENSSH PRIVATE KEY-----";
   constexpr std::string_view k_openssh_end = "-----END OPENSSH PRIVATE KEY-----";
   size_t begin = text.find(k_openssh_begin);

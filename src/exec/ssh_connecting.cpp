@@ -58,16 +58,17 @@ void SshConnection::start(Clock::time_point now) {
   } else if (!m_target.proxy_command.empty()) {
     m_gate_key = "ProxyCommand " + m_target.proxy_command;
   } else {
-    std::string error;
-    m_addresses = resolve_host(m_target.hostname, m_target.port, error);
-    if (m_addresses.empty()) {
+    Result<std::vector<SocketAddress>> addresses = resolve_host(m_target.hostname, m_target.port);
+    if (!addresses) {
       std::string name = m_target.hostname == m_target.name
                              ? m_target.name
                              : fmt::format("{} (HostName {})", m_target.name, m_target.hostname);
-      fail(ErrorKind::connect, fmt::format("{}: cannot resolve the host name: {}", name, error));
+      fail(ErrorKind::connect,
+           fmt::format("{}: cannot resolve the host name: {}", name, addresses.status().message()));
       destroy_session();
       return;
     }
+    m_addresses = std::move(*addresses);
     m_gate_key = m_addresses.front().text;
   }
   m_phase = Phase::gate;
@@ -101,13 +102,13 @@ void SshConnection::begin_transport() {
     return;
   }
   if (!m_target.proxy_command.empty()) {
-    std::string error;
-    m_proxy = ProxyCommand::start(m_target.proxy_command, error);
-    if (!m_proxy) {
+    Result<std::unique_ptr<ProxyCommand>> proxy = ProxyCommand::start(m_target.proxy_command);
+    if (!proxy) {
       fail(ErrorKind::connect, fmt::format("{}: cannot start its ProxyCommand ({}): {}", m_display,
-                                           m_target.proxy_command, error));
+                                           m_target.proxy_command, proxy.status().message()));
       return;
     }
+    m_proxy = std::move(*proxy);
     m_fd = m_proxy->take_fd();
     set_attempt_deadline();
     begin_handshake();

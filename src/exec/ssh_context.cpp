@@ -20,17 +20,16 @@ namespace runner {
 namespace {
 
 // Whether runner can use the ProxyCommand of `config`, if it has one; if
-// not, `error` says what to do. `name`: the host as the user wrote it.
-bool proxy_supported(const SshHostConfig& config, const std::string& name, Status& error) {
+// not, what to do. `name`: the host as the user wrote it.
+Status proxy_supported(const SshHostConfig& config, const std::string& name) {
   if (config.proxy_command.empty() || !config.proxy_jump.empty() || !config.proxy_use_fdpass) {
-    return true;
+    return Status();
   }
-  error = {ErrorKind::connect,
-           fmt::format("{}: the ssh configuration sets ProxyUseFdpass for its ProxyCommand, which "
-                       "runner does not support; use a ProxyCommand that relays the connection "
-                       "on its stdin and stdout (as `ssh -W %h:%p bastion` does), or ProxyJump",
-                       name)};
-  return false;
+  return {ErrorKind::connect,
+          fmt::format("{}: the ssh configuration sets ProxyUseFdpass for its ProxyCommand, which "
+                      "runner does not support; use a ProxyCommand that relays the connection "
+                      "on its stdin and stdout (as `ssh -W %h:%p bastion` does), or ProxyJump",
+                      name)};
 }
 
 // Handshakes at once per server before sshd's MaxStartups teaches fewer;
@@ -230,61 +229,58 @@ ssh::HostTarget SshContext::make_target(const SshHostConfig& config) const {
   return target;
 }
 
-bool SshContext::route(const SshHostConfig& config, int depth, std::vector<ssh::HostTarget>& hops,
-                       Status& error) {
-  if (config.proxy_jump.empty()) return true;
+Status SshContext::route(const SshHostConfig& config, int depth,
+                         std::vector<ssh::HostTarget>& hops) {
+  if (config.proxy_jump.empty()) return Status();
   if (depth >= k_max_jump_depth) {
-    error = {ErrorKind::connect,
-             fmt::format("{}: more than {} jump hosts in a row: is there a ProxyJump loop in "
-                         "the ssh configuration?",
-                         config.alias, k_max_jump_depth)};
-    return false;
+    return {ErrorKind::connect,
+            fmt::format("{}: more than {} jump hosts in a row: is there a ProxyJump loop in "
+                        "the ssh configuration?",
+                        config.alias, k_max_jump_depth)};
   }
   for (size_t i = 0; i < config.proxy_jump.size(); ++i) {
     const std::string& hop = config.proxy_jump[i];
     std::optional<SshQuery> query = parse_jump_hop(hop);
     if (!query) {
-      error = {ErrorKind::connect,
-               fmt::format("{}: ProxyJump hop \"{}\" is not [user@]host[:port]; fix it in the "
-                           "ssh configuration",
-                           config.alias, hop)};
-      return false;
+      return {ErrorKind::connect,
+              fmt::format("{}: ProxyJump hop \"{}\" is not [user@]host[:port]; fix it in the "
+                          "ssh configuration",
+                          config.alias, hop)};
     }
     const SshResolution& answer = lookup(*query);
     if (!answer.config) {
-      error = {ErrorKind::connect, fmt::format("{}: its jump host {} cannot be resolved: {}",
-                                               config.alias, hop, answer.problem.message)};
-      return false;
+      return {ErrorKind::connect, fmt::format("{}: its jump host {} cannot be resolved: {}",
+                                              config.alias, hop, answer.problem.message)};
     }
     // Like `ssh -J a,b`: only the first hop's own ProxyJump (or
     // ProxyCommand) applies; the others are reached through the one before.
-    if (i == 0 && !route(*answer.config, depth + 1, hops, error)) return false;
-    if (i == 0 && !proxy_supported(*answer.config, hop, error)) return false;
+    if (i == 0) {
+      if (Status routed = route(*answer.config, depth + 1, hops); !routed.ok()) return routed;
+      if (Status usable = proxy_supported(*answer.config, hop); !usable.ok()) return usable;
+    }
     ssh::HostTarget target = make_target(*answer.config);
     if (i > 0) target.proxy_command.clear();
     target.host = -1;
     hops.push_back(std::move(target));
   }
-  return true;
+  return Status();
 }
 
-std::optional<ssh::HostTarget> SshContext::target_for(int host, const HostAddress& address,
-                                                      Status& error) {
+Result<ssh::HostTarget> SshContext::target_for(int host, const HostAddress& address) {
   const SshResolution& answer = lookup(query_of(address));
   if (!answer.config) {
     std::string where = answer.problem.file.empty() ? std::string()
                         : answer.problem.line > 0
                             ? fmt::format(" ({}:{})", answer.problem.file, answer.problem.line)
                             : fmt::format(" ({})", answer.problem.file);
-    error = {ErrorKind::connect, fmt::format("{}: its ssh configuration cannot be used{}: {}",
-                                             address.host, where, answer.problem.message)};
-    return std::nullopt;
+    return Status{ErrorKind::connect, fmt::format("{}: its ssh configuration cannot be used{}: {}",
+                                                  address.host, where, answer.problem.message)};
   }
   const SshHostConfig& config = *answer.config;
-  if (!proxy_supported(config, address.host, error)) return std::nullopt;
+  if (Status usable = proxy_supported(config, address.host); !usable.ok()) return usable;
   ssh::HostTarget target = make_target(config);
   target.host = host;
-  if (!route(config, 0, target.jumps, error)) return std::nullopt;
+  if (Status routed = route(config, 0, target.jumps); !routed.ok()) return routed;
   return target;
 }
 

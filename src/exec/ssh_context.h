@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runner/config/hosts.h"
+#include "runner/core/result.h"
 #include "runner/exec/ssh_config.h"
 #include "runner/exec/ssh_executor.h"
 #include "ssh_common.h"
@@ -40,9 +41,8 @@ class SshContext {
   const std::string& note() const { return m_resolver.note(); }
 
   // The target for `address` (resolved now if resolve() did not), with its
-  // jump hosts; nullopt with `error` set when it cannot be reached as
-  // configured.
-  std::optional<ssh::HostTarget> target_for(int host, const HostAddress& address, Status& error);
+  // jump hosts, or why it cannot be reached as configured.
+  Result<ssh::HostTarget> target_for(int host, const HostAddress& address);
 
   // The live connection to jumps[count - 1], reached through jumps[0..count-1),
   // shared by every host behind it; a fresh one after a failure.
@@ -80,9 +80,8 @@ class SshContext {
 
   const SshResolution& lookup(const SshQuery& query);
   ssh::HostTarget make_target(const SshHostConfig& config) const;
-  // The jump hosts in front of `config`, nearest first.
-  bool route(const SshHostConfig& config, int depth, std::vector<ssh::HostTarget>& hops,
-             Status& error);
+  // Appends the jump hosts in front of `config` to `hops`, nearest first.
+  Status route(const SshHostConfig& config, int depth, std::vector<ssh::HostTarget>& hops);
 
   SshOptions m_options;
   SshConfigResolver m_resolver;

@@ -49,10 +49,9 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
     m_connection_cap.reset();
     m_info.reset();
     m_link.reset();
-    Status error;
-    std::optional<ssh::HostTarget> target = m_context->target_for(host(), m_address, error);
+    Result<ssh::HostTarget> target = m_context->target_for(host(), m_address);
     if (!target) {
-      fail_host(error);
+      fail_host(target.status());
       return;
     }
     m_target = std::move(*target);

@@ -26,12 +26,10 @@ constexpr int k_exit_grace_ms = 100;
 
 }  // namespace
 
-std::unique_ptr<ProxyCommand> ProxyCommand::start(const std::string& command, std::string& error) {
+Result<std::unique_ptr<ProxyCommand>> ProxyCommand::start(const std::string& command) {
   int ends[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
-    error = fmt::format("socketpair: {}", std::strerror(errno));
-    return nullptr;
-  }
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
+    return Status::error(fmt::format("socketpair: {}", std::strerror(errno)));
   const char* shell = std::getenv("SHELL");
   if (shell == nullptr || *shell == '\0') shell = "/bin/sh";
   std::string script = "exec " + command;
@@ -42,8 +40,7 @@ std::unique_ptr<ProxyCommand> ProxyCommand::start(const std::string& command, st
   ::close(ends[1]);
   if (rc != 0) {
     ::close(ends[0]);
-    error = fmt::format("cannot run {}: {}", shell, std::strerror(rc));
-    return nullptr;
+    return Status::error(fmt::format("cannot run {}: {}", shell, std::strerror(rc)));
   }
   ::fcntl(ends[0], F_SETFL, ::fcntl(ends[0], F_GETFL) | O_NONBLOCK);
   return std::unique_ptr<ProxyCommand>(new ProxyCommand(pid, ends[0]));

@@ -12,12 +12,14 @@
 #include <memory>
 #include <string>
 
+#include "runner/core/result.h"
+
 namespace runner::ssh {
 
 class ProxyCommand {
  public:
-  // Starts `command`; null, with `error` set, when it cannot be started.
-  static std::unique_ptr<ProxyCommand> start(const std::string& command, std::string& error);
+  // Starts `command`, or says why it cannot be started.
+  static Result<std::unique_ptr<ProxyCommand>> start(const std::string& command);
   // Hangs the command's process group up (SIGHUP, as ssh does) and reaps
   // the command; a group still there after a moment is killed.
   ~ProxyCommand();

@@ -33,7 +33,7 @@ std::string address_text(const sockaddr* address) {
 
 }  // namespace
 
-std::vector<SocketAddress> resolve_host(const std::string& host, int port, std::string& error) {
+Result<std::vector<SocketAddress>> resolve_host(const std::string& host, int port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -48,11 +48,8 @@ std::vector<SocketAddress> resolve_host(const std::string& host, int port, std::
     hints.ai_flags = 0;
     rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
   }
+  if (rc != 0) return Status::error(rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc));
   std::vector<SocketAddress> addresses;
-  if (rc != 0) {
-    error = rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc);
-    return addresses;
-  }
   for (addrinfo* entry = found; entry; entry = entry->ai_next) {
     if (entry->ai_addrlen > sizeof(sockaddr_storage)) continue;
     SocketAddress address;
@@ -62,7 +59,7 @@ std::vector<SocketAddress> resolve_host(const std::string& host, int port, std::
     addresses.push_back(address);
   }
   freeaddrinfo(found);
-  if (addresses.empty()) error = "no usable address";
+  if (addresses.empty()) return Status::error("no usable address");
   return addresses;
 }
 

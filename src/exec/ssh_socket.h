@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/core/result.h"
+
 namespace runner::ssh {
 
 // One address a host name resolved to.
@@ -16,9 +18,9 @@ struct SocketAddress {
   std::string text;  // "127.0.0.1:2222", "[::1]:22"
 };
 
-// The addresses of `host` (getaddrinfo, blocking), in the resolver's order.
-// On failure the list is empty and `error` says why.
-std::vector<SocketAddress> resolve_host(const std::string& host, int port, std::string& error);
+// The addresses of `host` (getaddrinfo, blocking), in the resolver's order
+// (at least one), or why there are none.
+Result<std::vector<SocketAddress>> resolve_host(const std::string& host, int port);
 
 // A non-blocking, close-on-exec TCP socket with TCP_NODELAY and SO_KEEPALIVE,
 // its connect() started. Returns the fd, or -1 with `error_number` set.

@@ -1,0 +1,40 @@
+// A Result holds a value or the failure that says why there is none.
+#include "runner/core/result.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+namespace runner {
+namespace {
+
+Result<std::unique_ptr<int>> make(bool works) {
+  if (!works) return Status{ErrorKind::connect, "node03: cannot resolve the host name"};
+  return std::make_unique<int>(42);
+}
+
+TEST(Result, HoldsAValueThatMayBeMovedOut) {
+  Result<std::unique_ptr<int>> made = make(true);
+  ASSERT_TRUE(made.ok());
+  EXPECT_TRUE(made.status().ok());
+  std::unique_ptr<int> value = std::move(*made);
+  EXPECT_EQ(*value, 42);
+}
+
+TEST(Result, OrTheFailureWithItsKindAndMessage) {
+  Result<std::unique_ptr<int>> made = make(false);
+  EXPECT_FALSE(made);
+  EXPECT_EQ(made.status().kind(), ErrorKind::connect);
+  EXPECT_EQ(made.status().message(), "node03: cannot resolve the host name");
+}
+
+TEST(Status, AFailureWithoutAKindHasNoneToDecideBy) {
+  Status failed = Status::error("cannot write the journal: No space left on device");
+  EXPECT_FALSE(failed.ok());
+  EXPECT_EQ(failed.kind(), ErrorKind::failed);
+  EXPECT_TRUE(Status().ok());
+}
+
+}  // namespace
+}  // namespace runner

@@ -241,11 +241,11 @@ bool Scheduler::pump_reruns(Clock::time_point now) {
     Job& rerun = m_reruns.front();
     auto slots = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot);
     if (!slots) return false;
-    std::string command;
-    if (!render(rerun.spec, *slots, &command)) return false;
+    std::optional<std::string> command = render(rerun.spec, *slots);
+    if (!command) return false;
     Job taken = std::move(rerun);
     m_reruns.pop_front();
-    launch(std::move(taken), std::move(*slots), std::move(command), now);
+    launch(std::move(taken), std::move(*slots), std::move(*command), now);
   }
   return true;
 }
@@ -263,11 +263,11 @@ void Scheduler::pump_queue(Clock::time_point now) {
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     auto slots = place(job);
     if (!slots) return false;
-    std::string command;
-    rendered_ok = render(job, *slots, &command);
+    std::optional<std::string> command = render(job, *slots);
+    rendered_ok = command.has_value();
     if (!rendered_ok) return false;
     for (int slot : *slots) m_slot_job[slot] = k_reserved;
-    placements.push_back({std::move(*slots), std::move(command)});
+    placements.push_back({std::move(*slots), std::move(*command)});
     return true;
   });
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
@@ -319,12 +319,12 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     if (!commands.empty()) return false;
     for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {
       if (m_hosts[m_fleet.slots[s].host].state != HostState::ready) continue;
-      std::string command;
-      if (!render(job, {static_cast<int>(s)}, &command)) {
+      std::optional<std::string> command = render(job, {static_cast<int>(s)});
+      if (!command) {
         commands.clear();
         return false;
       }
-      commands.emplace_back(static_cast<int>(s), std::move(command));
+      commands.emplace_back(static_cast<int>(s), std::move(*command));
     }
     return true;
   });
@@ -388,21 +388,19 @@ std::optional<std::vector<int>> Scheduler::place(const JobSpec& job, int avoid) 
   return fallback;
 }
 
-bool Scheduler::render(const JobSpec& job, const std::vector<int>& slots, std::string* command) {
+std::optional<std::string> Scheduler::render(const JobSpec& job, const std::vector<int>& slots) {
   try {
-    *command = render_job(job, m_fleet, slots);
-    return true;
+    return render_job(job, m_fleet, slots);
   } catch (const UndefinedVariable& undefined) {
     report_once(fmt::format(
         "the next job (queue line {}) uses <<{}>>, which neither the job nor host {} defines; "
         "edit the queue to go on",
         job.line, undefined.name, m_fleet.hosts[m_fleet.slots[slots.front()].host].name));
-    return false;
   } catch (const TemplateError& error) {
     report_once(fmt::format("the next job (queue line {}): {}; edit the queue to go on", job.line,
                             error.message));
-    return false;
   }
+  return std::nullopt;
 }
 
 void Scheduler::launch(Job job, std::vector<int> slots, std::string command,

@@ -131,9 +131,9 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool pump_reruns(Clock::time_point now);
   // Slots for `job` on one ready host (avoiding `avoid` if another fits).
   std::optional<std::vector<int>> place(const JobSpec& job, int avoid = -1) const;
-  // Renders and validates `job` on `slots`; false (and a notice) if a
-  // variable is missing.
-  bool render(const JobSpec& job, const std::vector<int>& slots, std::string* command);
+  // `job`'s command rendered for `slots`; nullopt (and a notice) if the
+  // template cannot be rendered there (a variable is missing).
+  std::optional<std::string> render(const JobSpec& job, const std::vector<int>& slots);
   // Records the job as running on `slots`; its command is sent by
   // start_launched(), after the journal holds the start.
   void launch(Job job, std::vector<int> slots, std::string command, Clock::time_point now);

@@ -125,19 +125,19 @@ class Checker final : public ExecutorEvents {
       parts.push_back("local");
     }
     check.usable = true;
-    if (!exit.error.empty()) {
+    if (!exit.error().empty()) {
       check.usable = false;
       parts.front() = "FAILED";
-      parts.push_back("cannot run commands: " + exit.error);
-    } else if (exit.code == 127) {
+      parts.push_back("cannot run commands: " + exit.error());
+    } else if (exit.code() == 127) {
       parts.push_back("no nvidia-smi");
-    } else if (exit.code != 0 || !exit.signal.empty()) {
+    } else if (exit.code() != 0 || !exit.signal().empty()) {
       check.usable = false;
       parts.front() = "FAILED";
       std::string said = first_line(check.err.empty() ? check.out : check.err);
       parts.push_back(fmt::format(
           "nvidia-smi -L failed ({}){}",
-          exit.signal.empty() ? fmt::format("exit {}", exit.code) : "signal " + exit.signal,
+          exit.signal().empty() ? fmt::format("exit {}", exit.code()) : "signal " + exit.signal(),
           said.empty() ? "" : ": " + said));
     } else {
       auto gpus = parse_gpus(check.out);

@@ -1,6 +1,7 @@
 // `runner queue` and `runner broadcast`: load and validate everything, then
 // drive the scheduler, the executors and the queue watcher in one event
 // loop until the run is over.
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,17 +11,15 @@
 #include <filesystem>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "runner/cli/options.h"
 #include "runner/cli/resume.h"
 #include "runner/cli/run_reporter.h"
-#include "runner/config/duration.h"
 #include "runner/config/config_error.h"
+#include "runner/config/duration.h"
 #include "runner/config/hosts.h"
 #include "runner/config/job_render.h"
-#include "runner/exec/event_loop.h"
 #include "runner/exec/backend.h"
+#include "runner/exec/event_loop.h"
 #include "runner/exec/signal_watcher.h"
 #include "runner/queue/queue_file.h"
 #include "runner/queue/queue_watcher.h"
@@ -117,9 +116,9 @@ int run_jobs(const RunOptions& options) {
   static_cast<void>(journal.run_start(run_start_record(options, fleet, queued)));
   for (const OrphanJob& orphan : orphans)
     if (orphan.was_running)
-      static_cast<void>(journal.job_end(
-          orphan.id, JobExit{.error = "the runner that started it stopped", .lost = true},
-          std::chrono::milliseconds(0), options.mode == Mode::queue));
+      static_cast<void>(journal.job_end(orphan.id,
+                                        JobExit::lost_because("the runner that started it stopped"),
+                                        std::chrono::milliseconds(0), options.mode == Mode::queue));
   RunReporter reporter(fleet, console, journal, logs);
   static_cast<void>(reporter.checkpoint());
   std::unique_ptr<StatusLine> status_line = make_status_line(options, fleet, console);
@@ -136,8 +135,8 @@ int run_jobs(const RunOptions& options) {
   if (!options.timeout.empty()) {
     scheduler_options.default_timeout = parse_duration(options.timeout);
     if (!scheduler_options.default_timeout)
-      throw ConfigError(fmt::format("--timeout {}: not a duration (try 90s, 45m, 2h or 1h30m)",
-                                    options.timeout));
+      throw ConfigError(
+          fmt::format("--timeout {}: not a duration (try 90s, 45m, 2h or 1h30m)", options.timeout));
   }
 
   FleetBackend backend(fleet, ssh);
@@ -158,9 +157,9 @@ int run_jobs(const RunOptions& options) {
     if (interrupts == 1) {
       scheduler.stop_scheduling();
       if (scheduler.running_count() > 0)
-        console.info(fmt::format(
-            "stopping: no new jobs; {} still running (interrupt again to kill them)",
-            scheduler.running_count()));
+        console.info(
+            fmt::format("stopping: no new jobs; {} still running (interrupt again to kill them)",
+                        scheduler.running_count()));
     } else {
       console.info("killing running jobs");
       scheduler.cancel_running(Clock::now());

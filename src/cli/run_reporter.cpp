@@ -76,7 +76,7 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
   auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
   m_console.job_finished(job.id);
   // One that did not start goes back quietly (see below).
-  std::string end = exit.not_started && job.will_rerun()
+  std::string end = exit.not_started() && job.will_rerun()
                         ? fmt::format("=== #{} did not start; back to the queue ===", job.id)
                         : fmt::format("=== #{} done ({}) after {} ===", job.id, describe_exit(exit),
                                       format_duration(duration));
@@ -93,7 +93,7 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
   if (job.will_rerun()) {
     // One that did not start goes back quietly: its host, set aside, is
     // named once with the reason.
-    if (!exit.not_started)
+    if (!exit.not_started())
       m_console.warn(
           fmt::format("#{} [{}] {}; running it again", job.id, job.label(), describe_exit(exit)));
     return;

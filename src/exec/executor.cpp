@@ -42,8 +42,8 @@ void Executor::kill_leftovers(const std::vector<long>& groups,
               [done = std::move(done)](const JobExit& exit, const std::string& output) {
                 LeftoverCheck check;
                 check.killed = parse_killed_groups(output);
-                check.lost = exit.lost;
-                if (!exit.succeeded()) check.error = exit.error.empty() ? output : exit.error;
+                check.lost = exit.lost();
+                if (!exit.succeeded()) check.error = exit.error().empty() ? output : exit.error();
                 done(check);
               });
 }
@@ -51,7 +51,7 @@ void Executor::kill_leftovers(const std::vector<long>& groups,
 void Executor::report_failed(const Status& error) {
   // Own commands still waiting are gone with the host.
   for (auto& [id, own] : std::exchange(m_own, {}))
-    own.done(JobExit{.error = error.message(), .lost = true}, own.output);
+    own.done(JobExit::lost_because(error.message()), own.output);
   m_events.host_failed(m_host, error);
 }
 

@@ -6,6 +6,7 @@
 #include "runner/exec/local_executor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,8 +18,6 @@
 #include <cstring>
 #include <map>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "spawn_in_own_group.h"
 
@@ -56,10 +55,7 @@ class LocalExecutor final : public Executor {
     LocalJob job;
     std::string error = spawn(command, job);
     if (!error.empty()) {
-      JobExit exit;
-      exit.error = error;
-      exit.not_started = true;
-      report_exited(id, exit);
+      report_exited(id, JobExit::not_started_because(error));
       return;
     }
     pid_t pid = job.pid;
@@ -72,8 +68,7 @@ class LocalExecutor final : public Executor {
     if (it == m_jobs.end()) return;
     // A group that is gone has ended meanwhile: no failure.
     if (kill(-it->second.pid, signal) != 0 && errno != ESRCH)
-      report_signal_failed(id, signal,
-                             fmt::format("this machine: kill: {}", std::strerror(errno)));
+      report_signal_failed(id, signal, fmt::format("this machine: kill: {}", std::strerror(errno)));
   }
 
   void shutdown() override {}
@@ -134,7 +129,8 @@ class LocalExecutor final : public Executor {
     for (int fd : job.pipes) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     job.pidfd = static_cast<int>(syscall(SYS_pidfd_open, job.pid, 0));
     if (job.pidfd < 0) {
-      std::string error = fmt::format("pidfd_open: {} (Linux 5.3 or later is needed)", std::strerror(errno));
+      std::string error =
+          fmt::format("pidfd_open: {} (Linux 5.3 or later is needed)", std::strerror(errno));
       kill(-job.pid, SIGKILL);
       waitpid(job.pid, nullptr, 0);
       close_job_fds(job);
@@ -152,7 +148,7 @@ class LocalExecutor final : public Executor {
       if (n > 0) {
         taken += static_cast<size_t>(n);
         report_output(id, stream == 0 ? OutputStream::out : OutputStream::err,
-                            std::string_view(buffer, static_cast<size_t>(n)));
+                      std::string_view(buffer, static_cast<size_t>(n)));
       } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
         close(std::exchange(fd, -1));
       } else if (errno == EAGAIN) {
@@ -176,13 +172,8 @@ class LocalExecutor final : public Executor {
   static std::optional<JobExit> reap(const LocalJob& job) {
     int status = 0;
     if (waitpid(job.pid, &status, WNOHANG) != job.pid) return std::nullopt;
-    JobExit exit;
-    if (WIFEXITED(status)) {
-      exit.code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      exit.signal = signal_name(WTERMSIG(status));
-    }
-    return exit;
+    if (WIFSIGNALED(status)) return JobExit::killed(signal_name(WTERMSIG(status)));
+    return JobExit::exited(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   }
 
   static void close_job_fds(LocalJob& job) {

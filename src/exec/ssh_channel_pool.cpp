@@ -244,10 +244,9 @@ SshConnection::Outcome SshConnection::step_open() {
   }
   if (rc != LIBSSH2_ERROR_CHANNEL_FAILURE || open_now == 0) {
     if (is_job && !refused->silent) {
-      JobExit exit;
-      exit.error = fmt::format("{}: the server refused a session channel: {}", m_display,
-                               last_error(m_session));
-      m_sink.task_exited(refused->work.job, exit);
+      m_sink.task_exited(refused->work.job, JobExit::failed_because(fmt::format(
+                                                "{}: the server refused a session channel: {}",
+                                                m_display, last_error(m_session))));
     }
     return Outcome::progressed;
   }

@@ -19,11 +19,9 @@ namespace {
 // passed on line by line; past this much without it, stop looking.
 constexpr size_t k_max_head = 64 * 1024;
 
+// The executor takes it as not started unless the job had started.
 JobExit not_started(const std::string& why, int signal) {
-  JobExit exit;
-  exit.signal = signal_name(signal);
-  exit.error = why;
-  return exit;
+  return JobExit::failed_because(why, signal_name(signal));
 }
 
 }  // namespace
@@ -152,10 +150,9 @@ SshConnection::Outcome SshConnection::send_exec(Channel& channel, bool& answer_l
   Outcome outcome = classify(rc, &channel);
   if (outcome != Outcome::progressed) return outcome;
   if (channel.work.kind == ChannelWork::Kind::job && !channel.silent) {
-    JobExit exit;
-    exit.error = fmt::format("{}: the server refused to run the command: {}", m_display,
-                             last_error(m_session));
-    m_sink.task_exited(channel.work.job, exit);
+    m_sink.task_exited(channel.work.job, JobExit::failed_because(fmt::format(
+                                             "{}: the server refused to run the command: {}",
+                                             m_display, last_error(m_session))));
   }
   channel.silent = true;
   channel.step = Channel::Step::release;
@@ -246,18 +243,20 @@ void SshConnection::finish_channel(Channel& channel) {
   TaskId job = channel.work.job;
   bool wrapper_ran = channel.exec().pgid_known;
   release_head(channel);
-  JobExit exit;
-  exit.code = libssh2_channel_get_exit_status(channel.handle);
+  int code = libssh2_channel_get_exit_status(channel.handle);
   char* signal = nullptr;
   size_t signal_length = 0;
   libssh2_channel_get_exit_signal(channel.handle, &signal, &signal_length, nullptr, nullptr,
                                   nullptr, nullptr);
+  std::string signalled;
   if (signal) {
-    exit.signal.assign(signal, signal_length);
-    exit.code = -1;
+    signalled.assign(signal, signal_length);
+    code = -1;
     libssh2_free(m_session, signal);
   }
-  if (!wrapper_ran) exit.error = login_shell_failure(exit.code);
+  JobExit exit = !wrapper_ran ? JobExit::failed_because(login_shell_failure(code), signalled)
+                 : !signalled.empty() ? JobExit::killed(signalled)
+                                      : JobExit::exited(code);
   m_sink.task_exited(job, exit);
 }
 

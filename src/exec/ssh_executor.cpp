@@ -151,7 +151,8 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
     // An error before its process reported its group (the login shell
     // failed, the server refused): nothing of it ran. A lost one may have.
     bool started = m_started.erase(job) > 0;
-    if (!started && !exit.error.empty() && !exit.lost) exit.not_started = true;
+    if (const JobExit::Failed* failed = std::get_if<JobExit::Failed>(&exit.how); failed && !started)
+      exit.how = JobExit::NotStarted{failed->why, failed->signal};
     report_exited(job, exit);
   }
 
@@ -242,9 +243,7 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
       for (ChannelWork& work : connection->take_unstarted()) requeue(std::move(work), true);
     }
     m_connections.clear();
-    JobExit lost;
-    lost.lost = true;
-    lost.error = error.message();
+    JobExit lost = JobExit::lost_because(error.message());
     std::vector<TaskId> running;
     for (const auto& [job, connection] : m_assigned) running.push_back(job);
     for (TaskId job : running) task_exited(job, lost);
@@ -258,10 +257,8 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
     while (!m_pending.empty()) {
       ChannelWork work = std::move(m_pending.front());
       m_pending.pop_front();
-      JobExit exit;
-      exit.error = fmt::format("not started: {} is unusable", m_address.host);
-      exit.not_started = true;
-      report_exited(work.job, exit);
+      report_exited(work.job, JobExit::not_started_because(
+                                  fmt::format("not started: {} is unusable", m_address.host)));
     }
     m_signals.clear();
   }
@@ -286,11 +283,9 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
                                  [&](const ChannelWork& w) { return w.job == job; });
       if (queued != m_pending.end()) {
         m_pending.erase(queued);
-        JobExit exit;
-        exit.signal = signal_name(signal);
-        exit.error = fmt::format("stopped by SIG{} before it started", exit.signal);
-        exit.not_started = true;
-        report_exited(job, exit);
+        std::string name = signal_name(signal);
+        report_exited(job, JobExit::not_started_because(
+                               fmt::format("stopped by SIG{} before it started", name), name));
         continue;
       }
       auto assigned = m_assigned.find(job);

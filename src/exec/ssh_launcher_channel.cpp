@@ -190,11 +190,11 @@ void SshConnection::finish_launched(Channel& channel) {
     TaskId job = channel.work.job;
     release_head(channel);
     int status = exec.out_marker->status().value_or(-1);
-    JobExit exit = exit_from_status(channel, status);
-    if (!exec.pgid_known) {
-      exit.error = fmt::format("{}: the job did not start: `setsid sh` failed (status {})",
-                               m_display, status);
-    }
+    JobExit exit =
+        exec.pgid_known
+            ? exit_from_status(channel, status)
+            : JobExit::failed_because(fmt::format(
+                  "{}: the job did not start: `setsid sh` failed (status {})", m_display, status));
     m_sink.task_exited(job, exit);
   }
   if (channel.work.kind == ChannelWork::Kind::job) {
@@ -219,28 +219,20 @@ void SshConnection::launcher_closed(Channel& channel) {
   if (channel.work.kind == ChannelWork::Kind::signal) control_ended(channel, status);
   if (channel.work.kind != ChannelWork::Kind::job || channel.silent) return;
   release_head(channel);
-  JobExit exit;
-  exit.code = status;
-  if (exec.pgid_known) {
-    // The launcher ended under a running job: its outcome is unknown.
-    exit.lost = true;
-    exit.error = fmt::format("{}: the shell that started the job ended while it ran", m_display);
-  } else {
-    exit.error = login_shell_failure(status);
-  }
+  // The launcher ended under a running job: its outcome is unknown.
+  JobExit exit = exec.pgid_known
+                     ? JobExit::lost_because(fmt::format(
+                           "{}: the shell that started the job ended while it ran", m_display))
+                     : JobExit::failed_because(login_shell_failure(status));
   m_sink.task_exited(channel.work.job, exit);
 }
 
 JobExit SshConnection::exit_from_status(const Channel& channel, int status) const {
-  JobExit exit;
-  exit.code = status;
   // A shell reports a job killed by signal N as status 128 + N; a job's
   // shell that exits leaves its note first.
-  if (!channel.exec().out_marker->exited_note() && status > 128 && status <= 128 + k_last_signal) {
-    exit.signal = signal_name(status - 128);
-    exit.code = -1;
-  }
-  return exit;
+  if (!channel.exec().out_marker->exited_note() && status > 128 && status <= 128 + k_last_signal)
+    return JobExit::killed(signal_name(status - 128));
+  return JobExit::exited(status);
 }
 
 void SshConnection::control_ended(const Channel& channel, int shell_status) {

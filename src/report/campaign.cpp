@@ -38,8 +38,8 @@ Params params_of(const json& record) {
   auto it = record.find("params");
   if (it == record.end() || !it->is_object()) return params;
   for (const auto& [key, value] : it->items())
-    params.emplace_back(key, value.is_string() || value.is_object() ? journal_text(value)
-                                                                    : value.dump());
+    params.emplace_back(
+        key, value.is_string() || value.is_object() ? journal_text(value) : value.dump());
   return params;
 }
 
@@ -282,8 +282,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
 
 Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
   std::vector<std::string> skipped;
-  Campaign campaign =
-      campaign_from_records(read_journal(journal_path(state_dir), &skipped), alive);
+  Campaign campaign = campaign_from_records(read_journal(journal_path(state_dir), &skipped), alive);
   campaign.state_dir = state_dir;
   campaign.skipped_lines = std::move(skipped);
   return campaign;
@@ -302,11 +301,8 @@ std::string describe_end(const CampaignJob& job) {
   } else if (job.outcome == JobOutcome::unknown) {
     how = "unknown: the runner stopped before it ended";
   } else {
-    JobExit exit;
-    exit.code = job.exit.value_or(-1);
-    exit.signal = job.signal;
-    exit.error = job.error;
-    exit.lost = job.outcome == JobOutcome::lost;
+    JobExit exit = JobExit::from_fields(job.exit.value_or(-1), job.signal, job.error,
+                                        job.outcome == JobOutcome::lost);
     // A job that ended well while it was being stopped is not called stopped.
     exit.timed_out = job.outcome == JobOutcome::failed && job.timed_out;
     exit.cancelled = job.outcome == JobOutcome::failed && job.cancelled;

@@ -17,7 +17,7 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
   Queued queued;
   bool rerun = false;
   bool cannot_start = false;  // anywhere: it is not tried again
-  if (exit.not_started && !exit.timed_out && !exit.cancelled) {
+  if (exit.not_started() && !exit.timed_out && !exit.cancelled) {
     // Each time it cannot start, its host is set aside: more failures than
     // hosts mean it cannot start anywhere.
     if (rules.mode == Mode::queue && job.start_failures < rules.hosts) {
@@ -27,7 +27,7 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
       rerun = true;
     } else if (rules.mode == Mode::queue) {
       cannot_start = true;
-      exit.error +=
+      std::get<JobExit::NotStarted>(exit.how).why +=
           fmt::format(" (it could not start {} times; not tried again)", job.start_failures + 1);
     }
   }
@@ -35,10 +35,10 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
   if (rules.mode == Mode::queue && !rerun && !cannot_start && !exit.succeeded() &&
       !exit.cancelled && !rules.stopping) {
     int retries = job.spec.retries.value_or(rules.default_retries);
-    if (exit.lost && job.requeues < rules.max_requeue) {
+    if (exit.lost() && job.requeues < rules.max_requeue) {
       ++again.requeues;
       rerun = true;
-    } else if (!exit.lost && job.retries_used < retries) {
+    } else if (!exit.lost() && job.retries_used < retries) {
       ++again.retries_used;
       queued.avoid_slot = job.tasks.front().slots.front();
       rerun = true;

@@ -126,16 +126,16 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     for (int slot : task.slots) m_slot_job[slot] = 0;
   }
   const Task& task = job.tasks.front();
-  if (reported.lost && task.started() && !m_options.keep_orphans)
+  if (reported.lost() && task.started() && !m_options.keep_orphans)
     m_hosts[task.host].leftover_groups.push_back(task.pgid);
 
   JobEnd end = judge_end(job, reported,
                          EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
                                   static_cast<int>(m_fleet.hosts.size()), m_stopping});
   // A host where a process could not start is set aside (in the next step).
-  bool refused = end.exit.not_started && !end.exit.timed_out && !end.exit.cancelled;
+  bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
   if (refused && m_hosts[task.host].start_refusal.empty())
-    m_hosts[task.host].start_refusal = reported.error;
+    m_hosts[task.host].start_refusal = reported.error();
   if (end.failed()) {
     ++m_failures;
     m_step_failed = true;
@@ -175,7 +175,7 @@ bool Scheduler::recorded(Clock::time_point now) {
     // Jobs taken but never started end, as not started, once the run stops.
     if (m_stopping)
       for (JobId id : std::exchange(m_launched, {}))
-        end_job(id, JobExit{.error = "not started: the journal could not be written"});
+        end_job(id, JobExit::failed_because("not started: the journal could not be written"));
   }
   return !m_unrecorded;
 }

@@ -3,6 +3,7 @@
 #include "runner/state/journal.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,8 +13,6 @@
 #include <filesystem>
 #include <optional>
 #include <random>
-
-#include <fmt/format.h>
 
 #include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
@@ -237,7 +236,7 @@ nlohmann::ordered_json header(std::string_view event) {
 }  // namespace
 
 Status Journal::run_start(std::string_view mode, std::string_view hosts_file,
-                        std::string_view queue_file) {
+                          std::string_view queue_file) {
   nlohmann::ordered_json record = header("run_start");
   record["run"] = m_run_id;
   record["pid"] = static_cast<long>(::getpid());
@@ -299,14 +298,14 @@ Status Journal::job_pgid(JobId job, long pgid) {
 }
 
 Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-                      bool rerun) {
+                        bool rerun) {
   nlohmann::ordered_json record = header("job_end");
   record["job"] = job;
-  bool exited = exit.signal.empty() && exit.error.empty() && exit.code >= 0;
-  record["exit"] = exited ? nlohmann::ordered_json(exit.code) : nlohmann::ordered_json(nullptr);
-  record["signal"] = text_or_null(exit.signal);
-  record["error"] = text_or_null(exit.error);
-  record["lost"] = exit.lost;
+  bool exited = exit.signal().empty() && exit.error().empty() && exit.code() >= 0;
+  record["exit"] = exited ? nlohmann::ordered_json(exit.code()) : nlohmann::ordered_json(nullptr);
+  record["signal"] = text_or_null(exit.signal());
+  record["error"] = text_or_null(exit.error());
+  record["lost"] = exit.lost();
   record["timed_out"] = exit.timed_out;
   record["cancelled"] = exit.cancelled;
   record["rerun"] = rerun;

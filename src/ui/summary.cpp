@@ -1,9 +1,9 @@
 // Formatting of the end-of-run summary.
 #include "runner/ui/summary.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "runner/ui/exit_text.h"
 
@@ -14,7 +14,7 @@ namespace {
 enum class Outcome { succeeded, failed, lost, cancelled };
 
 Outcome outcome_of(const FinishedJob& job) {
-  if (job.exit.lost) return Outcome::lost;
+  if (job.exit.lost()) return Outcome::lost;
   if (job.exit.succeeded()) return Outcome::succeeded;
   if (job.exit.cancelled) return Outcome::cancelled;
   return Outcome::failed;
@@ -139,9 +139,8 @@ std::string format_run_summary(const std::vector<FinishedJob>& jobs,
     std::vector<const SlotUsage*> shown;
     for (const SlotUsage& slot : slots) shown.push_back(&slot);
     if (shown.size() > max_slots) {
-      std::stable_sort(shown.begin(), shown.end(), [](const SlotUsage* a, const SlotUsage* b) {
-        return a->busy < b->busy;
-      });
+      std::stable_sort(shown.begin(), shown.end(),
+                       [](const SlotUsage* a, const SlotUsage* b) { return a->busy < b->busy; });
       shown.resize(max_slots);
       text += fmt::format("  the {} least busy of {} slots:\n", max_slots, slots.size());
     }

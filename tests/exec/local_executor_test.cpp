@@ -57,7 +57,7 @@ TEST_F(Local, StreamsOutputAndExitStatus) {
   run_until_exited(1);
   EXPECT_EQ(events.out[1], "out\n");
   EXPECT_EQ(events.err[1], "err\n");
-  EXPECT_EQ(events.exits[1].code, 3);
+  EXPECT_EQ(events.exits[1].code(), 3);
   EXPECT_FALSE(events.exits[1].succeeded());
   EXPECT_TRUE(transport->idle());
 }
@@ -96,7 +96,7 @@ TEST_F(Local, SignalReachesTheWholeGroup) {
   long pgid = events.pgid[1];
   transport->signal_task(1, SIGTERM);
   run_until_exited(1);
-  EXPECT_EQ(events.exits[1].signal, "TERM");
+  EXPECT_EQ(events.exits[1].signal(), "TERM");
   // The orphaned background sleep is reaped by init in its own time.
   for (int i = 0; i < 100 && testing::live_group_members(pgid) > 0; ++i) usleep(20000);
   EXPECT_EQ(testing::live_group_members(pgid), 0) << "a process of the job's group survived";
@@ -124,7 +124,7 @@ TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
                         "(while :; do echo leftover; echo leftover >&2; done) &"
                         " sleep 0.2; echo last; echo last >&2; exit 4");
   run_until_exited(1);
-  EXPECT_EQ(events.exits[1].code, 4);
+  EXPECT_EQ(events.exits[1].code(), 4);
   for (const std::string& text : {events.out[1], events.err[1]}) {
     ASSERT_GE(text.size(), 5u);
     EXPECT_NE(text.find("last\n"), std::string::npos)
@@ -148,7 +148,7 @@ TEST_F(Local, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
     output = o;
   });
   run_until([&] { return exit.has_value(); });
-  EXPECT_EQ(exit->code, 4);
+  EXPECT_EQ(exit->code(), 4);
   EXPECT_EQ(output, "cleaned\n");
   EXPECT_TRUE(events.pgid.empty() && events.out.empty() && events.err.empty() &&
               events.exits.empty())
@@ -169,7 +169,7 @@ TEST_F(Local, KillLeftoversKillsTheGroupsThatStillLiveAndSaysWhich) {
   run_until([&] { return check.has_value() && events.exits.count(1) > 0; });
   EXPECT_EQ(check->killed, std::vector<long>{living});
   EXPECT_TRUE(check->error.empty()) << check->error;
-  EXPECT_EQ(events.exits[1].signal, "KILL");
+  EXPECT_EQ(events.exits[1].signal(), "KILL");
 }
 
 }  // namespace

@@ -277,17 +277,17 @@ TEST_F(ReadySshTransportTest, RunsEchoAndReportsOutputAndExit) {
   JobExit exit = run_job(*m_transport, "echo hi");
   EXPECT_EQ(m_events.out[1], "hi\n");
   EXPECT_EQ(m_events.err[1], "");
-  EXPECT_EQ(exit.code, 0);
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_EQ(exit.code(), 0);
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_GT(m_events.pgids[1], 1);
   EXPECT_EQ(m_events.log, (std::vector<std::string>{"ready", "started 1", "exited 1"}));
 }
 
 TEST_F(ReadySshTransportTest, ReportsExitCode) {
   JobExit exit = run_job(*m_transport, "exit 3");
-  EXPECT_EQ(exit.code, 3);
-  EXPECT_EQ(exit.signal, "");
-  EXPECT_EQ(exit.error, "");
+  EXPECT_EQ(exit.code(), 3);
+  EXPECT_EQ(exit.signal(), "");
+  EXPECT_EQ(exit.error(), "");
   EXPECT_FALSE(exit.succeeded());
 }
 
@@ -302,7 +302,7 @@ TEST_F(ReadySshTransportTest, RunsNastyCommandExactlyAsWritten) {
       "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash' \"tab\tx\"\n"
       "echo 'multi\nline'; echo \"arith $((6 * 7))\"; echo '`not run`' \"a\\\\b\"";
   JobExit exit = run_job(*m_transport, command);
-  EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[1];
+  EXPECT_TRUE(exit.succeeded()) << exit.error() << m_events.err[1];
   EXPECT_EQ(m_events.out[1], testing::sh_output(command));
   EXPECT_NE(m_events.out[1].find("single 'quoted'|dollar $HOME|back\\slash|"), std::string::npos);
 }
@@ -310,7 +310,7 @@ TEST_F(ReadySshTransportTest, RunsNastyCommandExactlyAsWritten) {
 TEST_F(ReadySshTransportTest, StreamsLargeOutputCompletely) {
   JobExit exit =
       run_job(*m_transport, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done >&2");
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1].size(), 3000001u);
   EXPECT_EQ(m_events.out[1].find_first_not_of('x'), 3000000u);
   EXPECT_EQ(m_events.err[1], "done\n");
@@ -357,7 +357,7 @@ TEST_F(SshTransportTest, LoginShellNoiseIsNoJobsOutput) {
     if (stream == OutputStream::out) seen_at_stdout.push_back(m_events.log.back());
   };
   JobExit exit = run_job(*transport, "echo job");
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "job\n");
   EXPECT_GT(m_events.pgids[1], 1);
   ASSERT_FALSE(seen_at_stdout.empty());
@@ -380,7 +380,7 @@ TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
       << m_events.exits.size() << " jobs ended";
   std::set<std::string> servers;
   for (JobId job = 1; job <= k_jobs; ++job) {
-    EXPECT_TRUE(m_events.exits[job].succeeded()) << job << ": " << m_events.exits[job].error;
+    EXPECT_TRUE(m_events.exits[job].succeeded()) << job << ": " << m_events.exits[job].error();
     std::istringstream words(m_events.out[job]);
     std::string word, number, server;
     words >> word >> number >> server;
@@ -410,9 +410,9 @@ TEST_F(ReadySshTransportTest, SignalEndsJobAndItsChildren) {
   ASSERT_TRUE(testing::process_running(child));
   m_transport->signal_task(1, SIGTERM);
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
-  EXPECT_EQ(m_events.exits[1].signal, "TERM");
+  EXPECT_EQ(m_events.exits[1].signal(), "TERM");
   EXPECT_FALSE(m_events.exits[1].succeeded());
-  EXPECT_EQ(m_events.exits[1].error, "");
+  EXPECT_EQ(m_events.exits[1].error(), "");
   auto give_up = Clock::now() + 5s;
   while (testing::process_running(child) && Clock::now() < give_up)
     std::this_thread::sleep_for(10ms);
@@ -430,15 +430,15 @@ TEST_F(SshTransportTest, SignalReachesJobWhenItsConnectionIsFull) {
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
   transport->signal_task(1, SIGKILL);
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.count(1) > 0; }));
-  EXPECT_EQ(m_events.exits[1].signal, "KILL");
+  EXPECT_EQ(m_events.exits[1].signal(), "KILL");
 }
 
 TEST_F(ReadySshTransportTest, SignalBeforeStartCancelsTheJob) {
   m_transport->start_task(1, "touch " + m_dir.file("ran"));
   m_transport->signal_task(1, SIGTERM);
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
-  EXPECT_EQ(m_events.exits[1].signal, "TERM");
-  EXPECT_NE(m_events.exits[1].error.find("before it started"), std::string::npos);
+  EXPECT_EQ(m_events.exits[1].signal(), "TERM");
+  EXPECT_NE(m_events.exits[1].error().find("before it started"), std::string::npos);
   EXPECT_EQ(m_events.pgids.count(1), 0u);
   EXPECT_EQ(access(m_dir.file("ran").c_str(), F_OK), -1);
 }
@@ -613,8 +613,8 @@ TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.failure.has_value(); }));
   EXPECT_EQ(m_events.failure->kind(), ErrorKind::disconnected);
   for (JobId job : {1, 2}) {
-    EXPECT_TRUE(m_events.exits[job].lost);
-    EXPECT_FALSE(m_events.exits[job].error.empty());
+    EXPECT_TRUE(m_events.exits[job].lost());
+    EXPECT_FALSE(m_events.exits[job].error().empty());
     EXPECT_EQ(m_events.exit_reports[job], 1);
   }
   EXPECT_EQ(m_events.log.back(), "failed");
@@ -622,8 +622,8 @@ TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
   // Later jobs are refused, not lost.
   m_transport->start_task(3, "echo late");
   ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(3) > 0; }));
-  EXPECT_FALSE(m_events.exits[3].lost);
-  EXPECT_FALSE(m_events.exits[3].error.empty());
+  EXPECT_FALSE(m_events.exits[3].lost());
+  EXPECT_FALSE(m_events.exits[3].error().empty());
 }
 
 TEST_F(SshTransportTest, SilentServerIsDetectedByKeepalive) {
@@ -643,7 +643,7 @@ TEST_F(SshTransportTest, SilentServerIsDetectedByKeepalive) {
   EXPECT_EQ(m_events.failure->kind(), ErrorKind::disconnected);
   EXPECT_NE(m_events.failure->message().find("keepalive"), std::string::npos)
       << m_events.failure->message();
-  EXPECT_TRUE(m_events.exits[1].lost);
+  EXPECT_TRUE(m_events.exits[1].lost());
 }
 
 TEST_F(SshTransportTest, QuietJobOutlivesKeepaliveInterval) {
@@ -654,7 +654,7 @@ TEST_F(SshTransportTest, QuietJobOutlivesKeepaliveInterval) {
   options.keepalive_count_max = 2;
   auto transport = ready_transport(*sshd, options);
   JobExit exit = run_job(*transport, "sleep 3.5; echo awake");
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "awake\n");
   EXPECT_FALSE(m_events.failure.has_value());
 }
@@ -669,7 +669,7 @@ TEST_F(SshTransportTest, IdleConnectionAnswersServerKeepalives) {
   run_job(*transport, "echo ${SSH_CONNECTION#* }", 1);
   idle_for(*transport, 5000ms);
   run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
-  EXPECT_TRUE(m_events.exits[2].succeeded()) << m_events.exits[2].error;
+  EXPECT_TRUE(m_events.exits[2].succeeded()) << m_events.exits[2].error();
   EXPECT_EQ(m_events.out[1], m_events.out[2]) << "the idle connection was dropped";
   EXPECT_FALSE(m_events.failure.has_value());
 }
@@ -679,7 +679,7 @@ TEST_F(ReadySshTransportTest, DroppedIdleConnectionIsReplaced) {
   m_sshd->kill_sessions();
   idle_for(*m_transport, 200ms);
   JobExit exit = run_job(*m_transport, "echo ${SSH_CONNECTION#* }", 2);
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_NE(m_events.out[1], m_events.out[2]);
   EXPECT_FALSE(m_events.failure.has_value());
 }
@@ -697,7 +697,7 @@ TEST_F(SshTransportTest, BurstOfHandshakesSurvivesMaxStartups) {
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= k_jobs; ++job) {
-    EXPECT_TRUE(m_events.exits[job].succeeded()) << m_events.exits[job].error;
+    EXPECT_TRUE(m_events.exits[job].succeeded()) << m_events.exits[job].error();
     servers.insert(m_events.out[job]);
   }
   EXPECT_GT(servers.size(), 1u);
@@ -763,7 +763,7 @@ TEST_F(ReadySshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfI
   std::set<long> groups;
   for (JobId job = 1; job <= 3; ++job) {
     JobExit exit = run_job(*m_transport, "echo $PPID; ps -o sid= -p $$", job);
-    EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[job];
+    EXPECT_TRUE(exit.succeeded()) << exit.error() << m_events.err[job];
     auto [parent, session] = parent_and_session(m_events.out[job]);
     parents.insert(parent);
     EXPECT_EQ(session, m_events.pgids[job]) << "job " << job << " leads its own session";
@@ -775,11 +775,11 @@ TEST_F(ReadySshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfI
 
 TEST_F(ReadySshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
   JobExit first = run_job(*m_transport, "(sleep 0.5; echo late; echo late >&2) & echo first", 1);
-  EXPECT_TRUE(first.succeeded()) << first.error;
+  EXPECT_TRUE(first.succeeded()) << first.error();
   JobExit second = run_job(*m_transport, "sleep 1; echo second", 2);
-  EXPECT_TRUE(second.succeeded()) << second.error;
+  EXPECT_TRUE(second.succeeded()) << second.error();
   JobExit third = run_job(*m_transport, "echo third", 3);
-  EXPECT_TRUE(third.succeeded()) << third.error;
+  EXPECT_TRUE(third.succeeded()) << third.error();
   EXPECT_EQ(m_events.out[1], "first\n");
   EXPECT_EQ(m_events.out[2], "second\n");
   EXPECT_EQ(m_events.out[3], "third\n");
@@ -788,7 +788,7 @@ TEST_F(ReadySshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
 
 TEST_F(ReadySshTransportTest, StdinIsEmpty) {
   JobExit exit = run_job(*m_transport, "cat; echo done");
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "done\n");
 }
 
@@ -806,7 +806,7 @@ TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
   auto transport = ready_transport(*sshd, options_for(*sshd));
   for (JobId job = 1; job <= 2; ++job) {
     JobExit exit = run_job(*transport, "cat /proc/$PPID/comm; ps -o sid= -p $$", job);
-    EXPECT_TRUE(exit.succeeded()) << exit.error << m_events.err[job];
+    EXPECT_TRUE(exit.succeeded()) << exit.error() << m_events.err[job];
     auto [parent, session] = parent_and_session(m_events.out[job]);
     EXPECT_EQ(parent, "sshd") << "started by sshd, not by a launcher";
     EXPECT_EQ(session, m_events.pgids[job]);
@@ -1017,7 +1017,7 @@ TEST_F(SshConfigTransportTest, ProxyJumpGoesThroughTheJumpHost) {
   auto transport = connect_through_jump(hosts);
   ASSERT_TRUE(becomes_ready(*transport, m_events));
   JobExit exit = run_job(*transport, "echo through; head -c 200000 /dev/zero | wc -c");
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "through\n200000\n");
   EXPECT_NE(jump->log().find("target 127.0.0.1 port " + std::to_string(target->port())),
             std::string::npos)
@@ -1161,12 +1161,12 @@ TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
   // The connection breaks under a running job: lost, then host_failed.
   sshd->kill_sessions();
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
-  EXPECT_TRUE(m_events.exits[1].lost);
+  EXPECT_TRUE(m_events.exits[1].lost());
 
   // And once more: a new connection, reported ready again.
   ASSERT_TRUE(connects_again(*transport));
   JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_NE(m_events.out[2], m_events.out[1]) << "the old connection was reused";
   EXPECT_EQ(m_events.log, (std::vector<std::string>{"failed", "ready", "started 1", "exited 1",
                                                     "failed", "ready", "started 2", "exited 2"}));
@@ -1183,7 +1183,7 @@ TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnecti
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
   jump->kill_sessions();
   ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
-  EXPECT_TRUE(m_events.exits[1].lost);
+  EXPECT_TRUE(m_events.exits[1].lost());
 
   ASSERT_TRUE(connects_again(*transport));
   JobExit exit = run_job(*transport, "echo back", 2);
@@ -1318,7 +1318,7 @@ TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt
   ASSERT_TRUE(becomes_ready(*transport, m_events));
   EXPECT_EQ(ssh_host_info(*transport)->endpoint, "boxed (via ProxyCommand)");
   JobExit exit = run_job(*transport, "echo through the relay");
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "through the relay\n");
   std::istringstream note(m_dir.read("relay_noted"));
   std::string alias, target;
@@ -1382,7 +1382,7 @@ TEST_F(SshConfigTransportTest, AJumpHostReachedByProxyCommandCarriesTheHostsBehi
   auto transport = connect_alias("target", config_only(config_path));
   ASSERT_TRUE(becomes_ready(*transport, m_events));
   JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION##* }");
-  EXPECT_TRUE(exit.succeeded()) << exit.error;
+  EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], std::to_string(target->port()) + "\n");
   EXPECT_EQ(m_dir.read("relay_noted"), "bastion\n");
   EXPECT_EQ(ssh_host_info(*transport)->endpoint, "target (via bastion)");

@@ -192,8 +192,7 @@ TEST(Campaign, ReadsWhatTheJournalWrites) {
     job.host = "n1";
     job.slot_indices = {1};
     ASSERT_TRUE(journal.job_start(job));
-    JobExit exit;
-    exit.signal = "KILL";
+    JobExit exit = JobExit::killed("KILL");
     ASSERT_TRUE(journal.job_end(job.job, exit, milliseconds(1500)));
     ASSERT_TRUE(journal.run_end("interrupted"));
   }

@@ -20,7 +20,7 @@ namespace runner::testing {
 class FakeTransport final : public Executor {
  public:
   struct Outcome {
-    JobExit exit{.code = 0};
+    JobExit exit = JobExit::exited(0);
     int steps = 1;  // step() calls until it exits
     std::string output;
     // step() calls before its process starts (task_started); a job that
@@ -69,12 +69,11 @@ class FakeTransport final : public Executor {
     if (it != m_jobs.end() && fresh != m_fresh.end()) {
       // Not started yet: it never will be (as the SSH transport does).
       m_fresh.erase(fresh);
-      it->second.exit = JobExit{.signal = signal == 9 ? "KILL" : "TERM",
-                                .error = "stopped before it started",
-                                .not_started = true};
+      it->second.exit =
+          JobExit::not_started_because("stopped before it started", signal == 9 ? "KILL" : "TERM");
       it->second.steps = 0;
     } else if (it != m_jobs.end() && signal == 9) {
-      it->second.exit = JobExit{.signal = "KILL"};
+      it->second.exit = JobExit::killed("KILL");
       it->second.steps = 0;
     }
   }
@@ -89,8 +88,7 @@ class FakeTransport final : public Executor {
       auto jobs = std::move(m_jobs);
       m_jobs.clear();
       m_fresh.clear();
-      for (auto& [id, o] : jobs)
-        report_exited(id, JobExit{.error = "connection lost", .lost = true});
+      for (auto& [id, o] : jobs) report_exited(id, JobExit::lost_because("connection lost"));
       report_failed(Status{ErrorKind::disconnected, "dropped"});
       return;
     }

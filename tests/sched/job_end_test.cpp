@@ -18,12 +18,12 @@ Job running_job(int attempt = 1) {
   return job;
 }
 
-const JobExit k_failed{.code = 1};
-const JobExit k_lost{.error = "connection lost", .lost = true};
-const JobExit k_not_started{.error = "login shell failed", .not_started = true};
+const JobExit k_failed = JobExit::exited(1);
+const JobExit k_lost = JobExit::lost_because("connection lost");
+const JobExit k_not_started = JobExit::not_started_because("login shell failed");
 
 TEST(JobEnd, ASuccessIsDone) {
-  JobEnd end = judge_end(running_job(), JobExit{.code = 0}, EndRules{});
+  JobEnd end = judge_end(running_job(), JobExit::exited(0), EndRules{});
   EXPECT_TRUE(end.exit.succeeded());
   EXPECT_FALSE(end.again);
   EXPECT_FALSE(end.failed());
@@ -75,21 +75,21 @@ TEST(JobEnd, AJobThatDidNotStartGoesBackAsTheSameAttemptUntilEveryHostRefusedIt)
   job.start_failures = 2;
   end = judge_end(job, k_not_started, EndRules{.hosts = 2});
   EXPECT_TRUE(end.failed());
-  EXPECT_EQ(end.exit.error, "login shell failed (it could not start 3 times; not tried again)");
+  EXPECT_EQ(end.exit.error(), "login shell failed (it could not start 3 times; not tried again)");
 }
 
 TEST(JobEnd, ATimeoutCountsAsAFailureAndAnInterruptNeverRunsAgain) {
   Job job = running_job();
   job.running().timed_out = true;
-  JobEnd end = judge_end(job, JobExit{.signal = "TERM"}, EndRules{});
+  JobEnd end = judge_end(job, JobExit::killed("TERM"), EndRules{});
   EXPECT_TRUE(end.exit.timed_out);
   EXPECT_TRUE(end.failed());
   job.spec.retries = 1;
-  EXPECT_TRUE(judge_end(job, JobExit{.signal = "TERM"}, EndRules{}).again)
+  EXPECT_TRUE(judge_end(job, JobExit::killed("TERM"), EndRules{}).again)
       << "a job that timed out is retried if it has retries left";
 
   job.running().cancelled = true;  // an interrupt during its timeout's stop
-  end = judge_end(job, JobExit{.signal = "TERM"}, EndRules{});
+  end = judge_end(job, JobExit::killed("TERM"), EndRules{});
   EXPECT_TRUE(end.exit.cancelled);
   EXPECT_FALSE(end.exit.timed_out) << "cancelled wins";
   EXPECT_FALSE(end.again);
@@ -99,7 +99,7 @@ TEST(JobEnd, BroadcastStepsAndStoppingRunsNeverRunAgain) {
   Job job = running_job();
   job.spec.retries = 3;
   for (const JobExit& exit : {k_failed, k_lost, k_not_started}) {
-    EXPECT_FALSE(judge_end(job, exit, EndRules{.mode = Mode::broadcast}).again) << exit.error;
+    EXPECT_FALSE(judge_end(job, exit, EndRules{.mode = Mode::broadcast}).again) << exit.error();
     EXPECT_TRUE(judge_end(job, exit, EndRules{.mode = Mode::broadcast}).failed());
   }
   EXPECT_FALSE(judge_end(job, k_failed, EndRules{.stopping = true}).again);

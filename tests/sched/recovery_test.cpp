@@ -24,7 +24,7 @@ Fleet two_hosts(int slots_each = 1) {
 }
 
 FakeTransport::Outcome lasting(int steps, int code = 0) {
-  return FakeTransport::Outcome{.exit = JobExit{.code = code}, .steps = steps};
+  return FakeTransport::Outcome{.exit = JobExit::exited(code), .steps = steps};
 }
 
 TEST(Recovery, LostJobGoesBackToTheHeadAndRunsElsewhereWithTheSameId) {
@@ -41,7 +41,7 @@ TEST(Recovery, LostJobGoesBackToTheHeadAndRunsElsewhereWithTheSameId) {
   // Job 1 ("one") was lost on a, then ran (before "three") on b.
   auto ends = r.ends_of(1);
   ASSERT_EQ(ends.size(), 2u);
-  EXPECT_TRUE(ends[0].lost);
+  EXPECT_TRUE(ends[0].lost());
   EXPECT_TRUE(ends[1].succeeded());
   EXPECT_TRUE(r.observer.finished[0].first.will_rerun());
   auto b = r.jobs_sent(1);
@@ -80,8 +80,7 @@ TEST(Recovery, AJobLostAloneIsKilledAtOnceOnItsLiveHost) {
   for (auto& t : r.transports) {
     t->outcome = [&](const std::string& command) {
       if (command == "one" && runs_of_one++ == 0)
-        return FakeTransport::Outcome{.exit = JobExit{.error = "channel broke", .lost = true},
-                                      .steps = 2};
+        return FakeTransport::Outcome{.exit = JobExit::lost_because("channel broke"), .steps = 2};
       return lasting(2);
     };
   }
@@ -93,7 +92,7 @@ TEST(Recovery, AJobLostAloneIsKilledAtOnceOnItsLiveHost) {
   EXPECT_NE(cleanup[0].find("-- -1001"), std::string::npos) << cleanup[0];
   auto ends = r.ends_of(1);
   ASSERT_EQ(ends.size(), 2u);
-  EXPECT_TRUE(ends[0].lost);
+  EXPECT_TRUE(ends[0].lost());
   EXPECT_TRUE(ends[1].succeeded());
   EXPECT_EQ(r.transports[0]->connects, 1) << "the host was never reconnected";
   EXPECT_GE(r.jobs_sent(0).size(), 2u) << "host a kept taking jobs";
@@ -124,7 +123,7 @@ TEST(Recovery, AJobLostMoreOftenThanAllowedFails) {
   EXPECT_EQ(r.run(), 1);
   auto ends = r.ends_of(1);
   ASSERT_EQ(ends.size(), 2u);
-  EXPECT_TRUE(ends[1].lost);
+  EXPECT_TRUE(ends[1].lost());
 }
 
 TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
@@ -183,7 +182,7 @@ TEST(Recovery, FailedJobWithRetriesRunsAgainOnAnotherSlot) {
   EXPECT_EQ(r.jobs_sent(1), (std::vector<std::string>{"flaky"})) << "the rerun avoids slot a";
   auto ends = r.ends_of(1);
   ASSERT_EQ(ends.size(), 2u);
-  EXPECT_EQ(ends[0].code, 3);
+  EXPECT_EQ(ends[0].code(), 3);
   EXPECT_TRUE(ends[1].succeeded());
 }
 
@@ -196,7 +195,7 @@ TEST(Recovery, AJobRunAgainIsANewTaskSoALateReportOfItsFirstRunIsIgnored) {
   EXPECT_NE(first, r.transports[1]->started[0].first) << "both runs of job #1 as one task";
   // A host that reports on the first run's task after the job ended (a
   // late end, a stray line of output) changes nothing.
-  r.scheduler->task_exited(first, JobExit{.code = 9});
+  r.scheduler->task_exited(first, JobExit::exited(9));
   r.scheduler->task_output(first, OutputStream::out, "stray");
   EXPECT_EQ(r.ends_of(1).size(), 2u);
   EXPECT_EQ(std::count(r.observer.events.begin(), r.observer.events.end(), "output a gpu=0 stray"),

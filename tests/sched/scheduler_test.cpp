@@ -128,7 +128,7 @@ TEST(Scheduler, JobLargerThanEveryHostEndsTheRunWithAnError) {
 TEST(Scheduler, FailedJobMakesExitCodeOne) {
   Harness h(make_fleet({{"a", {"0"}}}));
   h.transports[0]->outcome = [](const std::string& c) {
-    return FakeTransport::Outcome{.exit = JobExit{.code = c == "bad" ? 3 : 0}};
+    return FakeTransport::Outcome{.exit = JobExit::exited(c == "bad" ? 3 : 0)};
   };
   h.source.add("good");
   h.source.add("bad");
@@ -186,7 +186,7 @@ TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
 std::unique_ptr<Harness> two_steps_failing_on_b(SchedulerOptions options) {
   auto h = std::make_unique<Harness>(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), options);
   h->transports[1]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.exit = JobExit{.code = 1}};
+    return FakeTransport::Outcome{.exit = JobExit::exited(1)};
   };
   h->source.add("one");
   h->source.add("two");
@@ -250,7 +250,7 @@ TEST(Scheduler, JobsTakenButNotStartedEndWhenStoppedWhileTheJournalFails) {
   EXPECT_EQ(h.run(), 130);
   EXPECT_TRUE(h.all_jobs_sent().empty());
   ASSERT_EQ(h.observer.finished.size(), 1u);
-  EXPECT_EQ(h.observer.finished[0].second.error, "not started: the journal could not be written");
+  EXPECT_EQ(h.observer.finished[0].second.error(), "not started: the journal could not be written");
 }
 
 TEST(Scheduler, CancelSendsTermThenKillAfterGrace) {

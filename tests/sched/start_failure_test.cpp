@@ -21,10 +21,8 @@ using Campaign = testing::FakeRun;
 // What a host with a broken login shell reports for every job.
 FakeTransport::Outcome refused_start(const std::string&) {
   FakeTransport::Outcome outcome;
-  outcome.exit =
-      JobExit{.code = 127,
-              .error = "a: the job did not start: the login shell of u ended (status 127)",
-              .not_started = true};
+  outcome.exit = JobExit::not_started_because(
+      "a: the job did not start: the login shell of u ended (status 127)");
   outcome.starts = false;
   return outcome;
 }
@@ -52,7 +50,7 @@ TEST(StartFailure, JobsThatDidNotStartRunElsewhereAndTheirHostIsSetAsideOnce) {
   EXPECT_EQ(count_containing(r.observer.events, "the login shell of u ended (status 127)"), 1u);
   EXPECT_EQ(count_containing(r.observer.events, "set aside"), 1u);
   for (const auto& [job, exit] : r.observer.finished) {
-    if (exit.not_started) {
+    if (exit.not_started()) {
       // Put back: neither a failure nor an attempt, and no time ran.
       EXPECT_TRUE(job.will_rerun());
       EXPECT_EQ(job.attempt, 1);
@@ -81,7 +79,7 @@ TEST(StartFailure, ATimeoutCountsFromTheStartOfTheJobsProcess) {
   // The login shell takes 3 s to start the job; the job then takes 1 s.
   Campaign r(testing::make_fleet({{"a", {"0"}}}));
   r.transports[0]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.exit = JobExit{.code = 0}, .steps = 2, .start_steps = 3};
+    return FakeTransport::Outcome{.exit = JobExit::exited(0), .steps = 2, .start_steps = 3};
   };
   r.source.jobs.push_back(JobSpec{"echo hi", {}, 1, 1, 2s, "2s"});
   r.scheduler->start();

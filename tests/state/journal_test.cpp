@@ -48,15 +48,11 @@ TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
     start.line = 3;
     EXPECT_TRUE(journal.job_start(start));
     EXPECT_TRUE(journal.job_pgid(id, 4242));
-    JobExit exit;
-    exit.code = 3;
+    JobExit exit = JobExit::exited(3);
     EXPECT_TRUE(journal.job_end(id, exit, std::chrono::milliseconds(1234)));
-    JobExit killed;
-    killed.signal = "TERM";
+    JobExit killed = JobExit::killed("TERM");
     EXPECT_TRUE(journal.job_end(id, killed, std::chrono::milliseconds(5)));
-    JobExit lost;
-    lost.lost = true;
-    lost.error = "connection to node01 dropped";
+    JobExit lost = JobExit::lost_because("connection to node01 dropped");
     EXPECT_TRUE(journal.job_end(id, lost, std::chrono::milliseconds(6)));
     EXPECT_TRUE(journal.host_failed("node02", "node02: authentication failed"));
     EXPECT_TRUE(journal.run_end("failed"));

@@ -6,17 +6,9 @@
 namespace runner {
 namespace {
 
-JobExit exited(int code) {
-  JobExit exit;
-  exit.code = code;
-  return exit;
-}
+JobExit exited(int code) { return JobExit::exited(code); }
 
-JobExit killed(const char* signal) {
-  JobExit exit;
-  exit.signal = signal;
-  return exit;
-}
+JobExit killed(const char* signal) { return JobExit::killed(signal); }
 
 TEST(ExitText, ExitStatusAndSignal) {
   EXPECT_EQ(describe_exit(exited(0)), "exit 0");
@@ -25,8 +17,7 @@ TEST(ExitText, ExitStatusAndSignal) {
 }
 
 TEST(ExitText, AnErrorSaysMoreThanTheSignalOrStatus) {
-  JobExit exit = killed("TERM");
-  exit.error = "node01: the server refused to run the command";
+  JobExit exit = JobExit::failed_because("node01: the server refused to run the command", "TERM");
   EXPECT_EQ(describe_exit(exit), "node01: the server refused to run the command");
 }
 
@@ -40,10 +31,9 @@ TEST(ExitText, StoppedByTheRunnerSaysWhyAndHow) {
 }
 
 TEST(ExitText, LostSaysSoWithItsError) {
-  JobExit lost;
-  lost.lost = true;
+  JobExit lost = JobExit::lost_because("");
   EXPECT_EQ(describe_exit(lost), "lost");
-  lost.error = "connection to node01 lost";
+  lost = JobExit::lost_because("connection to node01 lost");
   EXPECT_EQ(describe_exit(lost), "lost: connection to node01 lost");
   lost.timed_out = true;
   EXPECT_EQ(describe_exit(lost), "lost: connection to node01 lost");

@@ -13,7 +13,7 @@ FinishedJob job(JobId id, int code, long long ms, std::string label = "node01 gp
   finished.id = id;
   finished.label = std::move(label);
   finished.command = "python bench.py --id " + std::to_string(id);
-  finished.exit.code = code;
+  finished.exit = JobExit::exited(code);
   finished.log_path = "q.runner/logs/" + std::to_string(id) + ".log";
   finished.duration = milliseconds(ms);
   return finished;
@@ -40,8 +40,9 @@ TEST(RunSummary, CountsSlotUsageSlowestAndFailures) {
 
 TEST(RunSummary, NamesJobsWhoseLogsAreIncomplete) {
   std::vector<FinishedJob> jobs = {job(1, 0, 1000), job(2, 0, 1000), job(3, 0, 1000)};
-  jobs[1].log_problem = "its log q.runner/logs/2.log is incomplete: 4096 bytes of output are "
-                        "missing (No space left on device)";
+  jobs[1].log_problem =
+      "its log q.runner/logs/2.log is incomplete: 4096 bytes of output are "
+      "missing (No space left on device)";
   std::string text = format_run_summary(jobs, {{"a", milliseconds(3000), 3}}, milliseconds(3000));
   EXPECT_NE(text.find("runner: incomplete job logs (output that could not be written is missing)\n"
                       "  #2 [node01 gpu=0] its log q.runner/logs/2.log is incomplete: 4096 bytes "

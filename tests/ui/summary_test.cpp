@@ -13,7 +13,7 @@ FinishedJob job(JobId id, int code) {
   finished.id = id;
   finished.label = "node01 gpu=0";
   finished.command = "python bench.py --id " + std::to_string(id);
-  finished.exit.code = code;
+  finished.exit = JobExit::exited(code);
   finished.log_path = "q.runner/logs/" + std::to_string(id) + ".log";
   finished.duration = milliseconds(65'000);
   return finished;
@@ -32,10 +32,10 @@ TEST(Summary, NoJobs) {
 TEST(Summary, ListsEachUnsuccessfulJobWithReasonLogAndCommand) {
   FinishedJob exit3 = job(12, 3);
   FinishedJob killed = job(4, -1);
-  killed.exit.signal = "TERM";
+  killed.exit = JobExit::killed("TERM");
   killed.label = "node02 gpu=1";
   FinishedJob unstartable = job(20, -1);
-  unstartable.exit.error = "cannot start: node03 refused the session";
+  unstartable.exit = JobExit::failed_because("cannot start: node03 refused the session");
   unstartable.log_path.clear();
   unstartable.duration = milliseconds(0);
   std::vector<FinishedJob> jobs = {job(1, 0), exit3, killed, unstartable};
@@ -52,10 +52,9 @@ TEST(Summary, ListsEachUnsuccessfulJobWithReasonLogAndCommand) {
 
 TEST(Summary, LostAndCancelledAreCountedApart) {
   FinishedJob lost = job(5, -1);
-  lost.exit.lost = true;
-  lost.exit.error = "connection to node01 dropped";
+  lost.exit = JobExit::lost_because("connection to node01 dropped");
   FinishedJob cancelled = job(6, -1);
-  cancelled.exit.signal = "INT";
+  cancelled.exit = JobExit::killed("INT");
   cancelled.exit.cancelled = true;
   std::string text = format_summary({job(1, 0), job(2, 1), lost, cancelled}, milliseconds(500));
   EXPECT_EQ(text.substr(0, text.find('\n')),

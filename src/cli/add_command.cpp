@@ -51,12 +51,8 @@ int add_jobs(const AddOptions& options) {
   }
   QueueFile queue(options.queue_file,
                   [](const std::string& m) { fmt::print(stderr, "runner: warning: {}\n", m); });
-  try {
-    queue.append(items);
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "runner: error: {}\n", e.what());
+  if (Status added = queue.append(items); !added.ok()) {
+    fmt::print(stderr, "runner: error: {}\n", added.message());
     return 1;
   }
   fmt::print(stderr, "runner: added {} job{} to {}\n", jobs, jobs == 1 ? "" : "s",

@@ -205,29 +205,33 @@ std::vector<QueueEntry> QueueFile::read_entries() const {
   return entries;
 }
 
-void QueueFile::append(const std::string& items, int timeout_ms) {
+Status QueueFile::append(const std::string& items, int timeout_ms) {
   QueueDocument added = parse_queue_document(items, "jobs to add");
-  if (added.entries.empty()) return;
+  if (added.entries.empty()) return Status();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string holder;
   std::optional<QueueLock> lock;
-  while (!(lock = QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files))) {
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw std::runtime_error(fmt::format("{}: still locked by {} after {} ms; try again later",
-                                           m_path, holder, timeout_ms));
-    std::this_thread::sleep_for(k_lock_poll);
-  }
-  // An editor that saves without the lock makes the edit start over.
-  while (true) {
-    QueueEdit edit(m_real_path, m_files);
-    QueueDocument doc = parse_queue_document(edit.original(), m_path);
-    if (edit.save(text_with_appended(doc, items))) return;
-    if (std::chrono::steady_clock::now() >= deadline)
-      throw std::runtime_error(fmt::format(
-          "{} kept changing while jobs were added (an editor saving without `runner lock`?); "
-          "nothing was added, try again",
-          m_path));
-    std::this_thread::sleep_for(k_lock_poll);
+  try {
+    while (!(lock = QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files))) {
+      if (std::chrono::steady_clock::now() >= deadline)
+        return Status::error(fmt::format("{}: still locked by {} after {} ms; try again later",
+                                         m_path, holder, timeout_ms));
+      std::this_thread::sleep_for(k_lock_poll);
+    }
+    // An editor that saves without the lock makes the edit start over.
+    while (true) {
+      QueueEdit edit(m_real_path, m_files);
+      QueueDocument doc = parse_queue_document(edit.original(), m_path);
+      if (edit.save(text_with_appended(doc, items))) return Status();
+      if (std::chrono::steady_clock::now() >= deadline)
+        return Status::error(fmt::format(
+            "{} kept changing while jobs were added (an editor saving without `runner lock`?); "
+            "nothing was added, try again",
+            m_path));
+      std::this_thread::sleep_for(k_lock_poll);
+    }
+  } catch (const std::system_error& error) {
+    return Status::error(error.what());
   }
 }
 

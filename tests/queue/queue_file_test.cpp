@@ -287,7 +287,7 @@ TEST(QueueFileTest, TakesFollowEditsMadeBetweenThem) {
   result = queue.take_first(always);
   ASSERT_TRUE(std::holds_alternative<Taken>(result));
   EXPECT_EQ(std::get<Taken>(result).job.command, "x");
-  queue.append("- z\n");
+  ASSERT_TRUE(queue.append("- z\n").ok());
   TakeBatch batch = queue.take_while(always);
   ASSERT_EQ(batch.taken.size(), 2u);
   EXPECT_EQ(batch.taken[0].command, "y");
@@ -380,7 +380,7 @@ TEST(QueueFileTest, ReadEntriesParsesWithoutTouching) {
 TEST(QueueFileTest, AppendCreatesAMissingQueue) {
   testing::TempDir dir;
   QueueFile queue(dir.file("queue.yaml"));
-  queue.append("- echo one\n");
+  ASSERT_TRUE(queue.append("- echo one\n").ok());
   EXPECT_EQ(dir.read("queue.yaml"), "- echo one\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
 }
@@ -388,7 +388,7 @@ TEST(QueueFileTest, AppendCreatesAMissingQueue) {
 TEST(QueueFileTest, AppendKeepsTheQueueAsWritten) {
   testing::TempDir dir;
   QueueFile queue(dir.write("queue.yaml", k_queue));
-  queue.append("# more\n- command: extra <<x>>\n  x: [1, 2]\n");
+  ASSERT_TRUE(queue.append("# more\n- command: extra <<x>>\n  x: [1, 2]\n").ok());
   EXPECT_EQ(dir.read("queue.yaml"), k_queue + "# more\n- command: extra <<x>>\n  x: [1, 2]\n");
 }
 
@@ -396,7 +396,7 @@ TEST(QueueFileTest, AppendNeverWritesAQueueThatDoesNotParse) {
   testing::TempDir dir;
   std::string broken = "- [unclosed\n";
   QueueFile queue(dir.write("queue.yaml", broken));
-  EXPECT_THROW(queue.append("- a\n"), ConfigError);
+  EXPECT_THROW(static_cast<void>(queue.append("- a\n")), ConfigError);
   EXPECT_EQ(dir.read("queue.yaml"), broken);
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
 }
@@ -404,8 +404,8 @@ TEST(QueueFileTest, AppendNeverWritesAQueueThatDoesNotParse) {
 TEST(QueueFileTest, AppendRejectsInvalidItems) {
   testing::TempDir dir;
   QueueFile queue(dir.write("queue.yaml", "- a\n"));
-  EXPECT_THROW(queue.append("- model: [x]\n"), ConfigError);
-  EXPECT_THROW(queue.append("key: value\n"), ConfigError);
+  EXPECT_THROW(static_cast<void>(queue.append("- model: [x]\n")), ConfigError);
+  EXPECT_THROW(static_cast<void>(queue.append("key: value\n")), ConfigError);
   EXPECT_EQ(dir.read("queue.yaml"), "- a\n");
 }
 
@@ -424,7 +424,7 @@ TEST(QueueFileTest, AppendWaitsForTheLockOfAnotherProcess) {
   });
   char byte = 0;
   ASSERT_EQ(::read(ready[0], &byte, 1), 1);
-  queue.append("- b\n", 10000);
+  ASSERT_TRUE(queue.append("- b\n", 10000).ok());
   // The holder let go before the append could write.
   EXPECT_EQ(dir.read("released-by-holder"), "yes");
   EXPECT_EQ(dir.read("queue.yaml"), "- a\n- b\n");
@@ -438,13 +438,10 @@ TEST(QueueFileTest, AppendGivesUpWhenTheLockStaysTaken) {
   QueueFile queue(dir.write("queue.yaml", "- a\n"));
   LiveProcess other;
   dir.write("queue.yaml.lock", std::to_string(other.pid()) + "\n");
-  try {
-    queue.append("- b\n", 30);
-    FAIL() << "no error";
-  } catch (const std::runtime_error& error) {
-    EXPECT_NE(std::string(error.what()).find("pid " + std::to_string(other.pid())),
-              std::string::npos);
-  }
+  Status added = queue.append("- b\n", 30);
+  ASSERT_FALSE(added.ok()) << "no error";
+  EXPECT_NE(added.message().find("pid " + std::to_string(other.pid())), std::string::npos)
+      << added.message();
   EXPECT_EQ(dir.read("queue.yaml"), "- a\n");
 }
 
@@ -457,7 +454,9 @@ TEST(QueueFileTest, ConcurrentAppendsFromSeveralProcessesAllLand) {
   for (int w = 0; w < k_writers; ++w)
     writers.push_back(spawn([&, w] {
       for (int j = 0; j < k_jobs; ++j)
-        queue.append("- job-" + std::to_string(w) + "-" + std::to_string(j) + "\n", 20000);
+        if (!queue.append("- job-" + std::to_string(w) + "-" + std::to_string(j) + "\n", 20000)
+                 .ok())
+          return false;
       return true;
     }));
   for (pid_t pid : writers) EXPECT_EQ(exit_status(pid), 0);

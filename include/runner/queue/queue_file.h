@@ -13,8 +13,9 @@
 
 #include "runner/config/queue_entry.h"
 #include "runner/core/file_system.h"
-#include "runner/queue/queue_document.h"
+#include "runner/core/status.h"
 #include "runner/queue/own_changes.h"
+#include "runner/queue/queue_document.h"
 #include "runner/queue/queue_lock.h"
 
 namespace runner {
@@ -84,9 +85,10 @@ class QueueFile {
 
   // Under the lock (waiting up to `timeout_ms` for it): appends the items
   // (YAML sequence-item text) to the queue. Throws ConfigError when the
-  // queue does not parse, or the items do not; std::runtime_error when the
-  // lock cannot be had in time.
-  void append(const std::string& items, int timeout_ms = 10000);
+  // queue does not parse, or the items do not. An error, and the queue as
+  // it was, when the lock cannot be had in time, the file keeps changing,
+  // or it cannot be written (a full disk).
+  Status append(const std::string& items, int timeout_ms = 10000);
 
   // consumed.yaml beside the queue file.
   std::string consumed_path() const;

@@ -3,10 +3,14 @@
 // see one fixed command that starts `sh`; everything else reaches that `sh`
 // over stdin. Each test creates throwaway users (needs root).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "runner/state/journal.h"
 #include "support/loopback_fleet.h"
@@ -36,8 +40,8 @@ struct LoginShell : ::testing::Test {
     user = RemoteUser::create(shell);
     RUNNER_REQUIRE_REMOTE_USER(user, shell);
     user->allow_login(fleet.host(0));
-    dir.write("hosts.yaml", "- hostname: " + user->name() + "@127.0.0.1:" +
-                                std::to_string(fleet.host(0).port()) +
+    dir.write("hosts.yaml", "- hostname: " + user->name() +
+                                "@127.0.0.1:" + std::to_string(fleet.host(0).port()) +
                                 "\n  slots: " + std::to_string(slots) + "\n");
   }
   ProcessResult runner(std::vector<std::string> args) {
@@ -118,6 +122,37 @@ TEST_F(LoginShell, AStopThatTheHostsShellCannotRunIsReported) {
       << all;
   EXPECT_NE(all.find("/missing/zsh: No such file or directory"), std::string::npos) << all;
   EXPECT_NE(all.find("timed out (exit 0)"), std::string::npos) << all;
+}
+
+// The runner's own control commands (here: killing what a dead run left)
+// reach a tcsh host's `sh` over stdin, as jobs do.
+TEST_F(LoginShell, ResumeKillsWhatADeadRunLeftOnATcshHost) {
+  start_host_as("/usr/bin/tcsh");
+  if (!user) return;
+  // World-writable: the job runs as the throwaway user.
+  std::string flag = "/tmp/runner-resume-tcsh-" + std::to_string(::getpid());
+  std::filesystem::remove(flag);
+  const std::string stuck = "sleep 317.25";
+  dir.write("queue.yaml", "- if [ -e " + flag + " ]; then echo second attempt; else touch " + flag +
+                              "; " + stuck + "; fi\n");
+  {
+    testing::Process run(fleet.runner({"queue", "--no-status"}));
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (testing::live_processes_running(stuck) == 0 &&
+           std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
+    run.signal(SIGKILL);
+    run.wait();
+  }
+  ASSERT_EQ(testing::live_processes_running(stuck), 1) << "the job outlives its runner";
+  ProcessResult resumed = runner({"queue", "--resume", "--no-status"});
+  std::filesystem::remove(flag);
+  ASSERT_EQ(resumed.status, 0) << resumed.err << resumed.out;
+  EXPECT_EQ(testing::live_processes_running(stuck), 0) << resumed.err;
+  std::string all = resumed.out + resumed.err;
+  EXPECT_NE(all.find("killed 1 leftover process group"), std::string::npos) << all;
+  EXPECT_NE(testing::job_lines(resumed.out).find("second attempt"), std::string::npos) << all;
 }
 
 TEST_F(LoginShell, MultiLineCommandsRunAsShWouldOnATcshHostWithoutSetsid) {

@@ -11,20 +11,14 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
   exit.timed_out = running.timed_out && !running.cancelled;
   exit.cancelled = running.cancelled;
 
-  Job again = job;
-  again.tasks.clear();
-  again.attempt = job.attempt + 1;
-  Queued queued;
-  bool rerun = false;
+  // Why it goes back to the queue, if it does.
+  enum class Back { no, not_started, lost, failed } back = Back::no;
   bool cannot_start = false;  // anywhere: it is not tried again
   if (exit.not_started() && !exit.timed_out && !exit.cancelled) {
     // Each time it cannot start, its host is set aside: more failures than
     // hosts mean it cannot start anywhere.
     if (rules.mode == Mode::queue && job.start_failures < rules.hosts) {
-      // Nothing ran: the same attempt, at the head of the queue.
-      again.attempt = job.attempt;
-      ++again.start_failures;
-      rerun = true;
+      back = Back::not_started;
     } else if (rules.mode == Mode::queue) {
       cannot_start = true;
       std::get<JobExit::NotStarted>(exit.how).why +=
@@ -32,22 +26,37 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
     }
   }
   // Broadcast steps run in lockstep on every slot: a step is never redone.
-  if (rules.mode == Mode::queue && !rerun && !cannot_start && !exit.succeeded() &&
+  if (rules.mode == Mode::queue && back == Back::no && !cannot_start && !exit.succeeded() &&
       !exit.cancelled && !rules.stopping) {
     int retries = job.spec.retries.value_or(rules.default_retries);
-    if (exit.lost() && job.requeues < rules.max_requeue) {
+    if (exit.lost() && job.requeues < rules.max_requeue)
+      back = Back::lost;
+    else if (!exit.lost() && job.retries_used < retries)
+      back = Back::failed;
+  }
+  if (back == Back::no) return end;
+
+  Job again = job;
+  again.tasks.clear();
+  Queued queued;
+  switch (back) {
+    case Back::not_started:  // nothing ran: the same attempt, at the head of the queue
+      ++again.start_failures;
+      break;
+    case Back::lost:
+      ++again.attempt;
       ++again.requeues;
-      rerun = true;
-    } else if (!exit.lost() && job.retries_used < retries) {
+      break;
+    case Back::failed:  // on another slot if one is free
+      ++again.attempt;
       ++again.retries_used;
       queued.avoid_slot = job.tasks.front().slots.front();
-      rerun = true;
-    }
+      break;
+    case Back::no:
+      break;
   }
-  if (rerun) {
-    again.state = queued;
-    end.again = std::move(again);
-  }
+  again.state = queued;
+  end.again = std::move(again);
   return end;
 }
 

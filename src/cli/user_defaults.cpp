@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "runner/config/config_error.h"
+#include "runner/config/home_path.h"
 
 namespace runner {
 
@@ -15,12 +16,6 @@ namespace {
 std::string home() {
   const char* home = std::getenv("HOME");
   return home ? home : "";
-}
-
-std::string expand_home(const std::string& path) {
-  if (path == "~") return home();
-  if (path.rfind("~/", 0) == 0) return home() + path.substr(1);
-  return path;
 }
 
 }  // namespace
@@ -62,7 +57,7 @@ UserDefaults load_user_defaults(const std::string& path) {
                                     key));
     if (!value.IsScalar() || value.Scalar().empty())
       throw ConfigError(path, line, column, fmt::format("`{}` takes a file's path", key));
-    *field = expand_home(value.Scalar());
+    *field = expand_tilde(value.Scalar(), home());
   }
   return defaults;
 }

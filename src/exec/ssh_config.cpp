@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "runner/config/home_path.h"
 #include "ssh_config_text.h"
 
 namespace runner {

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "runner/exec/ssh_config.h"
+#include "runner/config/home_path.h"
 #include "ssh_config_text.h"
 
 namespace runner {

@@ -50,10 +50,4 @@ std::optional<int> parse_number(std::string_view text) {
   return value;
 }
 
-std::string expand_tilde(const std::string& path, const std::string& home) {
-  if (path == "~") return home;
-  if (path.rfind("~/", 0) == 0) return home + path.substr(1);
-  return path;
-}
-
 }  // namespace runner::ssh_config_text

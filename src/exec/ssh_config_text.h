@@ -23,7 +23,5 @@ std::vector<std::string> split_list(std::string_view text, char separator);
 // A non-negative decimal number of at most nine digits; nullopt otherwise.
 std::optional<int> parse_number(std::string_view text);
 
-// `path` with a leading `~` or `~/` taken as `home`.
-std::string expand_tilde(const std::string& path, const std::string& home);
 
 }  // namespace runner::ssh_config_text

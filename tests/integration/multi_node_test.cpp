@@ -46,9 +46,9 @@ struct MultiNode : ::testing::Test {
     if (fleet) fleet->write_hosts(slots);
   }
 
-  testing::ProcessResult run_queue(std::chrono::seconds limit = 60s) {
+  testing::ProcessResult run_queue() {
     testing::ProcessSpec spec = fleet->runner({"queue", "--no-status"});
-    spec.timeout = limit;
+    spec.timeout = 60s;
     return testing::run_process(spec);
   }
 
@@ -95,7 +95,8 @@ TEST_F(MultiNode, EachHostOfTheFleetRunsJobsInItsOwnNamespace) {
   testing::ProcessResult r = run_queue();
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   for (int i = 0; i < 3; ++i) {
-    std::string where = "on " + testing::NetnsFleet::hostname(i) + " at " + fleet->address(i) + "/24";
+    std::string where =
+        "on " + testing::NetnsFleet::hostname(i) + " at " + fleet->address(i) + "/24";
     EXPECT_NE(r.out.find(where), std::string::npos) << where << " not in:\n" << r.out;
   }
 }
@@ -103,7 +104,8 @@ TEST_F(MultiNode, EachHostOfTheFleetRunsJobsInItsOwnNamespace) {
 TEST_F(MultiNode, TheFleetLeavesNoNamespaceOrAddressBehind) {
   start_fleet(2, 1);
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
-  std::string bridge_address = "inet " + fleet->subnet().substr(0, fleet->subnet().rfind('.')) + ".1/";
+  std::string bridge_address =
+      "inet " + fleet->subnet().substr(0, fleet->subnet().rfind('.')) + ".1/";
   std::string last_namespace = "\n" + fleet->namespace_name(1) + "\n";
   auto namespaces = [] { return "\n" + testing::sh_output("ip netns list | cut -d' ' -f1"); };
   EXPECT_NE(testing::sh_output("ip -4 -o addr show").find(bridge_address), std::string::npos);
@@ -135,8 +137,8 @@ TEST_F(MultiNode, TwoTorchrunJobsOnTheSameHostsGetDifferentMasterPorts) {
   std::vector<std::string> order;
   for (auto& record : read_journal(dir.file("queue.runner/journal.jsonl")))
     order.push_back(record.value("event", ""));
-  auto second_start = std::find(std::find(order.begin(), order.end(), "job_start") + 1,
-                                order.end(), "job_start");
+  auto second_start =
+      std::find(std::find(order.begin(), order.end(), "job_start") + 1, order.end(), "job_start");
   EXPECT_LT(second_start - order.begin(),
             std::find(order.begin(), order.end(), "job_end") - order.begin());
 

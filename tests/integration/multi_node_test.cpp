@@ -36,7 +36,7 @@ print(f"rank {dist.get_rank()} of {dist.get_world_size()} on {socket.gethostname
 dist.destroy_process_group()
 )";
 
-struct MultiNode : ::testing::Test {
+struct NetnsMultiNode : ::testing::Test {
   testing::TempDir dir;
   std::string why_not;
   std::unique_ptr<testing::NetnsFleet> fleet;
@@ -85,7 +85,7 @@ struct MultiNode : ::testing::Test {
 
 // The fleet itself, with plain jobs: each host is reached at its own
 // address and is a machine of its own (its own interface and hostname).
-TEST_F(MultiNode, EachHostOfTheFleetRunsJobsInItsOwnNamespace) {
+TEST_F(NetnsMultiNode, EachHostOfTheFleetRunsJobsInItsOwnNamespace) {
   start_fleet(3, 1);
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   dir.write("queue.yaml",
@@ -101,7 +101,7 @@ TEST_F(MultiNode, EachHostOfTheFleetRunsJobsInItsOwnNamespace) {
   }
 }
 
-TEST_F(MultiNode, TheFleetLeavesNoNamespaceOrAddressBehind) {
+TEST_F(NetnsMultiNode, TheFleetLeavesNoNamespaceOrAddressBehind) {
   start_fleet(2, 1);
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   std::string bridge_address =
@@ -115,7 +115,7 @@ TEST_F(MultiNode, TheFleetLeavesNoNamespaceOrAddressBehind) {
   EXPECT_EQ(namespaces().find(last_namespace), std::string::npos);
 }
 
-TEST_F(MultiNode, TorchrunAllReducesOverGlooAcrossTwoHosts) {
+TEST_F(NetnsMultiNode, TorchrunAllReducesOverGlooAcrossTwoHosts) {
   start_fleet(2, 2);
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   testing::ProcessResult r = run_torchrun_queue("", "  slots: 2\n");
@@ -127,7 +127,7 @@ TEST_F(MultiNode, TorchrunAllReducesOverGlooAcrossTwoHosts) {
   EXPECT_NE(log(1, 1).find("all-reduced 10"), std::string::npos) << log(1, 1);
 }
 
-TEST_F(MultiNode, TwoTorchrunJobsOnTheSameHostsGetDifferentMasterPorts) {
+TEST_F(NetnsMultiNode, TwoTorchrunJobsOnTheSameHostsGetDifferentMasterPorts) {
   start_fleet(2, 2);
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   testing::ProcessResult r = run_torchrun_queue("echo job <<i>>; ", "  i: [1, 2]\n");
@@ -159,7 +159,7 @@ TEST_F(MultiNode, TwoTorchrunJobsOnTheSameHostsGetDifferentMasterPorts) {
           << log(job, rank);
 }
 
-TEST_F(MultiNode, ARankThatFailsStopsTheOthersAndIsNamed) {
+TEST_F(NetnsMultiNode, ARankThatFailsStopsTheOthersAndIsNamed) {
   start_fleet(2, 1);
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   // A duration no other test sleeps, to find its processes.
@@ -180,7 +180,7 @@ TEST_F(MultiNode, ARankThatFailsStopsTheOthersAndIsNamed) {
   EXPECT_EQ(ends[0]["exit"], 3) << ends[0].dump();
 }
 
-TEST_F(MultiNode, MpirunOnRankZeroReachesEveryHostOverSsh) {
+TEST_F(NetnsMultiNode, MpirunOnRankZeroReachesEveryHostOverSsh) {
   start_fleet(3, 1);
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   // Open MPI refuses root without both the flag and the variables; its

@@ -322,8 +322,7 @@ std::string describe_end(const CampaignJob& job) {
   }
   if (job.failed_rank) {
     how += fmt::format(" on rank {}", *job.failed_rank);
-    for (const CampaignTask& task : job.tasks)
-      if (task.rank == *job.failed_rank) how += " (" + task.host + ")";
+    if (const CampaignTask* task = find_task(job, *job.failed_rank)) how += " (" + task->host + ")";
   }
   return job.rerun ? how + ", run again" : how;
 }
@@ -333,6 +332,12 @@ std::string describe_placement(const CampaignJob& job) {
   std::string hosts;
   for (const CampaignTask& task : job.tasks) hosts += (hosts.empty() ? "" : ", ") + task.host;
   return fmt::format("{} node{}: {}", job.tasks.size(), job.tasks.size() == 1 ? "" : "s", hosts);
+}
+
+const CampaignTask* find_task(const CampaignJob& job, int rank) {
+  for (const CampaignTask& task : job.tasks)
+    if (task.rank == rank) return &task;
+  return nullptr;
 }
 
 std::vector<CampaignTask> tasks_of(const CampaignJob& job) {

@@ -149,6 +149,9 @@ std::string describe_end(const CampaignJob& job);
 // node01, node02" (its hosts in rank order).
 std::string describe_placement(const CampaignJob& job);
 
+// A gang job's task of this rank, or nullptr.
+const CampaignTask* find_task(const CampaignJob& job, int rank);
+
 // Its tasks: a gang job's, or the one task of a job without `nodes:` (rank
 // 0 on the job's slots), for views that draw every slot a job held.
 std::vector<CampaignTask> tasks_of(const CampaignJob& job);

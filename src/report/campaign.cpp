@@ -320,10 +320,8 @@ std::string describe_end(const CampaignJob& job) {
     exit.cancelled = job.outcome == JobOutcome::failed && job.cancelled;
     how = describe_exit(exit);
   }
-  if (job.failed_rank) {
-    how += fmt::format(" on rank {}", *job.failed_rank);
-    if (const CampaignTask* task = find_task(job, *job.failed_rank)) how += " (" + task->host + ")";
-  }
+  // As the run's own end note says it.
+  if (job.failed_rank) how = fmt::format("rank {}: {}", *job.failed_rank, how);
   return job.rerun ? how + ", run again" : how;
 }
 

@@ -258,7 +258,7 @@ TEST(Campaign, ReadsAGangJobAsOneJobWithATaskPerRank) {
   EXPECT_EQ(gang.start, *parse_utc_time("2024-05-01T10:00:01.100Z"));
   EXPECT_EQ(gang.outcome, JobOutcome::failed);
   EXPECT_EQ(gang.failed_rank, 1);
-  EXPECT_EQ(describe_end(gang), "exit 1 on rank 1 (node02)");
+  EXPECT_EQ(describe_end(gang), "rank 1: exit 1");
   EXPECT_EQ(describe_placement(gang), "2 nodes: node01, node02");
   EXPECT_EQ(end_log_path("q.runner", gang), "q.runner/logs/1.1.log");
 

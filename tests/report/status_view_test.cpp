@@ -231,7 +231,7 @@ TEST_F(StatusView, AGangJobIsOneJobOnItsNodes) {
             "  #3 [2 nodes: node02, node01] running for 10s\n"
             "\n"
             "failed: 1 job\n"
-            "  #1 [2 nodes: node01, node02] exit 1 on rank 1 (node02) after 30.0s — log: "
+            "  #1 [2 nodes: node01, node02] rank 1: exit 1 after 30.0s — log: "
             "q.runner/logs/1.1.log\n"
             "      torchrun --node_rank=0 train.py\n");
 

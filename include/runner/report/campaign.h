@@ -141,8 +141,8 @@ std::optional<SystemTime> parse_utc_time(std::string_view text);
 
 // How the job ended, for people: "exit 3", "killed by TERM",
 // "lost: connection dropped", "timed out (killed by TERM)", "cancelled
-// (killed by INT)", "running", "unknown: the runner stopped ..."; " on rank
-// 1 (node02)" when a gang job failed by a rank; ", run again" when it was.
+// (killed by INT)", "running", "unknown: the runner stopped ..."; after
+// "rank 1: " when a gang job failed by a rank; ", run again" when it was.
 std::string describe_end(const CampaignJob& job);
 
 // Where the job ran, for people: its slot label, or for a gang job "2 nodes:

@@ -62,10 +62,9 @@ HtmlReportModel html_report_model(const Campaign& campaign, const HtmlReportOpti
       model.t1 = std::max(model.t1, shown.end);
       for (const CampaignTask& task : tasks_of(job)) {
         for (int i : task.slot_indices) {
-          std::size_t r = add_row(task.host, i,
-                                  task.slot_indices.size() == 1
-                                      ? task.slot
-                                      : fmt::format("{} #{}", task.host, i));
+          std::size_t r = add_row(
+              task.host, i,
+              task.slot_indices.size() == 1 ? task.slot : fmt::format("{} #{}", task.host, i));
           rows[r].busy += time_between(task.start, shown.end);
           ++rows[r].jobs;
           shown.bars.push_back(ReportBar{r, task.start, task.rank});

@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
+#include "gang_journal.h"
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
-#include "gang_journal.h"
 #include "support/temp_dir.h"
 
 namespace runner {

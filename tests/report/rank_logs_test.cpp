@@ -42,7 +42,8 @@ TEST_F(RankLogsTest, FollowsWhatEachLogGainsAndHoldsUnendedLines) {
   dir.write("q.runner/logs/3.0.log", "start\nhalf a line\n");
   dir.write("q.runner/logs/3.1.log", "rank 1 done\n");
   ASSERT_TRUE(logs.copy_new(out, false));
-  EXPECT_EQ(shown, "[rank 0 node02] start\n[rank 0 node02] half a line\n[rank 1 node01] rank 1 done\n");
+  EXPECT_EQ(shown,
+            "[rank 0 node02] start\n[rank 0 node02] half a line\n[rank 1 node01] rank 1 done\n");
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ struct CampaignJob {
   std::string host;
   std::vector<int> slot_indices;  // on its host
   Params params;
-  int line = 0;  // queue.yaml line of its entry
+  int line = 0;      // queue.yaml line of its entry
   SystemTime start;  // its process's start (job_pgid); until known, when it was sent
   std::optional<SystemTime> end;
   std::optional<int> exit;                // exit status when it exited

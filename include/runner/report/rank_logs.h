@@ -5,10 +5,11 @@
 // Threading: none.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
-#include <sys/types.h>
 #include <vector>
 
 #include "runner/report/campaign.h"

@@ -315,6 +315,7 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
     s["params"] = params_json(slot.slot.params);
     s["state"] = !slot.down.empty() ? "down" : slot.job ? "running" : "idle";
     s["job"] = slot.job ? ordered_json(slot.job->id) : ordered_json(nullptr);
+    if (slot.job && slot.job->is_gang()) s["rank"] = slot.rank;
     s["for_ms"] = slot.job ? ms(between(slot.job->start, status.now))
                            : ms(between(slot.free_since, status.until));
     s["busy_ms"] = ms(slot.busy);

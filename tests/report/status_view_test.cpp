@@ -236,6 +236,9 @@ TEST_F(StatusView, AGangJobIsOneJobOnItsNodes) {
             "      torchrun --node_rank=0 train.py\n");
 
   nlohmann::ordered_json j = status_json(status, "q.runner");
+  EXPECT_EQ(j["slots"][1]["job"], 3);
+  EXPECT_EQ(j["slots"][1]["rank"], 1);
+  EXPECT_FALSE(j["slots"][0].contains("rank"));
   EXPECT_EQ(j["running"][0]["nodes"], 2);
   EXPECT_EQ(j["running"][0]["tasks"][1]["host"], "node01");
   EXPECT_EQ(j["running"][0]["tasks"][1]["log"], "q.runner/logs/3.1.log");

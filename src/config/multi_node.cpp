@@ -66,6 +66,10 @@ int choose_master_port(const std::set<int>& in_use, const std::set<int>& given) 
   return 0;
 }
 
+bool is_loopback(std::string_view address) {
+  return address.substr(0, 4) == "127." || address == "::1" || address == "localhost";
+}
+
 std::set<int> ports_in_use(std::string_view text) {
   // "  12: 0100007F:1F90 00000000:0000 0A ...": the local address's port, in hex.
   std::set<int> ports;

@@ -165,6 +165,7 @@ class Checker final : public ExecutorEvents {
 }  // namespace
 
 int check_hosts(const CheckOptions& options) {
+  if (options.net) return check_network(options);
   signal(SIGPIPE, SIG_IGN);
   Fleet fleet = load_hosts(options.hosts_file);
   Console console(stdout, stderr, ColorMode::never, 1);

@@ -67,6 +67,18 @@ std::string master_address_of(const Fleet& fleet, const Host& host) {
 
 std::string token_of(int host) { return fmt::format("runner-net-check-{}", host); }
 
+// What a prober said instead of the target's token: why it failed, or the
+// token of another host's listener (the same address on two hosts, such as
+// docker0's, leads each to itself).
+std::string why_not(const Fleet& fleet, const std::string& said) {
+  for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
+    if (said == token_of(static_cast<int>(h))) {
+      return "answered by " + fleet.hosts[h].name + "'s listener";
+    }
+  }
+  return said;
+}
+
 class NetCheck final : public ExecutorEvents {
  public:
   explicit NetCheck(std::vector<NetHostCheck>& checks) : m_checks(checks) {}
@@ -324,7 +336,7 @@ int check_network(const CheckOptions& options) {
       if (target == host_of_port.end()) continue;
       bool answered = answer.said == token_of(target->second);
       probes.push_back({static_cast<int>(h), target->second, answer.address, answered,
-                        answered ? "" : answer.said});
+                        answered ? "" : why_not(fleet, answer.said)});
     }
   }
   NetAnalysis analysis = analyse_reachability(hosts, probes);

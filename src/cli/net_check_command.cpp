@@ -19,12 +19,12 @@
 
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
-#include "runner/exec/backend.h"
-#include "runner/exec/event_loop.h"
+#include "runner/exec/executor.h"
 #include "runner/exec/net_check_scripts.h"
 #include "runner/exec/net_reachability.h"
 #include "runner/exec/tcp_ports.h"
 #include "runner/ui/console.h"
+#include "fleet_connections.h"
 
 namespace runner {
 
@@ -242,22 +242,16 @@ int check_network(const CheckOptions& options) {
 
   std::vector<NetHostCheck> checks(fleet.hosts.size());
   NetCheck net_check(checks);
-  std::vector<std::unique_ptr<Executor>> executors =
-      FleetBackend(fleet, context).executors(net_check);
-  std::vector<Executor*> raw;
-  for (auto& executor : executors) raw.push_back(executor.get());
-  net_check.set_executors(raw);
-
-  EventLoop loop;
-  for (auto& executor : executors) loop.add(executor.get());
-  for (auto& executor : executors) executor->connect();
+  FleetConnections connections(fleet, context, net_check);
+  net_check.set_executors(connections.executors());
+  connections.connect();
 
   // Runs the loop until `done` or the time is up; then `late` names the
   // hosts still waiting.
   auto run_until = [&](const std::function<bool()>& done, Clock::duration limit,
                        const std::function<void(NetHostCheck&)>& late) {
     Clock::time_point give_up = Clock::now() + limit;
-    while (!done() && Clock::now() < give_up) loop.run_once(std::chrono::milliseconds(100));
+    while (!done() && Clock::now() < give_up) connections.run_once(std::chrono::milliseconds(100));
     if (!done()) std::for_each(checks.begin(), checks.end(), late);
   };
 
@@ -323,10 +317,7 @@ int check_network(const CheckOptions& options) {
                             [](const NetHostCheck& check) { return check.listener_running; });
       },
       std::chrono::seconds(5), [](NetHostCheck&) {});
-  for (auto& executor : executors) executor->shutdown();
-  run_until([&] { return std::all_of(executors.begin(), executors.end(),
-                                     [](auto& e) { return e->idle(); }); },
-            std::chrono::seconds(2), [](NetHostCheck&) {});
+  connections.close();
 
   std::vector<NetProbe> probes;
   for (std::size_t h = 0; h < checks.size(); ++h) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -57,13 +58,24 @@ struct CheckNet : ::testing::Test {
     return "";
   }
 
-  // Processes of this machine whose command line names the check's token.
-  int listeners_left() {
+  // Processes of this machine whose command line names the check's token,
+  // or an `nc -l` on a port the check listened on (nc is not given it).
+  int listeners_left(const std::string& out) {
+    std::vector<std::string> nc_listeners;
+    for (std::size_t at = out.find("listened on port "); at != std::string::npos;
+         at = out.find("listened on port ", at + 1)) {
+      std::string port = out.substr(at + 17, out.find(',', at) - at - 17);
+      nc_listeners.push_back(std::string("nc\0-l\0-p\0", 9) + port + '\0');
+      nc_listeners.push_back(std::string("nc\0-l\0", 6) + port + '\0');
+    }
     int count = 0;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
       std::ifstream cmdline(entry.path() / "cmdline");
       std::string text((std::istreambuf_iterator<char>(cmdline)), {});
-      if (text.find("runner-net-check-") != std::string::npos) ++count;
+      bool nc = std::any_of(nc_listeners.begin(), nc_listeners.end(), [&](const std::string& l) {
+        return text.rfind(l, 0) == 0;
+      });
+      if (nc || text.find("runner-net-check-") != std::string::npos) ++count;
     }
     return count;
   }
@@ -106,7 +118,7 @@ TEST_F(CheckNet, EveryPairOfTheLoopbackFleetReachesTheOtherOnItsMasterAddress) {
   EXPECT_NE(host_line(r.out, 0).substr(host_line(r.out, 0).find("port")),
             host_line(r.out, 1).substr(host_line(r.out, 1).find("port")));
   EXPECT_EQ(r.out.find("warnings:"), std::string::npos) << r.out;
-  EXPECT_EQ(listeners_left(), 0);
+  EXPECT_EQ(listeners_left(r.out), 0);
 }
 
 TEST_F(CheckNet, UsesWhatEachHostHasAndSaysWhichPairsItCouldNotCheck) {
@@ -122,8 +134,18 @@ TEST_F(CheckNet, UsesWhatEachHostHasAndSaysWhichPairsItCouldNotCheck) {
     tools.insert(tools.end(), {"bash", "timeout"});
     return tools;
   }())};
-  if (!fleet.start(1, perl_only) || !fleet.start(1, bash_only)) GTEST_SKIP() << "no sshd";
-  if (testing::sh_output("command -v perl").empty()) GTEST_SKIP() << "no perl";
+  testing::SshdOptions nc_only;
+  nc_only.session_environment = {path_with("nc-bin", [] {
+    std::vector<std::string> tools = k_basics;
+    tools.push_back("nc");
+    return tools;
+  }())};
+  if (!fleet.start(1, perl_only) || !fleet.start(1, bash_only) || !fleet.start(1, nc_only)) {
+    GTEST_SKIP() << "no sshd";
+  }
+  for (const char* tool : {"perl", "nc"}) {
+    if (testing::sh_output(std::string("command -v ") + tool).empty()) GTEST_SKIP() << "no " << tool;
+  }
   fleet.write_hosts(1);
   ProcessResult r = check_net();
   EXPECT_EQ(r.status, 1) << r.out << r.err;
@@ -137,13 +159,22 @@ TEST_F(CheckNet, UsesWhatEachHostHasAndSaysWhichPairsItCouldNotCheck) {
             std::string::npos)
       << r.out;
 
-  EXPECT_EQ(pair_line(r.out, 1, 0).rfind("127.0.0.1 (lo) [master]", 0), 0u) << r.out;
+  std::string nc_line = host_line(r.out, 2);
+  EXPECT_NE(nc_line.find(", listened on port "), std::string::npos) << r.out;
+  EXPECT_NE(nc_line.find(", probed with nc"), std::string::npos) << nc_line;
+
+  // Every pair towards a host that listens, with each prober.
+  for (auto [from, to] : {std::pair{0, 2}, std::pair{1, 0}, std::pair{1, 2}, std::pair{2, 0}}) {
+    EXPECT_EQ(pair_line(r.out, from, to).rfind("127.0.0.1 (lo) [master]", 0), 0u)
+        << from << " -> " << to << ":\n" << r.out;
+  }
   EXPECT_EQ(pair_line(r.out, 0, 1), "") << r.out;
-  EXPECT_NE(r.out.find("warnings:\n  1 ordered pair of hosts could not be checked"),
+  EXPECT_EQ(pair_line(r.out, 2, 1), "") << r.out;
+  EXPECT_NE(r.out.find("warnings:\n  2 ordered pairs of hosts could not be checked"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.err.find("the network between some hosts is unknown"), std::string::npos) << r.err;
-  EXPECT_EQ(listeners_left(), 0);
+  EXPECT_EQ(listeners_left(r.out), 0);
 }
 
 }  // namespace

@@ -42,12 +42,35 @@ JobSpec spec_of(const nlohmann::json& start) {
   if (!spec.timeout_text.empty()) spec.timeout = parse_duration(spec.timeout_text);
   if (start.contains("retries")) spec.retries = field<int>(start, "retries", 0);
   spec.cancel = journal_text(start, "cancel");
+  if (start.contains("nodes")) spec.nodes = field<int>(start, "nodes", 1);
   auto params = start.find("params");
   if (params != start.end() && params->is_object())
     for (auto it = params->begin(); it != params->end(); ++it)
       spec.params.emplace_back(it.key(), it->is_string() || it->is_object() ? journal_text(*it)
                                                                             : it->dump());
   return spec;
+}
+
+// -1: no longer in the hosts file.
+int host_index(const Fleet& fleet, const std::string& name) {
+  for (std::size_t h = 0; h < fleet.hosts.size(); ++h)
+    if (fleet.hosts[h].name == name) return static_cast<int>(h);
+  return -1;
+}
+
+// The process groups that ranks 1 and up of a job spanning hosts left, on
+// hosts still in the hosts file.
+std::vector<std::pair<int, long>> other_ranks(const UnfinishedJob& job, const Fleet& fleet) {
+  std::vector<std::pair<int, long>> groups;
+  auto tasks = job.start.find("tasks");
+  if (tasks == job.start.end() || !tasks->is_array()) return groups;
+  for (const nlohmann::json& task : *tasks) {
+    auto pgid = job.rank_pgids.find(field<int>(task, "rank", 0));
+    if (pgid == job.rank_pgids.end()) continue;
+    int host = host_index(fleet, journal_text(task, "host"));
+    if (host >= 0) groups.emplace_back(host, pgid->second);
+  }
+  return groups;
 }
 
 }  // namespace
@@ -70,8 +93,8 @@ std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& 
     orphan.attempt = field<int>(job.start, "attempt", 1);
     orphan.requeues = field<int>(job.start, "requeues", 0);
     orphan.was_running = job.running;
-    for (std::size_t h = 0; h < fleet.hosts.size(); ++h)
-      if (fleet.hosts[h].name == job.host) orphan.host = static_cast<int>(h);
+    orphan.host = host_index(fleet, job.host);
+    if (job.running) orphan.other_ranks = other_ranks(job, fleet);
     orphans.push_back(std::move(orphan));
   }
   if (orphans.empty() || resume) return orphans;

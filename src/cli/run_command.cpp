@@ -132,6 +132,7 @@ int run_jobs(const RunOptions& options) {
   scheduler_options.max_requeue = options.max_requeue;
   scheduler_options.default_retries = options.retries;
   scheduler_options.keep_orphans = options.keep_orphans;
+  scheduler_options.run_id = journal.run_id();
   if (!options.timeout.empty()) {
     scheduler_options.default_timeout = parse_duration(options.timeout);
     if (!scheduler_options.default_timeout)

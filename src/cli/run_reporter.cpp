@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/config/job_render.h"
 #include "runner/ui/exit_text.h"
 #include "runner/ui/summary.h"
 
@@ -30,13 +31,23 @@ void RunReporter::host_reconnecting(const Host& host, const Status& error, Clock
   if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
+namespace {
+
+// A job that spans hosts has a log per rank.
+LogId log_of(const Job& job, const Task& task) {
+  return job.layout ? LogId(job.id, task.rank) : LogId(job.id);
+}
+
+}  // namespace
+
 void RunReporter::job_launched(const Job& job) {
-  // The journal's job_start holds a job of one task, as every job is today.
+  // The journal's job_start names rank 0's task; a job that spans hosts
+  // lists every rank's too.
   const Task& task = job.tasks.front();
   JobStartRecord record;
   record.job = job.id;
   record.command = task.command;
-  record.slot = task.label;
+  record.slot = slots_label(m_fleet, task.slots);
   record.host = m_fleet.hosts[task.host].name;
   for (int slot : task.slots) record.slot_indices.push_back(m_fleet.slots[slot].index);
   record.params = job.spec.params;
@@ -48,43 +59,60 @@ void RunReporter::job_launched(const Job& job) {
   record.cancel = job.spec.cancel;
   record.attempt = job.attempt;
   record.requeues = job.requeues;
+  if (job.layout) {
+    record.nodes = static_cast<int>(job.tasks.size());
+    for (const Task& each : job.tasks) {
+      TaskStartRecord rank{each.rank, m_fleet.hosts[each.host].name,
+                           slots_label(m_fleet, each.slots), {}, each.command};
+      for (int slot : each.slots) rank.slot_indices.push_back(m_fleet.slots[slot].index);
+      record.tasks.push_back(std::move(rank));
+    }
+  }
   // Not started before checkpoint() is ok: the record may wait for space.
   journal_written(m_journal.job_start(record));
-  log_written(job.id, m_logs.open(job.id, job.attempt > 1));
-  if (job.attempt > 1)
-    log_written(job.id,
-                m_logs.append(job.id, fmt::format("--- runner: attempt {} of #{}, on {} ---\n",
-                                                  job.attempt, job.id, job.label())));
-  for (const Task& each : job.tasks)
+  for (const Task& each : job.tasks) {
+    LogId log = log_of(job, each);
+    log_written(job.id, m_logs.open(log, job.attempt > 1));
+    if (job.attempt > 1)
+      log_written(job.id,
+                  m_logs.append(log, fmt::format("--- runner: attempt {} of #{}, on {} ---\n",
+                                                 job.attempt, job.id, each.label)));
     m_console.job_note(
-        job.id, each.slots.front(), each.label,
+        each.id, each.slots.front(), each.label,
         fmt::format("=== #{} run '{}' ===", job.id, shorten_command(each.command, 200)));
+  }
   if (m_status) m_status->job_started(job.id, job.slots().size(), job.running().start);
 }
 
 void RunReporter::task_started(const Job& job, const Task& task) {
-  journal_written(m_journal.job_pgid(job.id, task.pgid));
+  journal_written(m_journal.job_pgid(job.id, task.pgid,
+                                     job.layout ? std::optional<int>(task.rank) : std::nullopt));
 }
 
 void RunReporter::task_output(const Job& job, const Task& task, OutputStream stream,
                               std::string_view bytes) {
-  log_written(job.id, m_logs.append(job.id, bytes));
-  m_console.job_output(job.id, task.slots.front(), task.label, stream, bytes);
+  log_written(job.id, m_logs.append(log_of(job, task), bytes));
+  m_console.job_output(task.id, task.slots.front(), task.label, stream, bytes);
 }
 
 void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::duration took) {
   auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(took);
-  m_console.job_finished(job.id);
+  // A job that spans hosts ended as the rank that stopped the others.
+  std::string how = describe_exit(exit);
+  if (auto rank = job.failed_rank()) how = fmt::format("rank {}: {}", *rank, how);
   // One that did not start goes back quietly (see below).
   std::string end = exit.not_started() && job.will_rerun()
                         ? fmt::format("=== #{} did not start; back to the queue ===", job.id)
-                        : fmt::format("=== #{} done ({}) after {} ===", job.id, describe_exit(exit),
+                        : fmt::format("=== #{} done ({}) after {} ===", job.id, how,
                                       format_duration(duration));
-  for (const Task& task : job.tasks)
-    m_console.job_note(job.id, task.slots.front(), task.label, end);
-  if (Status whole = m_logs.close(job.id); !whole.ok())
-    m_incomplete_logs.try_emplace(job.id, whole.message());
-  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun()));
+  for (const Task& task : job.tasks) {
+    m_console.job_finished(task.id);
+    m_console.job_note(task.id, task.slots.front(), task.label, end);
+    if (Status whole = m_logs.close(log_of(job, task)); !whole.ok())
+      m_incomplete_logs.try_emplace(job.id, whole.message());
+  }
+  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun(),
+                                    job.failed_rank()));
   if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun());
   for (int slot : job.slots()) {
     m_slot_usage[slot].busy += duration;
@@ -95,21 +123,22 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
     // named once with the reason.
     if (!exit.not_started())
       m_console.warn(
-          fmt::format("#{} [{}] {}; running it again", job.id, job.label(), describe_exit(exit)));
+          fmt::format("#{} [{}] {}; running it again", job.id, job.label(), how));
     return;
   }
   FinishedJob finished;
   finished.id = job.id;
   finished.label = job.label();
-  finished.command = job.tasks.front().command;
+  const Task& ended = job.tasks[job.failed_rank().value_or(0)];
+  finished.command = ended.command;
   finished.exit = exit;
-  finished.log_path = m_logs.path(job.id);
+  finished.log_path = m_logs.path(log_of(job, ended));
   finished.duration = duration;
   if (auto cut = m_incomplete_logs.find(job.id); cut != m_incomplete_logs.end())
     finished.log_problem = cut->second;
   m_finished.push_back(std::move(finished));
   if (!exit.succeeded() && !exit.cancelled)
-    m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label(), describe_exit(exit)));
+    m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label(), how));
 }
 
 Status RunReporter::checkpoint() {

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "runner/config/config_error.h"
+#include "runner/config/multi_node.h"
 #include "runner/config/template.h"
 
 namespace runner {
@@ -18,6 +19,7 @@ namespace {
 
 constexpr std::string_view k_command_key = "command";
 constexpr std::string_view k_cancel_key = "cancel";
+constexpr std::string_view k_nodes_key = "nodes";
 constexpr std::string_view k_hostname_variable = "hostname";
 constexpr std::string_view k_slots_variable = "slots";
 constexpr std::size_t k_max_listed_hosts = 5;
@@ -97,6 +99,7 @@ class Validator {
   void check(const QueueEntry& entry) const {
     auto [fewest, most] = slot_range(entry);
     check_slots(entry, most);
+    check_nodes(entry, most);
     std::vector<const HostSummary*> eligible;
     for (const HostSummary& host : m_hosts)
       if (m_placement == JobPlacement::broadcast || host.slot_count >= fewest)
@@ -157,9 +160,36 @@ class Validator {
                               m_largest ? fmt::format(" ({})", m_largest->name) : ""));
   }
 
+  // A job of `nodes: N` needs N hosts that each have its slots.
+  void check_nodes(const QueueEntry& entry, int most_slots) const {
+    const EntryKey* nodes = find_key(entry, k_nodes_key);
+    if (!nodes) return;
+    if (m_placement == JobPlacement::broadcast)
+      fail(entry, "`nodes:` makes a job that spans hosts, but broadcast runs every job on each "
+                  "slot alone; remove `nodes` or use queue mode");
+    int hosts = 0;
+    for (const HostSummary& host : m_hosts) hosts += host.slot_count >= most_slots ? 1 : 0;
+    for (const std::string& text : nodes->values) {
+      int wanted = 0;
+      std::from_chars(text.data(), text.data() + text.size(), wanted);
+      if (wanted > hosts)
+        fail(entry, fmt::format("job needs {} nodes with {} slot{} each, but the hosts file has "
+                                "{} such host{}",
+                                wanted, most_slots, most_slots == 1 ? "" : "s", hosts,
+                                hosts == 1 ? "" : "s"));
+    }
+  }
+
+  static const EntryKey* find_key(const QueueEntry& entry, std::string_view name) {
+    for (const EntryKey& key : entry.keys)
+      if (key.name == name) return &key;
+    return nullptr;
+  }
+
   void check_variable(const QueueEntry& entry, const std::string& command, const std::string& name,
                       const std::vector<const HostSummary*>& eligible) const {
     if (is_builtin(name)) return;
+    if (is_multi_node_variable(name) && find_key(entry, k_nodes_key)) return;
     for (const EntryKey& key : entry.keys)
       if (key.name == name && !is_reserved_job_key(key.name)) return;
 
@@ -195,14 +225,15 @@ class Validator {
 
 }  // namespace
 
-Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids) {
+Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
+                     const Params& builtins) {
   if (slot_ids.empty()) throw std::invalid_argument("job_variables: no slots given");
   const Slot& first = fleet.slots.at(slot_ids.front());
   for (int id : slot_ids)
     if (fleet.slots.at(id).host != first.host)
       throw std::invalid_argument("job_variables: slots of several hosts given");
 
-  Params variables;
+  Params variables = builtins;
   add_unshadowed(variables, std::string(k_hostname_variable), fleet.hosts.at(first.host).name);
   std::string indices;
   for (int id : slot_ids)
@@ -245,13 +276,14 @@ std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids) {
 }
 
 std::string render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
-                           const std::vector<int>& slot_ids) {
-  Params variables = job_variables(job, fleet, slot_ids);
+                           const std::vector<int>& slot_ids, const Params& builtins) {
+  Params variables = job_variables(job, fleet, slot_ids, builtins);
   return render_template(text, [&](std::string_view name) { return find_param(variables, name); });
 }
 
-std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids) {
-  return render_for_job(job.command, job, fleet, slot_ids);
+std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
+                       const Params& builtins) {
+  return render_for_job(job.command, job, fleet, slot_ids, builtins);
 }
 
 void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,

@@ -24,6 +24,7 @@ constexpr const char* k_timeout = "timeout";
 constexpr const char* k_retries = "retries";
 constexpr const char* k_cancel = "cancel";
 constexpr const char* k_allocation = "allocation_policy";
+constexpr const char* k_nodes = "nodes";
 // More slots than any one host could have; keeps the number sane.
 constexpr int k_max_slots = 1 << 20;
 
@@ -94,6 +95,11 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
     fail_at(
         path, node,
         fmt::format("`timeout` must be a duration like 90s, 45m, 2h or 1h30m, not `{}`", value));
+  if (key == k_nodes && !parse_slots(value))
+    fail_at(path, node,
+            fmt::format("`nodes` must be a positive integer (the number of hosts the job runs on, "
+                        "one task each), not `{}`",
+                        value));
   if (key == k_retries && !parse_retries(value))
     fail_at(path, node,
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
@@ -168,6 +174,8 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.command = value;
     else if (key.name == k_slots)
       job.slots = slots_value(value);
+    else if (key.name == k_nodes)
+      job.nodes = slots_value(value);
     else if (key.name == k_timeout) {
       job.timeout = parse_duration(value);
       job.timeout_text = value;
@@ -251,7 +259,7 @@ std::string flow_list(const std::vector<std::string>& values) {
 
 bool is_reserved_job_key(const std::string& key) {
   return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
-         key == k_cancel || key == k_allocation;
+         key == k_cancel || key == k_allocation || key == k_nodes;
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
@@ -357,6 +365,7 @@ QueueEntry canonical_entry(const JobSpec& job) {
   entry.keys.push_back(EntryKey{k_command, {job.command}, true, 0});
   for (const auto& [name, value] : job.params)
     entry.keys.push_back(EntryKey{name, {value}, true, 0});
+  if (job.nodes) entry.keys.push_back(EntryKey{k_nodes, {std::to_string(*job.nodes)}, false, 0});
   if (job.slots != 1)
     entry.keys.push_back(EntryKey{k_slots, {std::to_string(job.slots)}, false, 0});
   if (job.timeout) entry.keys.push_back(EntryKey{k_timeout, {job.timeout_text}, false, 0});

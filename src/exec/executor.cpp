@@ -4,6 +4,7 @@
 #include <charconv>
 #include <utility>
 
+#include "runner/config/multi_node.h"
 #include "runner/exec/shell.h"
 
 namespace runner {
@@ -34,6 +35,22 @@ void Executor::run_command(const std::string& command, CommandDone done) {
   TaskId id = m_next_own_id++;
   m_own.emplace(id, OwnCommand{std::move(done), {}});
   start_task(id, command);
+}
+
+void Executor::start_task_with(TaskId task, const std::string& command, const TaskSetup& setup) {
+  start_task(task, setup.empty() ? command : set_up_command(setup.environment, setup.files, command));
+}
+
+void Executor::find_ports_in_use(std::function<void(Result<std::set<int>>)> done) {
+  run_command("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; true",
+              [done = std::move(done)](const JobExit& exit, const std::string& output) {
+                if (!exit.succeeded())
+                  done(Status{exit.lost() ? ErrorKind::disconnected : ErrorKind::failed,
+                              exit.error().empty() ? "reading /proc/net/tcp failed: " + output
+                                                   : exit.error()});
+                else
+                  done(ports_in_use(output));
+              });
 }
 
 void Executor::kill_leftovers(const std::vector<long>& groups,

@@ -52,6 +52,18 @@ std::string job_wrapper(std::string_view command) {
   return "echo \"runner-pgid $$\"; eval " + shell_quote(spaced);
 }
 
+std::string set_up_command(const std::vector<std::pair<std::string, std::string>>& environment,
+                           const std::vector<std::pair<std::string, std::string>>& files,
+                           std::string_view command) {
+  std::string script;
+  for (const auto& [path, content] : files)
+    script += "printf '%s' " + shell_quote(content) + " > " + shell_quote(path) + " || exit 1\n";
+  for (const auto& [name, value] : environment)
+    script += "export " + name + "=" + shell_quote(value) + "\n";
+  script += command;
+  return script;
+}
+
 std::optional<long> parse_pgid_line(std::string_view line) {
   if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   if (line.substr(0, k_pgid_prefix.size()) != k_pgid_prefix) return std::nullopt;

@@ -73,6 +73,10 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
     return info;
   }
 
+  std::string address() const override {
+    return m_target.hostname.empty() ? m_address.host : m_target.hostname;
+  }
+
   void start_task(TaskId job, const std::string& command) override {
     ChannelWork work;
     work.kind = ChannelWork::Kind::job;

@@ -19,6 +19,10 @@ bool permanent(const Status& error) {
 
 void Scheduler::adopt_orphans(std::vector<OrphanJob> orphans) {
   for (OrphanJob& orphan : orphans) {
+    // A job that spans hosts is run again once, for rank 0; what its other
+    // ranks left is killed as a lost job's leftovers.
+    for (auto [host, pgid] : std::exchange(orphan.other_ranks, {}))
+      if (!m_options.keep_orphans) m_hosts[host].leftover_groups.push_back(pgid);
     if (orphan.host >= 0 && orphan.pgid > 0) {
       m_hosts[orphan.host].orphans.push_back(std::move(orphan));
       continue;

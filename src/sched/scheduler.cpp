@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "runner/config/job_render.h"
+#include "runner/config/multi_node.h"
 #include "runner/config/template.h"
 #include "runner/exec/shell.h"
 #include "runner/sched/job_end.h"
@@ -48,6 +49,7 @@ void Scheduler::stop_scheduling() {
 
 void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
+  m_cancelling = true;
   for (auto& [id, job] : m_running) {
     job.running().cancelled = true;
     if (!job.running().kill_at) stop_job(job, now);
@@ -55,7 +57,7 @@ void Scheduler::cancel_running(Clock::time_point now) {
 }
 
 bool Scheduler::finished() const {
-  if (!m_running.empty()) return false;
+  if (!m_running.empty() || !m_staging.empty()) return false;
   if (m_stopping || m_unrunnable) return true;
   if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return false;
   bool work_left = !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
@@ -111,9 +113,8 @@ void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view byt
 }
 
 void Scheduler::task_exited(TaskId id, const JobExit& exit) {
-  // Every job runs as one task: its task's end is its end.
-  auto owner = m_task_job.find(id);
-  if (owner != m_task_job.end()) end_job(owner->second, exit);
+  Task* task = nullptr;
+  if (Job* job = job_of(id, &task)) task_ended(*job, *task, exit);
 }
 
 void Scheduler::end_job(JobId id, const JobExit& reported) {
@@ -125,9 +126,11 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     m_task_job.erase(task.id);
     for (int slot : task.slots) m_slot_job[slot] = 0;
   }
-  const Task& task = job.tasks.front();
-  if (reported.lost() && task.started() && !m_options.keep_orphans)
-    m_hosts[task.host].leftover_groups.push_back(task.pgid);
+  for (const Task& each : job.tasks)
+    if (each.exit && each.exit->lost() && each.started() && !m_options.keep_orphans)
+      m_hosts[each.host].leftover_groups.push_back(each.pgid);
+  // The task whose end is the job's.
+  const Task& task = job.tasks[job.failed_rank().value_or(0)];
 
   JobEnd end = judge_end(job, reported,
                          EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
@@ -143,7 +146,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   const Running& running = job.running();
   Clock::duration ran =
       running.process_start ? m_options.clock() - *running.process_start : Clock::duration::zero();
-  job.state = Done{end.again.has_value()};
+  job.state = Done{end.again.has_value(), running.failed_rank};
   m_observer.job_finished(job, end.exit, ran);
   if (end.again) m_reruns.push_front(std::move(*end.again));
   m_queue_dirty = true;
@@ -156,15 +159,16 @@ void Scheduler::step(Clock::time_point now) {
   clean_live_hosts();
   // While the journal cannot be written, nothing is taken and nothing starts.
   if (m_unrecorded && !recorded(now)) return;
-  if (can_take_now()) {
+  bool took = can_take_now();
+  if (took) {
     if (m_options.mode == Mode::queue)
       pump_queue(now);
     else
       pump_broadcast(now);
-    // One sync makes what executors reported (ends, losses) and the new
-    // starts durable together, before any of the new jobs can run.
-    if (!recorded(now)) return;
   }
+  // One sync makes what executors reported (ends, losses) and the new
+  // starts (staged jobs' too) durable together, before any of them can run.
+  if ((took || !m_launched.empty()) && !recorded(now)) return;
   start_launched();
 }
 
@@ -195,7 +199,8 @@ void Scheduler::act_on_timers(Clock::time_point now) {
                             std::chrono::duration<double>(m_options.start_allowance).count()));
       stop_job(job, now);
     } else if (running.kill_at && now >= *running.kill_at) {
-      for (const Task& task : job.tasks) m_executors[task.host]->signal_task(task.id, SIGKILL);
+      for (const Task& task : job.tasks)
+        if (!task.exit) m_executors[task.host]->signal_task(task.id, SIGKILL);
       running.kill_at = now + m_options.kill_grace;
     }
   }
@@ -239,13 +244,13 @@ bool Scheduler::can_take_now() const {
 bool Scheduler::pump_reruns(Clock::time_point now) {
   while (!m_reruns.empty()) {
     Job& rerun = m_reruns.front();
-    auto slots = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot);
-    if (!slots) return false;
-    std::optional<std::string> command = render(rerun.spec, *slots);
-    if (!command) return false;
+    auto placement = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot);
+    if (!placement) return false;
+    auto commands = render(rerun.spec, *placement);
+    if (!commands) return false;
     Job taken = std::move(rerun);
     m_reruns.pop_front();
-    launch(std::move(taken), std::move(*slots), std::move(*command), now);
+    begin(std::move(taken), std::move(*placement), std::move(*commands), now);
   }
   return true;
 }
@@ -254,31 +259,33 @@ void Scheduler::pump_queue(Clock::time_point now) {
   m_queue_dirty = false;
   if (!pump_reruns(now)) return;  // FIFO: the queue file waits behind them
   // Jobs the queue lets us take, each with the slots reserved for it.
-  struct Placement {
-    std::vector<int> slots;
-    std::string command;
+  struct Taken {
+    Placement placement;
+    std::vector<std::string> commands;
   };
-  std::vector<Placement> placements;
+  std::vector<Taken> placements;
   bool rendered_ok = true;
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
-    auto slots = place(job);
-    if (!slots) return false;
-    std::optional<std::string> command = render(job, *slots);
-    rendered_ok = command.has_value();
+    auto placement = place(job);
+    if (!placement) return false;
+    auto commands = render(job, *placement);
+    rendered_ok = commands.has_value();
     if (!rendered_ok) return false;
-    for (int slot : *slots) m_slot_job[slot] = k_reserved;
-    placements.push_back({std::move(*slots), std::move(*command)});
+    for (const auto& slots : *placement)
+      for (int slot : slots) m_slot_job[slot] = k_reserved;
+    placements.push_back({std::move(*placement), std::move(*commands)});
     return true;
   });
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
-    for (int slot : placements[i].slots) m_slot_job[slot] = 0;  // not taken after all
+    for (const auto& slots : placements[i].placement)
+      for (int slot : slots) m_slot_job[slot] = 0;  // not taken after all
   if (!batch.taken.empty()) {
     m_queue_empty = false;
     m_last_report.clear();
   }
   for (std::size_t i = 0; i < batch.taken.size(); ++i)
-    launch(new_job(batch.taken[i]), std::move(placements[i].slots),
-           std::move(placements[i].command), now);
+    begin(new_job(batch.taken[i]), std::move(placements[i].placement),
+          std::move(placements[i].commands), now);
 
   if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
     m_queue_empty = false;
@@ -292,10 +299,21 @@ void Scheduler::pump_queue(Clock::time_point now) {
         for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
           if (m_hosts[h].state == HostState::ready)
             largest = std::max<int>(largest, m_fleet.hosts[h].slots.size());
-        report_once(fmt::format(
-            "the next job (queue line {}) needs {} slots of one host, but the largest usable "
-            "host has {}; edit the queue to go on",
-            head->job.line, head->job.slots, largest));
+        int hosts = 0;  // usable hosts with the slots each node needs
+        for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
+          if (m_hosts[h].state == HostState::ready &&
+              static_cast<int>(m_fleet.hosts[h].slots.size()) >= head->job.slots)
+            ++hosts;
+        int nodes = head->job.nodes.value_or(1);
+        report_once(
+            nodes > 1 && largest >= head->job.slots
+                ? fmt::format("the next job (queue line {}) needs {} nodes with {} slots each, "
+                              "but {} usable host{} that many; edit the queue to go on",
+                              head->job.line, nodes, head->job.slots, hosts,
+                              hosts == 1 ? " has" : "s have")
+                : fmt::format("the next job (queue line {}) needs {} slots of one host, but the "
+                              "largest usable host has {}; edit the queue to go on",
+                              head->job.line, head->job.slots, largest));
       }
       if (!m_options.daemon) m_unrunnable = true;
     }
@@ -317,14 +335,20 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   std::vector<std::pair<int, std::string>> commands;
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (!commands.empty()) return false;
+    if (job.nodes) {
+      report_once(fmt::format("the next job (queue line {}) has `nodes:`, but broadcast runs "
+                              "every job on each slot alone; edit the queue to go on",
+                              job.line));
+      return false;
+    }
     for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {
       if (m_hosts[m_fleet.slots[s].host].state != HostState::ready) continue;
-      std::optional<std::string> command = render(job, {static_cast<int>(s)});
+      auto command = render(job, {{static_cast<int>(s)}});
       if (!command) {
         commands.clear();
         return false;
       }
-      commands.emplace_back(static_cast<int>(s), std::move(*command));
+      commands.emplace_back(static_cast<int>(s), std::move(command->front()));
     }
     return true;
   });
@@ -332,7 +356,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     m_queue_empty = false;
     m_last_report.clear();
     for (auto& [slot, command] : commands)
-      launch(new_job(batch.taken.front()), {slot}, std::move(command), now);
+      launch(new_job(batch.taken.front()), {{slot}}, {std::move(command)}, now);
     return;
   }
   if (std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {
@@ -360,10 +384,27 @@ void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
   }
 }
 
-std::optional<std::vector<int>> Scheduler::place(const JobSpec& job, int avoid) const {
+std::optional<Placement> Scheduler::place(const JobSpec& job, int avoid) const {
+  // A multi-node job is put back whole: there is no one slot to avoid.
+  if (job.nodes) avoid = -1;
+  Placement placement;
+  std::vector<int> taken_hosts;
+  for (int rank = 0; rank < job.nodes.value_or(1); ++rank) {
+    auto slots = place_on_one_host(job, avoid, taken_hosts);
+    if (!slots) return std::nullopt;
+    taken_hosts.push_back(m_fleet.slots[slots->front()].host);
+    placement.push_back(std::move(*slots));
+  }
+  return placement;
+}
+
+std::optional<std::vector<int>> Scheduler::place_on_one_host(
+    const JobSpec& job, int avoid, const std::vector<int>& skip_hosts) const {
   std::optional<std::vector<int>> fallback;
   for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
     if (m_hosts[h].state != HostState::ready) continue;
+    if (std::find(skip_hosts.begin(), skip_hosts.end(), static_cast<int>(h)) != skip_hosts.end())
+      continue;
     const std::vector<int>& slots = m_fleet.hosts[h].slots;
     std::vector<bool> free(slots.size());
     int avoided = -1;  // its position among the host's slots
@@ -388,30 +429,52 @@ std::optional<std::vector<int>> Scheduler::place(const JobSpec& job, int avoid) 
   return fallback;
 }
 
-std::optional<std::string> Scheduler::render(const JobSpec& job, const std::vector<int>& slots) {
-  try {
-    return render_job(job, m_fleet, slots);
-  } catch (const UndefinedVariable& undefined) {
-    report_once(fmt::format(
-        "the next job (queue line {}) uses <<{}>>, which neither the job nor host {} defines; "
-        "edit the queue to go on",
-        job.line, undefined.name, m_fleet.hosts[m_fleet.slots[slots.front()].host].name));
-  } catch (const TemplateError& error) {
-    report_once(fmt::format("the next job (queue line {}): {}; edit the queue to go on", job.line,
-                            error.message));
+std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
+                                                          const Placement& placement,
+                                                          const NodeLayout* layout) {
+  // Before its master port is chosen, a multi-node job's commands are
+  // rendered to see that they can be.
+  std::optional<NodeLayout> provisional;
+  if (job.nodes && !layout) layout = &provisional.emplace(layout_for(0, placement, 0));
+  std::vector<std::string> commands;
+  for (std::size_t rank = 0; rank < placement.size(); ++rank) {
+    const std::vector<int>& slots = placement[rank];
+    try {
+      Params builtins;
+      if (layout) builtins = multi_node_variables(job, *layout, static_cast<int>(rank));
+      commands.push_back(render_job(job, m_fleet, slots, builtins));
+    } catch (const UndefinedVariable& undefined) {
+      report_once(fmt::format(
+          "the next job (queue line {}) uses <<{}>>, which neither the job nor host {} defines; "
+          "edit the queue to go on",
+          job.line, undefined.name, m_fleet.hosts[m_fleet.slots[slots.front()].host].name));
+      return std::nullopt;
+    } catch (const TemplateError& error) {
+      report_once(fmt::format("the next job (queue line {}): {}; edit the queue to go on",
+                              job.line, error.message));
+      return std::nullopt;
+    }
   }
-  return std::nullopt;
+  return commands;
 }
 
-void Scheduler::launch(Job job, std::vector<int> slots, std::string command,
+void Scheduler::launch(Job job, Placement placement, std::vector<std::string> commands,
                        Clock::time_point now) {
-  Task task;
-  task.id = m_next_task_id++;
-  task.host = m_fleet.slots[slots.front()].host;
-  task.label = slots_label(m_fleet, slots);
-  task.slots = std::move(slots);
-  task.command = std::move(command);
-  job.tasks.push_back(std::move(task));
+  for (std::size_t rank = 0; rank < placement.size(); ++rank) {
+    Task task;
+    task.id = m_next_task_id++;
+    task.rank = static_cast<int>(rank);
+    task.host = m_fleet.slots[placement[rank].front()].host;
+    task.label = slots_label(m_fleet, placement[rank]);
+    if (job.layout) {
+      task.label += fmt::format(" rank {}", rank);
+      task.setup.environment = multi_node_environment(*job.layout, task.rank);
+      task.setup.files.emplace_back(job.layout->hostfile, hostfile_text(job.spec, *job.layout));
+    }
+    task.slots = std::move(placement[rank]);
+    task.command = std::move(commands[rank]);
+    job.tasks.push_back(std::move(task));
+  }
   Running running;
   running.start = now;
   // Its timeout counts from its processes' start (task_started); until then
@@ -438,12 +501,13 @@ Job Scheduler::new_job(const JobSpec& spec) {
 void Scheduler::start_launched() {
   for (JobId id : std::exchange(m_launched, {})) {
     for (const Task& task : m_running.at(id).tasks)
-      m_executors[task.host]->start_task(task.id, task.command);
+      m_executors[task.host]->start_task_with(task.id, task.command, task.setup);
   }
 }
 
 void Scheduler::stop_job(Job& job, Clock::time_point now) {
   for (const Task& task : job.tasks) {
+    if (task.exit) continue;
     if (!job.spec.cancel.empty()) run_cancel_command(job, task);
     m_executors[task.host]->signal_task(task.id, SIGTERM);
   }
@@ -452,7 +516,10 @@ void Scheduler::stop_job(Job& job, Clock::time_point now) {
 
 void Scheduler::run_cancel_command(const Job& job, const Task& task) {
   try {
-    std::string command = render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots);
+    Params builtins;
+    if (job.layout) builtins = multi_node_variables(job.spec, *job.layout, task.rank);
+    std::string command =
+        render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots, builtins);
     JobId id = job.id;
     m_executors[task.host]->run_command(
         command, [this, id](const JobExit& exit, const std::string& output) {

@@ -36,8 +36,10 @@ JobLogs::~JobLogs() {
   for (auto& [job, log] : m_logs) close_fd(log);
 }
 
-std::string JobLogs::path(JobId job) const {
-  return logs_dir(m_state_dir) + "/" + std::to_string(job) + ".log";
+std::string JobLogs::path(LogId job) const {
+  std::string name = std::to_string(job.job);
+  if (job.rank) name += "." + std::to_string(*job.rank);
+  return logs_dir(m_state_dir) + "/" + name + ".log";
 }
 
 void JobLogs::close_fd(Log& log) {
@@ -47,7 +49,7 @@ void JobLogs::close_fd(Log& log) {
   --m_open_files;
 }
 
-void JobLogs::evict_one(JobId keep) {
+void JobLogs::evict_one(LogId keep) {
   Log* oldest = nullptr;
   for (auto& [job, log] : m_logs) {
     if (job == keep || !log.fd.valid()) continue;
@@ -56,7 +58,7 @@ void JobLogs::evict_one(JobId keep) {
   if (oldest) close_fd(*oldest);
 }
 
-Status JobLogs::ensure_fd(JobId job, Log& log) {
+Status JobLogs::ensure_fd(LogId job, Log& log) {
   log.last_use = ++m_tick;
   if (log.fd.valid()) return Status();
   if (m_open_files >= m_max_open) evict_one(job);
@@ -72,7 +74,7 @@ Status JobLogs::ensure_fd(JobId job, Log& log) {
   return Status();
 }
 
-Status JobLogs::write_fully(JobId job, Log& log, std::string_view bytes, std::size_t& written) {
+Status JobLogs::write_fully(LogId job, Log& log, std::string_view bytes, std::size_t& written) {
   written = 0;
   while (written < bytes.size()) {
     ssize_t n = m_files.write(log.fd.get(), bytes.data() + written, bytes.size() - written);
@@ -94,7 +96,7 @@ Status JobLogs::lose(Log& log, std::size_t bytes, Status reason) {
   return reason;
 }
 
-Status JobLogs::write_out(JobId job, Log& log, std::string_view bytes) {
+Status JobLogs::write_out(LogId job, Log& log, std::string_view bytes) {
   if (Status opened = ensure_fd(job, log); !opened.ok()) return lose(log, bytes.size(), opened);
   std::size_t written = 0;
   if (log.unmarked > 0) {
@@ -125,7 +127,7 @@ void JobLogs::write_behind(Log& log) {
   log.written_back = log.end;
 }
 
-Status JobLogs::drain(JobId job, Log& log) {
+Status JobLogs::drain(LogId job, Log& log) {
   if (log.buffer.empty()) return Status();
   Status status = write_out(job, log, log.buffer);
   // Bytes that could not be written are dropped (and counted) rather than
@@ -134,7 +136,7 @@ Status JobLogs::drain(JobId job, Log& log) {
   return status;
 }
 
-Status JobLogs::open(JobId job, bool keep_earlier_output) {
+Status JobLogs::open(LogId job, bool keep_earlier_output) {
   auto [it, inserted] = m_logs.try_emplace(job);
   Log& log = it->second;
   if (!inserted) {
@@ -151,10 +153,10 @@ Status JobLogs::open(JobId job, bool keep_earlier_output) {
   return opened;
 }
 
-Status JobLogs::append(JobId job, std::string_view bytes) {
+Status JobLogs::append(LogId job, std::string_view bytes) {
   auto it = m_logs.find(job);
   if (it == m_logs.end())
-    return Status::error("output for job " + std::to_string(job) + " whose log is not open");
+    return Status::error("output for job " + std::to_string(job.job) + " whose log is not open");
   Log& log = it->second;
   if (log.buffer.size() + bytes.size() <= m_buffer_size) {
     if (log.buffer.capacity() < m_buffer_size) log.buffer.reserve(m_buffer_size);
@@ -167,7 +169,7 @@ Status JobLogs::append(JobId job, std::string_view bytes) {
   return status;
 }
 
-Status JobLogs::close(JobId job) {
+Status JobLogs::close(LogId job) {
   auto it = m_logs.find(job);
   if (it == m_logs.end()) return Status();
   Log& log = it->second;

@@ -287,18 +287,30 @@ Status Journal::job_start(const JobStartRecord& start) {
   if (!start.cancel.empty()) record["cancel"] = exact_text(start.cancel);
   record["attempt"] = start.attempt;
   record["requeues"] = start.requeues;
+  if (start.nodes) {
+    record["nodes"] = *start.nodes;
+    nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
+    for (const TaskStartRecord& task : start.tasks)
+      tasks.push_back({{"rank", task.rank},
+                       {"host", exact_text(task.host)},
+                       {"slot", exact_text(task.slot)},
+                       {"slot_indices", task.slot_indices},
+                       {"command", exact_text(task.command)}});
+    record["tasks"] = std::move(tasks);
+  }
   return append(record);
 }
 
-Status Journal::job_pgid(JobId job, long pgid) {
+Status Journal::job_pgid(JobId job, long pgid, std::optional<int> rank) {
   nlohmann::ordered_json record = header("job_pgid");
   record["job"] = job;
   record["pgid"] = pgid;
+  if (rank) record["rank"] = *rank;
   return append(record);
 }
 
 Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-                        bool rerun) {
+                        bool rerun, std::optional<int> failed_rank) {
   nlohmann::ordered_json record = header("job_end");
   record["job"] = job;
   bool exited = exit.signal().empty() && exit.error().empty() && exit.code() >= 0;
@@ -310,6 +322,7 @@ Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::millisecond
   record["cancelled"] = exit.cancelled;
   record["rerun"] = rerun;
   record["duration_ms"] = duration.count();
+  if (failed_rank) record["failed_rank"] = *failed_rank;
   return append(record);
 }
 

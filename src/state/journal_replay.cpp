@@ -33,10 +33,15 @@ JournalReplay replay_journal(const std::vector<nlohmann::json>& records) {
       runs.erase(text(record, "run"));
     } else if (event == "job_start") {
       JobId id = number<JobId>(record, "job");
-      jobs[id] = UnfinishedJob{id, text(record, "host"), 0, true, record};
+      jobs[id] = UnfinishedJob{id, text(record, "host"), 0, true, record, {}};
     } else if (event == "job_pgid") {
       auto it = jobs.find(number<JobId>(record, "job"));
-      if (it != jobs.end()) it->second.pgid = number<long>(record, "pgid");
+      if (it == jobs.end()) continue;
+      int rank = record.contains("rank") ? number<int>(record, "rank") : 0;
+      if (rank == 0)
+        it->second.pgid = number<long>(record, "pgid");
+      else
+        it->second.rank_pgids[rank] = number<long>(record, "pgid");
     } else if (event == "job_end") {
       auto it = jobs.find(number<JobId>(record, "job"));
       if (it == jobs.end()) continue;
@@ -44,6 +49,7 @@ JournalReplay replay_journal(const std::vector<nlohmann::json>& records) {
       if (rerun != record.end() && rerun->is_boolean() && rerun->get<bool>()) {
         it->second.running = false;
         it->second.pgid = 0;
+        it->second.rank_pgids.clear();
       } else {
         jobs.erase(it);
       }

@@ -79,6 +79,7 @@ class FakeTransport final : public Executor {
   }
   void shutdown() override {}
   bool idle() const override { return m_jobs.empty(); }
+  std::string address() const override { return "10.0.0." + std::to_string(host() + 1); }
   void poll_fds(std::vector<pollfd>&) override {}
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 

@@ -17,7 +17,8 @@ namespace runner {
 enum class JobPlacement { queue, broadcast };
 
 // The variables of `job` on `slot_ids` (Fleet::slots indices, all of one
-// host, in allocation order), each name once: `hostname` (Host::name) and
+// host, in allocation order), each name once: `builtins` first (a
+// multi-node job's `rank`, ...: multi_node.h), then `hostname` (Host::name) and
 // `slots` (the Slot::index values, comma-joined), then every host parameter
 // that all the given slots define, its values comma-joined in slot order
 // ("2,3") with one value for the slots one `slots: N` element gives, then
@@ -25,7 +26,8 @@ enum class JobPlacement { queue, broadcast };
 // as in Pegasus, a host parameter wins over a job parameter of the same
 // name, and `hostname` is always the slots' host.
 // Throws std::invalid_argument for no slots or slots of several hosts.
-Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
+Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
+                     const Params& builtins = {});
 
 // How a job on `slot_ids` (all of one host) is named in output: the slot's
 // label for one slot ("node01 gpu=0"); for several, the host and each
@@ -35,20 +37,23 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
 std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids);
 
 // job.command rendered with job_variables. Throws UndefinedVariable.
-std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids);
+std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
+                       const Params& builtins = {});
 
 // Any template of the job (its `cancel:` command) rendered with
 // job_variables. Throws UndefinedVariable.
 std::string render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
-                           const std::vector<int>& slot_ids);
+                           const std::vector<int>& slot_ids, const Params& builtins = {});
 
 // Checks every job of every entry without running anything, and without
 // expanding products job by job. Throws ConfigError (queue_path, the
 // entry's line and column) for the first entry that
 //  - needs more slots than the largest host has (queue), or more than one
 //    slot (broadcast);
+//  - has `nodes: N` in broadcast mode, or more nodes than the fleet has
+//    hosts with its slots;
 //  - uses a variable that neither the job, nor a builtin (`hostname`,
-//    `slots`), nor every slot of every host that could run it defines
+//    `slots`; with `nodes:`, multi_node.h's), nor every slot of every host that could run it defines
 //    (queue: hosts with at least job.slots slots; broadcast: all hosts).
 void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
                    const std::string& queue_path, JobPlacement placement = JobPlacement::queue);

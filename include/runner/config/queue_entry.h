@@ -17,7 +17,7 @@
 namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
-// "command", "slots", "timeout", "retries", "cancel", "allocation_policy".
+// "command", "slots", "nodes", "timeout", "retries", "cancel", "allocation_policy".
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
@@ -41,7 +41,7 @@ struct QueueEntry {
 struct JobSpec {
   std::string command;  // still a template
   Params params;        // non-reserved keys, file order
-  int slots = 1;        // how many slots of one host it needs
+  int slots = 1;        // how many slots of one host it needs (of each host, with `nodes:`)
   int line = 0;         // line of the entry it came from
   // `timeout:` — stopped (TERM, then KILL) when it runs longer.
   std::optional<std::chrono::milliseconds> timeout;
@@ -54,6 +54,10 @@ struct JobSpec {
   // `allocation_policy:` — which of a host's free slots a job of several
   // slots gets (runner/sched/slot_allocation.h).
   Allocation allocation = Allocation::first_fit;
+  // `nodes:` — a job that spans hosts: one task on each of this many
+  // different hosts, ranked from 0, started and stopped together. Unset: a
+  // job of one task, without the variables of a multi-node job.
+  std::optional<int> nodes;
 };
 
 // Builds a QueueEntry from one item of the queue.yaml sequence. Throws
@@ -85,7 +89,7 @@ std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry);
 
 // A job in canonical form, as entries of consumed.yaml, in Pegasus' form: a
 // command alone is a plain string; otherwise a mapping whose `command` and
-// parameters are one-value lists (and `slots` when not 1, `timeout`,
+// parameters are one-value lists (and `nodes` when set, `slots` when not 1, `timeout`,
 // `retries`, `cancel` scalars).
 QueueEntry canonical_entry(const JobSpec& job);
 

@@ -14,12 +14,15 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runner/config/params.h"
 #include "runner/core/job_exit.h"
 #include "runner/core/pollable.h"
+#include "runner/core/result.h"
 #include "runner/core/status.h"
 
 namespace runner {
@@ -56,6 +59,15 @@ struct LeftoverCheck {
   bool lost = false;         // the host was lost before it answered
 };
 
+// What a task needs on its host besides its command (a rank of a
+// multi-node job): variables exported to its process, and files written
+// before it starts (path, content).
+struct TaskSetup {
+  Params environment;
+  std::vector<std::pair<std::string, std::string>> files;
+  bool empty() const { return environment.empty() && files.empty(); }
+};
+
 // Ids of the runner's own commands on a host (Executor::run_command); task
 // ids stay far below.
 inline constexpr TaskId k_first_own_command_id = TaskId{1} << 62;
@@ -74,11 +86,17 @@ class Executor : public Pollable {
   // group, stdin empty. Only called after host_ready. Reports task_started,
   // task_output..., task_exited.
   virtual void start_task(TaskId task, const std::string& command) = 0;
+  // start_task, after writing `setup`'s files and exporting its variables
+  // (in the task's own shell: a file that cannot be written fails the task).
+  void start_task_with(TaskId task, const std::string& command, const TaskSetup& setup);
   // Sends `signal` (SIGTERM, SIGKILL, ...) to the task's whole process group.
   virtual void signal_task(TaskId task, int signal) = 0;
   // Closes connections once no task runs. idle() is true when done.
   virtual void shutdown() = 0;
   virtual bool idle() const = 0;
+  // The address by which other hosts reach this one: the host name it is
+  // connected to (ssh config's HostName), 127.0.0.1 for local processes.
+  virtual std::string address() const = 0;
 
   // The runner's own command (a job's `cancel:` command), run as
   // start_task runs a task; its end and its first 64 KiB of output go to `done`, not to
@@ -90,6 +108,9 @@ class Executor : public Pollable {
   // that still exist, and says which did.
   void kill_leftovers(const std::vector<long>& groups,
                       std::function<void(const LeftoverCheck&)> done);
+  // The local ports of the host's TCP sockets (its /proc/net/tcp{,6}; none
+  // where it has no /proc), or why they could not be read.
+  void find_ports_in_use(std::function<void(Result<std::set<int>>)> done);
 
  protected:
   int host() const { return m_host; }

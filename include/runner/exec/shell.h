@@ -17,6 +17,13 @@ std::string shell_quote(std::string_view text);
 // group id), then evaluates `command` exactly as `sh -c '<command>'` would.
 std::string job_wrapper(std::string_view command);
 
+// `command` preceded by writing `files` (path, content; the command is not
+// run when one cannot be written, and sh says why on stderr) and exporting
+// `environment`: as `sh -c` runs it, the same as start_task's command.
+std::string set_up_command(const std::vector<std::pair<std::string, std::string>>& environment,
+                           const std::vector<std::pair<std::string, std::string>>& files,
+                           std::string_view command);
+
 // Parses the first stdout line the wrapper prints ("runner-pgid 123").
 std::optional<long> parse_pgid_line(std::string_view line);
 

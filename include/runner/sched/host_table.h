@@ -26,6 +26,9 @@ struct OrphanJob {
   int attempt = 1;
   int requeues = 0;
   bool was_running = true;  // false: it had ended and waited to run again
+  // A job that spans hosts: the process groups its other ranks left (host
+  // index, pgid), killed with rank 0's before it runs again.
+  std::vector<std::pair<int, long>> other_ranks;
 };
 
 enum class HostState {

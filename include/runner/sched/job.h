@@ -2,9 +2,11 @@
 // holds (one entry's expansion: a command with its parameters, timeout,
 // retries); a task is one process of it on one host, on some of that host's
 // slots, with its own command (rendered for those slots) and, once it runs,
-// its process group. Every mode runs jobs of one task today; a job whose
-// tasks span hosts (torchrun, MPI) has one task per host, ranked from 0.
-// A job's life is a variant: queued (again), running, done.
+// its process group. A job of `nodes: N` (torchrun, MPI) has one task per
+// host, ranked from 0, started and stopped together; every other job has
+// one task. A job's life is a variant: queued (again), staging (a
+// multi-node job holds its slots while its master port is found), running,
+// done.
 #pragma once
 
 #include <optional>
@@ -12,11 +14,17 @@
 #include <variant>
 #include <vector>
 
+#include "runner/config/multi_node.h"
 #include "runner/config/queue_entry.h"
 #include "runner/core/clock.h"
 #include "runner/core/job_exit.h"
+#include "runner/exec/executor.h"
 
 namespace runner {
+
+// Where a job's tasks run: each task's slots (Fleet::slots, all of one
+// host), rank order.
+using Placement = std::vector<std::vector<int>>;
 
 struct Task {
   TaskId id = 0;
@@ -26,6 +34,8 @@ struct Task {
   std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
   std::string command;     // rendered for its slots
   long pgid = 0;           // its process group on its host; 0 until it starts
+  TaskSetup setup;         // a multi-node job's rank: its environment and hostfile
+  std::optional<JobExit> exit;  // once it ended (a job's tasks end one by one)
   bool started() const { return pgid != 0; }
 };
 
@@ -37,6 +47,12 @@ struct Task {
 struct Queued {
   int avoid_slot = -1;  // the slot it failed on, if another is free
 };
+// Staging: a multi-node job holds its slots while rank 0's host is asked
+// which ports are in use; it is recorded and sent once its master port is
+// chosen.
+struct Staging {
+  Placement placement;
+};
 // Running: it has its slots, and its tasks are sent to their hosts.
 struct Running {
   Clock::time_point start;  // sent to its hosts
@@ -47,10 +63,13 @@ struct Running {
   std::optional<Clock::time_point> kill_at;   // SIGKILL if still running then
   bool timed_out = false;
   bool cancelled = false;
+  // A multi-node job: the rank whose end (a failure, a loss) stopped the others.
+  std::optional<int> failed_rank;
 };
 // Done: it ended, and goes back to the queue (Queued) if `will_rerun`.
 struct Done {
   bool will_rerun = false;
+  std::optional<int> failed_rank;  // as Running's
 };
 
 struct Job {
@@ -61,7 +80,8 @@ struct Job {
   int requeues = 0;         // times put back after its host was lost
   int retries_used = 0;     // times run again after failing
   int start_failures = 0;   // times put back because it did not start
-  std::variant<Queued, Running, Done> state;
+  std::optional<NodeLayout> layout;  // a multi-node job, once placed
+  std::variant<Queued, Staging, Running, Done> state;
 
   Running& running() { return std::get<Running>(state); }
   const Running& running() const { return std::get<Running>(state); }
@@ -69,6 +89,8 @@ struct Job {
     const Done* done = std::get_if<Done>(&state);
     return done && done->will_rerun;
   }
+  // A multi-node job, running or done: the rank whose end stopped the others.
+  std::optional<int> failed_rank() const;
   // Where it runs, for messages: its task's label, or its tasks' labels.
   std::string label() const;
   // Every slot of every task.

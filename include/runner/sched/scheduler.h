@@ -5,7 +5,12 @@
 //
 // Queue mode: whenever slots are free, take the first job of the queue if it
 // fits on one ready host (k free slots of one host for a k-slot job; FIFO:
-// a job that does not fit yet blocks those behind it). Jobs put back (lost
+// a job that does not fit yet blocks those behind it). A job of `nodes: N`
+// takes k free slots on each of N different hosts at once, or waits holding
+// nothing, so two such jobs never hold part of what each needs; as the head
+// of the queue it is never passed by the jobs behind it. Its tasks end
+// together: when one fails (exits non-zero, is lost, cannot start) the
+// others are stopped, and the job ends as that rank ended. Jobs put back (lost
 // with their host, or failed with retries left) go before the queue file.
 // Broadcast mode: once every host is connected (or failed), run each job on
 // every slot in lockstep; a failure stops the run after the step unless
@@ -44,6 +49,7 @@
 #include "runner/exec/backend.h"
 #include "runner/exec/executor.h"
 #include "runner/sched/host_table.h"
+#include "runner/sched/job.h"
 #include "runner/sched/job_end.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
@@ -74,6 +80,9 @@ struct SchedulerOptions {
   Clock::duration reconnect_first = std::chrono::seconds(1);
   Clock::duration reconnect_longest = std::chrono::seconds(60);
   int reconnect_tries = 10;
+  // Names this run's files on hosts (a multi-node job's hostfile): the
+  // journal's run id.
+  std::string run_id = "run";
   // The time of what executors report. They report while the event loop
   // steps them, before the scheduler's own step of that round: a job's end
   // is timed by this clock, not by the scheduler's previous step.
@@ -129,14 +138,40 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void pump_broadcast(Clock::time_point now);
   // Starts put-back jobs while they fit; false if one still waits.
   bool pump_reruns(Clock::time_point now);
-  // Slots for `job` on one ready host (avoiding `avoid` if another fits).
-  std::optional<std::vector<int>> place(const JobSpec& job, int avoid = -1) const;
-  // `job`'s command rendered for `slots`; nullopt (and a notice) if the
-  // template cannot be rendered there (a variable is missing).
-  std::optional<std::string> render(const JobSpec& job, const std::vector<int>& slots);
-  // Records the job as running on `slots`; its command is sent by
+  // Slots for `job`: k free slots of one ready host (avoiding `avoid` if
+  // another fits); for a job of `nodes: N`, k free slots on each of N
+  // different ready hosts, or nothing (multi_node_jobs.cpp).
+  std::optional<Placement> place(const JobSpec& job, int avoid = -1) const;
+  std::optional<std::vector<int>> place_on_one_host(const JobSpec& job, int avoid,
+                                                    const std::vector<int>& skip_hosts) const;
+  // `job`'s commands on `placement`, one per task (a multi-node job's with
+  // `layout`'s values); nullopt (and a notice) if a template cannot be
+  // rendered there (a variable is missing).
+  std::optional<std::vector<std::string>> render(const JobSpec& job, const Placement& placement,
+                                                 const NodeLayout* layout = nullptr);
+  // A job taken (or put back) with its placement and commands: recorded
+  // and sent (launch), or, with `nodes:`, first staged.
+  void begin(Job job, Placement placement, std::vector<std::string> commands,
+             Clock::time_point now);
+  // Records the job as running on `placement`; its commands are sent by
   // start_launched(), after the journal holds the start.
-  void launch(Job job, std::vector<int> slots, std::string command, Clock::time_point now);
+  void launch(Job job, Placement placement, std::vector<std::string> commands,
+              Clock::time_point now);
+  // A multi-node job holds its slots while rank 0's host says which ports
+  // are in use; then its master port is chosen and it is launched.
+  void stage(Job job, Placement placement);
+  void staged(JobId id, const Result<std::set<int>>& in_use);
+  // Where a multi-node job's ranks run and how they meet (`port` 0: not
+  // chosen yet, to check that its commands render).
+  NodeLayout layout_for(JobId id, const Placement& placement, int port) const;
+  // Ports given to the multi-node jobs whose rank 0 runs on `host`.
+  std::set<int> master_ports_on(int host) const;
+  // A job takes the task's end: the job's own end for a job of one task;
+  // for a multi-node job, the others are stopped when it failed, and the
+  // job ends with its last task.
+  void task_ended(Job& job, Task& task, const JobExit& exit);
+  // How a multi-node job ended, from its tasks' ends.
+  static JobExit job_exit_of(const Job& job);
   // A job taken from the queue file, with its id.
   Job new_job(const JobSpec& spec);
   void start_launched();
@@ -178,6 +213,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::map<JobId, Job> m_running;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;
+  std::map<JobId, Job> m_staging;  // multi-node jobs waiting for their master port
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
   std::deque<Job> m_reruns;       // Queued: to run again before the queue file's jobs
 
@@ -189,6 +225,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool m_unrecorded = false;  // the last checkpoint failed: start nothing
   bool m_stopping = false;
   bool m_interrupted = false;
+  bool m_cancelling = false;  // second interrupt: staged jobs do not start
   bool m_step_failed = false;  // broadcast: a job of the current step failed
   int m_failures = 0;
   bool m_unrunnable = false;  // jobs remained that no usable host could run

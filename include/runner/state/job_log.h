@@ -1,5 +1,6 @@
 // One log file per job, state_dir/logs/<id>.log, holding the raw bytes of
-// its stdout and stderr in the order they arrived. Output is buffered per
+// its stdout and stderr in the order they arrived; a job that spans hosts
+// has one per rank, state_dir/logs/<id>.<rank>.log. Output is buffered per
 // job (a few KiB) and written when the buffer fills, on flush() (call it
 // when the event loop goes idle, so `tail -f` keeps up) and on close().
 // At most `max_open_files` descriptors are held at once; the least recently
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,6 +29,21 @@
 #include "runner/core/job_exit.h"
 
 namespace runner {
+
+// Which log: a job's own, or one rank's of a job that spans hosts.
+struct LogId {
+  LogId(JobId job) : job(job) {}  // a job's own log
+  LogId(JobId job, std::optional<int> rank) : job(job), rank(rank) {}
+  JobId job = 0;
+  std::optional<int> rank;
+  bool operator==(const LogId&) const = default;
+};
+
+struct LogIdHash {
+  std::size_t operator()(const LogId& id) const {
+    return std::hash<JobId>()(id.job) * 31 + static_cast<std::size_t>(id.rank.value_or(-1) + 1);
+  }
+};
 
 // The log files of the jobs of one state directory.
 class JobLogs {
@@ -40,19 +57,19 @@ class JobLogs {
   JobLogs(const JobLogs&) = delete;
   JobLogs& operator=(const JobLogs&) = delete;
 
-  // state_dir/logs/<job>.log
-  std::string path(JobId job) const;
+  // state_dir/logs/<job>.log, or <job>.<rank>.log
+  std::string path(LogId job) const;
 
   // Creates (or empties) the job's log; with `keep_earlier_output` (a rerun
   // of the same job) appends to what is there. Every call below returns an
   // error naming the file and the reason when a file operation failed; the
   // job stays open and later writes try again.
-  Status open(JobId job, bool keep_earlier_output = false);
+  Status open(LogId job, bool keep_earlier_output = false);
   // Appends output of a job that is open; an error for one that is not.
-  Status append(JobId job, std::string_view bytes);
+  Status append(LogId job, std::string_view bytes);
   // Writes what is buffered and forgets the job. An error when the log is
   // not whole: how many bytes of this opening's output were lost, and why.
-  Status close(JobId job);
+  Status close(LogId job);
   // Writes every job's buffered bytes.
   Status flush();
 
@@ -77,16 +94,16 @@ class JobLogs {
     std::string lost_reason;      // the first failure
   };
 
-  Status ensure_fd(JobId job, Log& log);
-  Status write_out(JobId job, Log& log, std::string_view bytes);
+  Status ensure_fd(LogId job, Log& log);
+  Status write_out(LogId job, Log& log, std::string_view bytes);
   // Writes `bytes`; `written` says how many reached the file.
-  Status write_fully(JobId job, Log& log, std::string_view bytes, std::size_t& written);
+  Status write_fully(LogId job, Log& log, std::string_view bytes, std::size_t& written);
   // Counts `bytes` as lost for `reason`; returns the failure.
   Status lose(Log& log, std::size_t bytes, Status reason);
   void write_behind(Log& log);
-  Status drain(JobId job, Log& log);
+  Status drain(LogId job, Log& log);
   void close_fd(Log& log);
-  void evict_one(JobId keep);
+  void evict_one(LogId keep);
 
   FileSystem& m_files;
   std::string m_state_dir;
@@ -94,7 +111,7 @@ class JobLogs {
   std::size_t m_buffer_size;
   std::size_t m_open_files = 0;
   std::uint64_t m_tick = 0;
-  std::unordered_map<JobId, Log> m_logs;
+  std::unordered_map<LogId, Log, LogIdHash> m_logs;
 };
 
 }  // namespace runner

@@ -7,10 +7,13 @@
 //   job_start   {job, run, command, slot, host, slot_index, params, line,
 //                template, slots_needed, attempt, requeues}
 //               (+ slot_indices, when the job holds several slots; timeout,
-//               retries, cancel, when the job has them)
-//   job_pgid    {job, pgid}
+//               retries, cancel, when the job has them; nodes and tasks
+//               [{rank, host, slot, slot_indices, command}], every rank's,
+//               for a job of `nodes:`, whose other fields are rank 0's)
+//   job_pgid    {job, pgid} (+ rank, for a job of `nodes:`)
 //   job_end     {job, exit (int or null), signal, error (string or null),
 //                lost, timed_out, cancelled, rerun, duration_ms}
+//               (+ failed_rank: the rank whose end stopped the others)
 //               A job that is run again (lost with its host, or failed with
 //               retries left) has rerun: true and another job_start with the
 //               same id and the next attempt number.
@@ -45,6 +48,15 @@
 
 namespace runner {
 
+// One rank of a job that spans hosts, as job_start records it.
+struct TaskStartRecord {
+  int rank = 0;
+  std::string host;
+  std::string slot;
+  std::vector<int> slot_indices;
+  std::string command;
+};
+
 // What job_start records.
 struct JobStartRecord {
   JobId job = 0;
@@ -62,6 +74,8 @@ struct JobStartRecord {
   std::string cancel;             // `cancel:` template; empty: none
   int attempt = 1;                // 2 and up: a rerun of the same job
   int requeues = 0;               // times put back after its host was lost
+  std::optional<int> nodes;           // `nodes:`: a job that spans hosts
+  std::vector<TaskStartRecord> tasks;  // then: every rank
 };
 
 // One slot of the fleet, as run_start records it.
@@ -108,10 +122,10 @@ class Journal {
   // run_start with the working directory, the fleet and the queued count.
   Status run_start(const RunStartRecord& record);
   Status job_start(const JobStartRecord& record);
-  Status job_pgid(JobId job, long pgid);
+  Status job_pgid(JobId job, long pgid, std::optional<int> rank = std::nullopt);
   // `rerun`: the job goes back to the queue and will start again.
   Status job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-                 bool rerun = false);
+                 bool rerun = false, std::optional<int> failed_rank = std::nullopt);
   Status host_failed(std::string_view host, std::string_view message);
   Status run_end(std::string_view status);
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct UnfinishedJob {
   long pgid = 0;           // 0: never recorded
   bool running = true;     // false: it had ended and waited to run again
   nlohmann::json start;    // its last job_start record
+  // A job that spans hosts: the process groups of ranks 1 and up (rank 0's
+  // is `pgid`, on `host`); their hosts are in `start`'s tasks.
+  std::map<int, long> rank_pgids;
 };
 
 // A run that started and never wrote run_end.

@@ -1,0 +1,120 @@
+// The scheduler's side of jobs that span hosts (`nodes: N`): staging one
+// while rank 0's host says which ports are in use, the layout its ranks
+// meet by, and ending its tasks together. Placement (N hosts at once, or
+// nothing) is Scheduler::place, in scheduler.cpp with the rest.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include "runner/sched/scheduler.h"
+#include "runner/ui/exit_text.h"
+
+namespace runner {
+
+void Scheduler::begin(Job job, Placement placement, std::vector<std::string> commands,
+                      Clock::time_point now) {
+  if (job.spec.nodes)
+    stage(std::move(job), std::move(placement));
+  else
+    launch(std::move(job), std::move(placement), std::move(commands), now);
+}
+
+void Scheduler::stage(Job job, Placement placement) {
+  JobId id = job.id;
+  for (const auto& slots : placement)
+    for (int slot : slots) m_slot_job[slot] = id;
+  int master_host = m_fleet.slots[placement.front().front()].host;
+  job.state = Staging{std::move(placement)};
+  m_staging.emplace(id, std::move(job));
+  m_executors[master_host]->find_ports_in_use(
+      [this, id](const Result<std::set<int>>& in_use) { staged(id, in_use); });
+}
+
+void Scheduler::staged(JobId id, const Result<std::set<int>>& in_use) {
+  auto it = m_staging.find(id);
+  if (it == m_staging.end()) return;
+  Job job = std::move(it->second);
+  m_staging.erase(it);
+  Placement placement = std::move(std::get<Staging>(job.state).placement);
+  m_queue_dirty = true;
+  int master_host = m_fleet.slots[placement.front().front()].host;
+  if (!in_use && in_use.status().kind() == ErrorKind::disconnected) {
+    // Rank 0's host was lost before it answered: nothing ran; the job goes
+    // back to the head of the queue, as it was.
+    for (const auto& slots : placement)
+      for (int slot : slots) m_slot_job[slot] = 0;
+    job.state = Queued{};
+    m_reruns.push_front(std::move(job));
+    return;
+  }
+  if (!in_use)
+    m_observer.warning(fmt::format("#{}: could not read the ports in use on {} ({}); its master "
+                                   "port is chosen without them",
+                                   id, m_fleet.hosts[master_host].name, in_use.status().message()));
+  int port = choose_master_port(in_use ? *in_use : std::set<int>{}, master_ports_on(master_host));
+  job.layout = layout_for(id, placement, port);
+  auto commands = render(job.spec, placement, &*job.layout);
+  if (!commands) {
+    // The queue's check rendered them already; only a master port can
+    // differ, so this does not happen: end it rather than hold its slots.
+    for (const auto& slots : placement)
+      for (int slot : slots) m_slot_job[slot] = 0;
+    m_observer.warning(fmt::format("#{} could not be rendered with its master port", id));
+    return;
+  }
+  Clock::time_point now = m_options.clock();
+  launch(std::move(job), std::move(placement), std::move(*commands), now);
+  if (m_cancelling) {
+    // Interrupted twice while it was staged: recorded, and ended unstarted.
+    Job& launched = m_running.at(id);
+    launched.running().cancelled = true;
+    std::erase(m_launched, id);
+    for (Task& task : launched.tasks) task.exit = JobExit::not_started_because("the run was stopped");
+    end_job(id, JobExit::not_started_because("the run was stopped"));
+  }
+}
+
+NodeLayout Scheduler::layout_for(JobId id, const Placement& placement, int port) const {
+  NodeLayout layout;
+  layout.ranks = placement;
+  for (const auto& slots : placement) {
+    int host = m_fleet.slots[slots.front()].host;
+    layout.addresses.push_back(node_address(m_fleet, slots, m_executors[host]->address()));
+  }
+  layout.master_port = port;
+  layout.hostfile = fmt::format("/tmp/runner-{}-{}.hostfile", m_options.run_id, id);
+  return layout;
+}
+
+std::set<int> Scheduler::master_ports_on(int host) const {
+  std::set<int> given;
+  for (const auto& [id, job] : m_running)
+    if (job.layout && job.tasks.front().host == host) given.insert(job.layout->master_port);
+  return given;
+}
+
+void Scheduler::task_ended(Job& job, Task& task, const JobExit& exit) {
+  task.exit = exit;
+  Running& running = job.running();
+  if (job.tasks.size() > 1 && !exit.succeeded() && !running.failed_rank && !running.kill_at) {
+    // Fail together: the others would wait for this rank forever.
+    running.failed_rank = task.rank;
+    m_observer.warning(fmt::format("#{} rank {} [{}] {}; stopping its other ranks", job.id,
+                                   task.rank, task.label, describe_exit(exit)));
+    stop_job(job, m_options.clock());
+  }
+  for (const Task& each : job.tasks)
+    if (!each.exit) return;
+  end_job(job.id, job_exit_of(job));
+}
+
+JobExit Scheduler::job_exit_of(const Job& job) {
+  const Running& running = job.running();
+  if (running.failed_rank) return *job.tasks[*running.failed_rank].exit;
+  // None failed first: the first that did not succeed (stopped by a
+  // timeout or an interrupt), else the first.
+  for (const Task& task : job.tasks)
+    if (!task.exit->succeeded()) return *task.exit;
+  return *job.tasks.front().exit;
+}
+
+}  // namespace runner

@@ -19,10 +19,10 @@
 
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
+#include "runner/config/multi_node.h"
 #include "runner/exec/executor.h"
 #include "runner/exec/net_check_scripts.h"
 #include "runner/exec/net_reachability.h"
-#include "runner/exec/tcp_ports.h"
 #include "runner/ui/console.h"
 #include "fleet_connections.h"
 
@@ -30,9 +30,6 @@ namespace runner {
 
 namespace {
 
-// Where listeners' ports start: torchrun's default master port, so that
-// the check meets the firewall rules a launch meets.
-constexpr int k_first_port = 29500;
 // Each connection attempt's limit (tried twice at most).
 constexpr int k_attempt_timeout_seconds = 3;
 // A listener ends by itself after this, should the runner be gone.
@@ -53,17 +50,6 @@ struct NetHostCheck {
   bool probed = false;
   std::string probe_output;
 };
-
-// What a gang job would give as master_addr with this host as rank 0: its
-// slots' `addr:` parameter, else the host part of its name.
-std::string master_address_of(const Fleet& fleet, const Host& host) {
-  for (int slot : host.slots) {
-    for (const auto& [name, value] : fleet.slots[slot].params) {
-      if (name == "addr") return value;
-    }
-  }
-  return host.address.host;
-}
 
 std::string token_of(int host) { return fmt::format("runner-net-check-{}", host); }
 
@@ -270,13 +256,15 @@ int check_network(const CheckOptions& options) {
     NetHostCheck& check = checks[h];
     std::optional<std::string> tool = listener_tool(check.survey.tools);
     if (check.phase != Phase::surveyed || !tool) continue;
-    std::optional<int> port = first_free_port(k_first_port, check.survey.ports_in_use, taken);
-    if (!port) {
-      check.listener_note = fmt::format("no free port from {} up", k_first_port);
+    // The port a multi-node job would get as master_port, so that the check
+    // meets the firewall rules a launch meets.
+    int port = choose_master_port(check.survey.ports_in_use, taken);
+    if (port == 0) {
+      check.listener_note = fmt::format("no free port from {} up", k_first_master_port);
       continue;
     }
-    taken.insert(*port);
-    net_check.start_listener(static_cast<int>(h), *tool, *port);
+    taken.insert(port);
+    net_check.start_listener(static_cast<int>(h), *tool, port);
   }
   run_until([&] { return all_past(checks, {Phase::starting_listener}); }, options.probe_timeout,
             [](NetHostCheck& check) {
@@ -289,7 +277,9 @@ int check_network(const CheckOptions& options) {
   std::map<int, int> host_of_port;
   for (std::size_t h = 0; h < checks.size(); ++h) {
     hosts[h].name = fleet.hosts[h].name;
-    hosts[h].master_address = master_address_of(fleet, fleet.hosts[h]);
+    // What a multi-node job whose rank 0 is this host gives as master_addr.
+    hosts[h].master_address =
+        node_address(fleet, fleet.hosts[h].slots, connections.executors()[h]->address());
     hosts[h].addresses = checks[h].survey.addresses;
     hosts[h].listening = checks[h].listening && checks[h].failure.empty();
     if (hosts[h].listening) host_of_port[checks[h].port] = static_cast<int>(h);

@@ -8,8 +8,8 @@
 #include <map>
 #include <sstream>
 
+#include "runner/config/multi_node.h"
 #include "runner/exec/shell.h"
-#include "runner/exec/tcp_ports.h"
 
 namespace runner {
 
@@ -189,7 +189,7 @@ HostSurvey parse_host_survey(std::string_view output) {
     survey.addresses = parse_proc_net_addresses(
         sections["/proc/net/if_inet6"], sections["/proc/net/fib_trie"], sections["/proc/net/route"]);
   }
-  survey.ports_in_use = tcp_ports_in_use(sections["/proc/net/tcp"]);
+  survey.ports_in_use = ports_in_use(sections["/proc/net/tcp"]);
   return survey;
 }
 

@@ -289,7 +289,8 @@ void Scheduler::pump_queue(Clock::time_point now) {
 
   if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
     m_queue_empty = false;
-    bool nothing_will_free = m_running.empty() && !m_hosts.any(HostState::connecting) &&
+    bool nothing_will_free = m_running.empty() && m_staging.empty() &&
+                             !m_hosts.any(HostState::connecting) &&
                              !m_hosts.any(HostState::cleaning) &&
                              !m_hosts.any(HostState::reconnecting);
     if (!rendered_ok || nothing_will_free) {

@@ -375,3 +375,42 @@ TEST(ValidateJobs, FirstBadEntryIsReported) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+// --- jobs that span hosts ----------------------------------------------------
+
+TEST(ValidateJobs, AJobWithNodesMayUseTheMultiNodeVariables) {
+  EXPECT_NO_THROW(validate_jobs(
+      {entry({key("command", {"torchrun --node_rank=<<rank>> --nnodes=<<nnodes>> "
+                              "--master_addr=<<master_addr>> --master_port=<<master_port>> "
+                              "--nproc_per_node=<<slots_per_node>> <<hosts>> <<hostfile>>"}),
+              key("nodes", {"3"})})},
+      test_fleet(), "queue.yaml"));
+}
+
+TEST(ValidateJobs, TheMultiNodeVariablesNeedNodes) {
+  ConfigError error = validation_error({plain_entry("train --rank <<rank>>", 2)}, test_fleet());
+  EXPECT_EQ(error.line(), 2);
+  EXPECT_TRUE(contains(error.detail(), "uses `rank`, which is not defined")) << error.what();
+}
+
+TEST(ValidateJobs, MoreNodesThanHostsWithTheSlotsIsAnError) {
+  ConfigError error = validation_error(
+      {entry({key("command", {"x"}), key("nodes", {"2", "3"}), key("slots", {"2"})}, 5)},
+      test_fleet());
+  EXPECT_EQ(error.line(), 5);
+  EXPECT_EQ(error.detail(),
+            "job needs 3 nodes with 2 slots each, but the hosts file has 2 such hosts");
+}
+
+TEST(ValidateJobs, NodesInBroadcastModeIsAnError) {
+  ConfigError error = validation_error({entry({key("command", {"x"}), key("nodes", {"2"})}, 4)},
+                                       test_fleet(), JobPlacement::broadcast);
+  EXPECT_EQ(error.line(), 4);
+  EXPECT_TRUE(contains(error.detail(), "remove `nodes` or use queue mode")) << error.what();
+}
+
+}  // namespace
+}  // namespace runner

@@ -471,3 +471,28 @@ TEST(QueueEntryReservedKeys, DefaultsAreUnset) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST(QueueEntryTest, NodesIsReservedAndGivesAJobThatSpansHosts) {
+  EXPECT_TRUE(is_reserved_job_key("nodes"));
+  JobSpec job = first_job(entry_from("- command: train\n  nodes: 4\n  slots: 8\n"));
+  EXPECT_EQ(job.nodes, 4);
+  EXPECT_EQ(job.slots, 8);
+  EXPECT_TRUE(job.params.empty());
+  EXPECT_EQ(first_job(entry_from("- command: train\n")).nodes, std::nullopt);
+  QueueEntry canonical = canonical_entry(job);
+  expect_same_entry(round_trip(canonical), canonical);
+  EXPECT_EQ(first_job(round_trip(canonical)).nodes, 4);
+}
+
+TEST(QueueEntryTest, NodesMustBeAPositiveCount) {
+  ConfigError error = error_for("- command: train\n  nodes: 0\n");
+  EXPECT_EQ(error.line(), 2);
+  EXPECT_NE(error.detail().find("`nodes` must be a positive integer"), std::string::npos)
+      << error.what();
+}
+
+}  // namespace
+}  // namespace runner

@@ -14,6 +14,7 @@
 
 #include "support/process.h"
 #include "support/sshd.h"
+#include "support/temp_dir.h"
 
 namespace runner {
 namespace {
@@ -133,6 +134,29 @@ TEST(SignalName, UsesNamesWithoutSigPrefix) {
   EXPECT_EQ(signal_name(SIGINT), "INT");
   EXPECT_EQ(signal_name(SIGUSR1), "USR1");
   EXPECT_EQ(signal_name(250), "250");
+}
+
+}  // namespace
+}  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST(SetUpCommand, WritesItsFilesExportsItsVariablesThenRunsTheCommand) {
+  testing::TempDir dir;
+  for (const std::string& text : k_nasty) {
+    std::string path = dir.file("host file");
+    std::string script = set_up_command({{"RUNNER_RANK", text}, {"OTHER", "2"}},
+                                        {{path, text + "\nend\n"}},
+                                        "printf '%s|%s|' \"$RUNNER_RANK\" \"$OTHER\"; cat \"" +
+                                            path + "\"");
+    EXPECT_EQ(testing::sh_output(script), text + "|2|" + text + "\nend\n") << "for: " << text;
+  }
+}
+
+TEST(SetUpCommand, AFileThatCannotBeWrittenStopsTheCommand) {
+  std::string script = set_up_command({}, {{"/nonexistent-dir/hostfile", "x"}}, "echo ran");
+  EXPECT_EQ(testing::sh_output(script + "; echo after"), "");
 }
 
 }  // namespace

@@ -63,3 +63,21 @@ TEST(JournalReplay, ARerunThatStartedAgainCountsByItsLatestStart) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST(JournalReplay, AJobThatSpansHostsKeepsEachRanksProcessGroup) {
+  JournalReplay replay = replay_journal(records({
+      R"({"event":"run_start","run":"r1","pid":999999999,"time":"t"})",
+      R"({"event":"job_start","job":1,"host":"a","nodes":2,"tasks":[{"rank":0,"host":"a"},{"rank":1,"host":"b"}]})",
+      R"({"event":"job_pgid","job":1,"pgid":100,"rank":0})",
+      R"({"event":"job_pgid","job":1,"pgid":200,"rank":1})",
+  }));
+  ASSERT_EQ(replay.unfinished.size(), 1u);
+  EXPECT_EQ(replay.unfinished[0].pgid, 100);
+  EXPECT_EQ(replay.unfinished[0].rank_pgids, (std::map<int, long>{{1, 200}}));
+}
+
+}  // namespace
+}  // namespace runner

@@ -251,3 +251,31 @@ TEST(JournalTime, FormatsUtcWithMilliseconds) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST_F(JournalTest, AJobThatSpansHostsRecordsEveryRank) {
+  Journal journal(m_dir);
+  JobStartRecord start;
+  start.job = 4;
+  start.command = "train 0";
+  start.nodes = 2;
+  start.tasks = {{0, "a", "a gpu=0", {0}, "train 0"}, {1, "b", "b gpu=1", {1}, "train 1"}};
+  ASSERT_TRUE(journal.job_start(start).ok());
+  ASSERT_TRUE(journal.job_pgid(4, 100, 1).ok());
+  ASSERT_TRUE(journal.job_end(4, JobExit::exited(3), std::chrono::milliseconds(5), false, 1).ok());
+  ASSERT_TRUE(journal.job_end(5, JobExit::exited(0), std::chrono::milliseconds(5)).ok());
+  std::vector<json> records = read_journal(journal.path());
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0]["nodes"], 2);
+  EXPECT_EQ(records[0]["tasks"][1],
+            (json{{"rank", 1}, {"host", "b"}, {"slot", "b gpu=1"}, {"slot_indices", {1}},
+                  {"command", "train 1"}}));
+  EXPECT_EQ(records[1]["rank"], 1);
+  EXPECT_EQ(records[2]["failed_rank"], 1);
+  EXPECT_FALSE(records[3].contains("failed_rank"));
+}
+
+}  // namespace
+}  // namespace runner

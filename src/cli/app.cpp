@@ -217,7 +217,7 @@ int run_cli(int argc, char** argv) {
   check->add_flag("--net", check_options.net,
                   "Check instead that every host reaches every other over TCP, as the ranks of a "
                   "multi-node job must: print each host's interfaces and addresses, which of "
-                  "them answered each other host (a listener on a free port from 29500 up, for "
+                  "them answered each other host (a listener on a free port from 29400 up, for "
                   "the check only, with python3, perl or nc), and warnings (no path, a path only "
                   "over docker0/lo/virbr*/veth*, an unreachable master address); exit 1 when a "
                   "pair cannot be shown to connect");

@@ -30,6 +30,10 @@ namespace runner {
 
 namespace {
 
+// Where listeners' ports start: below the master ports multi-node jobs are
+// given (from k_first_master_port up), so that a check while a run goes on
+// never holds the port a job is about to be given.
+constexpr int k_first_check_port = k_first_master_port - 100;
 // Each connection attempt's limit (tried twice at most).
 constexpr int k_attempt_timeout_seconds = 3;
 // A listener ends by itself after this, should the runner be gone.
@@ -256,11 +260,9 @@ int check_network(const CheckOptions& options) {
     NetHostCheck& check = checks[h];
     std::optional<std::string> tool = listener_tool(check.survey.tools);
     if (check.phase != Phase::surveyed || !tool) continue;
-    // The port a multi-node job would get as master_port, so that the check
-    // meets the firewall rules a launch meets.
-    int port = choose_master_port(check.survey.ports_in_use, taken);
+    int port = first_free_port(k_first_check_port, check.survey.ports_in_use, taken);
     if (port == 0) {
-      check.listener_note = fmt::format("no free port from {} up", k_first_master_port);
+      check.listener_note = fmt::format("no free port from {} up", k_first_check_port);
       continue;
     }
     taken.insert(port);

@@ -37,7 +37,9 @@ echo '== /proc/net/tcp'; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | cut -c1-
 // Arguments: port, token, lifetime. One socket per family, so that a host
 // without IPv6 (or without IPv4) still listens on the other; a port in use
 // in either family is an error, lest that family's probes meet another
-// program.
+// program. A listener closes a connection only once its prober has: the
+// side that closes first keeps the port in TIME_WAIT for a minute, and the
+// port must stay free for the multi-node jobs that follow the check.
 constexpr const char* k_python_listener = R"(import errno, select, socket, sys, time
 port, token, end = int(sys.argv[1]), sys.argv[2], time.time() + float(sys.argv[3])
 listeners, why = [], ""
@@ -59,13 +61,18 @@ if not listeners:
     print("cannot listen on port %d: %s" % (port, why), flush=True)
     sys.exit(1)
 print("listening", flush=True)
+answered = []
 while time.time() < end:
-    ready, _, _ = select.select(listeners, [], [], max(0.0, end - time.time()))
+    ready, _, _ = select.select(listeners + answered, [], [], max(0.0, end - time.time()))
     for s in ready:
+        if s in answered:
+            answered.remove(s)
+            s.close()
+            continue
         try:
             c, _ = s.accept()
             c.sendall((token + "\n").encode())
-            c.close()
+            answered.append(c)
         except OSError:
             pass
 )";
@@ -82,17 +89,20 @@ my $s4 = IO::Socket::INET->new(LocalAddr => "0.0.0.0", LocalPort => $port, Liste
 if ($s4) { push @listeners, $s4 } else { $why = "$!"; $in_use ||= $!{EADDRINUSE} }
 if (!@listeners || $in_use) { print "cannot listen on port $port: $why\n"; exit 1 }
 $| = 1; print "listening\n";
+my %listening = map { $_ => 1 } @listeners;
 my $select = IO::Select->new(@listeners);
 while ((my $left = $end - time) > 0) {
   for my $s ($select->can_read($left)) {
-    my $c = $s->accept or next; print $c "$token\n"; close $c;
+    if (!$listening{$s}) { $select->remove($s); close $s; next }
+    my $c = $s->accept or next; $c->autoflush(1); print $c "$token\n"; $select->add($c);
   }
 }
 )";
 
-// nc serves one connection and exits, and gives no sign that it listens:
-// it is started again after each, and a watchdog ends the whole process
-// group when the lifetime is over. Arguments: port, token, lifetime.
+// nc serves one connection and exits (once the prober has closed it), and
+// gives no sign that it listens: it is started again after each, and a
+// watchdog ends the whole process group when the lifetime is over.
+// Arguments: port, token, lifetime.
 constexpr const char* k_nc_listener = R"((sleep "$3"; kill -9 0) >/dev/null 2>&1 &
 echo listening
 failures=0

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <sstream>
 
 #include "support/loopback_port.h"
 #include "support/process.h"
@@ -119,6 +121,23 @@ std::vector<std::string> probe_with(const std::string& prober, const std::vector
 
 const std::vector<std::string> k_probers = {"python3", "perl", "bash", "nc"};
 
+// Sockets of this machine on local `port` in TIME_WAIT: what the side that
+// closes a connection first keeps for a minute.
+int time_waits_on(int port) {
+  char local_port[8];
+  std::snprintf(local_port, sizeof local_port, ":%04X ", port);
+  std::string listing = testing::sh_output("cat /proc/net/tcp /proc/net/tcp6");
+  int count = 0;
+  std::istringstream lines(listing);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if ((local + " ").find(local_port) != std::string::npos && state == "06") ++count;
+  }
+  return count;
+}
+
 TEST(ListenerAndProber, EveryProberGetsTheTokenOfEveryListener) {
   for (const std::string& listener : available({"python3", "perl", "nc"})) {
     int port = testing::unused_port();
@@ -133,6 +152,8 @@ TEST(ListenerAndProber, EveryProberGetsTheTokenOfEveryListener) {
                 std::vector<std::string>{"token-of-" + listener})
           << listener << " listening, " << prober << " probing";
     }
+    // The probers closed first: the port is free for what follows the check.
+    EXPECT_EQ(time_waits_on(port), 0) << listener;
   }
 }
 

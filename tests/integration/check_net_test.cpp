@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "runner/config/multi_node.h"
 #include "support/loopback_fleet.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -58,13 +60,32 @@ struct CheckNet : ::testing::Test {
     return "";
   }
 
+  // The ports the check listened on, from its output.
+  std::vector<std::string> listened_ports(const std::string& out) {
+    std::vector<std::string> ports;
+    for (std::size_t at = out.find("listened on port "); at != std::string::npos;
+         at = out.find("listened on port ", at + 1)) {
+      ports.push_back(out.substr(at + 17, out.find(',', at) - at - 17));
+    }
+    return ports;
+  }
+
+  // Sockets on the ports the check listened on that are not closed yet
+  // (TIME_WAIT included): a multi-node job after the check would take them
+  // for ports in use.
+  int sockets_left(const std::string& out) {
+    std::set<int> ports;
+    for (const std::string& port : listened_ports(out)) ports.insert(std::stoi(port));
+    std::set<int> in_use = ports_in_use(testing::sh_output("cat /proc/net/tcp /proc/net/tcp6"));
+    return static_cast<int>(std::count_if(ports.begin(), ports.end(),
+                                          [&](int port) { return in_use.count(port) > 0; }));
+  }
+
   // Processes of this machine whose command line names the check's token,
   // or an `nc -l` on a port the check listened on (nc is not given it).
   int listeners_left(const std::string& out) {
     std::vector<std::string> nc_listeners;
-    for (std::size_t at = out.find("listened on port "); at != std::string::npos;
-         at = out.find("listened on port ", at + 1)) {
-      std::string port = out.substr(at + 17, out.find(',', at) - at - 17);
+    for (const std::string& port : listened_ports(out)) {
       nc_listeners.push_back(std::string("nc\0-l\0-p\0", 9) + port + '\0');
       nc_listeners.push_back(std::string("nc\0-l\0", 6) + port + '\0');
     }
@@ -119,6 +140,7 @@ TEST_F(CheckNet, EveryPairOfTheLoopbackFleetReachesTheOtherOnItsMasterAddress) {
             host_line(r.out, 1).substr(host_line(r.out, 1).find("port")));
   EXPECT_EQ(r.out.find("warnings:"), std::string::npos) << r.out;
   EXPECT_EQ(listeners_left(r.out), 0);
+  EXPECT_EQ(sockets_left(r.out), 0) << r.out;
 }
 
 TEST_F(CheckNet, UsesWhatEachHostHasAndSaysWhichPairsItCouldNotCheck) {
@@ -175,6 +197,7 @@ TEST_F(CheckNet, UsesWhatEachHostHasAndSaysWhichPairsItCouldNotCheck) {
       << r.out;
   EXPECT_NE(r.err.find("the network between some hosts is unknown"), std::string::npos) << r.err;
   EXPECT_EQ(listeners_left(r.out), 0);
+  EXPECT_EQ(sockets_left(r.out), 0) << r.out;
 }
 
 }  // namespace

@@ -61,6 +61,8 @@ std::string node_address(const Fleet& fleet, const std::vector<int>& slot_ids,
 // host (`in_use`, from its /proc/net/tcp) nor given to another of the run's
 // jobs there (`given`); 0 when none is left below 65536.
 int choose_master_port(const std::set<int>& in_use, const std::set<int>& given);
+// The same from any port `from` up.
+int first_free_port(int from, const std::set<int>& in_use, const std::set<int>& given);
 
 // The local ports of every TCP socket (any state) in the text of
 // /proc/net/tcp and /proc/net/tcp6, concatenated. Lines that are not

@@ -70,6 +70,10 @@ int first_free_port(int from, const std::set<int>& in_use, const std::set<int>& 
   return 0;
 }
 
+bool is_loopback(std::string_view address) {
+  return address.substr(0, 4) == "127." || address == "::1" || address == "localhost";
+}
+
 std::set<int> ports_in_use(std::string_view text) {
   // "  12: 0100007F:1F90 00000000:0000 0A ...": the local address's port, in hex.
   std::set<int> ports;

@@ -11,6 +11,22 @@ namespace runner {
 
 namespace {
 
+// Between the ports and the addresses in survey_network's output.
+constexpr std::string_view k_addresses_line = "runner-addresses";
+
+// The addresses `hostname -I` printed, but loopback ones.
+std::vector<std::string> routable_addresses(const std::string& text) {
+  std::vector<std::string> addresses;
+  std::size_t begin = 0;
+  while ((begin = text.find_first_not_of(" \t\n", begin)) != std::string::npos) {
+    std::size_t end = text.find_first_of(" \t\n", begin);
+    std::string address = text.substr(begin, end - begin);
+    if (!is_loopback(address)) addresses.push_back(address);
+    begin = end;
+  }
+  return addresses;
+}
+
 // How much of an own command's output is kept for its caller.
 constexpr std::size_t k_own_output_limit = 65536;
 
@@ -41,15 +57,22 @@ void Executor::start_task_with(TaskId task, const std::string& command, const Ta
   start_task(task, setup.empty() ? command : set_up_command(setup.environment, setup.files, command));
 }
 
-void Executor::find_ports_in_use(std::function<void(Result<std::set<int>>)> done) {
-  run_command("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; true",
+void Executor::survey_network(std::function<void(Result<NetworkSurvey>)> done) {
+  run_command(std::string("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; echo ") +
+                  std::string(k_addresses_line) + "; hostname -I 2>/dev/null; true",
               [done = std::move(done)](const JobExit& exit, const std::string& output) {
-                if (!exit.succeeded())
+                if (!exit.succeeded()) {
                   done(Status{exit.lost() ? ErrorKind::disconnected : ErrorKind::failed,
                               exit.error().empty() ? "reading /proc/net/tcp failed: " + output
                                                    : exit.error()});
-                else
-                  done(ports_in_use(output));
+                  return;
+                }
+                std::size_t split = output.find(k_addresses_line);
+                NetworkSurvey survey;
+                survey.ports_in_use = ports_in_use(output.substr(0, split));
+                if (split != std::string::npos)
+                  survey.addresses = routable_addresses(output.substr(split + k_addresses_line.size()));
+                done(std::move(survey));
               });
 }
 

@@ -25,11 +25,11 @@ void Scheduler::stage(Job job, Placement placement) {
   int master_host = m_fleet.slots[placement.front().front()].host;
   job.state = Staging{std::move(placement)};
   m_staging.emplace(id, std::move(job));
-  m_executors[master_host]->find_ports_in_use(
-      [this, id](const Result<std::set<int>>& in_use) { staged(id, in_use); });
+  m_executors[master_host]->survey_network(
+      [this, id](const Result<NetworkSurvey>& survey) { staged(id, survey); });
 }
 
-void Scheduler::staged(JobId id, const Result<std::set<int>>& in_use) {
+void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
   auto it = m_staging.find(id);
   if (it == m_staging.end()) return;
   Job job = std::move(it->second);
@@ -37,7 +37,7 @@ void Scheduler::staged(JobId id, const Result<std::set<int>>& in_use) {
   Placement placement = std::move(std::get<Staging>(job.state).placement);
   m_queue_dirty = true;
   int master_host = m_fleet.slots[placement.front().front()].host;
-  if (!in_use && in_use.status().kind() == ErrorKind::disconnected) {
+  if (!survey && survey.status().kind() == ErrorKind::disconnected) {
     // Rank 0's host was lost before it answered: nothing ran; the job goes
     // back to the head of the queue, as it was.
     for (const auto& slots : placement)
@@ -46,12 +46,14 @@ void Scheduler::staged(JobId id, const Result<std::set<int>>& in_use) {
     m_reruns.push_front(std::move(job));
     return;
   }
-  if (!in_use)
+  if (!survey)
     m_observer.warning(fmt::format("#{}: could not read the ports in use on {} ({}); its master "
                                    "port is chosen without them",
-                                   id, m_fleet.hosts[master_host].name, in_use.status().message()));
-  int port = choose_master_port(in_use ? *in_use : std::set<int>{}, master_ports_on(master_host));
+                                   id, m_fleet.hosts[master_host].name, survey.status().message()));
+  int port = choose_master_port(survey ? survey->ports_in_use : std::set<int>{},
+                                master_ports_on(master_host));
   job.layout = layout_for(id, placement, port);
+  reach_master_from_elsewhere(*job.layout, survey ? survey->addresses : std::vector<std::string>{});
   auto commands = render(job.spec, placement, &*job.layout);
   if (!commands) {
     // The queue's check rendered them already; only a master port can
@@ -83,6 +85,22 @@ NodeLayout Scheduler::layout_for(JobId id, const Placement& placement, int port)
   layout.master_port = port;
   layout.hostfile = fmt::format("/tmp/runner-{}-{}.hostfile", m_options.run_id, id);
   return layout;
+}
+
+void Scheduler::reach_master_from_elsewhere(NodeLayout& layout,
+                                            const std::vector<std::string>& master_addresses) {
+  std::string& master = layout.addresses.front();
+  bool elsewhere = std::any_of(layout.addresses.begin() + 1, layout.addresses.end(),
+                               [](const std::string& a) { return !is_loopback(a); });
+  if (!is_loopback(master) || !elsewhere) return;
+  if (master_addresses.empty()) {
+    m_observer.warning(fmt::format(
+        "rank 0's host is reached as {}, which the other nodes cannot use, and it has no other "
+        "address; give it `addr:` in the hosts file",
+        master));
+    return;
+  }
+  master = master_addresses.front();
 }
 
 std::set<int> Scheduler::master_ports_on(int host) const {

@@ -86,6 +86,21 @@ TEST_F(LocalMultiNode, ARankThatFailsStopsTheOtherAndTheRunSaysWhichRank) {
   EXPECT_NE(journal().find("\"failed_rank\":1}"), std::string::npos) << journal();
 }
 
+TEST_F(LocalMultiNode, InterruptingTwiceStopsEveryRank) {
+  std::string stuck = marker_sleep();
+  dir.write("queue.yaml", "- command: " + stuck + "\n  nodes: 2\n");
+  testing::Process run(spec({"queue"}));
+  testing::wait_until([&] { return testing::live_processes_running(stuck) == 2; }, 20s);
+  ASSERT_EQ(testing::live_processes_running(stuck), 2) << run.peek_err();
+  run.signal(SIGINT);
+  ASSERT_TRUE(run.wait_for_output("interrupt again", 5s)) << run.peek_err();
+  run.signal(SIGINT);
+  ProcessResult r = run.wait();
+  EXPECT_EQ(r.status, 130) << r.err;
+  testing::wait_until([&] { return testing::live_processes_running(stuck) == 0; }, 2s);
+  EXPECT_EQ(testing::live_processes_running(stuck), 0);
+}
+
 TEST_F(LocalMultiNode, ResumeKillsWhatEveryRankOfADeadRunLeft) {
   std::string stuck = marker_sleep();
   std::string flag = dir.file("tried");

@@ -79,7 +79,10 @@ class FakeTransport final : public Executor {
   }
   void shutdown() override {}
   bool idle() const override { return m_jobs.empty(); }
-  std::string address() const override { return "10.0.0." + std::to_string(host() + 1); }
+  std::string address() const override {
+    return reached_as.empty() ? "10.0.0." + std::to_string(host() + 1) : reached_as;
+  }
+  std::string reached_as;  // address(); empty: 10.0.0.<host + 1>
   void poll_fds(std::vector<pollfd>&) override {}
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 

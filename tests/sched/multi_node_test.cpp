@@ -87,6 +87,20 @@ TEST(MultiNode, TheMasterPortIsFreeOnRankZerosHostAndDiffersForEveryRunningJob) 
   EXPECT_EQ(sent_with(h, 1, "second 29503"), 1);
 }
 
+TEST(MultiNode, RankZeroReachedOnLoopbackIsGivenOneOfItsHostsAddressesForTheOthers) {
+  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
+  h.transports[0]->reached_as = "127.0.0.1";
+  h.transports[0]->outcome = [](const std::string& command) {
+    FakeTransport::Outcome outcome = lasting(1);
+    if (contains(command, "hostname -I")) outcome.output = "runner-addresses\n192.168.5.5 10.1.1.1 \n";
+    return outcome;
+  };
+  h.source.jobs.push_back(on_nodes("train <<master_addr>> <<hosts>>", 2));
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  EXPECT_EQ(sent_with(h, 1, "train 192.168.5.5 192.168.5.5,10.0.0.2"), 1);
+}
+
 TEST(MultiNode, AJobWaitsForAllItsHostsHoldingNothingAndNothingBehindItPasses) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}, {"c", {"0"}}}));
   for (auto* t : h.transports)

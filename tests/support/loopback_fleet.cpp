@@ -38,7 +38,7 @@ void LoopbackFleet::write_hosts(int slots) const {
 std::string LoopbackFleet::config_block(const std::string& alias, const Sshd& host,
                                         const std::string& extra,
                                         const std::string& identity) const {
-  return "Host " + alias + "\n  HostName 127.0.0.1\n  Port " + std::to_string(host.port()) +
+  return "Host " + alias + "\n  HostName " + host.address() + "\n  Port " + std::to_string(host.port()) +
          "\n  User " + host.user() + "\n  IdentityFile " + (identity.empty() ? m_key : identity) +
          "\n  UserKnownHostsFile " + known_hosts_file() + "\n" + extra;
 }

@@ -35,7 +35,7 @@ class LoopbackFleet {
   // hosts.yaml with every host and `slots` anonymous slots each.
   void write_hosts(int slots) const;
   std::string known_hosts_file() const { return m_dir.file("known_hosts"); }
-  // An ssh_config "Host ALIAS" block reaching `host` on 127.0.0.1 as its
+  // An ssh_config "Host ALIAS" block reaching `host` at its address as its
   // user, with the fleet's key (or `identity`) and known_hosts, then `extra`.
   std::string config_block(const std::string& alias, const Sshd& host,
                            const std::string& extra = "", const std::string& identity = "") const;

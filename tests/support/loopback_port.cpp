@@ -52,10 +52,14 @@ int silent_listener(int& port) {
   return fd;
 }
 
-bool accepts_connections(int port) {
+bool accepts_connections(int port, const std::string& address) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;
   sockaddr_in addr = loopback_address(port);
+  if (inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
+    close(fd);
+    return false;
+  }
   bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   close(fd);
   return ok;

@@ -2,6 +2,8 @@
 // listener that never answers, and whether a port accepts connections.
 #pragma once
 
+#include <string>
+
 namespace runner::testing {
 
 // A port on 127.0.0.1 that nothing uses: connecting to it is refused, and a
@@ -14,7 +16,7 @@ int unused_port();
 // std::runtime_error if no socket is had.
 int silent_listener(int& port);
 
-// Whether something on 127.0.0.1 accepts TCP connections on `port`.
-bool accepts_connections(int port);
+// Whether something on 127.0.0.1 (or `address`) accepts TCP connections on `port`.
+bool accepts_connections(int port, const std::string& address = "127.0.0.1");
 
 }  // namespace runner::testing

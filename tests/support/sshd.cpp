@@ -86,9 +86,12 @@ void generate_key(const std::string& path, const std::string& log) {
   }
 }
 
-// Starts sshd in the foreground of its own process group, its log to `log_path`.
-pid_t spawn_sshd(const std::string& config_path, const std::string& log_path) {
-  std::vector<std::string> args = {k_sshd, "-D", "-e", "-f", config_path};
+// Starts sshd in the foreground of its own process group, its log to
+// `log_path`, through `launcher` when given.
+pid_t spawn_sshd(const std::vector<std::string>& launcher, const std::string& config_path,
+                 const std::string& log_path) {
+  std::vector<std::string> args = launcher;
+  args.insert(args.end(), {k_sshd, "-D", "-e", "-f", config_path});
   std::vector<char*> argv = argv_of(args);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
@@ -101,7 +104,7 @@ pid_t spawn_sshd(const std::string& config_path, const std::string& log_path) {
       dup2(null, 1);
     }
     if (log >= 0) dup2(log, 2);
-    execv(argv[0], argv.data());
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   return pid;
@@ -180,6 +183,8 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
   sshd->m_dir = std::filesystem::absolute(dir).string();
   sshd->m_user = current_user();
   sshd->m_log = sshd->m_dir + "/sshd.log";
+  sshd->m_address = options.listen_address;
+  sshd->m_launcher = options.launcher;
   const std::string& base = sshd->m_dir;
 
   // sshd's privilege separation needs this directory when it runs as root.
@@ -203,9 +208,9 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
   chmod(sshd->m_host_key.c_str(), 0600);
 
   for (int attempt = 0; attempt < 5; ++attempt) {
-    int port = unused_port();
+    int port = options.port != 0 ? options.port : unused_port();
     std::ostringstream config;
-    config << "ListenAddress 127.0.0.1\n"
+    config << "ListenAddress " << options.listen_address << "\n"
            << "Port " << port << "\n"
            << "HostKey " << sshd->m_host_key << "\n"
            << "AuthorizedKeysFile " << sshd->m_authorized_keys << "\n"
@@ -232,7 +237,7 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
     write_file(config_path, config.str());
     write_file(sshd->m_log, "");
 
-    pid_t pid = spawn_sshd(config_path, sshd->m_log);
+    pid_t pid = spawn_sshd(sshd->m_launcher, config_path, sshd->m_log);
     sshd->m_pid = pid;
     sshd->m_config_path = config_path;
 
@@ -244,7 +249,7 @@ std::unique_ptr<Sshd> Sshd::start(const std::string& dir, const SshdOptions& opt
         exited = true;
         break;
       }
-      if (accepts_connections(port)) {
+      if (accepts_connections(port, sshd->m_address)) {
         sshd->m_port = port;
         return sshd;
       }
@@ -279,10 +284,10 @@ void Sshd::cut_network() {
 
 void Sshd::restart() {
   stop();
-  m_pid = spawn_sshd(m_config_path, m_log);
+  m_pid = spawn_sshd(m_launcher, m_config_path, m_log);
   auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < give_up) {
-    if (accepts_connections(m_port)) return;
+    if (accepts_connections(m_port, m_address)) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   throw std::runtime_error("sshd did not come back on port " + std::to_string(m_port) + ":\n" +
@@ -294,7 +299,8 @@ std::string Sshd::known_hosts_line() const {
   std::istringstream fields(key);
   std::string type, blob;
   fields >> type >> blob;
-  return "[127.0.0.1]:" + std::to_string(m_port) + " " + type + " " + blob;
+  std::string host = m_port == 22 ? m_address : "[" + m_address + "]:" + std::to_string(m_port);
+  return host + " " + type + " " + blob;
 }
 
 std::string Sshd::log() const { return read_file(m_log); }

@@ -30,12 +30,19 @@ struct SshdOptions {
   // sshd's LogLevel; log() returns what it wrote. DEBUG1 shows every
   // forwarded (direct-tcpip) channel, INFO every accepted login.
   std::string log_level = "ERROR";
+  // Where sshd listens; port 0: a free port of that address.
+  std::string listen_address = "127.0.0.1";
+  int port = 0;
+  // A command that runs sshd's command line and replaces itself with it
+  // (keeping the pid), e.g. `ip netns exec NAME` for a host of its own.
+  std::vector<std::string> launcher;
 };
 
 // One running sshd. Stops it (and every process it forked) when destroyed.
 class Sshd {
  public:
-  // Starts /usr/sbin/sshd -D -e on 127.0.0.1 on a free port, with files in
+  // Starts /usr/sbin/sshd -D -e on 127.0.0.1 on a free port (or where the
+  // options say), with files in
   // `dir` (created if missing), and waits until it accepts connections.
   // Returns nullptr if no sshd binary exists; throws std::runtime_error with
   // sshd's log if it exists but does not start.
@@ -46,14 +53,15 @@ class Sshd {
   Sshd& operator=(const Sshd&) = delete;
 
   int port() const { return m_port; }
-  std::string address() const { return "127.0.0.1"; }
+  const std::string& address() const { return m_address; }
   // The user this sshd lets in: the current user.
   const std::string& user() const { return m_user; }
   // The private key this sshd accepts.
   const std::string& client_key() const { return m_client_key; }
   // The authorized_keys file; a test may append more public keys to it.
   const std::string& authorized_keys_file() const { return m_authorized_keys; }
-  // "[127.0.0.1]:PORT ssh-ed25519 AAAA..." (no newline).
+  // "[127.0.0.1]:PORT ssh-ed25519 AAAA..." (no newline); on port 22 the
+  // bare address, as ssh looks it up.
   std::string known_hosts_line() const;
   // What sshd wrote to stderr so far (for failure messages).
   std::string log() const;
@@ -92,6 +100,8 @@ class Sshd {
   std::string m_host_key;
   std::string m_config_path;
   std::string m_log;
+  std::string m_address;
+  std::vector<std::string> m_launcher;
   int m_port = 0;
   pid_t m_pid = -1;
   std::set<pid_t> m_paused;

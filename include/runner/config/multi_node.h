@@ -10,7 +10,8 @@
 // path of a file on every node, one line per node, "ADDRESS slots=k", as
 // mpirun and DeepSpeed read it) and `slots_per_node` (k). A node's address
 // is its `addr:` host parameter when its slots define one, else the address
-// its executor reaches it by.
+// its executor reaches it by; when rank 0's is a loopback address and
+// another node is elsewhere, it is the first address rank 0's host has.
 #pragma once
 
 #include <set>
@@ -63,6 +64,10 @@ std::string node_address(const Fleet& fleet, const std::vector<int>& slot_ids,
 int choose_master_port(const std::set<int>& in_use, const std::set<int>& given);
 // The same from any port `from` up.
 int first_free_port(int from, const std::set<int>& in_use, const std::set<int>& given);
+
+// Whether other hosts cannot use `address` to reach the host it names:
+// 127.0.0.0/8, ::1, localhost.
+bool is_loopback(std::string_view address);
 
 // The local ports of every TCP socket (any state) in the text of
 // /proc/net/tcp and /proc/net/tcp6, concatenated. Lines that are not

@@ -68,6 +68,12 @@ struct TaskSetup {
   bool empty() const { return environment.empty() && files.empty(); }
 };
 
+// A host's network, as a job that spans hosts needs it.
+struct NetworkSurvey {
+  std::set<int> ports_in_use;
+  std::vector<std::string> addresses;  // the host's own, loopback excluded
+};
+
 // Ids of the runner's own commands on a host (Executor::run_command); task
 // ids stay far below.
 inline constexpr TaskId k_first_own_command_id = TaskId{1} << 62;
@@ -108,9 +114,11 @@ class Executor : public Pollable {
   // that still exist, and says which did.
   void kill_leftovers(const std::vector<long>& groups,
                       std::function<void(const LeftoverCheck&)> done);
-  // The local ports of the host's TCP sockets (its /proc/net/tcp{,6}; none
-  // where it has no /proc), or why they could not be read.
-  void find_ports_in_use(std::function<void(Result<std::set<int>>)> done);
+  // What rank 0 of a job that spans hosts needs to know of its host: the
+  // local ports of its TCP sockets (its /proc/net/tcp{,6}; none where it
+  // has no /proc) and its addresses (`hostname -I`), or why they could not
+  // be read.
+  void survey_network(std::function<void(Result<NetworkSurvey>)> done);
 
  protected:
   int host() const { return m_host; }

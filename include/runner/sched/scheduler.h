@@ -160,7 +160,11 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // A multi-node job holds its slots while rank 0's host says which ports
   // are in use; then its master port is chosen and it is launched.
   void stage(Job job, Placement placement);
-  void staged(JobId id, const Result<std::set<int>>& in_use);
+  void staged(JobId id, const Result<NetworkSurvey>& survey);
+  // Rank 0 on a loopback address while other nodes are elsewhere: they
+  // reach it by one of its host's own addresses.
+  void reach_master_from_elsewhere(NodeLayout& layout,
+                                   const std::vector<std::string>& master_addresses);
   // Where a multi-node job's ranks run and how they meet (`port` 0: not
   // chosen yet, to check that its commands render).
   NodeLayout layout_for(JobId id, const Placement& placement, int port) const;

@@ -55,6 +55,24 @@ struct NetHostCheck {
   std::string probe_output;
 };
 
+// What a multi-node job whose rank 0 is `hosts[rank0]` gives as
+// master_addr: its node address, unless that is a loopback one and another
+// host is elsewhere, when it is the host's first address that others can
+// use (as `hostname -I` lists them).
+std::string master_address_among(const std::vector<NetHost>& hosts, std::size_t rank0) {
+  const NetHost& host = hosts[rank0];
+  bool elsewhere = std::any_of(hosts.begin(), hosts.end(), [](const NetHost& other) {
+    return !is_loopback(other.master_address);
+  });
+  if (!is_loopback(host.master_address) || !elsewhere) return host.master_address;
+  for (const InterfaceAddress& entry : host.addresses) {
+    if (!is_loopback_address(entry.address) && !is_ipv6_link_local(entry.address)) {
+      return entry.address;
+    }
+  }
+  return host.master_address;
+}
+
 std::string token_of(int host) { return fmt::format("runner-net-check-{}", host); }
 
 // What a prober said instead of the target's token: why it failed, or the
@@ -279,10 +297,13 @@ int check_network(const CheckOptions& options) {
   std::map<int, int> host_of_port;
   for (std::size_t h = 0; h < checks.size(); ++h) {
     hosts[h].name = fleet.hosts[h].name;
-    // What a multi-node job whose rank 0 is this host gives as master_addr.
     hosts[h].master_address =
         node_address(fleet, fleet.hosts[h].slots, connections.executors()[h]->address());
     hosts[h].addresses = checks[h].survey.addresses;
+  }
+  const std::vector<NetHost> as_reached = hosts;
+  for (std::size_t h = 0; h < checks.size(); ++h) {
+    hosts[h].master_address = master_address_among(as_reached, h);
     hosts[h].listening = checks[h].listening && checks[h].failure.empty();
     if (hosts[h].listening) host_of_port[checks[h].port] = static_cast<int>(h);
   }

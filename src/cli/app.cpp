@@ -217,8 +217,15 @@ int run_cli(int argc, char** argv) {
       "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
   check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)")
       ->envname(k_hosts_file_env);
+  check->add_flag("--net", check_options.net,
+                  "Check instead that every host reaches every other over TCP, as the ranks of a "
+                  "multi-node job must: print each host's interfaces and addresses, which of "
+                  "them answered each other host (a listener on a free port from 29400 up, for "
+                  "the check only, with python3, perl or nc), and warnings (no path, a path only "
+                  "over docker0/lo/virbr*/veth*, an unreachable master address); exit 1 when a "
+                  "pair cannot be shown to connect");
   add_ssh_flags(*check, check_options.ssh);
-  set_example(*check, "runner check --hosts-file hosts.yaml");
+  set_example(*check, "runner check --hosts-file hosts.yaml\n  runner check --net --hosts-file hosts.yaml");
 
   set_example(app,
               "runner queue --hosts-file hosts.yaml --queue-file queue.yaml\n"

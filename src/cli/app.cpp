@@ -193,6 +193,9 @@ int run_cli(int argc, char** argv) {
   add_state_flags(*log, log_options.queue_file, log_options.state_dir);
   log->add_option("job", log_options.job, "The job's id (12 or #12)")->required();
   log->add_flag("-f,--follow", log_options.follow, "Keep printing while the job runs");
+  log->add_option("--rank", log_options.rank,
+                  "For a job with nodes: only this rank's log, as written (default: every "
+                  "rank's, each line prefixed with its rank and host)");
   set_example(*log, "runner log --queue-file queue.yaml --follow 12");
 
   ReportOptions report_options;
@@ -226,8 +229,15 @@ int run_cli(int argc, char** argv) {
       "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
   check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)")
       ->envname(k_hosts_file_env);
+  check->add_flag("--net", check_options.net,
+                  "Check instead that every host reaches every other over TCP, as the ranks of a "
+                  "multi-node job must: print each host's interfaces and addresses, which of "
+                  "them answered each other host (a listener on a free port from 29400 up, for "
+                  "the check only, with python3, perl or nc), and warnings (no path, a path only "
+                  "over docker0/lo/virbr*/veth*, an unreachable master address); exit 1 when a "
+                  "pair cannot be shown to connect");
   add_ssh_flags(*check, check_options.ssh);
-  set_example(*check, "runner check --hosts-file hosts.yaml");
+  set_example(*check, "runner check --hosts-file hosts.yaml\n  runner check --net --hosts-file hosts.yaml");
 
   set_example(app,
               "runner queue --hosts-file hosts.yaml --queue-file queue.yaml\n"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runner/config/metrics.h"
+#include "runner/report/log_files.h"
 #include "runner/state/state_dir.h"
 
 namespace runner {
@@ -102,12 +103,9 @@ std::string read_file(const fs::path& path) {
 }
 
 // The log the job's metrics are read from: rank 0's for a job that spans
-// hosts (logs/<id>.0.log), else logs/<id>.log.
-fs::path metrics_log(const std::string& state_dir, const CampaignJob& job) {
-  fs::path single = job_log_path(state_dir, job.id);
-  std::error_code error;
-  if (fs::exists(single, error)) return single;
-  return fs::path(logs_dir(state_dir)) / (std::to_string(job.id) + ".0.log");
+// hosts, else its one log.
+std::string metrics_log(const std::string& state_dir, const CampaignJob& job) {
+  return job.is_gang() ? task_log_path(state_dir, job.id, 0) : job_log_path(state_dir, job.id);
 }
 
 }  // namespace

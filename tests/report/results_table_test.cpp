@@ -45,7 +45,11 @@ class ResultsFixture : public ::testing::Test {
     ASSERT_TRUE(journal.job_end(3, JobExit::killed("TERM"), milliseconds(20)).ok());
     ASSERT_TRUE(journal.job_start(start(2, {{"model", "b"}, {"batch", "8"}}, throughput, 2)).ok());
     ASSERT_TRUE(journal.job_end(2, JobExit::exited(0), milliseconds(2250)).ok());
-    ASSERT_TRUE(journal.job_start(start(4, {{"model", "c"}}, throughput)).ok());
+    JobStartRecord gang = start(4, {{"model", "c"}}, throughput);
+    gang.nodes = 2;
+    gang.tasks = {{0, "localhost", "localhost #0", {0}, "bench"},
+                  {1, "localhost", "localhost #1", {1}, "bench"}};
+    ASSERT_TRUE(journal.job_start(gang).ok());
     state.write("logs/1.log", "warmup\nthroughput: 10.5\nthroughput: 12.25\ndone\n");
     state.write("logs/2.log", "throughput: 3\nfailed\nthroughput: 7\n");
     state.write("logs/4.0.log", "throughput: 40\n");

@@ -69,6 +69,7 @@ struct LogOptions {
   std::string state_dir;
   std::string job;  // "12" or "#12"
   bool follow = false;
+  std::optional<int> rank;  // a gang job's rank whose log alone is shown
 };
 
 // `runner report`.
@@ -111,9 +112,12 @@ struct CheckOptions {
   SshOptions ssh;
   // How long `nvidia-smi -L` may take on a host once it is connected.
   std::chrono::seconds probe_timeout{30};
+  // Check instead that the hosts reach each other over TCP (check_network).
+  bool net = false;
 };
 
 int check_hosts(const CheckOptions& options);
+int check_network(const CheckOptions& options);
 
 // One SshContext for a command's SSH hosts, with the ssh configuration of
 // every host of `fleet` resolved up front. Throws ConfigError when it cannot

@@ -13,12 +13,13 @@
 
 #include "runner/config/allocation.h"
 #include "runner/config/params.h"
+#include "runner/config/service.h"
 
 namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
-// "command", "slots", "nodes", "timeout", "retries", "cancel", "allocation_policy",
-// "metrics".
+// "command", "slots", "nodes", "timeout", "retries", "cancel",
+// "allocation_policy", "metrics", and a service's (service.h).
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
@@ -62,6 +63,8 @@ struct JobSpec {
   // `metrics:` — metric name → regular expression whose capture group finds
   // the metric's value in the job's log (the last match wins), file order.
   Params metrics;
+  // `service:` and its keys (service.h): it runs until the run ends.
+  std::optional<ServiceSpec> service;
 };
 
 // Builds a QueueEntry from one item of the queue.yaml sequence. Throws

@@ -208,7 +208,19 @@ int run_cli(int argc, char** argv) {
   report->add_option("--run", report_options.runs,
                      "Show this run (repeatable; default the latest)");
   report->add_flag("--all", report_options.all_runs, "Show every run of the state directory");
-  set_example(*report, "runner report --queue-file queue.yaml --output report.html");
+  report->add_option("--plot", report_options.plots,
+                     "Plot a metric of the results against a parameter, one line per value of "
+                     "another: METRIC:X:SERIES (repeatable)");
+  set_example(*report, "runner report --queue-file queue.yaml --plot throughput:batch:model");
+
+  ResultsOptions results_options;
+  take(defaults.queue_file, results_options.queue_file);
+  auto* results = app.add_subcommand(
+      "results", "Print one table of a campaign: a row per job, its parameters and metrics");
+  add_state_flags(*results, results_options.queue_file, results_options.state_dir);
+  results->add_option("--format", results_options.format, "csv (default), tsv, jsonl or markdown")
+      ->check(CLI::IsMember({"csv", "tsv", "jsonl", "markdown"}));
+  set_example(*results, "runner results --queue-file queue.yaml --format markdown");
 
   CheckOptions check_options;
   take(defaults.hosts_file, check_options.hosts_file);
@@ -254,6 +266,7 @@ int run_cli(int argc, char** argv) {
     if (*status) return show_status(status_options);
     if (*log) return show_log(log_options);
     if (*report) return write_report(report_options);
+    if (*results) return show_results(results_options);
     if (*check) return check_hosts(check_options);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "runner: error: {}\n", e.what());

@@ -57,6 +57,7 @@ void RunReporter::job_launched(const Job& job) {
   record.timeout = job.spec.timeout_text;
   record.retries = job.spec.retries;
   record.cancel = job.spec.cancel;
+  record.metrics = job.spec.metrics;
   record.attempt = job.attempt;
   record.requeues = job.requeues;
   if (job.spec.service) record.service = job.spec.service->name.empty() ? "true" : job.spec.service->name;

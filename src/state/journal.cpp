@@ -285,6 +285,7 @@ Status Journal::job_start(const JobStartRecord& start) {
   if (!start.timeout.empty()) record["timeout"] = exact_text(start.timeout);
   if (start.retries) record["retries"] = *start.retries;
   if (!start.cancel.empty()) record["cancel"] = exact_text(start.cancel);
+  if (!start.metrics.empty()) record["metrics"] = params_record(start.metrics);
   record["attempt"] = start.attempt;
   record["requeues"] = start.requeues;
   if (!start.service.empty()) record["service"] = exact_text(start.service);

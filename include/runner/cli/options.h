@@ -12,6 +12,7 @@
 
 #include "runner/config/hosts.h"
 #include "runner/exec/ssh_executor.h"
+#include "runner/report/campaign.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/console.h"
 
@@ -78,6 +79,14 @@ struct ReportOptions {
   std::string output;             // empty: state_dir/report.html; "-": stdout
   std::vector<std::string> runs;  // run ids; empty: the latest run
   bool all_runs = false;
+  std::vector<std::string> plots;  // "METRIC:X:SERIES" of the results section
+};
+
+// `runner results`.
+struct ResultsOptions {
+  std::string queue_file = "queue.yaml";
+  std::string state_dir;
+  std::string format = "csv";  // csv, tsv, jsonl or markdown
 };
 
 int run_jobs(const RunOptions& options);
@@ -86,6 +95,10 @@ int dry_run_jobs(const RunOptions& options);
 int show_status(const StatusOptions& options);
 int show_log(const LogOptions& options);
 int write_report(const ReportOptions& options);
+// The campaign of `state_dir` for report and results, its skipped journal
+// lines warned about on stderr; a ConfigError when no run is recorded there.
+Campaign load_recorded_campaign(const std::string& state_dir);
+int show_results(const ResultsOptions& options);
 
 // Jobs in the queue file, read without the lock; 0 for a missing file,
 // nullopt for one that does not parse.

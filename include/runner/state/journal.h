@@ -7,7 +7,8 @@
 //   job_start   {job, run, command, slot, host, slot_index, params, line,
 //                template, slots_needed, attempt, requeues}
 //               (+ slot_indices, when the job holds several slots; timeout,
-//               retries, cancel, when the job has them; nodes and tasks
+//               retries, cancel, metrics {name: regex}, when the job has
+//               them; nodes and tasks
 //               [{rank, host, slot, slot_indices, command}], every rank's,
 //               for a job of `nodes:`, whose other fields are rank 0's)
 //   job_pgid    {job, pgid} (+ rank, for a job of `nodes:`)
@@ -79,6 +80,7 @@ struct JobStartRecord {
   std::string service;                // `service:`: its name, or "true"; empty: not one
   std::optional<int> nodes;           // `nodes:`: a job that spans hosts
   std::vector<TaskStartRecord> tasks;  // then: every rank
+  Params metrics;                      // `metrics:`: name → regex, file order
 };
 
 // One slot of the fleet, as run_start records it.

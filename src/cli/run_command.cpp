@@ -133,6 +133,7 @@ int run_jobs(const RunOptions& options) {
   scheduler_options.default_retries = options.retries;
   scheduler_options.keep_orphans = options.keep_orphans;
   scheduler_options.run_id = journal.run_id();
+  scheduler_options.outputs_dir = outputs_dir(state_dir);
   if (!options.timeout.empty()) {
     scheduler_options.default_timeout = parse_duration(options.timeout);
     if (!scheduler_options.default_timeout)

@@ -5,6 +5,8 @@
 #include <array>
 #include <charconv>
 
+#include "runner/core/lines.h"
+
 namespace runner {
 
 namespace {
@@ -77,24 +79,18 @@ bool is_loopback(std::string_view address) {
 std::set<int> ports_in_use(std::string_view text) {
   // "  12: 0100007F:1F90 00000000:0000 0A ...": the local address's port, in hex.
   std::set<int> ports;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(begin, end - begin);
-    begin = end + 1;
+  for_each_line(text, [&](std::string_view line) {
     std::size_t entry = line.find(": ");
-    if (entry == std::string_view::npos) continue;
+    if (entry == std::string_view::npos) return;
     std::string_view rest = line.substr(entry + 2);
-    std::size_t space = rest.find(' ');
-    std::string_view local = rest.substr(0, space);
+    std::string_view local = rest.substr(0, rest.find(' '));
     std::size_t colon = local.rfind(':');
-    if (colon == std::string_view::npos) continue;
+    if (colon == std::string_view::npos) return;
     std::string_view hex = local.substr(colon + 1);
     int port = 0;
     auto [ptr, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), port, 16);
     if (ec == std::errc() && ptr == hex.data() + hex.size() && !hex.empty()) ports.insert(port);
-  }
+  });
   return ports;
 }
 

@@ -28,6 +28,8 @@ constexpr const char* k_cancel = "cancel";
 constexpr const char* k_allocation = "allocation_policy";
 constexpr const char* k_nodes = "nodes";
 constexpr const char* k_metrics = "metrics";
+constexpr const char* k_outputs = "outputs";
+constexpr const char* k_outputs_cleanup = "outputs_cleanup";
 // More slots than any one host could have; keeps the number sane.
 constexpr int k_max_slots = 1 << 20;
 
@@ -108,6 +110,8 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
   if (is_service_key(key))
     if (auto error = service_value_error(key, value)) fail_at(path, node, *error);
+  if (key == k_outputs_cleanup && value != "true" && value != "false")
+    fail_at(path, node, fmt::format("`outputs_cleanup` is true or false, not `{}`", value));
   if (key == k_allocation && !parse_allocation(value))
     fail_at(path, node,
             fmt::format("`allocation_policy` must be first_fit or buddy, not `{}`", value));
@@ -247,6 +251,10 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.allocation = parse_allocation(value).value_or(Allocation::first_fit);
     else if (key.name == k_metrics)
       job.metrics = metrics_from_yaml(value);
+    else if (key.name == k_outputs)
+      job.outputs = value;
+    else if (key.name == k_outputs_cleanup)
+      job.outputs_cleanup = value == "true";
     else
       job.params.emplace_back(key.name, value);
   }
@@ -322,7 +330,7 @@ std::string flow_list(const std::vector<std::string>& values) {
 bool is_reserved_job_key(const std::string& key) {
   return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
          key == k_cancel || key == k_allocation || key == k_nodes || key == k_metrics ||
-         is_service_key(key);
+         key == k_outputs || key == k_outputs_cleanup || is_service_key(key);
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
@@ -440,6 +448,8 @@ QueueEntry canonical_entry(const JobSpec& job) {
     entry.keys.push_back(EntryKey{k_allocation, {allocation_name(job.allocation)}, false, 0});
   if (!job.metrics.empty())
     entry.keys.push_back(EntryKey{k_metrics, {metrics_to_yaml(job.metrics)}, false, 0});
+  if (!job.outputs.empty()) entry.keys.push_back(EntryKey{k_outputs, {job.outputs}, false, 0});
+  if (job.outputs_cleanup) entry.keys.push_back(EntryKey{k_outputs_cleanup, {"true"}, false, 0});
   if (job.service)
     for (auto& [name, value] : service_keys(*job.service))
       entry.keys.push_back(EntryKey{name, {value}, false, 0});

@@ -48,8 +48,14 @@ std::vector<long> parse_killed_groups(const std::string& output) {
 }  // namespace
 
 void Executor::run_command(const std::string& command, CommandDone done) {
+  run_command_streaming(command, nullptr, std::move(done));
+}
+
+void Executor::run_command_streaming(const std::string& command,
+                                     std::function<void(std::string_view)> on_stdout,
+                                     CommandDone done) {
   TaskId id = m_next_own_id++;
-  m_own.emplace(id, OwnCommand{std::move(done), {}});
+  m_own.emplace(id, OwnCommand{std::move(done), {}, std::move(on_stdout)});
   start_task(id, command);
 }
 
@@ -103,6 +109,10 @@ void Executor::report_output(TaskId task, OutputStream stream, std::string_view 
   auto own = m_own.find(task);
   if (own == m_own.end()) {
     m_events.task_output(task, stream, bytes);
+    return;
+  }
+  if (own->second.on_stdout && stream == OutputStream::out) {
+    own->second.on_stdout(bytes);
     return;
   }
   std::string& kept = own->second.output;

@@ -57,7 +57,8 @@ void Scheduler::cancel_running(Clock::time_point now) {
 }
 
 bool Scheduler::finished() const {
-  if (!m_running.empty() || !m_staging.empty() || m_after_commands > 0) return false;
+  if (!m_running.empty() || !m_staging.empty() || m_after_commands > 0 || m_fetches > 0)
+    return false;
   return nothing_left_to_run();
 }
 
@@ -150,6 +151,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     end.again.reset();
     counts = service_ended(job, end.exit, end.again);
   }
+  collect_outputs(job);
   // A host where a process could not start is set aside (in the next step).
   bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
   if (refused && m_hosts[task.host].start_refusal.empty())
@@ -548,11 +550,8 @@ void Scheduler::stop_job(Job& job, Clock::time_point now) {
 
 void Scheduler::run_cancel_command(const Job& job, const Task& task) {
   try {
-    Params builtins;
-    if (job.layout) builtins = multi_node_variables(job.spec, *job.layout, task.rank);
-    builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
     std::string command =
-        render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots, builtins);
+        render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots, builtins_for(job, task));
     JobId id = job.id;
     m_executors[task.host]->run_command(
         command, [this, id](const JobExit& exit, const std::string& output) {

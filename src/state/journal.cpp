@@ -109,7 +109,7 @@ std::string random_run_id() {
   return fmt::format("{:08x}", device());
 }
 
-nlohmann::ordered_json text_or_null(const std::string& text) {
+nlohmann::ordered_json text_or_null(std::string_view text) {
   return text.empty() ? nlohmann::ordered_json(nullptr) : exact_text(text);
 }
 
@@ -334,6 +334,21 @@ Status Journal::service_ready(JobId job, std::chrono::milliseconds waited,
   record["job"] = job;
   record["waited_ms"] = waited.count();
   record["variables"] = params_record(variables);
+  return append(record);
+}
+
+Status Journal::outputs(JobId job, std::optional<int> rank, std::string_view dir,
+                        const std::vector<std::pair<std::string, std::uint64_t>>& files,
+                        std::string_view missing, std::string_view error) {
+  nlohmann::ordered_json record = header("outputs");
+  record["job"] = job;
+  if (rank) record["rank"] = *rank;
+  record["dir"] = exact_text(dir);
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& [path, size] : files) list.push_back({{"path", exact_text(path)}, {"size", size}});
+  record["files"] = std::move(list);
+  record["missing"] = text_or_null(missing);
+  record["error"] = text_or_null(error);
   return append(record);
 }
 

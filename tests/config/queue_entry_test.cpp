@@ -496,3 +496,21 @@ TEST(QueueEntryTest, NodesMustBeAPositiveCount) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST(QueueEntryTest, OutputsAreOneValueOfShellWordsAndCleanupIsABoolean) {
+  JobSpec job = first_job(entry_from(
+      "- command: train\n  outputs: results/<<m>>.json logs/*.txt\n  outputs_cleanup: true\n"
+      "  m: a\n"));
+  EXPECT_EQ(job.outputs, "results/<<m>>.json logs/*.txt");
+  EXPECT_TRUE(job.outputs_cleanup);
+  EXPECT_EQ(job.params, (Params{{"m", "a"}}));
+  EXPECT_EQ(first_job(round_trip(canonical_entry(job))).outputs, job.outputs);
+  ConfigError error = error_for("- command: train\n  outputs_cleanup: yes please\n");
+  EXPECT_NE(error.detail().find("`outputs_cleanup` is true or false"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace runner

@@ -2,6 +2,8 @@
 // ran, an in-memory JobSource, and an observer that records what it is told.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -210,6 +212,12 @@ class RecordingObserver final : public RunObserver {
     std::string text = "ready " + j.tasks.front().command;
     for (const auto& [name, value] : variables) text += " " + name + "=" + value;
     events.push_back(text);
+  }
+  void outputs_collected(JobId job, std::optional<int> rank, const std::string& into,
+                         const FetchedFiles& fetched) override {
+    events.push_back(fmt::format("outputs #{}{} into {}: {} files{}", job,
+                                 rank ? fmt::format(" rank {}", *rank) : "", into,
+                                 fetched.files.size(), fetched.error.empty() ? "" : " " + fetched.error));
   }
   Status checkpoint() override {
     events.push_back("checkpoint");

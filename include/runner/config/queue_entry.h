@@ -19,7 +19,8 @@ namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
 // "command", "slots", "nodes", "timeout", "retries", "cancel",
-// "allocation_policy", "metrics", and a service's (service.h).
+// "allocation_policy", "metrics", "outputs", "outputs_cleanup", and a
+// service's (service.h).
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
@@ -63,6 +64,12 @@ struct JobSpec {
   // `metrics:` — metric name → regular expression whose capture group finds
   // the metric's value in the job's log (the last match wins), file order.
   Params metrics;
+  // `outputs:` — files the job leaves on its host, brought back when it
+  // ends: shell words, globs and templates allowed, relative to the login
+  // directory ("results/<<model>>.json logs/*.txt"). Empty: none.
+  std::string outputs;
+  // `outputs_cleanup: true` — removed from the host once brought back.
+  bool outputs_cleanup = false;
   // `service:` and its keys (service.h): it runs until the run ends.
   std::optional<ServiceSpec> service;
 };

@@ -74,6 +74,14 @@ struct NetworkSurvey {
   std::vector<std::string> addresses;  // the host's own, loopback excluded
 };
 
+// What get_files brought back.
+struct FetchedFiles {
+  std::vector<std::pair<std::string, std::uint64_t>> files;  // path under the folder, size
+  std::string missing;  // what the host said of patterns that matched nothing
+  std::string error;    // non-empty: nothing could be brought back
+  bool lost = false;    // the host was lost first
+};
+
 // Ids of the runner's own commands on a host (Executor::run_command); task
 // ids stay far below.
 inline constexpr TaskId k_first_own_command_id = TaskId{1} << 62;
@@ -110,10 +118,21 @@ class Executor : public Pollable {
   // host fails first.
   using CommandDone = std::function<void(const JobExit& exit, const std::string& output)>;
   void run_command(const std::string& command, CommandDone done);
+  // run_command, its stdout given to `on_stdout` as it comes, not kept.
+  void run_command_streaming(const std::string& command,
+                             std::function<void(std::string_view)> on_stdout, CommandDone done);
   // Sends SIGKILL to those of `groups` (process group ids on this host)
   // that still exist, and says which did.
   void kill_leftovers(const std::vector<long>& groups,
                       std::function<void(const LeftoverCheck&)> done);
+  // Copies the files that `patterns` (shell words, globs expanded by the
+  // host's sh in the login directory, e.g. `results/*.json`) name on the
+  // host into the local folder `into` (made if missing), keeping their
+  // paths, as one tar stream over the host's connection.
+  void get_files(const std::string& patterns, const std::string& into,
+                 std::function<void(const FetchedFiles&)> done);
+  // Removes `paths` (relative to the login directory) from the host.
+  void remove_files(const std::vector<std::string>& paths, CommandDone done);
   // What rank 0 of a job that spans hosts needs to know of its host: the
   // local ports of its TCP sockets (its /proc/net/tcp{,6}; none where it
   // has no /proc) and its addresses (`hostname -I`), or why they could not
@@ -135,6 +154,8 @@ class Executor : public Pollable {
   struct OwnCommand {
     CommandDone done;
     std::string output;
+    // Set: its stdout goes here as it comes (output keeps its stderr).
+    std::function<void(std::string_view)> on_stdout;
   };
 
   int m_host;

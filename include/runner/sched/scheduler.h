@@ -80,6 +80,9 @@ struct SchedulerOptions {
   Clock::duration reconnect_first = std::chrono::seconds(1);
   Clock::duration reconnect_longest = std::chrono::seconds(60);
   int reconnect_tries = 10;
+  // Where jobs' `outputs:` are brought back to (<dir>/<job>/, and
+  // <dir>/<job>/<rank>/ for a job that spans hosts); empty: not brought back.
+  std::string outputs_dir;
   // Names this run's files on hosts (a multi-node job's hostfile): the
   // journal's run id.
   std::string run_id = "run";
@@ -198,6 +201,12 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // False when its end is not a failure of the run.
   bool service_ended(Job& job, const JobExit& exit, std::optional<Job>& again);
   void run_after_command(const Job& job);
+  // Brings back the files the job's `outputs:` name from each of its
+  // tasks' hosts (job_outputs.cpp).
+  void collect_outputs(const Job& job);
+  // The variables a task's templates see besides its slots' and its job's:
+  // its rank's, and what ready services gave.
+  Params builtins_for(const Job& job, const Task& task) const;
   // Jobs but services are done, and nothing is left to take.
   bool nothing_left_to_run() const;
   void start_launched();
@@ -256,6 +265,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   Params m_service_variables;     // what ready services' ready_log gave
   bool m_tearing_down = false;    // the run ends: services are being stopped
   int m_after_commands = 0;       // `after:` commands still running
+  int m_fetches = 0;              // outputs still being brought back
   bool m_step_failed = false;  // broadcast: a job of the current step failed
   int m_failures = 0;
   bool m_unrunnable = false;  // jobs remained that no usable host could run

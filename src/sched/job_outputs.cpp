@@ -1,0 +1,66 @@
+// Bringing back the files a job's `outputs:` names, from each of its tasks'
+// hosts, once it ended (also when it failed: the logs of a failed run
+// matter), into the run's outputs folder.
+#include <fmt/format.h>
+
+#include "runner/config/job_render.h"
+#include "runner/sched/scheduler.h"
+
+namespace runner {
+
+Params Scheduler::builtins_for(const Job& job, const Task& task) const {
+  Params builtins;
+  if (job.layout) builtins = multi_node_variables(job.spec, *job.layout, task.rank);
+  builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
+  return builtins;
+}
+
+void Scheduler::collect_outputs(const Job& job) {
+  if (job.spec.outputs.empty() || m_options.outputs_dir.empty()) return;
+  for (const Task& task : job.tasks) {
+    // Nothing ran there, or its host is gone with the files.
+    if (!task.started() || !task.exit || task.exit->lost()) continue;
+    std::string patterns;
+    try {
+      patterns = render_for_job(job.spec.outputs, job.spec, m_fleet, task.slots,
+                                builtins_for(job, task));
+    } catch (const std::runtime_error& error) {  // UndefinedVariable, TemplateError
+      m_observer.warning(fmt::format("#{}: its outputs: {}", job.id, error.what()));
+      continue;
+    }
+    std::optional<int> rank;
+    if (job.layout) rank = task.rank;
+    std::string into = fmt::format("{}/{}", m_options.outputs_dir, job.id);
+    if (rank) into += fmt::format("/{}", *rank);
+    ++m_fetches;
+    Executor& executor = *m_executors[task.host];
+    // Files named by an absolute path come back without the leading '/':
+    // only relative ones are removed by what came back.
+    bool absolute = patterns.rfind('/', 0) == 0 || patterns.find(" /") != std::string::npos;
+    if (job.spec.outputs_cleanup && absolute)
+      m_observer.warning(fmt::format("#{}: outputs_cleanup leaves files named by an absolute path "
+                                     "on the host",
+                                     job.id));
+    bool cleanup = job.spec.outputs_cleanup && !absolute;
+    JobId id = job.id;
+    executor.get_files(patterns, into,
+                       [this, id, rank, into, cleanup, &executor](const FetchedFiles& fetched) {
+                         --m_fetches;
+                         m_observer.outputs_collected(id, rank, into, fetched);
+                         if (!cleanup || fetched.files.empty()) return;
+                         std::vector<std::string> paths;
+                         for (const auto& [path, size] : fetched.files) paths.push_back(path);
+                         ++m_after_commands;
+                         executor.remove_files(paths, [this, id](const JobExit& exit,
+                                                                 const std::string& output) {
+                           --m_after_commands;
+                           if (!exit.succeeded())
+                             m_observer.warning(fmt::format(
+                                 "#{}: its outputs could not be removed from its host: {}", id,
+                                 output.empty() ? exit.error() : output));
+                         });
+                       });
+  }
+}
+
+}  // namespace runner

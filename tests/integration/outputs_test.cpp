@@ -1,0 +1,58 @@
+// `outputs:` with the real binary on local slots: each job's files brought
+// back into its own folder, a missing one said, the host's copies removed
+// with outputs_cleanup, and `runner results` reading their numbers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/process.h"
+#include "support/temp_dir.h"
+#include "support/text.h"
+
+namespace runner {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+TEST(Outputs, EachJobsFilesComeBackIntoItsFolderAndFeedTheResults) {
+  TempDir dir;
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 2\n");
+  std::string work = dir.file("work");
+  dir.write("queue.yaml",
+            "- command: \"mkdir -p " + work + "/out-<<b>> && cd " + work +
+                " && echo '{\\\"throughput\\\": <<b>>0}' > out-<<b>>/r.json && echo log > "
+                "out-<<b>>/run.log\"\n"
+                "  outputs: " + work + "/out-<<b>>/r.json work/out-<<b>>/*.log work/none.csv\n"
+                "  b: [1, 2]\n"
+                "- command: mkdir -p work/keep && echo x > work/keep/k.txt\n"
+                "  outputs: work/keep/k.txt\n"
+                "  outputs_cleanup: true\n");
+  ProcessResult r = testing::run_process(testing::runner_spec({"queue"}, dir.path()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  // Relative paths are from the login directory: here, the runner's own.
+  EXPECT_EQ(dir.read("queue.runner/outputs/1/work/out-1/run.log"), "log\n");
+  std::string absolute = "queue.runner/outputs/2" + work + "/out-2/r.json";
+  EXPECT_EQ(dir.read(absolute), "{\"throughput\": 20}\n");
+  EXPECT_NE(r.err.find("#1: outputs not found on its host: tar: work/none.csv: Cannot stat"),
+            std::string::npos)
+      << r.err;
+  // Brought back, then removed from the host.
+  EXPECT_EQ(dir.read("queue.runner/outputs/3/work/keep/k.txt"), "x\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("work/keep/k.txt")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("work/out-1/r.json")));
+  std::string journal = dir.read("queue.runner/journal.jsonl");
+  EXPECT_EQ(testing::count(journal, "\"event\":\"outputs\""), 3);
+  EXPECT_NE(journal.find("{\"path\":\"work/keep/k.txt\",\"size\":2}"), std::string::npos)
+      << journal;
+
+  ProcessResult results =
+      testing::run_process(testing::runner_spec({"results", "--format", "tsv"}, dir.path()));
+  ASSERT_EQ(results.status, 0) << results.err;
+  EXPECT_NE(results.out.find("\tthroughput\n"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find("\t10\n"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find("\t20\n"), std::string::npos) << results.out;
+}
+
+}  // namespace
+}  // namespace runner

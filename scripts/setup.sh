@@ -13,6 +13,7 @@ packages=(
   parallel pdsh python3  # the peers of the benchmark suite (bench/, ctest bench_smoke)
   iproute2  # `ip netns`: the multi-node test fleet, one network namespace per host (tests/support/netns_fleet)
   python3-torch openmpi-bin  # torchrun and mpirun, run for real across that fleet (tests/integration/multi_node_test)
+  slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)
   chromium
 )
 

@@ -92,6 +92,12 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
   app.add_flag("--quiet", o.quiet,
                "No job output and no status line on the terminal (logs keep everything)");
   app.add_flag("--no-status", o.no_status, "No live status line below the output");
+  app.add_flag("--slurm", o.slurm,
+               "Inside a Slurm allocation (salloc, sbatch): its nodes are the fleet, one slot "
+               "per GPU with the parameter `gpu`; each job runs in a step of its own (srun)");
+  app.add_option("--slots-per-node", o.slots_per_node,
+                 "With --slurm: this many slots per node instead of one per GPU")
+      ->check(CLI::Range(1, 100000));
 }
 
 // --queue-file and --state-dir of the commands that read a campaign.

@@ -38,6 +38,9 @@ struct RunOptions {
   int retries = 0;            // default `retries:` of jobs
   int max_requeue = 2;        // how often a job lost with its host is put back
   bool keep_orphans = false;  // do not kill what lost jobs left running
+  // Inside a Slurm allocation: its nodes and GPUs are the fleet, tasks are steps.
+  bool slurm = false;
+  int slots_per_node = 0;  // with slurm: slots per node; 0: one per GPU
 };
 
 // `runner lock`.

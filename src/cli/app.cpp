@@ -199,6 +199,9 @@ int run_cli(int argc, char** argv) {
   add_state_flags(*log, log_options.queue_file, log_options.state_dir);
   log->add_option("job", log_options.job, "The job's id (12 or #12)")->required();
   log->add_flag("-f,--follow", log_options.follow, "Keep printing while the job runs");
+  log->add_option("--rank", log_options.rank,
+                  "For a job with nodes: only this rank's log, as written (default: every "
+                  "rank's, each line prefixed with its rank and host)");
   set_example(*log, "runner log --queue-file queue.yaml --follow 12");
 
   ReportOptions report_options;

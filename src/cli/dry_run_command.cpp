@@ -41,7 +41,7 @@ int dry_run_jobs(const RunOptions& options) {
   std::size_t at_once = 0;
   plan_jobs(entries, fleet, options.queue_file, placement, [&](const PlannedJob& job) {
     jobs = job.number;
-    if (job.wave == 0) ++at_once;
+    if (job.wave == 0 && job.rank == 0) ++at_once;
     pending += format_planned_job(job, number_width);
     if (pending.size() >= k_flush_bytes) {
       write_all(fileno(stdout), pending);

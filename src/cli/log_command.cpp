@@ -1,11 +1,13 @@
-// `runner log JOB`: a job's saved output; with --follow, what it writes
-// while it runs, until its end is in the journal (or its runner is gone).
-// Reads the state directory only.
+// `runner log JOB`: a job's saved output (a gang job's every rank, each
+// line prefixed with its rank and host, or with --rank one rank's as
+// written); with --follow, what it writes while it runs, until its end is
+// in the journal (or its runner is gone). Reads the state directory only.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/report/campaign.h"
+#include "runner/report/rank_logs.h"
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
@@ -93,6 +96,56 @@ bool is_job(const nlohmann::json& record, JobId id) {
   return it != record.end() && it->is_number_unsigned() && it->get<JobId>() == id;
 }
 
+bool write_out(std::string_view text) { return write_all(STDOUT_FILENO, text); }
+
+// What `runner log` copies to stdout: one log as written (a job's, or a
+// gang job's rank with --rank), or a gang job's rank logs prefixed. Which
+// one is known once the job's start is read.
+class LogCopy {
+ public:
+  LogCopy(std::string state_dir, JobId id, std::optional<int> rank)
+      : m_state_dir(std::move(state_dir)),
+        m_id(id),
+        m_rank(rank),
+        m_path(rank ? task_log_path(m_state_dir, id, *rank) : job_log_path(m_state_dir, id)) {}
+
+  // The job as its journal says so far; throws when --rank does not fit it.
+  void started(const CampaignJob& job) {
+    if (m_rank && !job.is_gang())
+      throw ConfigError(m_state_dir, 0, 0,
+                        fmt::format("job #{} has no ranks (it has no nodes:); show its log "
+                                    "without --rank",
+                                    m_id));
+    if (m_rank && std::none_of(job.tasks.begin(), job.tasks.end(),
+                               [&](const CampaignTask& task) { return task.rank == *m_rank; }))
+      throw ConfigError(m_state_dir, 0, 0,
+                        fmt::format("job #{} has no rank {}: it runs on {}", m_id, *m_rank,
+                                    describe_placement(job)));
+    if (!m_rank && job.is_gang() && !m_ranks) m_ranks.emplace(m_state_dir, job);
+  }
+
+  // Whether there is anything to show before the job is in the journal.
+  bool exists() const { return std::filesystem::exists(m_path); }
+
+  // Copies what the logs gained; with `to_end`, a gang log's unended last
+  // lines too.
+  void copy(bool to_end) {
+    if (m_ranks) {
+      m_ranks->copy_new(write_out, to_end);
+    } else {
+      m_offset = copy_from(m_path, m_offset);
+    }
+  }
+
+ private:
+  std::string m_state_dir;
+  JobId m_id;
+  std::optional<int> m_rank;
+  std::string m_path;
+  off_t m_offset = 0;
+  std::optional<RankLogs> m_ranks;
+};
+
 }  // namespace
 
 int show_log(const LogOptions& options) {
@@ -103,17 +156,18 @@ int show_log(const LogOptions& options) {
   }
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
-  std::string path = job_log_path(state_dir, *id);
+  LogCopy log(state_dir, *id, options.rank);
   JournalTail journal(journal_path(state_dir));
   std::vector<nlohmann::json> records = journal.read_new();
   Campaign campaign = campaign_from_records(records);
   const CampaignJob* job = campaign.find_job(*id);
+  if (job) log.started(*job);
   std::fflush(stdout);
 
   if (!options.follow) {
-    if (!job && !std::filesystem::exists(path))
+    if (!job && !log.exists())
       throw ConfigError(state_dir, 0, 0, fmt::format("no job #{} has run here", *id));
-    copy_from(path, 0);
+    log.copy(true);
     return 0;
   }
 
@@ -136,9 +190,8 @@ int show_log(const LogOptions& options) {
     write_all(STDERR_FILENO, fmt::format("runner: waiting for job #{} to start\n", *id));
   }
 
-  off_t offset = 0;
   while (true) {
-    offset = copy_from(path, offset);
+    log.copy(ended);
     if (ended) break;
     for (const nlohmann::json& record : journal.read_new()) {
       records.push_back(record);
@@ -147,12 +200,14 @@ int show_log(const LogOptions& options) {
       if (is_event(record, "job_start") && is_job(record, *id)) {
         started = true;
         pid = run_pids[record.value("run", "")];
+        if (const CampaignJob* now = campaign_from_records({record}).find_job(*id))
+          log.started(*now);
       }
       if (is_event(record, "job_end") && is_job(record, *id)) ended = true;
     }
     if (ended) continue;  // copy what the job wrote last, then stop
     if (started ? !process_alive(pid) : !any_run_alive()) {
-      offset = copy_from(path, offset);
+      log.copy(true);
       std::fflush(stderr);
       write_all(STDERR_FILENO, fmt::format("runner: the runner stopped before job #{} {}\n", *id,
                                            started ? "ended" : "started"));
@@ -166,7 +221,7 @@ int show_log(const LogOptions& options) {
     std::fflush(stderr);
     write_all(
         STDERR_FILENO,
-        fmt::format("runner: #{} [{}] {} after {}\n", done->id, done->slot,
+        fmt::format("runner: #{} [{}] {} after {}\n", done->id, describe_placement(*done),
                     done->outcome == JobOutcome::succeeded ? "succeeded" : describe_end(*done),
                     format_duration(done->duration)));
   }

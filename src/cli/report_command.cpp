@@ -44,7 +44,7 @@ int write_report(const ReportOptions& options) {
   html.runs = options.runs;
   html.all_runs = options.all_runs;
   html.log_tail = [&](const CampaignJob& job) {
-    return log_tail(job_log_path(state_dir, job.id), k_log_tail_lines);
+    return log_tail(end_log_path(state_dir, job), k_log_tail_lines);
   };
   std::string page = render_html_report(campaign, html);
 

@@ -13,6 +13,7 @@
 #include "merge_keys.h"
 #include "runner/config/config_error.h"
 #include "runner/config/duration.h"
+#include "runner/config/service.h"
 
 namespace runner {
 
@@ -103,6 +104,8 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
   if (key == k_retries && !parse_retries(value))
     fail_at(path, node,
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
+  if (is_service_key(key))
+    if (auto error = service_value_error(key, value)) fail_at(path, node, *error);
   if (key == k_allocation && !parse_allocation(value))
     fail_at(path, node,
             fmt::format("`allocation_policy` must be first_fit or buddy, not `{}`", value));
@@ -127,6 +130,27 @@ void check_buddy_slots(const QueueEntry& entry, const std::string& path) {
                                     "change `slots`",
                                     k, slots->line));
     }
+}
+
+// The readiness and teardown keys belong to a service; a service runs on
+// one host.
+void check_service_entry(const QueueEntry& entry, const std::string& path) {
+  const EntryKey* service = nullptr;
+  const EntryKey* other = nullptr;
+  const EntryKey* nodes = nullptr;
+  for (const auto& key : entry.keys) {
+    if (key.name == "service") service = &key;
+    else if (is_service_key(key.name) && !other) other = &key;
+    if (key.name == k_nodes) nodes = &key;
+  }
+  if (other && !service)
+    throw ConfigError(path, other->line, 0,
+                      fmt::format("`{}` is for a service; add `service: NAME` to this entry, or "
+                                  "remove `{}`",
+                                  other->name, other->name));
+  if (service && nodes)
+    throw ConfigError(path, nodes->line, 0,
+                      "a service runs on one host; remove `nodes` or `service`");
 }
 
 EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const std::string& path) {
@@ -176,6 +200,8 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.slots = slots_value(value);
     else if (key.name == k_nodes)
       job.nodes = slots_value(value);
+    else if (is_service_key(key.name))
+      set_service_key(job.service, key.name, value);
     else if (key.name == k_timeout) {
       job.timeout = parse_duration(value);
       job.timeout_text = value;
@@ -259,7 +285,7 @@ std::string flow_list(const std::vector<std::string>& values) {
 
 bool is_reserved_job_key(const std::string& key) {
   return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
-         key == k_cancel || key == k_allocation || key == k_nodes;
+         key == k_cancel || key == k_allocation || key == k_nodes || is_service_key(key);
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
@@ -288,6 +314,7 @@ QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
     fail_at(path, item,
             "this entry has no `command` key; add `command: ...` (the shell command to run)");
   check_buddy_slots(entry, path);
+  check_service_entry(entry, path);
   return entry;
 }
 
@@ -374,6 +401,9 @@ QueueEntry canonical_entry(const JobSpec& job) {
   if (!job.cancel.empty()) entry.keys.push_back(EntryKey{k_cancel, {job.cancel}, false, 0});
   if (job.allocation != Allocation::first_fit)
     entry.keys.push_back(EntryKey{k_allocation, {allocation_name(job.allocation)}, false, 0});
+  if (job.service)
+    for (auto& [name, value] : service_keys(*job.service))
+      entry.keys.push_back(EntryKey{name, {value}, false, 0});
   if (entry.keys.size() == 1) {
     entry.plain = true;
     entry.keys[0].was_list = false;

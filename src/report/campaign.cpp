@@ -1,13 +1,10 @@
 // The campaign model: journal records folded into runs and jobs, and the
-// small readers (times, log tails, job ids) the observing commands share.
+// small readers (times, job ids) the observing commands share.
 #include "runner/report/campaign.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -43,6 +40,41 @@ Params params_of(const json& record) {
   return params;
 }
 
+std::vector<int> slot_indices_of(const json& record) {
+  std::vector<int> indices;
+  if (auto many = record.find("slot_indices"); many != record.end() && many->is_array()) {
+    for (const json& i : *many)
+      if (i.is_number()) indices.push_back(i.get<int>());
+  }
+  if (indices.empty()) indices.push_back(static_cast<int>(number_of(record, "slot_index")));
+  return indices;
+}
+
+// A gang job's tasks from its job_start, in rank order; none for a job
+// without `nodes:`. A record that names nodes but lists no task is read as
+// rank 0 on the job's own slots.
+std::vector<CampaignTask> tasks_of_start(const json& record, const CampaignJob& job) {
+  std::vector<CampaignTask> tasks;
+  if (!record.contains("nodes")) return tasks;
+  if (auto list = record.find("tasks"); list != record.end() && list->is_array()) {
+    for (const json& item : *list) {
+      if (!item.is_object()) continue;
+      CampaignTask task;
+      task.rank = static_cast<int>(number_of(item, "rank"));
+      task.host = text_of(item, "host");
+      task.slot = text_of(item, "slot");
+      task.slot_indices = slot_indices_of(item);
+      task.command = text_of(item, "command");
+      task.start = job.start;
+      tasks.push_back(std::move(task));
+    }
+  }
+  if (tasks.empty()) tasks = tasks_of(job);
+  std::stable_sort(tasks.begin(), tasks.end(),
+                   [](const CampaignTask& a, const CampaignTask& b) { return a.rank < b.rank; });
+  return tasks;
+}
+
 SystemTime time_of(const json& record) {
   return parse_utc_time(text_of(record, "time")).value_or(SystemTime{});
 }
@@ -71,34 +103,6 @@ std::vector<CampaignSlot> slots_from_jobs(const Campaign& campaign, const Campai
     return ha != hb ? ha < hb : a.index < b.index;
   });
   return slots;
-}
-
-bool is_escape_final(unsigned char c) { return c >= 0x40 && c <= 0x7E; }
-
-// `text` without terminal escape sequences (CSI, OSC and two-byte ones).
-std::string strip_escapes(std::string_view text) {
-  std::string plain;
-  plain.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\x1b') {
-      plain.push_back(text[i]);
-      continue;
-    }
-    if (i + 1 >= text.size()) break;
-    char kind = text[i + 1];
-    if (kind == '[') {
-      std::size_t k = i + 2;
-      while (k < text.size() && !is_escape_final(static_cast<unsigned char>(text[k]))) ++k;
-      i = k;
-    } else if (kind == ']') {
-      std::size_t k = i + 2;
-      while (k < text.size() && text[k] != '\a' && !(text[k] == '\x1b' && k + 1 < text.size())) ++k;
-      i = k < text.size() && text[k] == '\x1b' ? k + 1 : k;
-    } else {
-      i += 1;
-    }
-  }
-  return plain;
 }
 
 }  // namespace
@@ -208,16 +212,12 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       job.command = text_of(record, "command");
       job.slot = text_of(record, "slot");
       job.host = text_of(record, "host");
-      if (auto many = record.find("slot_indices"); many != record.end() && many->is_array()) {
-        for (const json& i : *many)
-          if (i.is_number()) job.slot_indices.push_back(i.get<int>());
-      }
-      if (job.slot_indices.empty())
-        job.slot_indices.push_back(static_cast<int>(number_of(record, "slot_index")));
+      job.slot_indices = slot_indices_of(record);
       job.params = params_of(record);
       job.line = static_cast<int>(number_of(record, "line"));
       job.attempt = static_cast<int>(number_of(record, "attempt", 1));
       job.start = time;
+      job.tasks = tasks_of_start(record, job);
       CampaignRun* run = run_of(job.run);
       if (run && job.run.empty()) job.run = run->id;
       touch(run, time);
@@ -226,8 +226,18 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       campaign.jobs.push_back(std::move(job));
     } else if (event == "job_pgid") {
       if (CampaignJob* job = job_of(record)) {
-        job->pgid = static_cast<long>(number_of(record, "pgid"));
-        job->start = time;  // its process started: its time counts from here
+        // A gang job's tasks each record theirs; the job is rank 0's.
+        int rank = static_cast<int>(number_of(record, "rank"));
+        long pgid = static_cast<long>(number_of(record, "pgid"));
+        for (CampaignTask& task : job->tasks) {
+          if (task.rank != rank) continue;
+          task.pgid = pgid;
+          task.start = time;
+        }
+        if (rank == 0) {
+          job->pgid = pgid;
+          job->start = time;  // its process started: its time counts from here
+        }
         touch(run_of(job->run), time);
       }
     } else if (event == "job_end") {
@@ -243,6 +253,8 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       job->timed_out = record.value("timed_out", false);
       job->cancelled = record.value("cancelled", false);
       job->rerun = record.value("rerun", false);
+      if (auto rank = record.find("failed_rank"); rank != record.end() && rank->is_number_integer())
+        job->failed_rank = rank->get<int>();
       if (lost) {
         job->outcome = JobOutcome::lost;
       } else if (job->exit == 0 && job->signal.empty() && job->error.empty()) {
@@ -308,67 +320,38 @@ std::string describe_end(const CampaignJob& job) {
     exit.cancelled = job.outcome == JobOutcome::failed && job.cancelled;
     how = describe_exit(exit);
   }
+  // As the run's own end note says it.
+  if (job.failed_rank) how = fmt::format("rank {}: {}", *job.failed_rank, how);
   return job.rerun ? how + ", run again" : how;
+}
+
+std::string describe_placement(const CampaignJob& job) {
+  if (!job.is_gang()) return job.slot;
+  std::string hosts;
+  for (const CampaignTask& task : job.tasks) hosts += (hosts.empty() ? "" : ", ") + task.host;
+  return fmt::format("{} node{}: {}", job.tasks.size(), job.tasks.size() == 1 ? "" : "s", hosts);
+}
+
+const CampaignTask* find_task(const CampaignJob& job, int rank) {
+  for (const CampaignTask& task : job.tasks)
+    if (task.rank == rank) return &task;
+  return nullptr;
+}
+
+std::vector<CampaignTask> tasks_of(const CampaignJob& job) {
+  if (job.is_gang()) return job.tasks;
+  return {CampaignTask{0, job.host, job.slot, job.slot_indices, job.command, job.pgid, job.start}};
+}
+
+std::string end_log_path(const std::string& state_dir, const CampaignJob& job) {
+  if (!job.is_gang()) return job_log_path(state_dir, job.id);
+  return task_log_path(state_dir, job.id, job.failed_rank.value_or(job.tasks.front().rank));
 }
 
 SystemTime job_end_time(const CampaignJob& job, const CampaignRun* run, SystemTime now) {
   if (job.end) return std::max(job.start, job.start + job.duration);
   if (job.outcome == JobOutcome::unknown && run) return std::max(job.start, run->last_event);
   return std::max(job.start, now);
-}
-
-std::string job_log_path(const std::string& state_dir, JobId id) {
-  return logs_dir(state_dir) + "/" + std::to_string(id) + ".log";
-}
-
-std::string log_tail(const std::string& path, std::size_t max_lines, std::size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::string();
-  struct stat info {};
-  std::string data;
-  if (::fstat(fd, &info) == 0) {
-    off_t size = info.st_size;
-    off_t from = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
-    // One byte more, to tell whether the window starts at a line.
-    bool cut = from > 0;
-    if (cut) --from;
-    data.resize(static_cast<std::size_t>(size - from));
-    std::size_t got = 0;
-    while (got < data.size()) {
-      ssize_t n = ::pread(fd, data.data() + got, data.size() - got, from + static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    data.resize(got);
-    // A cut first line is not a line.
-    if (cut) {
-      std::size_t eol = data.find_first_of("\r\n");
-      if (eol != std::string::npos && data.compare(eol, 2, "\r\n") == 0) ++eol;
-      data.erase(0, eol == std::string::npos ? data.size() : eol + 1);
-    }
-  }
-  ::close(fd);
-
-  std::string plain = strip_escapes(data);
-  std::vector<std::string_view> lines;
-  std::string_view rest(plain);
-  while (!rest.empty()) {
-    std::size_t eol = rest.find_first_of("\r\n");
-    if (eol == std::string_view::npos) {
-      lines.push_back(rest);
-      break;
-    }
-    lines.push_back(rest.substr(0, eol));
-    std::size_t skip = rest.compare(eol, 2, "\r\n") == 0 ? 2 : 1;
-    rest.remove_prefix(eol + skip);
-  }
-  while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos)
-    lines.pop_back();
-  std::size_t first = lines.size() > max_lines ? lines.size() - max_lines : 0;
-  std::string tail;
-  for (std::size_t i = first; i < lines.size(); ++i) tail.append(lines[i]).push_back('\n');
-  return tail;
 }
 
 std::optional<JobId> parse_job_id(std::string_view text) {

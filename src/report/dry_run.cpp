@@ -8,9 +8,34 @@
 #include <limits>
 
 #include "runner/config/config_error.h"
+#include "runner/config/multi_node.h"
 #include "runner/config/template.h"
 
 namespace runner {
+
+namespace {
+
+// When each host could start a job of `k` slots (the k-th earliest free
+// time of its slots, not before `earliest`), hosts with fewer left out,
+// soonest first.
+std::vector<std::pair<std::size_t, int>> host_start_times(const Fleet& fleet,
+                                                          const std::vector<std::size_t>& free_at,
+                                                          std::size_t k, std::size_t earliest) {
+  std::vector<std::pair<std::size_t, int>> starts;
+  for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
+    const std::vector<int>& host_slots = fleet.hosts[h].slots;
+    if (host_slots.size() < k) continue;
+    std::vector<std::size_t> times;
+    for (int s : host_slots) times.push_back(free_at[s]);
+    std::nth_element(times.begin(), times.begin() + (k - 1), times.end());
+    starts.emplace_back(std::max(earliest, times[k - 1]), static_cast<int>(h));
+  }
+  std::stable_sort(starts.begin(), starts.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return starts;
+}
+
+}  // namespace
 
 void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
                const std::string& queue_path, JobPlacement placement,
@@ -21,13 +46,15 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
   std::size_t number = 0;
 
   auto add = [&](const QueueEntry& entry, const JobSpec& job, std::vector<int> slots,
-                 std::size_t wave) {
+                 std::size_t wave, const Params& builtins, std::optional<int> rank) {
     PlannedJob planned;
     planned.number = number;
     planned.spec = job;
     planned.label = slots_label(fleet, slots);
+    if (rank) planned.label += fmt::format(" rank {}", *rank);
+    planned.rank = rank.value_or(0);
     try {
-      planned.command = render_job(job, fleet, slots);
+      planned.command = render_job(job, fleet, slots, builtins);
     } catch (const UndefinedVariable& undefined) {
       throw ConfigError(queue_path, entry.line, entry.column,
                         fmt::format("<<{}>> is not defined on {} (define it in the job or on "
@@ -46,38 +73,52 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
       ++number;
       if (placement == JobPlacement::broadcast) {
         for (std::size_t s = 0; s < fleet.slots.size(); ++s)
-          add(entry, job, {static_cast<int>(s)}, number - 1);
+          add(entry, job, {static_cast<int>(s)}, number - 1, {}, std::nullopt);
         return;
       }
       std::size_t k = static_cast<std::size_t>(std::max(1, job.slots));
-      std::size_t best_time = std::numeric_limits<std::size_t>::max();
-      int best_host = -1;
-      for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
-        const std::vector<int>& host_slots = fleet.hosts[h].slots;
-        if (host_slots.size() < k) continue;
-        std::vector<std::size_t> times;
-        for (int s : host_slots) times.push_back(free_at[s]);
-        std::nth_element(times.begin(), times.begin() + (k - 1), times.end());
-        std::size_t when = std::max(last_start, times[k - 1]);
-        if (when < best_time) {
-          best_time = when;
-          best_host = static_cast<int>(h);
+      std::size_t nodes = static_cast<std::size_t>(job.nodes.value_or(1));
+      auto starts = host_start_times(fleet, free_at, k, last_start);
+      if (starts.size() < nodes) {
+        throw ConfigError(
+            queue_path, entry.line, entry.column,
+            job.nodes ? fmt::format("this job needs {} nodes with {} slots each, but the hosts "
+                                    "file has {} such host{}",
+                                    nodes, k, starts.size(), starts.size() == 1 ? "" : "s")
+                      : fmt::format("this job needs {} slots of one host, but no host has that "
+                                    "many",
+                                    k));
+      }
+      // It starts when the last of the hosts it needs is free, on the first
+      // hosts free then, in hosts.yaml order, as the scheduler places it.
+      std::size_t when = starts[nodes - 1].first;
+      std::vector<int> hosts;
+      for (const auto& [start, host] : starts)
+        if (start <= when) hosts.push_back(host);
+      std::sort(hosts.begin(), hosts.end());
+      NodeLayout layout;
+      for (std::size_t rank = 0; rank < nodes; ++rank) {
+        const Host& host = fleet.hosts[hosts[rank]];
+        std::vector<int> slots;
+        for (int s : host.slots) {
+          if (slots.size() == k) break;
+          if (free_at[s] <= when) slots.push_back(s);
         }
+        for (int s : slots) free_at[s] = when + 1;
+        layout.addresses.push_back(node_address(fleet, slots, host.address.host));
+        layout.ranks.push_back(std::move(slots));
       }
-      if (best_host < 0) {
-        throw ConfigError(queue_path, entry.line, entry.column,
-                          fmt::format("this job needs {} slots of one host, but no host has that "
-                                      "many",
-                                      k));
+      last_start = when;
+      if (!job.nodes) {
+        add(entry, job, std::move(layout.ranks.front()), when, {}, std::nullopt);
+        return;
       }
-      std::vector<int> slots;
-      for (int s : fleet.hosts[best_host].slots) {
-        if (slots.size() == k) break;
-        if (free_at[s] <= best_time) slots.push_back(s);
-      }
-      for (int s : slots) free_at[s] = best_time + 1;
-      last_start = best_time;
-      add(entry, job, std::move(slots), best_time);
+      // The port runner tries first; the run takes one that is free then.
+      layout.master_port = k_first_master_port;
+      layout.hostfile = fmt::format("/tmp/runner-RUN-{}.hostfile", number);
+      for (std::size_t rank = 0; rank < nodes; ++rank)
+        add(entry, job, layout.ranks[rank], when,
+            multi_node_variables(job, layout, static_cast<int>(rank)), static_cast<int>(rank));
     });
   }
 }

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "html_report_assets.h"
 #include "html_report_model.h"
 #include "runner/report/status_view.h"
 #include "runner/ui/summary.h"
@@ -28,105 +29,6 @@ constexpr double k_bar_height = 14;
 constexpr std::size_t k_open_failures = 10;
 constexpr std::size_t k_tooltip_chars = 400;
 constexpr std::size_t k_table_command_chars = 120;
-
-constexpr std::string_view k_style = R"(
-:root{--ok:#2e9d5b;--failed:#d93025;--lost:#f29900;--unknown:#8d8d8d;--running:#1a73e8;
---ink:#202124;--muted:#5f6368;--line:#e3e5e8;--bg:#f8f9fa}
-*{box-sizing:border-box}
-body{margin:0;padding:24px 32px 48px;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
-sans-serif;color:var(--ink);background:#fff}
-h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:32px 0 10px}
-.sub{color:var(--muted);margin:0 0 2px}
-.cards{display:flex;flex-wrap:wrap;gap:10px;margin:18px 0 6px}
-.card{background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:8px 14px;
-min-width:110px}
-.card b{display:block;font-size:20px;color:var(--c,var(--ink))}
-.card span{color:var(--muted);font-size:12px}
-.legend{display:flex;gap:14px;color:var(--muted);font-size:12px;margin:0 0 6px}
-.legend i{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:4px;
-vertical-align:-1px}
-.ok{--c:var(--ok)}.failed{--c:var(--failed)}.lost{--c:var(--lost)}
-.unknown{--c:var(--unknown)}.running{--c:var(--running)}
-.legend i,.tag{background:var(--c,var(--unknown))}
-svg{display:block;width:100%;height:auto;border:1px solid var(--line);border-radius:8px;
-background:#fff}
-svg text{font:11px system-ui,sans-serif;fill:var(--muted)}
-svg .label{fill:var(--ink)}svg .idle{fill:var(--failed);font-weight:600}
-svg .grid{stroke:var(--line);stroke-width:1}svg .band{fill:var(--bg)}
-svg .down{fill:#fce8e6}
-rect.job{fill:var(--c);stroke:#fff;stroke-width:.5}
-rect.job:hover{stroke:var(--ink);stroke-width:1.5}
-table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:4px 10px;border-bottom:1px solid var(--line);vertical-align:top}
-th{position:sticky;top:0;background:var(--bg);font-weight:600;white-space:nowrap}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-#jobs th{cursor:pointer;user-select:none}#jobs th:hover{color:var(--running)}
-#jobs th[data-dir=asc]::after{content:" \25B2"}#jobs th[data-dir=desc]::after{content:" \25BC"}
-.scroll{max-height:70vh;overflow:auto;border:1px solid var(--line);border-radius:8px}
-.tag{display:inline-block;color:#fff;border-radius:3px;padding:0 6px;font-size:12px}
-.meter{background:var(--bg);border:1px solid var(--line);border-radius:3px;height:12px;
-width:240px}.meter div{height:100%;background:var(--ok);border-radius:2px}
-.meter.low div{background:var(--failed)}.meter.mid div{background:var(--lost)}
-code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-pre{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:8px 10px;
-margin:6px 0;overflow:auto;white-space:pre-wrap;word-break:break-all}
-pre.log{background:#202124;color:#e8eaed;max-height:320px}
-details{margin:0 0 8px}summary{cursor:pointer}
-.muted{color:var(--muted)}
-button{font:inherit;padding:4px 12px;border:1px solid var(--line);border-radius:6px;
-background:var(--bg);cursor:pointer}td.cmd{font-family:ui-monospace,monospace;font-size:12px}
-)";
-
-// The jobs table is drawn from the JSON in #job-data, a page of rows at a
-// time: tens of thousands of static rows would make the page slow to open.
-constexpr std::string_view k_script = R"(
-const jobs = JSON.parse(document.getElementById('job-data').textContent);
-// Each job: [id, slot, outcome, class, start ms, start, duration ms, duration, exit, command]
-const columns = {job: 0, slot: 1, outcome: 2, started: 4, duration: 6, exit: 8, command: 9};
-const table = document.getElementById('jobs'), body = table.tBodies[0];
-const more = document.getElementById('more'), all = document.getElementById('all');
-const count = document.getElementById('shown');
-const page = 500;
-let order = jobs.slice(), shown = page;
-const escape = t => String(t).replace(/[&<>"']/g, c => '&#' + c.charCodeAt(0) + ';');
-function draw() {
-  const rows = [];
-  for (const j of order.slice(0, shown)) {
-    rows.push('<tr><td class="num" data-v="' + j[0] + '">#' + j[0] + '</td><td>' + escape(j[1]) +
-              '</td><td><span class="tag ' + j[3] + '">' + j[2] + '</span></td><td>' + j[5] +
-              '</td><td class="num">' + j[7] + '</td><td>' + escape(j[8]) +
-              '</td><td class="cmd">' + escape(j[9]) + '</td></tr>');
-  }
-  body.innerHTML = rows.join('');
-  const n = Math.min(shown, order.length);
-  count.textContent = n < order.length ? n + ' of ' + order.length + ' jobs shown' : '';
-  more.hidden = all.hidden = n >= order.length;
-}
-for (const th of table.tHead.rows[0].cells) {
-  th.addEventListener('click', () => {
-    const col = columns[th.textContent.trim()];
-    const dir = th.dataset.dir ? (th.dataset.dir === 'asc' ? 'desc' : 'asc')
-                               : (th.dataset.first || 'asc');
-    for (const h of table.tHead.rows[0].cells) delete h.dataset.dir;
-    th.dataset.dir = dir;
-    const sign = dir === 'asc' ? 1 : -1;
-    order.sort((a, b) => (a[col] < b[col] ? -1 : a[col] > b[col] ? 1 : a[0] - b[0]) * sign);
-    draw();
-  });
-}
-more.addEventListener('click', () => { shown += page; draw(); });
-all.addEventListener('click', () => { shown = order.length; draw(); });
-draw();
-// report.html#sort=duration (or #sort=duration-asc) opens the table sorted.
-const wanted = location.hash.match(/sort=([a-z]+)(?:-(asc|desc))?/);
-if (wanted) {
-  for (const th of table.tHead.rows[0].cells) {
-    if (th.textContent.trim() !== wanted[1]) continue;
-    if (wanted[2]) th.dataset.first = wanted[2];
-    th.click();
-  }
-}
-)";
 
 std::string css_class(JobOutcome outcome) {
   return outcome == JobOutcome::succeeded ? "ok" : std::string(outcome_name(outcome));
@@ -161,7 +63,7 @@ long local_offset_seconds(SystemTime time) {
 std::string job_title(const ReportJob& shown) {
   const CampaignJob& job = *shown.job;
   std::string how = describe_end(job);
-  std::string text = fmt::format("#{} [{}] {}", job.id, job.slot, how);
+  std::string text = fmt::format("#{} [{}] {}", job.id, describe_placement(job), how);
   text += job.outcome == JobOutcome::running ? " for " : " after ";
   text += format_duration(shown.took);
   text += "\nstarted " + local_time(job.start, "%Y-%m-%d %H:%M:%S");
@@ -234,18 +136,21 @@ void timeline(Page& page, const HtmlReportModel& model) {
     page.add(R"(<text x="{:.1f}" y="16" text-anchor="middle">{}</text>)", x, local_time(t, format));
   }
 
+  // A job's bars share its colour, title and data-job, which the page's
+  // script uses to light them up together; a gang job's say their rank.
   for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
-    double x = x_of(job.start);
-    double w = std::max(0.8, x_of(shown.end) - x);
     std::string title = job_title(shown);
     std::string klass = css_class(job.outcome);
-    for (std::size_t r : shown.slots) {
-      double y = k_axis_height + k_row_height * static_cast<double>(r) +
+    for (const ReportBar& bar : shown.bars) {
+      double x = x_of(bar.start);
+      double w = std::max(0.8, x_of(shown.end) - x);
+      double y = k_axis_height + k_row_height * static_cast<double>(bar.row) +
                  (k_row_height - k_bar_height) / 2;
-      page.add(R"(<rect class="job {}" data-job="{}" x="{:.2f}" y="{:.1f}" width="{:.2f}" )"
+      std::string rank = job.is_gang() ? fmt::format(R"( data-rank="{}")", bar.rank) : "";
+      page.add(R"(<rect class="job {}" data-job="{}"{} x="{:.2f}" y="{:.1f}" width="{:.2f}" )"
                R"(height="{:.0f}"><title>{}</title></rect>)",
-               klass, job.id, x, y, w, k_bar_height, title);
+               klass, job.id, rank, x, y, w, k_bar_height, title);
     }
   }
   page.raw("</svg>\n");
@@ -291,7 +196,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
       "<title>{}</title><style>",
       html_escape(title));
-  page.raw(k_style);
+  page.raw(k_report_style);
   page.add("</style></head><body>\n<h1>{}</h1>\n", html_escape(title));
   for (const RunStatus& status : model.runs) {
     const CampaignRun* run = status.run;
@@ -365,8 +270,17 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
         "<details id=\"failure-{}\"{}><summary><span class=\"tag {}\">#{}</span> [{}] {} "
         "after {} — log: <code>{}</code></summary>\n<pre class=\"cmd\">{}</pre>\n",
         job.id, i < k_open_failures ? " open" : "", css_class(job.outcome), job.id,
-        html_escape(job.slot), html_escape(describe_end(job)), format_duration(job.duration),
-        html_escape(job_log_path(campaign.state_dir, job.id)), html_escape(job.command));
+        html_escape(describe_placement(job)), html_escape(describe_end(job)),
+        format_duration(job.duration), html_escape(end_log_path(campaign.state_dir, job)),
+        html_escape(job.command));
+    if (job.is_gang()) {
+      std::string ranks;
+      for (const CampaignTask& task : job.tasks)
+        ranks += fmt::format("{}rank {} on {}: <code>{}</code>", ranks.empty() ? "" : " · ",
+                             task.rank, html_escape(task.slot),
+                             html_escape(task_log_path(campaign.state_dir, job.id, task.rank)));
+      page.add("<p class=\"muted\">{}</p>\n", ranks);
+    }
     if (failure.log_tail) {
       if (failure.log_tail->empty()) {
         page.raw("<p class=\"muted\">The log is empty.</p>\n");
@@ -387,7 +301,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
     page.add(
         "<tr><td class=\"num\">#{}</td><td class=\"num\">{}</td><td>{}</td>"
         "<td><span class=\"tag {}\">{}</span></td><td class=\"cmd\">{}</td></tr>\n",
-        shown.job->id, format_duration(shown.took), html_escape(shown.job->slot),
+        shown.job->id, format_duration(shown.took), html_escape(describe_placement(*shown.job)),
         css_class(shown.job->outcome), outcome_name(shown.job->outcome),
         html_escape(shorten_command(shown.job->command, k_table_command_chars)));
   }
@@ -397,7 +311,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   nlohmann::json data = nlohmann::json::array();
   for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
-    data.push_back({job.id, job.slot, std::string(outcome_name(job.outcome)),
+    data.push_back({job.id, describe_placement(job), std::string(outcome_name(job.outcome)),
                     css_class(job.outcome), epoch_ms(job.start),
                     local_time(job.start, "%m-%d %H:%M:%S"), shown.took.count(),
                     format_duration(shown.took),
@@ -431,7 +345,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   page.raw("</script>\n");
   page.raw("<p class=\"muted\">Made by runner at ");
   page.add("{}.</p>\n<script>", local_time(options.now, "%Y-%m-%d %H:%M:%S"));
-  page.raw(k_script);
+  page.raw(k_report_script);
   page.raw("</script>\n</body></html>\n");
   return out;
 }

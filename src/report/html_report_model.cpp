@@ -60,13 +60,15 @@ HtmlReportModel html_report_model(const Campaign& campaign, const HtmlReportOpti
       ReportJob shown{&job, job_end_time(job, run, options.now)};
       shown.took = time_between(job.start, shown.end);
       model.t1 = std::max(model.t1, shown.end);
-      for (int i : job.slot_indices) {
-        std::size_t r =
-            add_row(job.host, i,
-                    job.slot_indices.size() == 1 ? job.slot : fmt::format("{} #{}", job.host, i));
-        rows[r].busy += shown.took;
-        ++rows[r].jobs;
-        shown.slots.push_back(r);
+      for (const CampaignTask& task : tasks_of(job)) {
+        for (int i : task.slot_indices) {
+          std::size_t r = add_row(
+              task.host, i,
+              task.slot_indices.size() == 1 ? task.slot : fmt::format("{} #{}", task.host, i));
+          rows[r].busy += time_between(task.start, shown.end);
+          ++rows[r].jobs;
+          shown.bars.push_back(ReportBar{r, task.start, task.rank});
+        }
       }
       model.jobs.push_back(std::move(shown));
     }

@@ -24,7 +24,7 @@ inline std::chrono::milliseconds time_between(SystemTime from, SystemTime to) {
                    : std::chrono::milliseconds(0);
 }
 
-// A row of the timeline and of the utilisation table: one slot.
+// A row of the timeline and of the utilisation table: one slot (a lane).
 struct ReportSlot {
   std::string label;
   std::string host;
@@ -35,12 +35,19 @@ struct ReportSlot {
   std::string down;  // its host's failure, when the host went down
 };
 
-// An attempt of a job of a shown run, with where its bar ends.
+// One bar of a job: a slot one of its tasks held.
+struct ReportBar {
+  std::size_t row = 0;  // in HtmlReportModel::slots
+  SystemTime start;     // its task's start
+  int rank = 0;         // its task's, for a gang job
+};
+
+// An attempt of a job of a shown run, with where its bars end.
 struct ReportJob {
   const CampaignJob* job = nullptr;
   SystemTime end;  // its end, or the report's time while it runs
   std::chrono::milliseconds took{0};
-  std::vector<std::size_t> slots;  // its rows (HtmlReportModel::slots), one per slot it held
+  std::vector<ReportBar> bars;  // one per slot it held, on each of a gang job's nodes
 };
 
 // A job whose last attempt failed, was lost or has an unknown end.

@@ -42,10 +42,49 @@ std::string pad(std::string_view text, std::size_t width) {
   return padded;
 }
 
+// Slots a job holds on all its hosts.
+std::size_t slots_held(const CampaignJob& job) {
+  std::size_t slots = 0;
+  for (const CampaignTask& task : tasks_of(job)) slots += task.slot_indices.size();
+  return slots;
+}
+
+// "#12", or "#12 rank 1" for a gang job's task.
+std::string job_on_slot(const SlotStatus& slot) {
+  if (!slot.job) return "-";
+  if (!slot.job->is_gang()) return fmt::format("#{}", slot.job->id);
+  return fmt::format("#{} rank {}", slot.job->id, slot.rank);
+}
+
+// What runs on the slot: its job's command, or its gang task's.
+const std::string& command_on_slot(const SlotStatus& slot) {
+  const CampaignTask* task = find_task(*slot.job, slot.rank);
+  return task ? task->command : slot.job->command;
+}
+
 nlohmann::ordered_json params_json(const Params& params) {
   nlohmann::ordered_json object = nlohmann::ordered_json::object();
   for (const auto& [key, value] : params) object[key] = value;
   return object;
+}
+
+// A gang job's nodes, failed rank and tasks, added to its JSON entry (whose
+// slot, host and command are rank 0's).
+void add_gang_fields(nlohmann::ordered_json& entry, const CampaignJob& job,
+                     const std::string& state_dir) {
+  if (!job.is_gang()) return;
+  entry["nodes"] = job.tasks.size();
+  entry["failed_rank"] =
+      job.failed_rank ? nlohmann::ordered_json(*job.failed_rank) : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
+  for (const CampaignTask& task : job.tasks)
+    tasks.push_back({{"rank", task.rank},
+                     {"host", task.host},
+                     {"slot", task.slot},
+                     {"command", task.command},
+                     {"pgid", task.pgid},
+                     {"log", task_log_path(state_dir, job.id, task.rank)}});
+  entry["tasks"] = std::move(tasks);
 }
 
 }  // namespace
@@ -117,19 +156,22 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
     }
     SystemTime end = job_end_time(job, &run, until);
     if (job.outcome != JobOutcome::running && job.outcome != JobOutcome::unknown) {
-      slot_time += job.duration * static_cast<long long>(job.slot_indices.size());
+      slot_time += job.duration * static_cast<long long>(slots_held(job));
       ++finished;
     }
-    for (int i : job.slot_indices) {
-      auto it = slot_of.find({job.host, i});
-      if (it == slot_of.end()) continue;
-      SlotStatus& slot = status.slots[it->second];
-      slot.busy += between(job.start, end);
-      ++slot.jobs;
-      if (job.outcome == JobOutcome::running) {
-        slot.job = &job;
-      } else {
-        slot.free_since = std::max(slot.free_since, end);
+    for (const CampaignTask& task : tasks_of(job)) {
+      for (int i : task.slot_indices) {
+        auto it = slot_of.find({task.host, i});
+        if (it == slot_of.end()) continue;
+        SlotStatus& slot = status.slots[it->second];
+        slot.busy += between(task.start, end);
+        ++slot.jobs;
+        if (job.outcome == JobOutcome::running) {
+          slot.job = &job;
+          slot.rank = task.rank;
+        } else {
+          slot.free_since = std::max(slot.free_since, end);
+        }
       }
     }
   }
@@ -141,7 +183,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
   if (run.alive && finished > 0) {
     std::vector<RunningShare> running;
     for (const CampaignJob* job : status.running)
-      running.push_back({between(job->start, now), job->slot_indices.size()});
+      running.push_back({between(job->start, now), slots_held(*job)});
     std::size_t usable =
         static_cast<std::size_t>(std::count_if(status.slots.begin(), status.slots.end(),
                                                [](const SlotStatus& s) { return s.down.empty(); }));
@@ -183,14 +225,14 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
       label_width = std::max(label_width, columns(slot.slot.label));
     std::size_t job_width = 3;
     for (const SlotStatus& slot : status.slots)
-      if (slot.job) job_width = std::max(job_width, fmt::format("#{}", slot.job->id).size());
+      job_width = std::max(job_width, job_on_slot(slot).size());
     std::string head = fmt::format("{}  {}  {}  {}  {}  ", pad("SLOT", label_width),
                                    pad("STATE", 7), pad("JOB", job_width), pad("FOR", 8), "BUSY");
     std::size_t command_width = width > columns(head) + 20 ? width - columns(head) : 20;
     text += "\n" + head + "COMMAND\n";
     for (const SlotStatus& slot : status.slots) {
       std::string state = !slot.down.empty() ? "down" : slot.job ? "running" : "idle";
-      std::string job = slot.job ? fmt::format("#{}", slot.job->id) : "-";
+      std::string job = job_on_slot(slot);
       std::string since;
       if (slot.job) {
         since = format_short_duration(between(slot.job->start, status.now));
@@ -201,7 +243,7 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
           status.elapsed.count() > 0
               ? std::min<long long>(100, slot.busy.count() * 100 / status.elapsed.count())
               : 0;
-      std::string what = slot.job ? shorten_command(slot.job->command, command_width)
+      std::string what = slot.job ? shorten_command(command_on_slot(slot), command_width)
                                   : shorten_command(slot.down, command_width);
       std::string line =
           fmt::format("{}  {}  {}  {}  {:>3}%  {}", pad(slot.slot.label, label_width),
@@ -211,6 +253,13 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
     }
   }
 
+  std::string gangs;
+  for (const CampaignJob* job : status.running)
+    if (job->is_gang())
+      gangs += fmt::format("  #{} [{}] running for {}\n", job->id, describe_placement(*job),
+                           format_short_duration(between(job->start, status.now)));
+  if (!gangs.empty()) text += "\nrunning gang jobs:\n" + gangs;
+
   if (!status.failures.empty()) {
     std::size_t shown = std::min(max_failures, status.failures.size());
     text += fmt::format(
@@ -218,8 +267,9 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
         shown < status.failures.size() ? fmt::format(", the latest {}", shown) : "");
     for (std::size_t i = status.failures.size() - shown; i < status.failures.size(); ++i) {
       const CampaignJob& job = *status.failures[i];
-      text += fmt::format("  #{} [{}] {} after {} — log: {}\n", job.id, job.slot, describe_end(job),
-                          format_duration(job.duration), job_log_path(state_dir, job.id));
+      text += fmt::format("  #{} [{}] {} after {} — log: {}\n", job.id, describe_placement(job),
+                          describe_end(job), format_duration(job.duration),
+                          end_log_path(state_dir, job));
       text += "      " + shorten_command(job.command, width > 10 ? width - 6 : 94) + "\n";
     }
   }
@@ -265,6 +315,7 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
     s["params"] = params_json(slot.slot.params);
     s["state"] = !slot.down.empty() ? "down" : slot.job ? "running" : "idle";
     s["job"] = slot.job ? ordered_json(slot.job->id) : ordered_json(nullptr);
+    if (slot.job && slot.job->is_gang()) s["rank"] = slot.rank;
     s["for_ms"] = slot.job ? ms(between(slot.job->start, status.now))
                            : ms(between(slot.free_since, status.until));
     s["busy_ms"] = ms(slot.busy);
@@ -283,7 +334,8 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
                        {"started", format_utc_time(job->start)},
                        {"running_ms", ms(between(job->start, status.now))},
                        {"pgid", job->pgid},
-                       {"log", job_log_path(state_dir, job->id)}});
+                       {"log", end_log_path(state_dir, *job)}});
+    add_gang_fields(running.back(), *job, state_dir);
   }
   out["running"] = std::move(running);
 
@@ -298,7 +350,8 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
          {"signal", job->signal.empty() ? ordered_json(nullptr) : ordered_json(job->signal)},
          {"error", job->error.empty() ? ordered_json(nullptr) : ordered_json(job->error)},
          {"duration_ms", ms(job->duration)},
-         {"log", job_log_path(state_dir, job->id)}});
+         {"log", end_log_path(state_dir, *job)}});
+    add_gang_fields(failed.back(), *job, state_dir);
   }
   out["failed"] = std::move(failed);
   return out;

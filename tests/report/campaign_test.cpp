@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "gang_journal.h"
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
@@ -235,6 +236,57 @@ TEST(Campaign, KeepsExactBytesAndNamesJournalLinesThatAreNotWholeRecords) {
                 " line 2: not a whole record (cut short when it was written); skipped\n");
 }
 
+TEST(Campaign, ReadsAGangJobAsOneJobWithATaskPerRank) {
+  Campaign campaign = campaign_from_records(testing::journal_records(testing::k_gang_journal),
+                                            [](long) { return true; });
+  ASSERT_EQ(campaign.jobs.size(), 3u);
+  const CampaignJob& gang = *campaign.find_job(1);
+  ASSERT_TRUE(gang.is_gang());
+  ASSERT_EQ(gang.tasks.size(), 2u);
+  EXPECT_EQ(gang.tasks[0].rank, 0);
+  EXPECT_EQ(gang.tasks[0].host, "node01");
+  EXPECT_EQ(gang.tasks[0].slot, "node01 gpu=0,1");
+  EXPECT_EQ(gang.tasks[0].pgid, 4100);
+  EXPECT_EQ(gang.tasks[1].rank, 1);
+  EXPECT_EQ(gang.tasks[1].host, "node02");
+  EXPECT_EQ(gang.tasks[1].slot_indices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(gang.tasks[1].command, "torchrun --node_rank=1 train.py");
+  EXPECT_EQ(gang.tasks[1].pgid, 4200);
+  EXPECT_EQ(gang.tasks[1].start, *parse_utc_time("2024-05-01T10:00:01.300Z"));
+  // The job itself is rank 0's: its pgid and start are not overwritten by rank 1's.
+  EXPECT_EQ(gang.pgid, 4100);
+  EXPECT_EQ(gang.start, *parse_utc_time("2024-05-01T10:00:01.100Z"));
+  EXPECT_EQ(gang.outcome, JobOutcome::failed);
+  EXPECT_EQ(gang.failed_rank, 1);
+  EXPECT_EQ(describe_end(gang), "rank 1: exit 1");
+  EXPECT_EQ(describe_placement(gang), "2 nodes: node01, node02");
+  EXPECT_EQ(end_log_path("q.runner", gang), "q.runner/logs/1.1.log");
+
+  const CampaignJob& running = *campaign.find_job(3);
+  EXPECT_EQ(running.outcome, JobOutcome::running);
+  EXPECT_EQ(describe_placement(running), "2 nodes: node02, node01");
+  EXPECT_EQ(end_log_path("q.runner", running), "q.runner/logs/3.0.log");
+  EXPECT_EQ(tasks_of(running).size(), 2u);
+}
+
+TEST(Campaign, AJobWithoutNodesHasNoTasksAndOneLog) {
+  Campaign campaign = campaign_from_records(testing::journal_records(testing::k_gang_journal),
+                                            [](long) { return true; });
+  const CampaignJob& plain = *campaign.find_job(2);
+  EXPECT_FALSE(plain.is_gang());
+  EXPECT_EQ(plain.failed_rank, std::nullopt);
+  EXPECT_EQ(describe_placement(plain), "node01 gpu=0");
+  EXPECT_EQ(end_log_path("q.runner", plain), "q.runner/logs/2.log");
+  std::vector<CampaignTask> tasks = tasks_of(plain);
+  ASSERT_EQ(tasks.size(), 1u);
+  EXPECT_EQ(tasks[0].host, "node01");
+  EXPECT_EQ(tasks[0].slot_indices, (std::vector<int>{0}));
+  for (const CampaignJob& job : campaign_from_records(two_slot_run(77)).jobs) {
+    EXPECT_FALSE(job.is_gang());
+    EXPECT_EQ(describe_placement(job), job.slot);
+  }
+}
+
 TEST(Campaign, UtcTimesRoundTrip) {
   auto time = SystemTime(milliseconds(1714566896789));
   EXPECT_EQ(parse_utc_time(format_utc_time(time)), time);
@@ -265,6 +317,7 @@ TEST(Campaign, JobIds) {
   EXPECT_EQ(parse_job_id("12a"), std::nullopt);
   EXPECT_EQ(parse_job_id(""), std::nullopt);
   EXPECT_EQ(job_log_path("q.runner", 7), "q.runner/logs/7.log");
+  EXPECT_EQ(task_log_path("q.runner", 7, 1), "q.runner/logs/7.1.log");
 }
 
 }  // namespace

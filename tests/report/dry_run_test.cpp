@@ -57,6 +57,24 @@ TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
                                       "1 [a gpu=0,1,2] three 0,1,2", "1 [b gpu=0] four 0"}));
 }
 
+TEST(DryRun, AJobThatSpansHostsIsPlannedRankByRankWhenAllItsHostsAreFree) {
+  Fleet fleet = parse_hosts(
+      "- hostname: a\n  gpu: [0, 1]\n- hostname: b\n  gpu: [0, 1]\n  addr: 10.0.0.2\n"
+      "- hostname: c\n  gpu: [0]\n",
+      "h.yaml");
+  auto plan = whole_plan(entries("- one <<gpu>>\n"
+                                 "- command: r<<rank>>/<<nnodes>> <<hostname>> <<gpu>> "
+                                 "<<master_addr>>:<<master_port>> <<hosts>>\n"
+                                 "  nodes: 2\n  slots: 2\n"),
+                         fleet, "q.yaml", JobPlacement::queue);
+  EXPECT_EQ(lines(plan), (std::vector<std::string>{
+                             "0 [a gpu=0] one 0",
+                             "1 [a gpu=0,1 rank 0] r0/2 a 0,1 a:29500 a,10.0.0.2",
+                             "1 [b gpu=0,1 addr=10.0.0.2,10.0.0.2 rank 1] r1/2 b 0,1 a:29500 a,10.0.0.2"}));
+  EXPECT_EQ(plan[2].number, 2u);
+  EXPECT_EQ(plan[2].rank, 1);
+}
+
 TEST(DryRun, BroadcastRunsEachJobOnEverySlot) {
   Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n- b\n", "h.yaml");
   auto plan =

@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "gang_journal.h"
 #include "support/text.h"
 
 namespace runner {
@@ -133,6 +134,45 @@ TEST(HtmlReport, AJobOnSeveralSlotsHasABarOnEach) {
   std::string page = render_html_report(campaign, options_now());
   EXPECT_EQ(count(page, "data-job=\"3\""), 2);
   EXPECT_EQ(bar_jobs(page).size(), 3u);
+}
+
+TEST(HtmlReport, AGangJobIsOneJobWithABarPerTaskOnItsSlotsLanes) {
+  Campaign campaign = campaign_from_records(testing::journal_records(testing::k_gang_journal),
+                                            [](long) { return true; });
+  campaign.state_dir = "q.runner";
+  HtmlReportOptions options = options_now();
+  std::vector<JobId> asked;
+  options.log_tail = [&](const CampaignJob& job) {
+    asked.push_back(job.id);
+    return std::string("CUDA error\n");
+  };
+  std::string page = render_html_report(campaign, options);
+  // #1 held two slots on each of two nodes: four bars, all alike but their rank.
+  EXPECT_EQ(count(page, "<rect class=\"job failed\" data-job=\"1\" data-rank=\"0\""), 2);
+  EXPECT_EQ(count(page, "<rect class=\"job failed\" data-job=\"1\" data-rank=\"1\""), 2);
+  EXPECT_EQ(count(page, "<title>#1 [2 nodes: node01, node02] rank 1: exit 1 after 30.0s\n"), 4);
+  EXPECT_EQ(count(page, "<rect class=\"job running\" data-job=\"3\" data-rank="), 2);
+  EXPECT_EQ(count(page, "data-job=\"2\" x="), 1) << "a job without nodes: has no rank";
+  // Rank 1 of #1 is on node02's lanes (rows 3 and 4 of 4), from its own start.
+  std::regex rank1(R"re(data-job="1" data-rank="1" x="([\d.]+)" y="([\d.]+)")re");
+  std::set<std::string> lanes;
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), rank1);
+       it != std::sregex_iterator(); ++it)
+    lanes.insert((*it)[2]);
+  EXPECT_EQ(lanes, (std::set<std::string>{"71.0", "91.0"}));
+
+  nlohmann::json table = table_data(page);
+  ASSERT_EQ(table.size(), 3u) << "one row per job, not per task";
+  EXPECT_EQ(table[0][1], "2 nodes: node01, node02");
+  EXPECT_EQ(table[0][8], "rank 1: exit 1");
+  EXPECT_EQ(table[1][1], "node01 gpu=0");
+  EXPECT_EQ(asked, (std::vector<JobId>{1}));
+  EXPECT_NE(page.find("[2 nodes: node01, node02] rank 1: exit 1 after 30.0s — log: "
+                      "<code>q.runner/logs/1.1.log</code>"),
+            std::string::npos);
+  EXPECT_NE(page.find("rank 1 on node02 gpu=0,1: <code>q.runner/logs/1.1.log</code>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<div class=\"card \"><b>3</b><span>jobs</span>"), std::string::npos);
 }
 
 TEST(HtmlReport, EscapesEverythingTheUserWrote) {

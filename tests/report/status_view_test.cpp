@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "gang_journal.h"
+
 namespace runner {
 namespace {
 
@@ -201,6 +203,50 @@ TEST_F(StatusView, DownHostsMarkTheirSlots) {
   EXPECT_NE(text.find("slots: 1 of 2 busy, 2 down"), std::string::npos) << text;
   EXPECT_NE(text.find("node01 gpu=1  down"), std::string::npos) << text;
   EXPECT_NE(text.find("node01: connection refused"), std::string::npos) << text;
+}
+
+TEST_F(StatusView, AGangJobIsOneJobOnItsNodes) {
+  Campaign gangs = campaign_from_records(testing::journal_records(testing::k_gang_journal),
+                                         [](long) { return true; });
+  RunStatus status =
+      run_status(gangs, gangs.runs[0], 0, *parse_utc_time("2024-05-01T10:00:50.000Z"));
+  EXPECT_EQ(status.succeeded, 1u);
+  EXPECT_EQ(status.failed, 1u);
+  ASSERT_EQ(status.running.size(), 1u);
+  EXPECT_EQ(status.busy_slots, 2u);
+  EXPECT_EQ(status.slots[3].jobs, 1u) << "rank 1 of #1 held node02 gpu=1";
+  EXPECT_EQ(status.slots[3].busy, milliseconds(29'800)) << "from rank 1's start to the job's end";
+  EXPECT_EQ(format_status(status, "q.runner", 100),
+            "queue run r1 (pid 77): running for 50.0s, since 2024-05-01 10:00:00\n"
+            "jobs: 2 done (1 succeeded, 1 failed) · 1 running · 0 queued · ETA 22s\n"
+            "slots: 2 of 4 busy\n"
+            "\n"
+            "SLOT          STATE    JOB        FOR       BUSY  COMMAND\n"
+            "node01 gpu=0  idle     -          8s         80%\n"
+            "node01 gpu=1  running  #3 rank 1  10s        79%  true\n"
+            "node02 gpu=0  running  #3 rank 0  10s        79%  mpirun --hostfile /tmp/h train.py\n"
+            "node02 gpu=1  idle     -          18s        59%\n"
+            "\n"
+            "running gang jobs:\n"
+            "  #3 [2 nodes: node02, node01] running for 10s\n"
+            "\n"
+            "failed: 1 job\n"
+            "  #1 [2 nodes: node01, node02] rank 1: exit 1 after 30.0s — log: "
+            "q.runner/logs/1.1.log\n"
+            "      torchrun --node_rank=0 train.py\n");
+
+  nlohmann::ordered_json j = status_json(status, "q.runner");
+  EXPECT_EQ(j["slots"][1]["job"], 3);
+  EXPECT_EQ(j["slots"][1]["rank"], 1);
+  EXPECT_FALSE(j["slots"][0].contains("rank"));
+  EXPECT_EQ(j["running"][0]["nodes"], 2);
+  EXPECT_EQ(j["running"][0]["tasks"][1]["host"], "node01");
+  EXPECT_EQ(j["running"][0]["tasks"][1]["log"], "q.runner/logs/3.1.log");
+  EXPECT_EQ(j["failed"][0]["failed_rank"], 1);
+  EXPECT_EQ(j["failed"][0]["log"], "q.runner/logs/1.1.log");
+  EXPECT_FALSE(status_json(run_status(campaign, campaign.runs[0], 4, now), "q.runner")["running"][0]
+                   .contains("nodes"))
+      << "a job without nodes: has no gang fields";
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ struct LogOptions {
   std::string state_dir;
   std::string job;  // "12" or "#12"
   bool follow = false;
+  std::optional<int> rank;  // a gang job's rank whose log alone is shown
 };
 
 // `runner report`.

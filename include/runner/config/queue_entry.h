@@ -13,11 +13,13 @@
 
 #include "runner/config/allocation.h"
 #include "runner/config/params.h"
+#include "runner/config/service.h"
 
 namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
-// "command", "slots", "nodes", "timeout", "retries", "cancel", "allocation_policy".
+// "command", "slots", "nodes", "timeout", "retries", "cancel",
+// "allocation_policy", and a service's (service.h).
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
@@ -58,6 +60,8 @@ struct JobSpec {
   // different hosts, ranked from 0, started and stopped together. Unset: a
   // job of one task, without the variables of a multi-node job.
   std::optional<int> nodes;
+  // `service:` and its keys (service.h): it runs until the run ends.
+  std::optional<ServiceSpec> service;
 };
 
 // Builds a QueueEntry from one item of the queue.yaml sequence. Throws

@@ -19,6 +19,7 @@
 
 #include "runner/config/params.h"
 #include "runner/core/job_exit.h"
+#include "runner/report/log_files.h"  // the observing commands read logs beside the journal
 
 namespace runner {
 
@@ -39,6 +40,18 @@ struct CampaignSlot {
   Params params;
 };
 
+// One task of a gang job (a job with `nodes:`): its rank, on slots of its
+// own host.
+struct CampaignTask {
+  int rank = 0;
+  std::string host;
+  std::string slot;  // its slots' label, "node02 gpu=0,1"
+  std::vector<int> slot_indices;
+  std::string command;  // rendered for its rank
+  long pgid = 0;
+  SystemTime start;  // its process's start (job_pgid); until known, when it was sent
+};
+
 // One attempt of a job of the journal (a job that is run again has one per
 // attempt, under the same id).
 struct CampaignJob {
@@ -49,7 +62,7 @@ struct CampaignJob {
   std::string host;
   std::vector<int> slot_indices;  // on its host
   Params params;
-  int line = 0;  // queue.yaml line of its entry
+  int line = 0;      // queue.yaml line of its entry
   SystemTime start;  // its process's start (job_pgid); until known, when it was sent
   std::optional<SystemTime> end;
   std::optional<int> exit;                // exit status when it exited
@@ -62,6 +75,12 @@ struct CampaignJob {
   bool timed_out = false;  // stopped for running past its timeout
   bool cancelled = false;  // stopped by the runner (interrupt)
   bool rerun = false;      // this attempt ended, and the job runs again
+  // A gang job's tasks in rank order, rank 0's being the job's own command,
+  // slot and host above; empty for a job without `nodes:`.
+  std::vector<CampaignTask> tasks;
+  std::optional<int> failed_rank;  // the rank whose end failed a gang job
+
+  bool is_gang() const { return !tasks.empty(); }
 };
 
 // One run of `runner queue` or `runner broadcast`.
@@ -122,22 +141,28 @@ std::optional<SystemTime> parse_utc_time(std::string_view text);
 
 // How the job ended, for people: "exit 3", "killed by TERM",
 // "lost: connection dropped", "timed out (killed by TERM)", "cancelled
-// (killed by INT)", "running", "unknown: the runner stopped ..."; ", run
-// again" when it was.
+// (killed by INT)", "running", "unknown: the runner stopped ..."; after
+// "rank 1: " when a gang job failed by a rank; ", run again" when it was.
 std::string describe_end(const CampaignJob& job);
+
+// Where the job ran, for people: its slot label, or for a gang job "2 nodes:
+// node01, node02" (its hosts in rank order).
+std::string describe_placement(const CampaignJob& job);
+
+// A gang job's task of this rank, or nullptr.
+const CampaignTask* find_task(const CampaignJob& job, int rank);
+
+// Its tasks: a gang job's, or the one task of a job without `nodes:` (rank
+// 0 on the job's slots), for views that draw every slot a job held.
+std::vector<CampaignTask> tasks_of(const CampaignJob& job);
+
+// The log that tells how the job ended: a gang job's failed rank's (else
+// rank 0's), or the job's one log.
+std::string end_log_path(const std::string& state_dir, const CampaignJob& job);
 
 // Its end, or `now` for a job still running; an unknown job's end is its
 // run's last event.
 SystemTime job_end_time(const CampaignJob& job, const CampaignRun* run, SystemTime now);
-
-// state_dir/logs/<id>.log
-std::string job_log_path(const std::string& state_dir, JobId id);
-
-// The last `max_lines` lines of the last `max_bytes` bytes of a log: '\r'
-// ends a line as '\n' does (progress bars), terminal escape sequences are
-// removed. Empty for a missing log.
-std::string log_tail(const std::string& path, std::size_t max_lines = 20,
-                     std::size_t max_bytes = 16 * 1024);
 
 // Parses "12" or "#12".
 std::optional<JobId> parse_job_id(std::string_view text);

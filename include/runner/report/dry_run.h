@@ -22,6 +22,7 @@ struct PlannedJob {
   std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
   std::string command;     // rendered on `slots`
   std::size_t wave = 0;    // 0: starts at once; n: after n earlier jobs on its slots ended
+  int rank = 0;            // a job that spans hosts: one planned job per rank
 };
 
 // Calls `each` with every planned job, in queue order, one at a time, so

@@ -19,6 +19,7 @@ namespace runner {
 struct SlotStatus {
   CampaignSlot slot;
   const CampaignJob* job = nullptr;   // running there now
+  int rank = 0;                       // of its task there, when the job is a gang job
   std::chrono::milliseconds busy{0};  // time it ran jobs in this run
   std::size_t jobs = 0;               // jobs it ran or runs
   SystemTime free_since;              // when it last became free (or the run start)
@@ -62,7 +63,9 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
 //   SLOT             STATE    JOB   FOR      BUSY  COMMAND
 //   localhost gpu=0  running  #13   4m 02s    93%  python bench.py ...
 //   localhost gpu=1  idle     -     2m 10s    40%
-// then the latest failures with their logs.
+// (a gang job's task shows as "#14 rank 1", with that rank's command), then
+// the running gang jobs with their nodes, and the latest failures with
+// their logs.
 std::string format_status(const RunStatus& status, const std::string& state_dir,
                           std::size_t width = 100, std::size_t max_failures = 5);
 

@@ -1,0 +1,74 @@
+// A service: a queue or broadcast entry with `service: NAME` (or `service:
+// true`) whose command keeps running, holding its slots, until the run
+// ends; the step that starts it is done once it is ready. Its keys, their
+// checks and the readiness pattern. Pure logic.
+//
+//   service: dht                 # its name: `<<dht.GROUP>>` in later jobs
+//   ready: curl -sf localhost:8080/health   # run on its host until it exits 0
+//   ready_port: 31337            # ... or until the port is open on its host
+//   ready_log: 'Started at (?<addr>\S+)'    # ... or a line of its output
+//   ready_timeout: 10m           # not ready by then: it fails (default 10m)
+//   after: tc qdisc del dev eth0 root       # run on its slots once it stopped
+//   restart: on-failure          # run again when it ends before the run does
+//
+// Every readiness check given must pass; with none, a service is ready
+// once its process started. A capture group of `ready_log` becomes the
+// variable NAME.GROUP for the jobs after it: named (`(?<addr>...)`) or
+// numbered from 1.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runner/config/params.h"
+
+namespace runner {
+
+inline constexpr std::chrono::minutes k_default_ready_timeout{10};
+
+struct ServiceSpec {
+  std::string name;  // `service: NAME`; empty for `service: true`
+  std::string ready;  // command template
+  std::optional<int> ready_port;
+  std::string ready_log;  // regex, as written
+  std::chrono::milliseconds ready_timeout = k_default_ready_timeout;
+  std::string ready_timeout_text;  // as written; empty: the default
+  std::string after;               // command template
+  bool restart_on_failure = false;
+};
+
+// `service`, `ready`, `ready_port`, `ready_log`, `ready_timeout`, `after`,
+// `restart`.
+bool is_service_key(std::string_view key);
+
+// Why `value` is not a value `key` (a service key) can take; nullopt when
+// it is fine.
+std::optional<std::string> service_value_error(std::string_view key, const std::string& value);
+
+// Sets `key` (a service key, its value checked) of `service`. `service:
+// false` leaves it unset.
+void set_service_key(std::optional<ServiceSpec>& service, std::string_view key,
+                     const std::string& value);
+
+// The keys and values that give `service` back, as consumed.yaml writes them.
+std::vector<std::pair<std::string, std::string>> service_keys(const ServiceSpec& service);
+
+// A `ready_log` pattern, compiled: ECMAScript regex, where `(?<name>...)`
+// is a capture group named `name`.
+struct ReadyPattern {
+  std::regex regex;
+  std::vector<std::string> group_names;  // of groups 1, 2, ...: its name, or its number
+};
+
+// The pattern, or (in `error`) why it is not one.
+std::optional<ReadyPattern> compile_ready_pattern(const std::string& text, std::string& error);
+
+// The variables a match gives the jobs after the service: NAME.GROUP.
+Params ready_variables(const std::string& service, const ReadyPattern& pattern,
+                       const std::smatch& match);
+
+}  // namespace runner

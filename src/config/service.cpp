@@ -1,0 +1,154 @@
+#include "runner/config/service.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+
+#include "runner/config/duration.h"
+
+namespace runner {
+
+namespace {
+
+constexpr std::array<std::string_view, 7> k_keys = {
+    "service", "ready", "ready_port", "ready_log", "ready_timeout", "after", "restart"};
+
+bool is_name(std::string_view text) {
+  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_'))
+    return false;
+  for (char c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') return false;
+  return true;
+}
+
+std::optional<int> port_of(const std::string& text) {
+  int port = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (error != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
+    return std::nullopt;
+  return port;
+}
+
+// `text` with every `(?<name>` made a plain group, and the names of its
+// capture groups in order.
+std::string plain_groups(const std::string& text, std::vector<std::string>& names) {
+  std::string out;
+  bool in_class = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' && i + 1 < text.size()) {
+      out += text.substr(i++, 2);
+      continue;
+    }
+    if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+    } else if (c == '(' && text.compare(i, 3, "(?<") == 0 && i + 3 < text.size() &&
+               text[i + 3] != '=' && text[i + 3] != '!') {
+      std::size_t close = text.find('>', i + 3);
+      if (close != std::string::npos) {
+        names.push_back(text.substr(i + 3, close - i - 3));
+        out += '(';
+        i = close;
+        continue;
+      }
+    } else if (c == '(' && (i + 1 >= text.size() || text[i + 1] != '?')) {
+      names.push_back(std::to_string(names.size() + 1));
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_service_key(std::string_view key) {
+  for (std::string_view known : k_keys)
+    if (key == known) return true;
+  return false;
+}
+
+std::optional<std::string> service_value_error(std::string_view key, const std::string& value) {
+  if (key == "service" && value != "true" && value != "false" && !is_name(value))
+    return fmt::format("`service` is true, false or the service's name (letters, digits, _ and "
+                       "-, as in `service: dht`), not `{}`",
+                       value);
+  if (key == "ready_port" && !port_of(value))
+    return fmt::format("`ready_port` must be a TCP port (1 to 65535), not `{}`", value);
+  if (key == "ready_timeout" && !parse_duration(value))
+    return fmt::format("`ready_timeout` must be a duration like 90s, 10m or 1h, not `{}`", value);
+  if (key == "restart" && value != "on-failure" && value != "no")
+    return fmt::format("`restart` is on-failure or no, not `{}`", value);
+  if (key == "ready_log") {
+    std::string error;
+    if (!compile_ready_pattern(value, error)) return error;
+  }
+  return std::nullopt;
+}
+
+void set_service_key(std::optional<ServiceSpec>& service, std::string_view key,
+                     const std::string& value) {
+  if (key == "service") {
+    if (value == "false") return;
+    if (!service) service.emplace();
+    service->name = value == "true" ? "" : value;
+    return;
+  }
+  if (!service) service.emplace();
+  if (key == "ready")
+    service->ready = value;
+  else if (key == "ready_port")
+    service->ready_port = port_of(value);
+  else if (key == "ready_log")
+    service->ready_log = value;
+  else if (key == "ready_timeout") {
+    service->ready_timeout = parse_duration(value).value_or(k_default_ready_timeout);
+    service->ready_timeout_text = value;
+  } else if (key == "after")
+    service->after = value;
+  else if (key == "restart")
+    service->restart_on_failure = value == "on-failure";
+}
+
+std::vector<std::pair<std::string, std::string>> service_keys(const ServiceSpec& service) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  keys.emplace_back("service", service.name.empty() ? "true" : service.name);
+  if (!service.ready.empty()) keys.emplace_back("ready", service.ready);
+  if (service.ready_port) keys.emplace_back("ready_port", std::to_string(*service.ready_port));
+  if (!service.ready_log.empty()) keys.emplace_back("ready_log", service.ready_log);
+  if (!service.ready_timeout_text.empty())
+    keys.emplace_back("ready_timeout", service.ready_timeout_text);
+  if (!service.after.empty()) keys.emplace_back("after", service.after);
+  if (service.restart_on_failure) keys.emplace_back("restart", "on-failure");
+  return keys;
+}
+
+std::optional<ReadyPattern> compile_ready_pattern(const std::string& text, std::string& error) {
+  ReadyPattern pattern;
+  std::string plain = plain_groups(text, pattern.group_names);
+  try {
+    pattern.regex = std::regex(plain, std::regex::ECMAScript);
+  } catch (const std::regex_error& bad) {
+    error = fmt::format("`ready_log` is not a regular expression ({}): `{}`", bad.what(), text);
+    return std::nullopt;
+  }
+  if (pattern.regex.mark_count() != pattern.group_names.size()) {
+    error = fmt::format("`ready_log`: cannot tell its capture groups apart in `{}`", text);
+    return std::nullopt;
+  }
+  return pattern;
+}
+
+Params ready_variables(const std::string& service, const ReadyPattern& pattern,
+                       const std::smatch& match) {
+  Params variables;
+  for (std::size_t i = 0; i < pattern.group_names.size() && i + 1 < match.size(); ++i)
+    if (match[i + 1].matched)
+      variables.emplace_back(service + "." + pattern.group_names[i], match[i + 1].str());
+  return variables;
+}
+
+}  // namespace runner

@@ -74,7 +74,7 @@ class LocalExecutor final : public Executor {
 
   void shutdown() override {}
   bool idle() const override { return m_jobs.empty(); }
-  std::string address() const override { return "127.0.0.1"; }
+  std::string address() const override { return m_launch->address(); }
 
   void poll_fds(std::vector<pollfd>& out) override {
     for (auto& [id, job] : m_jobs) {

@@ -30,6 +30,8 @@ class LocalLaunch {
   virtual std::string deliver(TaskId task, pid_t pgid, int signal) = 0;
   // How the task ended, from its process's wait status.
   virtual JobExit exit_of(int wait_status) = 0;
+  // The address by which other hosts reach where tasks run (Executor::address).
+  virtual std::string address() const = 0;
 };
 
 // `sh -c <command>` in a process group of its own, signalled as a group.
@@ -38,6 +40,7 @@ class ShellLaunch : public LocalLaunch {
   LaunchCommand command_for(TaskId task, const std::string& command) override;
   std::string deliver(TaskId task, pid_t pgid, int signal) override;
   JobExit exit_of(int wait_status) override;
+  std::string address() const override { return "127.0.0.1"; }
 };
 
 class Executor;

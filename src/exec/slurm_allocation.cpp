@@ -2,8 +2,8 @@
 // parsing of scontrol's text is pure and tested on its own.
 #include "runner/exec/slurm_allocation.h"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,7 +33,8 @@ std::optional<int> parse_int(std::string_view text) {
 Result<std::string> program_output(const std::vector<std::string>& argv) {
   std::string what = fmt::format("{} {}", argv[0], argv.size() > 1 ? argv[1] : "");
   int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return Status::error(fmt::format("pipe: {}", std::strerror(errno)));
+  if (pipe2(out, O_CLOEXEC) != 0)
+    return Status::error(fmt::format("pipe: {}", std::strerror(errno)));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
@@ -51,8 +52,10 @@ Result<std::string> program_output(const std::vector<std::string>& argv) {
   std::string text;
   char buffer[4096];
   for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) != 0;) {
-    if (n > 0) text.append(buffer, static_cast<size_t>(n));
-    else if (errno != EINTR) break;
+    if (n > 0)
+      text.append(buffer, static_cast<size_t>(n));
+    else if (errno != EINTR)
+      break;
   }
   close(out[0]);
   int status = 0;
@@ -71,18 +74,17 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// The value of `key=` in a line of space-separated fields ("" when absent).
-std::string field(std::string_view line, std::string_view key) {
+}  // namespace
+
+std::string job_detail_field(std::string_view line, std::string_view key) {
   for (size_t at = 0; (at = line.find(key, at)) != std::string_view::npos; ++at) {
     if (at > 0 && line[at - 1] != ' ') continue;
     size_t start = at + key.size();
-    size_t end = line.find(' ', start);
+    size_t end = line.find_first_of(" \n", start);
     return std::string(line.substr(start, end == std::string_view::npos ? end : end - start));
   }
   return {};
 }
-
-}  // namespace
 
 std::vector<int> parse_index_list(std::string_view text) {
   std::vector<int> indices;
@@ -104,11 +106,11 @@ std::vector<int> parse_index_list(std::string_view text) {
 std::vector<SlurmGresLine> parse_job_details(std::string_view text) {
   std::vector<SlurmGresLine> lines;
   for (const std::string& line : lines_of(std::string(text))) {
-    std::string nodes = field(line, "Nodes=");
+    std::string nodes = job_detail_field(line, "Nodes=");
     if (nodes.empty() || line.find("CPU_IDs=") == std::string::npos) continue;
     SlurmGresLine entry{nodes, {}};
     // GRES=gpu:2(IDX:0-1) or GRES=gpu:a100:2(IDX:0,2),nic:1(IDX:0)
-    std::string gres = field(line, "GRES=");
+    std::string gres = job_detail_field(line, "GRES=");
     for (size_t at = 0; (at = gres.find("gpu", at)) != std::string::npos; ++at) {
       if (at > 0 && gres[at - 1] != ',') continue;
       size_t open = gres.find("(IDX:", at);
@@ -131,7 +133,7 @@ Result<SlurmAllocation> read_slurm_allocation() {
   const char* node_list = std::getenv("SLURM_JOB_NODELIST");
   Result<std::string> details = program_output({"scontrol", "show", "job", "-d", job});
   if (!details) return Status::error("--slurm: " + details.status().message());
-  std::string nodes = node_list && *node_list ? node_list : field(*details, "NodeList=");
+  std::string nodes = node_list && *node_list ? node_list : job_detail_field(*details, "NodeList=");
   Result<std::string> names = program_output({"scontrol", "show", "hostnames", nodes});
   if (!names) return Status::error("--slurm: " + names.status().message());
   std::map<std::string, std::vector<int>> gpus;

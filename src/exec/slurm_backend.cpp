@@ -61,22 +61,28 @@ class SrunLaunch final : public LocalLaunch {
              "--job-name=" + step_name(task), "--quiet", "sh", "-c", command}};
   }
 
-  // Asks Slurm to signal the step (`scancel --signal` reaches the command
-  // itself); where the step does not exist yet, signals srun's group.
+  // Asks Slurm to signal the step: KILL cancels it (`scancel JOB.STEP`
+  // kills its tasks, even a step still launching, and srun then ends);
+  // another signal goes to its tasks with `scancel --signal`, whose
+  // complaints are not kept, because it fails on every node of the
+  // allocation that has had no step yet, though the signal was delivered.
+  // Where the step does not exist yet, srun's process group gets the signal.
   // Runs in a process of its own: scancel and squeue talk to slurmctld.
   std::string deliver(TaskId task, pid_t pgid, int signal) override {
     reap_signallers();
     std::string name = signal_name(signal);
     std::string script = fmt::format(
         "step=$(squeue -h -s -j {job} -o '%i %j' | awk -v n={step} '$2 == n {{ print $1 }}')\n"
-        "if [ -n \"$step\" ]; then exec scancel --signal={sig} \"$step\"; fi\n"
+        "if [ -n \"$step\" ] && [ {sig} = KILL ]; then exec scancel \"$step\"; fi\n"
+        "if [ -n \"$step\" ]; then exec scancel --signal={sig} \"$step\" 2>/dev/null; fi\n"
         "kill -s {sig} -- -{pgid} 2>/dev/null || ! kill -s 0 -- -{pgid} 2>/dev/null\n",
         fmt::arg("job", shell_quote(m_job_id)), fmt::arg("step", shell_quote(step_name(task))),
         fmt::arg("sig", name), fmt::arg("pgid", pgid));
     const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
     int nothing = open("/dev/null", O_RDWR | O_CLOEXEC);
     pid_t pid = -1;
-    int rc = spawn_in_own_group(pid, "/bin/sh", argv, ChildStreams{nothing, nothing, k_kept_stream});
+    int rc =
+        spawn_in_own_group(pid, "/bin/sh", argv, ChildStreams{nothing, nothing, k_kept_stream});
     if (nothing >= 0) close(nothing);
     if (rc != 0) return fmt::format("this machine: cannot run /bin/sh: {}", std::strerror(rc));
     m_signallers.push_back(pid);
@@ -91,10 +97,11 @@ class SrunLaunch final : public LocalLaunch {
     return JobExit::exited(code);
   }
 
+  // The node's name, as Slurm knows it (and as its other nodes resolve it).
+  std::string address() const override { return m_node; }
+
  private:
-  static std::string step_name(TaskId task) {
-    return fmt::format("runner-{}-{}", getpid(), task);
-  }
+  static std::string step_name(TaskId task) { return fmt::format("runner-{}-{}", getpid(), task); }
 
   void reap_signallers() {
     std::erase_if(m_signallers, [](pid_t pid) { return waitpid(pid, nullptr, WNOHANG) != 0; });

@@ -35,6 +35,11 @@ TEST(SlurmAllocation, JobDetailsGiveEachNodeListsGpus) {
   EXPECT_TRUE(lines[2].gpus.empty());
 }
 
+TEST(SlurmAllocation, NodeListIsReadFromItsLineAlone) {
+  EXPECT_EQ(job_detail_field(k_job_details, "NodeList="), "n[1-2]");
+  EXPECT_EQ(job_detail_field(k_job_details, "JobId="), "7");
+}
+
 TEST(SlurmAllocation, FleetHasASlotPerGpuOrPerNodeAsAsked) {
   SlurmAllocation allocation{"7", {{"n1", {0, 1}}, {"n2", {}}}};
   Fleet per_gpu = slurm_fleet(allocation, 0);

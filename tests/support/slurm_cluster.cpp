@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -27,8 +28,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr const char* k_programs[] = {"/usr/sbin/munged", "/usr/sbin/slurmctld",
-                                      "/usr/sbin/slurmd", "/usr/bin/srun"};
+constexpr const char* k_programs[] = {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd",
+                                      "/usr/bin/srun"};
 
 // A random key for munged, readable by its owner only (munged refuses others).
 void write_munge_key(const std::string& path) {
@@ -159,8 +160,10 @@ pid_t SlurmCluster::launch(const std::vector<std::string>& args, const std::stri
     ::dup2(fd, 2);
     ::setpgid(0, 0);
     for (const auto& [name, value] : environment) {
-      if (value.empty()) ::unsetenv(name.c_str());
-      else ::setenv(name.c_str(), value.c_str(), 1);
+      if (value.empty())
+        ::unsetenv(name.c_str());
+      else
+        ::setenv(name.c_str(), value.c_str(), 1);
     }
     std::vector<char*> argv;
     for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
@@ -186,6 +189,24 @@ ProcessResult SlurmCluster::run(std::vector<std::string> args) const {
   return run_process(spec);
 }
 
+std::string SlurmCluster::allocate(std::vector<std::string> args) const {
+  args.insert(args.begin(), {"/usr/bin/salloc", "--no-shell"});
+  ProcessResult result = run(std::move(args));
+  std::smatch granted;
+  if (!std::regex_search(result.err, granted, std::regex(R"(Granted job allocation (\d+))")))
+    return {};
+  return granted[1];
+}
+
+std::vector<std::string> SlurmCluster::runner_steps(const std::string& job_id) const {
+  ProcessResult steps = run({"/usr/bin/squeue", "-h", "-s", "-j", job_id, "-o", "%i %j"});
+  std::vector<std::string> ids;
+  std::istringstream lines(steps.out);
+  for (std::string id, name; lines >> id >> name;)
+    if (name.rfind("runner-", 0) == 0) ids.push_back(id);
+  return ids;
+}
+
 bool SlurmCluster::nodes_idle() const {
   ProcessResult states = run({"/usr/bin/sinfo", "-h", "-N", "-o", "%t"});
   std::istringstream lines(states.out);
@@ -197,9 +218,8 @@ bool SlurmCluster::nodes_idle() const {
 
 std::string SlurmCluster::logs() const {
   std::string text;
-  for (const char* name :
-       {"munge/munged.log", "slurm/slurmctld.log", "slurm/slurmctld.out", "slurm/slurmd.n1.log",
-        "slurm/slurmd.n1.out"}) {
+  for (const char* name : {"munge/munged.log", "slurm/slurmctld.log", "slurm/slurmctld.out",
+                           "slurm/slurmd.n1.log", "slurm/slurmd.n1.out"}) {
     std::string log = m_dir.read(name);
     if (log.size() > 4000) log = log.substr(log.size() - 4000);
     text += fmt::format("--- {}\n{}", name, log);
@@ -214,7 +234,10 @@ SlurmCluster::~SlurmCluster() {
   for (std::string id; std::getline(ids, id);)
     if (!id.empty()) static_cast<void>(run({"/usr/bin/scancel", id}));
   static_cast<void>(wait_until(
-      [&] { return run({"/usr/bin/squeue", "-h", "-o", "%i"}).out.empty(); }, 10s));
+      [&] {
+        return run({"/usr/bin/squeue", "-h", "-o", "%i"}).out.empty();
+      },
+      10s));
   for (auto it = m_daemons.rbegin(); it != m_daemons.rend(); ++it) stop(*it);
 }
 

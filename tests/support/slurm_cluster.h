@@ -41,6 +41,12 @@ class SlurmCluster {
   std::map<std::string, std::string> env() const;
   // `args` run as a client of this cluster (with env()).
   ProcessResult run(std::vector<std::string> args) const;
+  // The id of a new allocation (`salloc --no-shell ARGS`), empty when
+  // Slurm refuses it; the cluster's destructor ends it.
+  std::string allocate(std::vector<std::string> args) const;
+  // The steps of job `job_id` that runner started (`squeue -s`), as
+  // "JOB.STEP" ids.
+  std::vector<std::string> runner_steps(const std::string& job_id) const;
   // The daemons' logs, for a failing test's message.
   std::string logs() const;
 
@@ -61,12 +67,12 @@ class SlurmCluster {
 // In a test body, after `auto cluster = SlurmCluster::start(dir, why_not)`:
 // skips the test when this machine cannot have a Slurm cluster, but fails
 // it when CI=true (tests run as root there, with scripts/setup.sh's packages).
-#define RUNNER_REQUIRE_SLURM_CLUSTER(ptr, why_not)                                     \
-  do {                                                                                 \
-    if (!(ptr)) {                                                                      \
-      if (::runner::testing::setup_required()) {                                        \
-        FAIL() << "no Slurm cluster (" << (why_not) << "), and CI=true requires it";   \
-      }                                                                                \
-      GTEST_SKIP() << "no Slurm cluster: " << (why_not);                               \
-    }                                                                                  \
+#define RUNNER_REQUIRE_SLURM_CLUSTER(ptr, why_not)                                   \
+  do {                                                                               \
+    if (!(ptr)) {                                                                    \
+      if (::runner::testing::setup_required()) {                                     \
+        FAIL() << "no Slurm cluster (" << (why_not) << "), and CI=true requires it"; \
+      }                                                                              \
+      GTEST_SKIP() << "no Slurm cluster: " << (why_not);                             \
+    }                                                                                \
   } while (false)

@@ -28,6 +28,10 @@ struct SlurmAllocation {
 // "0-1,3" -> {0, 1, 3}. Empty when the text is not such a list.
 std::vector<int> parse_index_list(std::string_view text);
 
+// The value of the field `key` ("NodeList=") in scontrol's `KEY=value`
+// text, up to the next space or line's end; empty when absent.
+std::string job_detail_field(std::string_view text, std::string_view key);
+
 // One `Nodes=... GRES=...` line of `scontrol show job -d`: the node list
 // expression and the GPU indices it gives each of those nodes.
 struct SlurmGresLine {

@@ -2,21 +2,15 @@
 // parsing of scontrol's text is pure and tested on its own.
 #include "runner/exec/slurm_allocation.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <sstream>
 
-extern char** environ;
+#include "runner/exec/program_output.h"
 
 namespace runner {
 
@@ -27,43 +21,6 @@ std::optional<int> parse_int(std::string_view text) {
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
   return value;
-}
-
-// What `argv` prints on stdout; its stderr goes to runner's.
-Result<std::string> program_output(const std::vector<std::string>& argv) {
-  std::string what = fmt::format("{} {}", argv[0], argv.size() > 1 ? argv[1] : "");
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0)
-    return Status::error(fmt::format("pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  std::vector<char*> args;
-  for (const std::string& word : argv) args.push_back(const_cast<char*>(word.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  if (rc != 0) {
-    close(out[0]);
-    return Status::error(fmt::format("cannot run {}: {}", argv[0], std::strerror(rc)));
-  }
-  std::string text;
-  char buffer[4096];
-  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) != 0;) {
-    if (n > 0)
-      text.append(buffer, static_cast<size_t>(n));
-    else if (errno != EINTR)
-      break;
-  }
-  close(out[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return Status::error(fmt::format("`{}` failed (status {})", what, status));
-  return text;
 }
 
 std::vector<std::string> lines_of(const std::string& text) {

@@ -98,6 +98,38 @@ TEST_F(SlurmRun, QueueDrainsOneStepPerJobOnItsNodesGpu) {
   EXPECT_EQ(steps.size(), 8u) << "every job a step of its own\n" << result.out;
 }
 
+TEST_F(SlurmRun, SubmittedBatchJobDrainsJobsAddedWhileItRuns) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  dir.write("queue.yaml", "- echo first on $SLURMD_NODENAME gpu <<gpu>> > first.out\n");
+  testing::ProcessSpec submit = testing::runner_spec(
+      {"submit", "--nodes", "2", "--gpus-per-node", "2", "--time", "5"}, dir.path());
+  for (const auto& [name, value] : cluster->env()) submit.env[name] = value;
+  testing::ProcessResult submitted = testing::run_process(submit);
+  ASSERT_EQ(submitted.status, 0) << submitted.out << submitted.err;
+  std::smatch job;
+  ASSERT_TRUE(std::regex_search(submitted.out, job, std::regex(R"(submitted Slurm job (\d+))")))
+      << submitted.out;
+  EXPECT_TRUE(testing::wait_until([&] { return !dir.read("first.out").empty(); }, 20s))
+      << dir.read("queue.runner/slurm-" + job[1].str() + ".out");
+  EXPECT_EQ(dir.read("first.out"), "first on n1 gpu 0\n");
+
+  testing::ProcessResult added =
+      testing::run_process(testing::runner_spec({"add", "echo second > second.out"}, dir.path()));
+  ASSERT_EQ(added.status, 0) << added.err;
+  EXPECT_TRUE(testing::wait_until([&] { return !dir.read("second.out").empty(); }, 20s))
+      << dir.read("queue.runner/slurm-" + job[1].str() + ".out");
+  testing::ProcessResult status;
+  EXPECT_TRUE(testing::wait_until(
+      [&] {
+        status = testing::run_process(testing::runner_spec({"status"}, dir.path()));
+        return status.out.find("2 done (2 succeeded") != std::string::npos;
+      },
+      10s))
+      << "runner status from outside the allocation:\n"
+      << status.out << status.err;
+  EXPECT_EQ(cluster->run({"/usr/bin/scancel", job[1]}).status, 0);
+}
+
 // runner in an allocation made beforehand (`salloc --no-shell`), so that
 // the test signals runner itself.
 struct SlurmAllocationRun : SlurmRun {
@@ -124,9 +156,10 @@ struct SlurmAllocationRun : SlurmRun {
 
 TEST_F(SlurmAllocationRun, TimeoutSendsTermToTheCommandInItsStep) {
   RUNNER_START_CLUSTER_OR_SKIP(cluster = allocate(why_not));
-  dir.write("queue.yaml",
-            "- command: trap 'echo got TERM; kill $!; exit 3' TERM; echo started; sleep 300 & wait\n"
-            "  timeout: 3s\n");
+  dir.write(
+      "queue.yaml",
+      "- command: trap 'echo got TERM; kill $!; exit 3' TERM; echo started; sleep 300 & wait\n"
+      "  timeout: 3s\n");
   testing::ProcessResult result = start({"queue", "--slurm", "--no-status"})->wait();
   EXPECT_NE(result.out.find("got TERM"), std::string::npos) << result.out << result.err;
   EXPECT_TRUE(cluster->runner_steps(job_id).empty());

@@ -214,7 +214,19 @@ int run_cli(int argc, char** argv) {
   report->add_option("--run", report_options.runs,
                      "Show this run (repeatable; default the latest)");
   report->add_flag("--all", report_options.all_runs, "Show every run of the state directory");
-  set_example(*report, "runner report --queue-file queue.yaml --output report.html");
+  report->add_option("--plot", report_options.plots,
+                     "Plot a metric of the results against a parameter, one line per value of "
+                     "another: METRIC:X:SERIES (repeatable)");
+  set_example(*report, "runner report --queue-file queue.yaml --plot throughput:batch:model");
+
+  ResultsOptions results_options;
+  take(defaults.queue_file, results_options.queue_file);
+  auto* results = app.add_subcommand(
+      "results", "Print one table of a campaign: a row per job, its parameters and metrics");
+  add_state_flags(*results, results_options.queue_file, results_options.state_dir);
+  results->add_option("--format", results_options.format, "csv (default), tsv, jsonl or markdown")
+      ->check(CLI::IsMember({"csv", "tsv", "jsonl", "markdown"}));
+  set_example(*results, "runner results --queue-file queue.yaml --format markdown");
 
   CheckOptions check_options;
   take(defaults.hosts_file, check_options.hosts_file);
@@ -223,8 +235,15 @@ int run_cli(int argc, char** argv) {
       "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
   check->add_option("-H,--hosts-file", check_options.hosts_file, "The fleet (default: hosts.yaml)")
       ->envname(k_hosts_file_env);
+  check->add_flag("--net", check_options.net,
+                  "Check instead that every host reaches every other over TCP, as the ranks of a "
+                  "multi-node job must: print each host's interfaces and addresses, which of "
+                  "them answered each other host (a listener on a free port from 29400 up, for "
+                  "the check only, with python3, perl or nc), and warnings (no path, a path only "
+                  "over docker0/lo/virbr*/veth*, an unreachable master address); exit 1 when a "
+                  "pair cannot be shown to connect");
   add_ssh_flags(*check, check_options.ssh);
-  set_example(*check, "runner check --hosts-file hosts.yaml");
+  set_example(*check, "runner check --hosts-file hosts.yaml\n  runner check --net --hosts-file hosts.yaml");
 
   SubmitOptions submit_options;
   take(defaults.queue_file, submit_options.queue_file);
@@ -278,6 +297,7 @@ int run_cli(int argc, char** argv) {
     if (*status) return show_status(status_options);
     if (*log) return show_log(log_options);
     if (*report) return write_report(report_options);
+    if (*results) return show_results(results_options);
     if (*check) return check_hosts(check_options);
     if (*submit) return submit_queue(submit_options);
   } catch (const ConfigError& e) {

@@ -13,9 +13,9 @@
 
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
-#include "runner/exec/backend.h"
-#include "runner/exec/event_loop.h"
+#include "runner/exec/executor.h"
 #include "runner/ui/console.h"
+#include "fleet_connections.h"
 
 namespace runner {
 
@@ -165,6 +165,7 @@ class Checker final : public ExecutorEvents {
 }  // namespace
 
 int check_hosts(const CheckOptions& options) {
+  if (options.net) return check_network(options);
   signal(SIGPIPE, SIG_IGN);
   Fleet fleet = load_hosts(options.hosts_file);
   Console console(stdout, stderr, ColorMode::never, 1);
@@ -175,15 +176,9 @@ int check_hosts(const CheckOptions& options) {
 
   std::vector<HostCheck> checks(fleet.hosts.size());
   Checker checker(fleet, checks);
-  std::vector<std::unique_ptr<Executor>> executors =
-      FleetBackend(fleet, context).executors(checker);
-  std::vector<Executor*> raw;
-  for (auto& executor : executors) raw.push_back(executor.get());
-  checker.set_executors(raw);
-
-  EventLoop loop;
-  for (auto& executor : executors) loop.add(executor.get());
-  for (auto& executor : executors) executor->connect();
+  FleetConnections connections(fleet, context, checker);
+  checker.set_executors(connections.executors());
+  connections.connect();
 
   // Connecting has its own timeout; nvidia-smi gets `probe_timeout` more.
   Clock::time_point give_up =
@@ -211,15 +206,9 @@ int check_hosts(const CheckOptions& options) {
       }
       continue;
     }
-    loop.run_once(std::chrono::milliseconds(200));
+    connections.run_once(std::chrono::milliseconds(200));
   }
-
-  for (auto& executor : executors) executor->shutdown();
-  Clock::time_point closing = Clock::now() + std::chrono::seconds(2);
-  while (Clock::now() < closing &&
-         !std::all_of(executors.begin(), executors.end(), [](auto& e) { return e->idle(); })) {
-    loop.run_once(std::chrono::milliseconds(100));
-  }
+  connections.close();
 
   std::size_t unusable = std::count_if(checks.begin(), checks.end(),
                                        [](const HostCheck& check) { return !check.usable; });

@@ -11,6 +11,8 @@
 #include "runner/queue/queue_file.h"
 #include "runner/report/campaign.h"
 #include "runner/report/html_report.h"
+#include "runner/report/job_metrics.h"
+#include "runner/report/results_plot.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
 
@@ -22,9 +24,7 @@ constexpr std::size_t k_log_tail_lines = 25;
 
 }  // namespace
 
-int write_report(const ReportOptions& options) {
-  std::string state_dir =
-      options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
+Campaign load_recorded_campaign(const std::string& state_dir) {
   Campaign campaign = load_campaign(state_dir);
   std::fputs(skipped_lines_warning(campaign).c_str(), stderr);
   if (campaign.runs.empty()) {
@@ -32,6 +32,13 @@ int write_report(const ReportOptions& options) {
                       "no run is recorded here; start one with `runner queue`, or name the "
                       "campaign with --queue-file or --state-dir");
   }
+  return campaign;
+}
+
+int write_report(const ReportOptions& options) {
+  std::string state_dir =
+      options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
+  Campaign campaign = load_recorded_campaign(state_dir);
   for (const std::string& run : options.runs) {
     if (!campaign.find_run(run))
       throw ConfigError(state_dir, 0, 0, fmt::format("no run {} is recorded here", run));
@@ -46,6 +53,17 @@ int write_report(const ReportOptions& options) {
   html.log_tail = [&](const CampaignJob& job) {
     return log_tail(end_log_path(state_dir, job), k_log_tail_lines);
   };
+  html.results = read_results(campaign);
+  for (const std::string& text : options.plots) {
+    std::optional<PlotRequest> request = parse_plot_request(text);
+    if (!request)
+      throw ConfigError(fmt::format("--plot {}: write METRIC:X:SERIES, e.g. "
+                                    "throughput:batch:model (or METRIC:X for one line)",
+                                    text));
+    Result<LinePlot> plot = results_plot(*html.results, *request);
+    if (!plot) throw ConfigError(fmt::format("--plot {}: {}", text, plot.status().message()));
+    html.plots.push_back(std::move(*plot));
+  }
   std::string page = render_html_report(campaign, html);
 
   if (options.output == "-") {

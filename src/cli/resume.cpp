@@ -31,6 +31,17 @@ T field(const nlohmann::json& record, const char* key, T fallback) {
   }
 }
 
+// A record's object of names and texts (job parameters, metrics), in its order.
+Params params_field(const nlohmann::json& record, const char* key) {
+  Params params;
+  auto object = record.find(key);
+  if (object != record.end() && object->is_object())
+    for (auto it = object->begin(); it != object->end(); ++it)
+      params.emplace_back(it.key(), it->is_string() || it->is_object() ? journal_text(*it)
+                                                                       : it->dump());
+  return params;
+}
+
 // The job as the queue gave it, from its job_start record.
 JobSpec spec_of(const nlohmann::json& start) {
   JobSpec spec;
@@ -43,11 +54,8 @@ JobSpec spec_of(const nlohmann::json& start) {
   if (start.contains("retries")) spec.retries = field<int>(start, "retries", 0);
   spec.cancel = journal_text(start, "cancel");
   if (start.contains("nodes")) spec.nodes = field<int>(start, "nodes", 1);
-  auto params = start.find("params");
-  if (params != start.end() && params->is_object())
-    for (auto it = params->begin(); it != params->end(); ++it)
-      spec.params.emplace_back(it.key(), it->is_string() || it->is_object() ? journal_text(*it)
-                                                                            : it->dump());
+  spec.params = params_field(start, "params");
+  spec.metrics = params_field(start, "metrics");
   return spec;
 }
 

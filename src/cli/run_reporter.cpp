@@ -57,8 +57,10 @@ void RunReporter::job_launched(const Job& job) {
   record.timeout = job.spec.timeout_text;
   record.retries = job.spec.retries;
   record.cancel = job.spec.cancel;
+  record.metrics = job.spec.metrics;
   record.attempt = job.attempt;
   record.requeues = job.requeues;
+  if (job.spec.service) record.service = job.spec.service->name.empty() ? "true" : job.spec.service->name;
   if (job.layout) {
     record.nodes = static_cast<int>(job.tasks.size());
     for (const Task& each : job.tasks) {
@@ -139,6 +141,17 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
   m_finished.push_back(std::move(finished));
   if (!exit.succeeded() && !exit.cancelled)
     m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label(), how));
+}
+
+void RunReporter::service_ready(const Job& job, Clock::duration waited, const Params& variables) {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(waited);
+  std::string given;
+  for (const auto& [name, value] : variables) given += fmt::format(" <<{}>> = {}", name, value);
+  const std::string& name = job.spec.service->name;
+  m_console.info(fmt::format("service #{}{} [{}] is ready after {}{}", job.id,
+                             name.empty() ? "" : " (" + name + ")", job.label(),
+                             format_duration(ms), given.empty() ? "" : ";" + given));
+  journal_written(m_journal.service_ready(job.id, ms, variables));
 }
 
 Status RunReporter::checkpoint() {

@@ -96,7 +96,7 @@ class Validator {
       if (!m_largest || host.slot_count > m_largest->slot_count) m_largest = &host;
   }
 
-  void check(const QueueEntry& entry) const {
+  void check(const QueueEntry& entry) {
     auto [fewest, most] = slot_range(entry);
     check_slots(entry, most);
     check_nodes(entry, most);
@@ -111,6 +111,9 @@ class Validator {
         for (const std::string& name : variables_of(entry, command))
           check_variable(entry, command, name, eligible);
     }
+    // Its ready_log's groups are variables of the entries after it.
+    if (const EntryKey* service = find_key(entry, "service"))
+      for (const std::string& name : service->values) m_services.insert(name);
   }
 
  private:
@@ -190,6 +193,9 @@ class Validator {
                       const std::vector<const HostSummary*>& eligible) const {
     if (is_builtin(name)) return;
     if (is_multi_node_variable(name) && find_key(entry, k_nodes_key)) return;
+    if (std::size_t dot = name.find('.');
+        dot != std::string::npos && m_services.count(name.substr(0, dot)))
+      return;
     for (const EntryKey& key : entry.keys)
       if (key.name == name && !is_reserved_job_key(key.name)) return;
 
@@ -218,6 +224,7 @@ class Validator {
   }
 
   std::vector<HostSummary> m_hosts;
+  std::unordered_set<std::string> m_services;  // named by the entries checked so far
   const HostSummary* m_largest = nullptr;
   const std::string& m_path;
   JobPlacement m_placement;

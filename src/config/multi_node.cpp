@@ -61,7 +61,11 @@ std::string node_address(const Fleet& fleet, const std::vector<int>& slot_ids,
 }
 
 int choose_master_port(const std::set<int>& in_use, const std::set<int>& given) {
-  for (int port = k_first_master_port; port < 65536; ++port)
+  return first_free_port(k_first_master_port, in_use, given);
+}
+
+int first_free_port(int from, const std::set<int>& in_use, const std::set<int>& given) {
+  for (int port = from; port < 65536; ++port)
     if (!in_use.count(port) && !given.count(port)) return port;
   return 0;
 }

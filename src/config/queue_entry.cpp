@@ -13,6 +13,7 @@
 #include "merge_keys.h"
 #include "runner/config/config_error.h"
 #include "runner/config/duration.h"
+#include "runner/config/metrics.h"
 #include "runner/config/service.h"
 
 namespace runner {
@@ -26,6 +27,7 @@ constexpr const char* k_retries = "retries";
 constexpr const char* k_cancel = "cancel";
 constexpr const char* k_allocation = "allocation_policy";
 constexpr const char* k_nodes = "nodes";
+constexpr const char* k_metrics = "metrics";
 // More slots than any one host could have; keeps the number sane.
 constexpr int k_max_slots = 1 << 20;
 
@@ -132,6 +134,36 @@ void check_buddy_slots(const QueueEntry& entry, const std::string& path) {
     }
 }
 
+constexpr const char* k_metrics_example = "metrics: {throughput: 'throughput: ([0-9.]+)'}";
+
+// `metrics:` is the one key whose value is a mapping (name: regex); the
+// entry holds it as one value, its YAML flow text, so that it expands,
+// compares and is written back like any scalar key.
+std::string metrics_value(const YAML::Node& value, const YAML::Node& at, const std::string& path) {
+  if (!value.IsMap() || value.size() == 0)
+    fail_at(path, value.IsNull() ? at : value,
+            fmt::format("`metrics` must be a mapping of metric names to regular expressions "
+                        "with one capture group, like `{}`",
+                        k_metrics_example));
+  Params metrics;
+  for (const auto& pair : value) {
+    if (!pair.first.IsScalar() || !pair.second.IsScalar())
+      fail_at(path, pair.first,
+              fmt::format("each metric is a name and one regular expression, like `{}`",
+                          k_metrics_example));
+    const std::string& name = pair.first.Scalar();
+    const std::string& pattern = pair.second.Scalar();
+    if (std::optional<std::string> problem = metric_pattern_problem(pattern))
+      fail_at(path, pair.second,
+              fmt::format("the regular expression of metric `{}`, `{}`, {}; write one that "
+                          "compiles (ECMAScript syntax) with a capture group around the value, "
+                          "like 'throughput: ([0-9.]+)'",
+                          name, pattern, *problem));
+    metrics.emplace_back(name, pattern);
+  }
+  return metrics_to_yaml(metrics);
+}
+
 // The readiness and teardown keys belong to a service; a service runs on
 // one host.
 void check_service_entry(const QueueEntry& entry, const std::string& path) {
@@ -159,7 +191,9 @@ EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const st
   EntryKey key;
   key.name = key_node.Scalar();
   key.line = line_of(key_node);
-  if (value.IsSequence()) {
+  if (key.name == k_metrics) {
+    key.values.push_back(metrics_value(value, key_node, path));
+  } else if (value.IsSequence()) {
     key.was_list = true;
     if (value.size() == 0)
       fail_at(path, value,
@@ -211,6 +245,8 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.cancel = value;
     else if (key.name == k_allocation)
       job.allocation = parse_allocation(value).value_or(Allocation::first_fit);
+    else if (key.name == k_metrics)
+      job.metrics = metrics_from_yaml(value);
     else
       job.params.emplace_back(key.name, value);
   }
@@ -285,7 +321,8 @@ std::string flow_list(const std::vector<std::string>& values) {
 
 bool is_reserved_job_key(const std::string& key) {
   return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
-         key == k_cancel || key == k_allocation || key == k_nodes || is_service_key(key);
+         key == k_cancel || key == k_allocation || key == k_nodes || key == k_metrics ||
+         is_service_key(key);
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
@@ -401,6 +438,8 @@ QueueEntry canonical_entry(const JobSpec& job) {
   if (!job.cancel.empty()) entry.keys.push_back(EntryKey{k_cancel, {job.cancel}, false, 0});
   if (job.allocation != Allocation::first_fit)
     entry.keys.push_back(EntryKey{k_allocation, {allocation_name(job.allocation)}, false, 0});
+  if (!job.metrics.empty())
+    entry.keys.push_back(EntryKey{k_metrics, {metrics_to_yaml(job.metrics)}, false, 0});
   if (job.service)
     for (auto& [name, value] : service_keys(*job.service))
       entry.keys.push_back(EntryKey{name, {value}, false, 0});
@@ -420,6 +459,10 @@ std::string entry_to_yaml(const QueueEntry& entry, int indent) {
     const EntryKey& key = entry.keys[i];
     out += pad + (i == 0 ? "- " : "  ") + emit_key(key.name) + ":";
     bool list = key.was_list || key.values.size() != 1;
+    if (key.name == k_metrics && !list) {
+      out += " " + key.values[0] + "\n";  // already YAML: a flow mapping
+      continue;
+    }
     if (!list) {
       out += " " + scalar_text(key.values[0], indent + 4) + "\n";
       continue;

@@ -30,9 +30,9 @@ long long number_of(const json& record, const char* key, long long fallback = 0)
   return it != record.end() && it->is_number() ? it->get<long long>() : fallback;
 }
 
-Params params_of(const json& record) {
+Params params_of(const json& record, const char* key = "params") {
   Params params;
-  auto it = record.find("params");
+  auto it = record.find(key);
   if (it == record.end() || !it->is_object()) return params;
   for (const auto& [key, value] : it->items())
     params.emplace_back(
@@ -214,6 +214,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       job.host = text_of(record, "host");
       job.slot_indices = slot_indices_of(record);
       job.params = params_of(record);
+      job.metrics = params_of(record, "metrics");
       job.line = static_cast<int>(number_of(record, "line"));
       job.attempt = static_cast<int>(number_of(record, "attempt", 1));
       job.start = time;

@@ -11,6 +11,7 @@
 
 #include "html_report_assets.h"
 #include "html_report_model.h"
+#include "html_results.h"
 #include "runner/report/status_view.h"
 #include "runner/ui/summary.h"
 
@@ -306,6 +307,8 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
         html_escape(shorten_command(shown.job->command, k_table_command_chars)));
   }
   page.raw("</tbody></table>\n");
+
+  if (options.results) page.raw(html_results_section(*options.results, options.plots));
 
   // Every job, as data for the script.
   nlohmann::json data = nlohmann::json::array();

@@ -57,7 +57,11 @@ void Scheduler::cancel_running(Clock::time_point now) {
 }
 
 bool Scheduler::finished() const {
-  if (!m_running.empty() || !m_staging.empty()) return false;
+  if (!m_running.empty() || !m_staging.empty() || m_after_commands > 0) return false;
+  return nothing_left_to_run();
+}
+
+bool Scheduler::nothing_left_to_run() const {
   if (m_stopping || m_unrunnable) return true;
   if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return false;
   bool work_left = !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
@@ -93,9 +97,11 @@ void Scheduler::task_started(TaskId id, long pgid) {
     Running& running = job->running();
     running.process_start = m_options.clock();
     if (auto timeout = job->spec.timeout ? job->spec.timeout : m_options.default_timeout)
-      if (!running.kill_at) running.deadline = *running.process_start + *timeout;
+      if (!running.kill_at && !running.service)
+        running.deadline = *running.process_start + *timeout;
   }
   m_observer.task_started(*job, *task);
+  if (job->running().service) mark_ready_if_passed(*job);
 }
 
 void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
@@ -109,7 +115,10 @@ void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
 
 void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view bytes) {
   Task* task = nullptr;
-  if (Job* job = job_of(id, &task)) m_observer.task_output(*job, *task, stream, bytes);
+  if (Job* job = job_of(id, &task)) {
+    m_observer.task_output(*job, *task, stream, bytes);
+    if (job->running().service) service_output(*job, bytes);
+  }
 }
 
 void Scheduler::task_exited(TaskId id, const JobExit& exit) {
@@ -135,11 +144,17 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   JobEnd end = judge_end(job, reported,
                          EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
                                   static_cast<int>(m_fleet.hosts.size()), m_stopping});
+  // A service's end is a failure only when it ended on its own.
+  bool counts = true;
+  if (job.spec.service) {
+    end.again.reset();
+    counts = service_ended(job, end.exit, end.again);
+  }
   // A host where a process could not start is set aside (in the next step).
   bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
   if (refused && m_hosts[task.host].start_refusal.empty())
     m_hosts[task.host].start_refusal = reported.error();
-  if (end.failed()) {
+  if (end.failed() && counts) {
     ++m_failures;
     m_step_failed = true;
   }
@@ -155,6 +170,10 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
 void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
+  // Every other job done, and the services ready (or given up on): the end.
+  if (!m_services.empty() && only_services_left() && !service_starting() &&
+      nothing_left_to_run())
+    tear_down_next_service(now);
   set_aside_refusing_hosts();
   clean_live_hosts();
   // While the journal cannot be written, nothing is taken and nothing starts.
@@ -215,6 +234,7 @@ void Scheduler::act_on_timers(Clock::time_point now) {
     m_retry_at.reset();
     m_queue_dirty = true;
   }
+  probe_services(now);
 }
 
 std::optional<Clock::time_point> Scheduler::deadline() const {
@@ -226,6 +246,10 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
   for (const auto& [id, job] : m_running) {
     const Running& running = job.running();
     consider(running.kill_at ? running.kill_at : running.deadline);
+    if (running.service && !running.service->ready && !running.kill_at) {
+      consider(running.service->ready_by);
+      consider(running.service->next_probe);
+    }
   }
   for (std::size_t h = 0; h < m_hosts.size(); ++h) consider(m_hosts[h].reconnect_at);
   return due;
@@ -233,9 +257,11 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
 
 bool Scheduler::can_take_now() const {
   if (m_stopping || m_unrecorded || !m_queue_dirty) return false;
+  // The jobs after a service wait until it is ready.
+  if (service_starting()) return false;
   if (m_options.mode == Mode::broadcast)
     return !m_hosts.any(HostState::connecting) && !m_hosts.any(HostState::cleaning) &&
-           m_running.empty();
+           only_services_left();
   for (std::size_t s = 0; s < m_slot_job.size(); ++s)
     if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready) return true;
   return false;
@@ -251,6 +277,7 @@ bool Scheduler::pump_reruns(Clock::time_point now) {
     Job taken = std::move(rerun);
     m_reruns.pop_front();
     begin(std::move(taken), std::move(*placement), std::move(*commands), now);
+    if (service_starting()) return false;  // what comes after waits for it
   }
   return true;
 }
@@ -265,7 +292,9 @@ void Scheduler::pump_queue(Clock::time_point now) {
   };
   std::vector<Taken> placements;
   bool rendered_ok = true;
+  bool service_taken = false;  // what comes after it waits until it is ready
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
+    if (service_taken) return false;
     auto placement = place(job);
     if (!placement) return false;
     auto commands = render(job, *placement);
@@ -274,6 +303,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
     for (const auto& slots : *placement)
       for (int slot : slots) m_slot_job[slot] = k_reserved;
     placements.push_back({std::move(*placement), std::move(*commands)});
+    service_taken = job.service.has_value();
     return true;
   });
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
@@ -369,10 +399,8 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
 
 void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
   if (std::holds_alternative<QueueEmpty>(batch.stopped)) {
-    if (batch.taken.empty()) {
-      m_queue_empty = true;
-      m_last_report.clear();
-    }
+    m_queue_empty = true;
+    if (batch.taken.empty()) m_last_report.clear();
     return;
   }
   if (const auto* unavailable = std::get_if<QueueUnavailable>(&batch.stopped)) {
@@ -443,6 +471,7 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
     try {
       Params builtins;
       if (layout) builtins = multi_node_variables(job, *layout, static_cast<int>(rank));
+      builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
       commands.push_back(render_job(job, m_fleet, slots, builtins));
     } catch (const UndefinedVariable& undefined) {
       report_once(fmt::format(
@@ -481,14 +510,16 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
   // Its timeout counts from its processes' start (task_started); until then
   // the bound is on the start itself.
   if (auto timeout = job.spec.timeout ? job.spec.timeout : m_options.default_timeout)
-    running.deadline = now + *timeout + m_options.start_allowance;
+    if (!job.spec.service) running.deadline = now + *timeout + m_options.start_allowance;
   job.state = running;
   for (const Task& t : job.tasks) {
     for (int slot : t.slots) m_slot_job[slot] = job.id;
     m_task_job[t.id] = job.id;
   }
   JobId id = job.id;
-  m_observer.job_launched(m_running.emplace(id, std::move(job)).first->second);
+  Job& launched = m_running.emplace(id, std::move(job)).first->second;
+  if (launched.spec.service) watch_service(launched, now);
+  m_observer.job_launched(launched);
   m_launched.push_back(id);
 }
 
@@ -519,6 +550,7 @@ void Scheduler::run_cancel_command(const Job& job, const Task& task) {
   try {
     Params builtins;
     if (job.layout) builtins = multi_node_variables(job.spec, *job.layout, task.rank);
+    builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
     std::string command =
         render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots, builtins);
     JobId id = job.id;

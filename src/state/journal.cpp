@@ -285,8 +285,10 @@ Status Journal::job_start(const JobStartRecord& start) {
   if (!start.timeout.empty()) record["timeout"] = exact_text(start.timeout);
   if (start.retries) record["retries"] = *start.retries;
   if (!start.cancel.empty()) record["cancel"] = exact_text(start.cancel);
+  if (!start.metrics.empty()) record["metrics"] = params_record(start.metrics);
   record["attempt"] = start.attempt;
   record["requeues"] = start.requeues;
+  if (!start.service.empty()) record["service"] = exact_text(start.service);
   if (start.nodes) {
     record["nodes"] = *start.nodes;
     nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
@@ -323,6 +325,15 @@ Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::millisecond
   record["rerun"] = rerun;
   record["duration_ms"] = duration.count();
   if (failed_rank) record["failed_rank"] = *failed_rank;
+  return append(record);
+}
+
+Status Journal::service_ready(JobId job, std::chrono::milliseconds waited,
+                              const Params& variables) {
+  nlohmann::ordered_json record = header("service_ready");
+  record["job"] = job;
+  record["waited_ms"] = waited.count();
+  record["variables"] = params_record(variables);
   return append(record);
 }
 

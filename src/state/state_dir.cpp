@@ -35,6 +35,8 @@ std::string state_dir_for(const std::string& queue_path) {
 
 std::string logs_dir(const std::string& state_dir) { return state_dir + "/logs"; }
 
+std::string outputs_dir(const std::string& state_dir) { return state_dir + "/outputs"; }
+
 void ensure_state_dir(const std::string& state_dir) {
   std::error_code error;
   std::filesystem::create_directories(logs_dir(state_dir), error);

@@ -59,6 +59,13 @@ TEST(MultiNode, MasterPortSkipsPortsInUseAndPortsGiven) {
   EXPECT_EQ(choose_master_port(all, {}), 0);
 }
 
+TEST(MultiNode, FirstFreePortStartsWhereItIsTold) {
+  EXPECT_EQ(first_free_port(29400, {}, {}), 29400);
+  EXPECT_EQ(first_free_port(29400, {29400, 29402}, {29401}), 29403);
+  EXPECT_EQ(first_free_port(65535, {}, {}), 65535);
+  EXPECT_EQ(first_free_port(65534, {65534}, {65535}), 0);
+}
+
 TEST(MultiNode, PortsInUseAreReadFromProcNetTcp) {
   std::string text =
       "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"

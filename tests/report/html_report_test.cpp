@@ -256,5 +256,21 @@ TEST(HtmlReport, TenThousandJobsStayReasonable) {
   EXPECT_EQ(count(page, "<pre class=\"log\">"), 200);
 }
 
+TEST(HtmlReport, ResultsSectionHasItsPlotsAndTable) {
+  Campaign campaign = campaign_from_records(campaign_records(2, 4), [](long) { return false; });
+  HtmlReportOptions options = options_now();
+  options.results = ResultsTable{{"id", "batch", "model", "throughput"},
+                                 {{"1", "8", "a", "1"}, {"2", "16", "a", "2"}, {"3", "8", "<b>", "3"}}};
+  options.plots.push_back(LinePlot{"throughput by batch", "batch", "throughput", {},
+                                   {{"model=a", {{8, 1}, {16, 2}}}, {"model=<b>", {{8, 3}}}}});
+  std::string page = render_html_report(campaign, options);
+  EXPECT_NE(page.find("<h2>Results (3 jobs)</h2>"), std::string::npos);
+  EXPECT_EQ(count(page, "<path class=\"series\""), 2);
+  EXPECT_NE(page.find("<table id=\"results\">"), std::string::npos);
+  EXPECT_NE(page.find("<td>&lt;b&gt;</td>"), std::string::npos);
+  EXPECT_EQ(page.find("http:"), std::string::npos);
+  EXPECT_EQ(render_html_report(campaign, options_now()).find("Results ("), std::string::npos);
+}
+
 }  // namespace
 }  // namespace runner

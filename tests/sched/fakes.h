@@ -206,6 +206,11 @@ class RecordingObserver final : public RunObserver {
     finished.emplace_back(j, e);
     durations.push_back(took);
   }
+  void service_ready(const Job& j, Clock::duration, const Params& variables) override {
+    std::string text = "ready " + j.tasks.front().command;
+    for (const auto& [name, value] : variables) text += " " + name + "=" + value;
+    events.push_back(text);
+  }
   Status checkpoint() override {
     events.push_back("checkpoint");
     return journal_fails ? Status::error("cannot write to the journal: full") : Status();

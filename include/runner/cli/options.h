@@ -12,6 +12,7 @@
 
 #include "runner/config/hosts.h"
 #include "runner/exec/ssh_executor.h"
+#include "runner/report/campaign.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/console.h"
 
@@ -81,6 +82,14 @@ struct ReportOptions {
   std::string output;             // empty: state_dir/report.html; "-": stdout
   std::vector<std::string> runs;  // run ids; empty: the latest run
   bool all_runs = false;
+  std::vector<std::string> plots;  // "METRIC:X:SERIES" of the results section
+};
+
+// `runner results`.
+struct ResultsOptions {
+  std::string queue_file = "queue.yaml";
+  std::string state_dir;
+  std::string format = "csv";  // csv, tsv, jsonl or markdown
 };
 
 int run_jobs(const RunOptions& options);
@@ -89,6 +98,10 @@ int dry_run_jobs(const RunOptions& options);
 int show_status(const StatusOptions& options);
 int show_log(const LogOptions& options);
 int write_report(const ReportOptions& options);
+// The campaign of `state_dir` for report and results, its skipped journal
+// lines warned about on stderr; a ConfigError when no run is recorded there.
+Campaign load_recorded_campaign(const std::string& state_dir);
+int show_results(const ResultsOptions& options);
 
 // Jobs in the queue file, read without the lock; 0 for a missing file,
 // nullopt for one that does not parse.
@@ -102,9 +115,12 @@ struct CheckOptions {
   SshOptions ssh;
   // How long `nvidia-smi -L` may take on a host once it is connected.
   std::chrono::seconds probe_timeout{30};
+  // Check instead that the hosts reach each other over TCP (check_network).
+  bool net = false;
 };
 
 int check_hosts(const CheckOptions& options);
+int check_network(const CheckOptions& options);
 
 // `runner submit`: an sbatch allocation that drains the queue.
 struct SubmitOptions {

@@ -33,6 +33,7 @@ class RunReporter final : public RunObserver {
   void task_output(const Job& job, const Task& task, OutputStream stream,
                    std::string_view bytes) override;
   void job_finished(const Job& job, const JobExit& exit, Clock::duration took) override;
+  void service_ready(const Job& job, Clock::duration waited, const Params& variables) override;
   Status checkpoint() override;
   void notice(const std::string& message) override;
   void warning(const std::string& message) override;

@@ -53,7 +53,8 @@ std::string render_for_job(std::string_view text, const JobSpec& job, const Flee
 //  - has `nodes: N` in broadcast mode, or more nodes than the fleet has
 //    hosts with its slots;
 //  - uses a variable that neither the job, nor a builtin (`hostname`,
-//    `slots`; with `nodes:`, multi_node.h's), nor every slot of every host that could run it defines
+//    `slots`; with `nodes:`, multi_node.h's; `NAME.GROUP` after an entry
+//    with `service: NAME`), nor every slot of every host that could run it defines
 //    (queue: hosts with at least job.slots slots; broadcast: all hosts).
 void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
                    const std::string& queue_path, JobPlacement placement = JobPlacement::queue);

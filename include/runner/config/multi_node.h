@@ -62,6 +62,8 @@ std::string node_address(const Fleet& fleet, const std::vector<int>& slot_ids,
 // host (`in_use`, from its /proc/net/tcp) nor given to another of the run's
 // jobs there (`given`); 0 when none is left below 65536.
 int choose_master_port(const std::set<int>& in_use, const std::set<int>& given);
+// The same from any port `from` up.
+int first_free_port(int from, const std::set<int>& in_use, const std::set<int>& given);
 
 // Whether other hosts cannot use `address` to reach the host it names:
 // 127.0.0.0/8, ::1, localhost.

@@ -19,7 +19,7 @@ namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
 // "command", "slots", "nodes", "timeout", "retries", "cancel",
-// "allocation_policy", and a service's (service.h).
+// "allocation_policy", "metrics", and a service's (service.h).
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
@@ -60,14 +60,18 @@ struct JobSpec {
   // different hosts, ranked from 0, started and stopped together. Unset: a
   // job of one task, without the variables of a multi-node job.
   std::optional<int> nodes;
+  // `metrics:` — metric name → regular expression whose capture group finds
+  // the metric's value in the job's log (the last match wins), file order.
+  Params metrics;
   // `service:` and its keys (service.h): it runs until the run ends.
   std::optional<ServiceSpec> service;
 };
 
 // Builds a QueueEntry from one item of the queue.yaml sequence. Throws
 // ConfigError (path, line, column) for: a mapping without `command`, a
-// nested mapping or null as a value, an empty list, `slots` that is not a
-// positive integer.
+// nested mapping (but as `metrics`) or null as a value, an empty list, `slots`
+// that is not a positive integer, a metric's regex that does not compile or
+// has no capture group.
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path);
 
 // Number of jobs the entry stands for (product of list sizes).
@@ -94,7 +98,7 @@ std::vector<QueueEntry> remainder_after_first(const QueueEntry& entry);
 // A job in canonical form, as entries of consumed.yaml, in Pegasus' form: a
 // command alone is a plain string; otherwise a mapping whose `command` and
 // parameters are one-value lists (and `nodes` when set, `slots` when not 1, `timeout`,
-// `retries`, `cancel` scalars).
+// `retries`, `cancel` scalars, `metrics` a flow mapping).
 QueueEntry canonical_entry(const JobSpec& job);
 
 // YAML text of one sequence item ("- ..." lines, each ending in '\n'),

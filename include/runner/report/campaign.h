@@ -62,6 +62,7 @@ struct CampaignJob {
   std::string host;
   std::vector<int> slot_indices;  // on its host
   Params params;
+  Params metrics;    // `metrics:`: name → regex finding its value in the log
   int line = 0;      // queue.yaml line of its entry
   SystemTime start;  // its process's start (job_pgid); until known, when it was sent
   std::optional<SystemTime> end;

@@ -2,17 +2,20 @@
 // lines of script; nothing fetched) that shows a campaign after the fact:
 // a timeline per slot with one bar per job coloured by outcome (hover for
 // command, exit status, duration), how busy each slot was, the slowest
-// jobs, the failures with their log tails, and every job in a table
-// sortable by any column. Pure: the caller gives the campaign, the time
-// and the log tails.
+// jobs, the failures with their log tails, the results table with its
+// plots when asked, and every job in a table sortable by any column. Pure:
+// the caller gives the campaign, the time, the log tails and the results.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runner/report/campaign.h"
+#include "runner/report/line_plot.h"
+#include "runner/report/results_table.h"
 
 namespace runner {
 
@@ -25,6 +28,9 @@ struct HtmlReportOptions {
   std::function<std::string(const CampaignJob&)> log_tail;
   std::size_t max_failure_logs = 200;  // failures beyond this are listed without logs
   std::size_t slowest = 10;
+  // The results section (results_table.h): the table, then these plots.
+  std::optional<ResultsTable> results;
+  std::vector<LinePlot> plots;
 };
 
 // The page. Every job bar is an SVG <rect class="job ..."> with data-job

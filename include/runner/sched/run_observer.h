@@ -32,6 +32,9 @@ class RunObserver {
   virtual void task_output(const Job& job, const Task& task, OutputStream stream,
                            std::string_view bytes) = 0;
   virtual void job_finished(const Job& job, const JobExit& exit, Clock::duration took) = 0;
+  // A service passed its readiness checks after `waited`; `variables` are
+  // what its ready_log's groups give the jobs after it.
+  virtual void service_ready(const Job& job, Clock::duration waited, const Params& variables) = 0;
   // Makes everything reported so far durable (the journal is synced):
   // called before the scheduler acts on it. An error while that cannot be
   // done (the journal cannot be written): then no job may start, and the

@@ -178,6 +178,28 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   static JobExit job_exit_of(const Job& job);
   // A job taken from the queue file, with its id.
   Job new_job(const JobSpec& spec);
+  // Services (services.cpp). Readiness: set up at launch, checked on its
+  // output, by probes on its host, and against its ready_timeout.
+  void watch_service(Job& job, Clock::time_point now);
+  void service_output(Job& job, std::string_view bytes);
+  void probe_services(Clock::time_point now);
+  void probe_readiness(Job& job);
+  void service_passed(JobId id, bool ServiceRun::*check);
+  void mark_ready_if_passed(Job& job);
+  // A running service that is not ready yet: jobs after it wait.
+  bool service_starting() const;
+  // Every job but the services is done: the run would end but for them.
+  bool only_services_left() const;
+  // Stops the services, the last started first, each after the one
+  // started after it ended.
+  void tear_down_next_service(Clock::time_point now);
+  // A service ended: its `after:` command; a service that ended before the
+  // run did is a failure, or starts again (`restart: on-failure`).
+  // False when its end is not a failure of the run.
+  bool service_ended(Job& job, const JobExit& exit, std::optional<Job>& again);
+  void run_after_command(const Job& job);
+  // Jobs but services are done, and nothing is left to take.
+  bool nothing_left_to_run() const;
   void start_launched();
   // The observer's checkpoint; false (and a retry timer) while the journal
   // cannot be written.
@@ -230,6 +252,10 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool m_stopping = false;
   bool m_interrupted = false;
   bool m_cancelling = false;  // second interrupt: staged jobs do not start
+  std::vector<JobId> m_services;  // running services, in the order they started
+  Params m_service_variables;     // what ready services' ready_log gave
+  bool m_tearing_down = false;    // the run ends: services are being stopped
+  int m_after_commands = 0;       // `after:` commands still running
   bool m_step_failed = false;  // broadcast: a job of the current step failed
   int m_failures = 0;
   bool m_unrunnable = false;  // jobs remained that no usable host could run

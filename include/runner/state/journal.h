@@ -7,13 +7,16 @@
 //   job_start   {job, run, command, slot, host, slot_index, params, line,
 //                template, slots_needed, attempt, requeues}
 //               (+ slot_indices, when the job holds several slots; timeout,
-//               retries, cancel, when the job has them; nodes and tasks
+//               retries, cancel, metrics {name: regex}, when the job has
+//               them; nodes and tasks
 //               [{rank, host, slot, slot_indices, command}], every rank's,
 //               for a job of `nodes:`, whose other fields are rank 0's)
 //   job_pgid    {job, pgid} (+ rank, for a job of `nodes:`)
 //   job_end     {job, exit (int or null), signal, error (string or null),
 //                lost, timed_out, cancelled, rerun, duration_ms}
 //               (+ failed_rank: the rank whose end stopped the others)
+//   service_ready {job, waited_ms, variables}: a service (job_start has
+//               service: its name or "true") is ready
 //               A job that is run again (lost with its host, or failed with
 //               retries left) has rerun: true and another job_start with the
 //               same id and the next attempt number.
@@ -74,8 +77,10 @@ struct JobStartRecord {
   std::string cancel;             // `cancel:` template; empty: none
   int attempt = 1;                // 2 and up: a rerun of the same job
   int requeues = 0;               // times put back after its host was lost
+  std::string service;                // `service:`: its name, or "true"; empty: not one
   std::optional<int> nodes;           // `nodes:`: a job that spans hosts
   std::vector<TaskStartRecord> tasks;  // then: every rank
+  Params metrics;                      // `metrics:`: name → regex, file order
 };
 
 // One slot of the fleet, as run_start records it.
@@ -126,6 +131,8 @@ class Journal {
   // `rerun`: the job goes back to the queue and will start again.
   Status job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
                  bool rerun = false, std::optional<int> failed_rank = std::nullopt);
+  // A service passed its readiness checks `waited` after it was sent.
+  Status service_ready(JobId job, std::chrono::milliseconds waited, const Params& variables);
   Status host_failed(std::string_view host, std::string_view message);
   Status run_end(std::string_view status);
 

@@ -21,6 +21,9 @@ std::string state_dir_for(const std::string& queue_path);
 // `state_dir/logs`
 std::string logs_dir(const std::string& state_dir);
 
+// `state_dir/outputs`: the files collected from jobs, `outputs/<id>/...`
+std::string outputs_dir(const std::string& state_dir);
+
 // Creates `state_dir` and its logs/ folder if they do not exist. Throws
 // StateError.
 void ensure_state_dir(const std::string& state_dir);

@@ -1,0 +1,35 @@
+// The numbers a job produced: what its `metrics:` patterns find in its log,
+// and the numbers of the files collected from it (state_dir/outputs/<id>/),
+// for `runner results`. Reading only.
+//
+// Threading: none.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "runner/config/params.h"
+#include "runner/report/campaign.h"
+#include "runner/report/results_table.h"
+
+namespace runner {
+
+// The numbers of one collected output file, by its name's ending: a `.json`
+// object's top-level numeric fields; a `.csv` or `.tsv` file's last row,
+// the columns whose value is a number, named by the header. Empty for any
+// other file or text that is not such a table or object. Pure.
+Params output_numbers(std::string_view file_name, std::string_view text);
+
+// The job's metrics, name → value as written: first the numbers of its
+// collected outputs (every .json/.csv/.tsv file under outputs/<id>/, in
+// path order, a later file's field replacing an earlier one's), then its
+// `metrics:` patterns' last matches in its log (rank 0's for a job that
+// spans hosts), which replace an output's field of the same name. A
+// missing log or outputs directory gives nothing.
+Params job_metrics(const std::string& state_dir, const CampaignJob& job);
+
+// results_table of the campaign, each job's metrics read from its state
+// directory.
+ResultsTable read_results(const Campaign& campaign);
+
+}  // namespace runner

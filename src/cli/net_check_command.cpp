@@ -1,0 +1,378 @@
+// `runner check --net`: whether the hosts reach each other over TCP, as the
+// ranks of a multi-node job must. Every host is surveyed (tools, interfaces
+// and addresses, ports in use); each then listens on a free port of its own
+// for the check only, every other host connects to each of its addresses
+// and its master address, and the listeners are killed (they also end by
+// themselves). Prints each host's interfaces, the reachability of every
+// ordered pair and warnings; exits 1 when a pair cannot be shown to connect.
+// Threading: none; one event loop drives every executor.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "runner/cli/options.h"
+#include "runner/config/hosts.h"
+#include "runner/config/multi_node.h"
+#include "runner/exec/executor.h"
+#include "runner/exec/net_check_scripts.h"
+#include "runner/exec/net_reachability.h"
+#include "runner/ui/console.h"
+#include "fleet_connections.h"
+
+namespace runner {
+
+namespace {
+
+// Where listeners' ports start: below the master ports multi-node jobs are
+// given (from k_first_master_port up), so that a check while a run goes on
+// never holds the port a job is about to be given.
+constexpr int k_first_check_port = k_first_master_port - 100;
+// Each connection attempt's limit (tried twice at most).
+constexpr int k_attempt_timeout_seconds = 3;
+// A listener ends by itself after this, should the runner be gone.
+constexpr int k_listener_lifetime_seconds = 120;
+
+// One host's progress through the check.
+struct NetHostCheck {
+  enum class Phase { connecting, surveying, surveyed, starting_listener, probing, done };
+  Phase phase = Phase::connecting;
+  std::string failure;  // non-empty: the host takes no further part, and why
+  HostSurvey survey;
+  std::string listener_note;  // why it does not listen, when it does not
+  int port = 0;
+  bool listening = false;
+  bool listener_running = false;
+  std::string listener_output;
+  std::optional<std::string> prober;
+  bool probed = false;
+  std::string probe_output;
+};
+
+// What a multi-node job whose rank 0 is `hosts[rank0]` gives as
+// master_addr: its node address, unless that is a loopback one and another
+// host is elsewhere, when it is the host's first address that others can
+// use (as `hostname -I` lists them).
+std::string master_address_among(const std::vector<NetHost>& hosts, std::size_t rank0) {
+  const NetHost& host = hosts[rank0];
+  bool elsewhere = std::any_of(hosts.begin(), hosts.end(), [](const NetHost& other) {
+    return !is_loopback(other.master_address);
+  });
+  if (!is_loopback(host.master_address) || !elsewhere) return host.master_address;
+  for (const InterfaceAddress& entry : host.addresses) {
+    if (!is_loopback_address(entry.address) && !is_ipv6_link_local(entry.address)) {
+      return entry.address;
+    }
+  }
+  return host.master_address;
+}
+
+std::string token_of(int host) { return fmt::format("runner-net-check-{}", host); }
+
+// What a prober said instead of the target's token: why it failed, or the
+// token of another host's listener (the same address on two hosts, such as
+// docker0's, leads each to itself).
+std::string why_not(const Fleet& fleet, const std::string& said) {
+  for (std::size_t h = 0; h < fleet.hosts.size(); ++h) {
+    if (said == token_of(static_cast<int>(h))) {
+      return "answered by " + fleet.hosts[h].name + "'s listener";
+    }
+  }
+  return said;
+}
+
+class NetCheck final : public ExecutorEvents {
+ public:
+  explicit NetCheck(std::vector<NetHostCheck>& checks) : m_checks(checks) {}
+
+  void set_executors(std::vector<Executor*> executors) { m_executors = std::move(executors); }
+
+  void host_ready(int host) override {
+    m_checks[host].phase = NetHostCheck::Phase::surveying;
+    m_executors[host]->run_command(host_survey_command(),
+                                   [this, host](const JobExit& exit, const std::string& output) {
+                                     surveyed(host, exit, output);
+                                   });
+  }
+
+  void host_failed(int host, const Status& error) override {
+    NetHostCheck& check = m_checks[host];
+    check.listener_running = false;
+    if (check.phase != NetHostCheck::Phase::done || check.failure.empty()) {
+      check.failure = error.message();
+    }
+    check.phase = NetHostCheck::Phase::done;
+  }
+
+  void task_started(TaskId, long) override {}
+  // Listeners are killed at the end; a kill that does not arrive is one
+  // the listener's own lifetime makes up for.
+  void signal_failed(TaskId, int, const std::string&) override {}
+
+  void task_output(TaskId task, OutputStream, std::string_view bytes) override {
+    NetHostCheck& check = m_checks[task - 1];
+    check.listener_output.append(bytes);
+    if (check.phase == NetHostCheck::Phase::starting_listener &&
+        check.listener_output.find(std::string(k_listening_line) + "\n") != std::string::npos) {
+      check.listening = true;
+      check.phase = NetHostCheck::Phase::surveyed;
+    }
+  }
+
+  void task_exited(TaskId task, const JobExit& exit) override {
+    NetHostCheck& check = m_checks[task - 1];
+    check.listener_running = false;
+    if (check.phase != NetHostCheck::Phase::starting_listener) return;
+    std::string said = check.listener_output.substr(0, check.listener_output.find('\n'));
+    check.listener_note = said.empty() ? "its listener ended: " + exit.error() : said;
+    check.phase = NetHostCheck::Phase::surveyed;
+  }
+
+  // Starts the host's listener on `port` with `tool`.
+  void start_listener(int host, const std::string& tool, int port) {
+    NetHostCheck& check = m_checks[host];
+    check.port = port;
+    check.phase = NetHostCheck::Phase::starting_listener;
+    check.listener_running = true;
+    m_executors[host]->start_task(
+        static_cast<TaskId>(host) + 1,
+        listener_command(tool, port, token_of(host), k_listener_lifetime_seconds));
+  }
+
+  // Starts the host's prober against `targets`.
+  void start_prober(int host, const std::vector<ProbeTarget>& targets) {
+    NetHostCheck& check = m_checks[host];
+    check.phase = NetHostCheck::Phase::probing;
+    m_executors[host]->run_command(
+        prober_command(*check.prober, check.survey.tools, targets, k_attempt_timeout_seconds),
+        [this, host](const JobExit& exit, const std::string& output) {
+          NetHostCheck& check = m_checks[host];
+          if (check.phase != NetHostCheck::Phase::probing) return;
+          check.phase = NetHostCheck::Phase::done;
+          check.probed = !exit.lost();
+          check.probe_output = output;
+        });
+  }
+
+  void stop_listener(int host) {
+    if (m_checks[host].listener_running) {
+      m_executors[host]->signal_task(static_cast<TaskId>(host) + 1, SIGKILL);
+    }
+  }
+
+ private:
+  void surveyed(int host, const JobExit& exit, const std::string& output) {
+    NetHostCheck& check = m_checks[host];
+    if (check.phase != NetHostCheck::Phase::surveying) return;
+    check.phase = NetHostCheck::Phase::surveyed;
+    if (exit.lost() || !exit.error().empty()) {
+      check.failure = "cannot run commands: " + exit.error();
+      check.phase = NetHostCheck::Phase::done;
+      return;
+    }
+    check.survey = parse_host_survey(output);
+    check.prober = prober_tool(check.survey.tools);
+    if (!listener_tool(check.survey.tools)) check.listener_note = "no python3, perl or nc to listen with";
+  }
+
+  std::vector<NetHostCheck>& m_checks;
+  std::vector<Executor*> m_executors;
+};
+
+using Phase = NetHostCheck::Phase;
+
+bool all_past(const std::vector<NetHostCheck>& checks, std::initializer_list<Phase> waiting) {
+  return std::none_of(checks.begin(), checks.end(), [&](const NetHostCheck& check) {
+    return std::find(waiting.begin(), waiting.end(), check.phase) != waiting.end();
+  });
+}
+
+void print_host(const Host& host, const NetHostCheck& check) {
+  if (!check.failure.empty()) {
+    fmt::print("{}: FAILED: {}\n", host.name, check.failure);
+    return;
+  }
+  std::vector<std::string> parts;
+  parts.push_back(check.survey.interfaces_from.empty() ? "no interface listing"
+                                                       : "read with " + check.survey.interfaces_from);
+  parts.push_back(check.listening ? fmt::format("listened on port {}", check.port)
+                                  : "cannot listen: " + check.listener_note);
+  parts.push_back(check.prober ? "probed with " + *check.prober
+                               : "cannot probe: no python3, perl, bash or nc");
+  fmt::print("{}: {}\n", host.name, fmt::join(parts, ", "));
+  std::vector<std::string> interfaces;
+  std::map<std::string, std::vector<std::string>> addresses;
+  for (const InterfaceAddress& entry : check.survey.addresses) {
+    if (!addresses.count(entry.interface)) interfaces.push_back(entry.interface);
+    addresses[entry.interface].push_back(
+        entry.prefix < 0 ? entry.address : fmt::format("{}/{}", entry.address, entry.prefix));
+  }
+  std::size_t width = 0;
+  for (const std::string& name : interfaces) width = std::max(width, name.size());
+  for (const std::string& name : interfaces) {
+    fmt::print("  {:<{}}  {}\n", name, width, fmt::join(addresses[name], " "));
+  }
+}
+
+std::string describe_path(const PathResult& path) {
+  std::string text = path.candidate.address;
+  if (!path.candidate.interface.empty()) text += " (" + path.candidate.interface + ")";
+  if (path.candidate.master) text += " [master]";
+  if (!path.answered) text += ": " + path.why;
+  return text;
+}
+
+void print_pair(const Fleet& fleet, const PairReachability& pair) {
+  std::vector<std::string> working, failed;
+  for (const PathResult& path : pair.paths) {
+    (path.answered ? working : failed).push_back(describe_path(path));
+  }
+  fmt::print("  {} -> {}: {}", fleet.hosts[pair.from].name, fleet.hosts[pair.to].name,
+             working.empty() ? "NONE" : fmt::format("{}", fmt::join(working, ", ")));
+  if (!failed.empty()) fmt::print("; failed: {}", fmt::join(failed, "; "));
+  fmt::print("\n");
+}
+
+}  // namespace
+
+int check_network(const CheckOptions& options) {
+  signal(SIGPIPE, SIG_IGN);
+  Fleet fleet = load_hosts(options.hosts_file);
+  Console console(stdout, stderr, ColorMode::never, 1);
+  std::shared_ptr<SshContext> context =
+      prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
+
+  std::vector<NetHostCheck> checks(fleet.hosts.size());
+  NetCheck net_check(checks);
+  FleetConnections connections(fleet, context, net_check);
+  net_check.set_executors(connections.executors());
+  connections.connect();
+
+  // Runs the loop until `done` or the time is up; then `late` names the
+  // hosts still waiting.
+  auto run_until = [&](const std::function<bool()>& done, Clock::duration limit,
+                       const std::function<void(NetHostCheck&)>& late) {
+    Clock::time_point give_up = Clock::now() + limit;
+    while (!done() && Clock::now() < give_up) connections.run_once(std::chrono::milliseconds(100));
+    if (!done()) std::for_each(checks.begin(), checks.end(), late);
+  };
+
+  run_until([&] { return all_past(checks, {Phase::connecting, Phase::surveying}); },
+            options.ssh.connect_timeout * 3 + options.probe_timeout, [](NetHostCheck& check) {
+              if (check.phase != Phase::connecting && check.phase != Phase::surveying) return;
+              check.failure = check.phase == Phase::connecting
+                                  ? "no answer in time"
+                                  : "connected, but the survey did not finish in time";
+              check.phase = Phase::done;
+            });
+
+  // Ports differ between hosts: two names of hosts.yaml may be one machine.
+  std::set<int> taken;
+  for (std::size_t h = 0; h < checks.size(); ++h) {
+    NetHostCheck& check = checks[h];
+    std::optional<std::string> tool = listener_tool(check.survey.tools);
+    if (check.phase != Phase::surveyed || !tool) continue;
+    int port = first_free_port(k_first_check_port, check.survey.ports_in_use, taken);
+    if (port == 0) {
+      check.listener_note = fmt::format("no free port from {} up", k_first_check_port);
+      continue;
+    }
+    taken.insert(port);
+    net_check.start_listener(static_cast<int>(h), *tool, port);
+  }
+  run_until([&] { return all_past(checks, {Phase::starting_listener}); }, options.probe_timeout,
+            [](NetHostCheck& check) {
+              if (check.phase != Phase::starting_listener) return;
+              check.listener_note = "its listener did not start in time";
+              check.phase = Phase::surveyed;
+            });
+
+  std::vector<NetHost> hosts(fleet.hosts.size());
+  std::map<int, int> host_of_port;
+  for (std::size_t h = 0; h < checks.size(); ++h) {
+    hosts[h].name = fleet.hosts[h].name;
+    hosts[h].master_address =
+        node_address(fleet, fleet.hosts[h].slots, connections.executors()[h]->address());
+    hosts[h].addresses = checks[h].survey.addresses;
+  }
+  const std::vector<NetHost> as_reached = hosts;
+  for (std::size_t h = 0; h < checks.size(); ++h) {
+    hosts[h].master_address = master_address_among(as_reached, h);
+    hosts[h].listening = checks[h].listening && checks[h].failure.empty();
+    if (hosts[h].listening) host_of_port[checks[h].port] = static_cast<int>(h);
+  }
+  for (std::size_t h = 0; h < checks.size(); ++h) {
+    if (checks[h].phase != Phase::surveyed || !checks[h].prober) continue;
+    std::vector<ProbeTarget> targets;
+    for (const auto& [port, target] : host_of_port) {
+      if (target == static_cast<int>(h)) continue;
+      for (const CandidateAddress& candidate : candidate_addresses(hosts[target])) {
+        targets.push_back({candidate.address, port, token_of(target)});
+      }
+    }
+    net_check.start_prober(static_cast<int>(h), targets);
+  }
+  run_until([&] { return all_past(checks, {Phase::probing}); },
+            std::chrono::seconds(2 * k_attempt_timeout_seconds + 10), [](NetHostCheck& check) {
+              if (check.phase == Phase::probing) check.phase = Phase::done;
+            });
+
+  for (std::size_t h = 0; h < checks.size(); ++h) net_check.stop_listener(static_cast<int>(h));
+  run_until(
+      [&] {
+        return std::none_of(checks.begin(), checks.end(),
+                            [](const NetHostCheck& check) { return check.listener_running; });
+      },
+      std::chrono::seconds(5), [](NetHostCheck&) {});
+  connections.close();
+
+  std::vector<NetProbe> probes;
+  for (std::size_t h = 0; h < checks.size(); ++h) {
+    hosts[h].probing = checks[h].probed && checks[h].failure.empty();
+    for (const ProbeAnswer& answer : parse_probe_answers(checks[h].probe_output)) {
+      auto target = host_of_port.find(answer.port);
+      if (target == host_of_port.end()) continue;
+      bool answered = answer.said == token_of(target->second);
+      probes.push_back({static_cast<int>(h), target->second, answer.address, answered,
+                        answered ? "" : why_not(fleet, answer.said)});
+    }
+  }
+  NetAnalysis analysis = analyse_reachability(hosts, probes);
+
+  for (std::size_t h = 0; h < checks.size(); ++h) print_host(fleet.hosts[h], checks[h]);
+  fmt::print("\nreachability (from -> to: the addresses that answered; [master]: the master "
+             "address):\n");
+  for (const PairReachability& pair : analysis.pairs) print_pair(fleet, pair);
+  std::vector<std::string> warnings = analysis.warnings;
+  std::size_t unchecked = 0;
+  for (std::size_t from = 0; from < checks.size(); ++from) {
+    for (std::size_t to = 0; to < checks.size(); ++to) {
+      if (from == to || (hosts[from].probing && hosts[to].listening)) continue;
+      ++unchecked;
+    }
+  }
+  if (unchecked > 0) {
+    warnings.push_back(fmt::format("{} ordered pair{} of hosts could not be checked (see the hosts "
+                                   "above)",
+                                   unchecked, unchecked == 1 ? "" : "s"));
+  }
+  if (!warnings.empty()) {
+    fmt::print("\nwarnings:\n");
+    for (const std::string& warning : warnings) fmt::print("  {}\n", warning);
+  }
+  std::fflush(stdout);
+  if (analysis.some_pair_unreachable || unchecked > 0) {
+    console.error(analysis.some_pair_unreachable ? "some hosts cannot reach each other"
+                                                 : "the network between some hosts is unknown");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace runner

@@ -1,0 +1,149 @@
+// Metric values of a job: its collected output files' numbers and its log's
+// `metrics:` matches.
+#include "runner/report/job_metrics.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <system_error>
+#include <vector>
+
+#include "runner/config/metrics.h"
+#include "runner/report/log_files.h"
+#include "runner/state/state_dir.h"
+
+namespace runner {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ends_with(std::string_view text, std::string_view tail) {
+  return text.size() >= tail.size() &&
+         std::equal(tail.rbegin(), tail.rend(), text.rbegin(), [](char a, char b) {
+           return a == std::tolower(static_cast<unsigned char>(b));
+         });
+}
+
+void set_metric(Params& metrics, const std::string& name, const std::string& value) {
+  for (auto& [known, old] : metrics)
+    if (known == name) {
+      old = value;
+      return;
+    }
+  metrics.emplace_back(name, value);
+}
+
+bool is_number(std::string_view text) {
+  if (text.empty()) return false;
+  std::string copy(text);
+  char* end = nullptr;
+  std::strtod(copy.c_str(), &end);
+  return end == copy.c_str() + copy.size() && !std::isspace(static_cast<unsigned char>(copy[0]));
+}
+
+// One line of a CSV (quoted fields, "" inside quotes) or TSV (plain) file.
+std::vector<std::string> split_row(std::string_view line, char separator) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (separator == ',' && c == '"') {
+      if (quoted && i + 1 < line.size() && line[i + 1] == '"') {
+        cells.back().push_back('"');
+        ++i;
+      } else {
+        quoted = !quoted;
+      }
+    } else if (c == separator && !quoted) {
+      cells.emplace_back();
+    } else {
+      cells.back().push_back(c);
+    }
+  }
+  return cells;
+}
+
+Params last_row_numbers(std::string_view text, char separator) {
+  std::vector<std::string_view> lines;
+  for (std::size_t begin = 0; begin < text.size();) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(begin, end - begin);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") != std::string_view::npos) lines.push_back(line);
+    begin = end + 1;
+  }
+  Params numbers;
+  if (lines.size() < 2) return numbers;
+  std::vector<std::string> header = split_row(lines.front(), separator);
+  std::vector<std::string> last = split_row(lines.back(), separator);
+  for (std::size_t i = 0; i < header.size() && i < last.size(); ++i)
+    if (!header[i].empty() && is_number(last[i])) set_metric(numbers, header[i], last[i]);
+  return numbers;
+}
+
+Params json_numbers(std::string_view text) {
+  Params numbers;
+  nlohmann::ordered_json object = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (!object.is_object()) return numbers;
+  for (const auto& [name, value] : object.items())
+    if (value.is_number()) numbers.emplace_back(name, value.dump());
+  return numbers;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// The log the job's metrics are read from: rank 0's for a job that spans
+// hosts, else its one log.
+std::string metrics_log(const std::string& state_dir, const CampaignJob& job) {
+  return job.is_gang() ? task_log_path(state_dir, job.id, 0) : job_log_path(state_dir, job.id);
+}
+
+}  // namespace
+
+Params output_numbers(std::string_view file_name, std::string_view text) {
+  if (ends_with(file_name, ".json")) return json_numbers(text);
+  if (ends_with(file_name, ".csv")) return last_row_numbers(text, ',');
+  if (ends_with(file_name, ".tsv")) return last_row_numbers(text, '\t');
+  return {};
+}
+
+Params job_metrics(const std::string& state_dir, const CampaignJob& job) {
+  Params metrics;
+  fs::path outputs = fs::path(outputs_dir(state_dir)) / std::to_string(job.id);
+  std::error_code error;
+  std::vector<fs::path> files;
+  for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;
+       it.increment(error))
+    if (it->is_regular_file(error)) files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files)
+    for (const auto& [name, value] : output_numbers(file.filename().string(), read_file(file)))
+      set_metric(metrics, name, value);
+
+  if (job.metrics.empty()) return metrics;
+  std::string log = read_file(metrics_log(state_dir, job));
+  for (const auto& [name, pattern] : job.metrics) {
+    // The queue's check lets none through; a hand-edited journal might.
+    if (metric_pattern_problem(pattern)) continue;
+    std::optional<std::string> value = last_metric_match(std::regex(pattern), log);
+    if (value) set_metric(metrics, name, *value);
+  }
+  return metrics;
+}
+
+ResultsTable read_results(const Campaign& campaign) {
+  return results_table(
+      campaign, [&](const CampaignJob& job) { return job_metrics(campaign.state_dir, job); });
+}
+
+}  // namespace runner

@@ -1,0 +1,202 @@
+// The scheduler's side of services (`service:`): a job that keeps its slots
+// until the run ends. It is ready once every readiness check it has passed
+// (its `ready:` command exited 0 on its host, its `ready_port` is open there,
+// its output matched `ready_log`); until then the jobs after it wait. When
+// every other job is done, services are stopped, the last started first,
+// each followed by its `after:` command.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "runner/config/job_render.h"
+#include "runner/config/template.h"
+#include "runner/sched/scheduler.h"
+#include "runner/ui/exit_text.h"
+
+namespace runner {
+
+namespace {
+
+// How often a readiness probe is run again.
+constexpr auto k_probe_interval = std::chrono::seconds(1);
+// How much of a service's output is kept to match `ready_log` against.
+constexpr std::size_t k_output_kept = 64 * 1024;
+
+std::string service_name(const Job& job) {
+  const std::string& name = job.spec.service->name;
+  return name.empty() ? fmt::format("#{}", job.id) : fmt::format("#{} ({})", job.id, name);
+}
+
+}  // namespace
+
+void Scheduler::watch_service(Job& job, Clock::time_point now) {
+  const ServiceSpec& spec = *job.spec.service;
+  ServiceRun service;
+  service.ready_by = now + spec.ready_timeout;
+  service.command_passed = spec.ready.empty();
+  service.port_passed = !spec.ready_port;
+  service.log_passed = spec.ready_log.empty();
+  if (!spec.ready_log.empty()) {
+    std::string error;
+    service.log_pattern = compile_ready_pattern(spec.ready_log, error);
+  }
+  job.running().service = std::move(service);
+  m_services.push_back(job.id);
+}
+
+void Scheduler::service_output(Job& job, std::string_view bytes) {
+  ServiceRun& service = *job.running().service;
+  if (service.ready || service.log_passed || !service.log_pattern) return;
+  service.output.append(bytes);
+  if (service.output.size() > k_output_kept)
+    service.output.erase(0, service.output.size() - k_output_kept);
+  std::smatch match;
+  if (!std::regex_search(service.output, match, service.log_pattern->regex)) return;
+  service.variables = ready_variables(job.spec.service->name.empty() ? std::to_string(job.id)
+                                                                     : job.spec.service->name,
+                                      *service.log_pattern, match);
+  service.log_passed = true;
+  service.output.clear();
+  mark_ready_if_passed(job);
+}
+
+void Scheduler::probe_services(Clock::time_point now) {
+  for (JobId id : m_services) {
+    Job& job = m_running.at(id);
+    ServiceRun& service = *job.running().service;
+    if (service.ready || job.running().kill_at) continue;
+    if (now >= service.ready_by) {
+      service.not_ready_in_time = true;
+      m_observer.warning(fmt::format(
+          "service {} [{}] was not ready within {}; stopping it", service_name(job), job.label(),
+          job.spec.service->ready_timeout_text.empty() ? "10m"
+                                                       : job.spec.service->ready_timeout_text));
+      stop_job(job, now);
+      continue;
+    }
+    if (!job.tasks.front().started() || service.probes_in_flight > 0) continue;
+    if (service.next_probe && now < *service.next_probe) continue;
+    service.next_probe = now + k_probe_interval;
+    probe_readiness(job);
+  }
+}
+
+void Scheduler::probe_readiness(Job& job) {
+  ServiceRun& service = *job.running().service;
+  const Task& task = job.tasks.front();
+  JobId id = job.id;
+  if (!service.command_passed) {
+    try {
+      std::string command = render_for_job(job.spec.service->ready, job.spec, m_fleet, task.slots,
+                                           m_service_variables);
+      ++service.probes_in_flight;
+      m_executors[task.host]->run_command(command, [this, id](const JobExit& exit,
+                                                              const std::string&) {
+        if (exit.succeeded()) service_passed(id, &ServiceRun::command_passed);
+        else service_passed(id, nullptr);
+      });
+    } catch (const std::runtime_error& error) {  // UndefinedVariable, TemplateError
+      m_observer.warning(fmt::format("#{}: its ready command: {}", id, error.what()));
+      service.command_passed = true;
+    }
+  }
+  if (!service.port_passed) {
+    ++service.probes_in_flight;
+    int port = *job.spec.service->ready_port;
+    m_executors[task.host]->survey_network([this, id, port](const Result<NetworkSurvey>& survey) {
+      bool open = survey && survey->ports_in_use.count(port) > 0;
+      service_passed(id, open ? &ServiceRun::port_passed : nullptr);
+    });
+  }
+}
+
+void Scheduler::service_passed(JobId id, bool ServiceRun::*check) {
+  auto it = m_running.find(id);
+  if (it == m_running.end() || !it->second.running().service) return;
+  ServiceRun& service = *it->second.running().service;
+  --service.probes_in_flight;
+  if (check) service.*check = true;
+  mark_ready_if_passed(it->second);
+}
+
+void Scheduler::mark_ready_if_passed(Job& job) {
+  Running& running = job.running();
+  ServiceRun& service = *running.service;
+  if (service.ready || running.kill_at || !job.tasks.front().started()) return;
+  if (!service.command_passed || !service.port_passed || !service.log_passed) return;
+  service.ready = true;
+  for (const auto& [name, value] : service.variables)
+    if (!find_param(m_service_variables, name)) m_service_variables.emplace_back(name, value);
+  m_observer.service_ready(job, m_options.clock() - running.start, service.variables);
+  m_queue_dirty = true;
+}
+
+bool Scheduler::service_starting() const {
+  return std::any_of(m_services.begin(), m_services.end(), [&](JobId id) {
+    return !m_running.at(id).running().service->ready;
+  });
+}
+
+bool Scheduler::only_services_left() const {
+  return m_staging.empty() && m_running.size() == m_services.size();
+}
+
+void Scheduler::tear_down_next_service(Clock::time_point now) {
+  m_tearing_down = true;
+  // One at a time, the last started first: a server goes before the
+  // coordinator it registered with.
+  for (auto it = m_services.rbegin(); it != m_services.rend(); ++it) {
+    Job& job = m_running.at(*it);
+    if (job.running().service->torn_down) return;  // wait for it to end
+    job.running().service->torn_down = true;
+    if (!job.running().kill_at) stop_job(job, now);
+    return;
+  }
+}
+
+bool Scheduler::service_ended(Job& job, const JobExit& exit, std::optional<Job>& again) {
+  std::erase(m_services, job.id);
+  const Running& running = job.running();
+  const ServiceRun& service = *running.service;
+  bool stopped = service.torn_down || running.cancelled;
+  if (!stopped && !service.not_ready_in_time && job.spec.service->restart_on_failure &&
+      !m_stopping) {
+    m_observer.warning(fmt::format("service {} [{}] ended: {}; starting it again",
+                                   service_name(job), job.label(), describe_exit(exit)));
+    again = job;
+    again->tasks.clear();
+    ++again->attempt;
+    again->state = Queued{};
+    return false;
+  }
+  run_after_command(job);
+  if (stopped) return false;
+  if (!service.not_ready_in_time)
+    m_observer.warning(fmt::format("service {} [{}] ended before the run did: {}",
+                                   service_name(job), job.label(), describe_exit(exit)));
+  return true;
+}
+
+void Scheduler::run_after_command(const Job& job) {
+  const std::string& after = job.spec.service->after;
+  if (after.empty()) return;
+  const Task& task = job.tasks.front();
+  try {
+    std::string command =
+        render_for_job(after, job.spec, m_fleet, task.slots, m_service_variables);
+    ++m_after_commands;
+    JobId id = job.id;
+    m_executors[task.host]->run_command(
+        command, [this, id](const JobExit& exit, const std::string& output) {
+          --m_after_commands;
+          if (!exit.succeeded())
+            m_observer.warning(fmt::format("the after command of #{} failed ({}){}{}", id,
+                                           describe_exit(exit), output.empty() ? "" : ": ",
+                                           output));
+        });
+  } catch (const std::runtime_error& error) {  // UndefinedVariable, TemplateError
+    m_observer.warning(fmt::format("#{}: its after command: {}", job.id, error.what()));
+  }
+}
+
+}  // namespace runner

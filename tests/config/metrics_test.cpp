@@ -1,0 +1,101 @@
+// Tests for the `metrics:` key: its place in a queue entry (accepted as the
+// one mapping value, checked, expanded, written back) and the last value a
+// pattern finds in a log.
+#include "runner/config/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "runner/config/config_error.h"
+#include "runner/config/queue_entry.h"
+
+namespace runner {
+namespace {
+
+QueueEntry entry_from(const std::string& yaml) {
+  return parse_queue_entry(YAML::Load(yaml)[0], "queue.yaml");
+}
+
+TEST(MetricsKey, IsTheOneMappingValueAndEveryJobOfTheEntryCarriesIt) {
+  QueueEntry entry = entry_from(
+      "- command: bench --batch <<batch>>\n"
+      "  batch: [8, 16]\n"
+      "  metrics: {throughput: 'throughput: ([0-9.]+)', loss: 'loss=(\\S+)'}\n");
+  std::vector<JobSpec> jobs = expand(entry);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[1].params, (Params{{"batch", "16"}}));
+  EXPECT_EQ(jobs[1].metrics,
+            (Params{{"throughput", "throughput: ([0-9.]+)"}, {"loss", "loss=(\\S+)"}}));
+}
+
+TEST(MetricsKey, RemainderAndConsumedYamlKeepItAsAMapping) {
+  QueueEntry entry = entry_from(
+      "- command: bench <<batch>>\n"
+      "  metrics:\n"
+      "    throughput: 'throughput: ([0-9.]+)'\n"
+      "  batch: [8, 16]\n");
+  std::vector<QueueEntry> rest = remainder_after_first(entry);
+  ASSERT_EQ(rest.size(), 1u);
+  std::string text = entry_to_yaml(rest[0]);
+  EXPECT_EQ(text,
+            "- command: bench <<batch>>\n"
+            "  metrics: {throughput: \"throughput: ([0-9.]+)\"}\n"
+            "  batch: [16]\n");
+  EXPECT_EQ(first_job(entry_from(text)).metrics, first_job(entry).metrics);
+
+  std::string consumed = entry_to_yaml(canonical_entry(first_job(entry)));
+  EXPECT_EQ(first_job(entry_from(consumed)).metrics,
+            (Params{{"throughput", "throughput: ([0-9.]+)"}}));
+}
+
+TEST(MetricsKey, OtherKeysStillRefuseAMapping) {
+  EXPECT_THROW(entry_from("- command: x\n  model: {a: b}\n"), ConfigError);
+}
+
+TEST(MetricsKey, BadPatternsAreConfigErrorsAtTheirLineWithTheFix) {
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"- command: x\n  metrics:\n    loss: 'loss: [0-9.]+'\n", "has no capture group"},
+           {"- command: x\n  metrics:\n    loss: 'loss: ([0-9.]+'\n", "does not compile"},
+           {"- command: x\n  metrics:\n    loss: [a, b]\n", "one regular expression"},
+           {"- command: x\n  metrics: 'loss: (.*)'\n  #\n", "must be a mapping"}}) {
+    try {
+      entry_from(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ConfigError& error) {
+      EXPECT_EQ(error.file(), "queue.yaml");
+      EXPECT_GE(error.line(), 2) << text;
+      EXPECT_NE(error.detail().find(needle), std::string::npos) << error.what();
+      EXPECT_NE(error.detail().find("like"), std::string::npos) << error.what();
+    }
+  }
+}
+
+TEST(MetricsKey, TheErrorNamesTheMetricAndItsLine) {
+  try {
+    entry_from("- command: x\n  metrics:\n    ok: 'a(1)'\n    loss: 'loss'\n");
+    FAIL();
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.line(), 4);
+    EXPECT_NE(error.detail().find("metric `loss`, `loss`, has no capture group"), std::string::npos)
+        << error.detail();
+  }
+}
+
+TEST(LastMetricMatch, TheLastMatchOfTheLogWins) {
+  std::regex pattern("throughput: ([0-9.]+)");
+  EXPECT_EQ(last_metric_match(pattern, "throughput: 1\nthroughput: 2 throughput: 3\nend\n"), "3");
+  EXPECT_EQ(last_metric_match(pattern, "step 1\rthroughput: 4.5\rstep 2"), "4.5");
+  EXPECT_EQ(last_metric_match(pattern, "throughput: 7"), "7");
+  EXPECT_EQ(last_metric_match(pattern, "nothing here\n"), std::nullopt);
+  EXPECT_EQ(last_metric_match(pattern, ""), std::nullopt);
+}
+
+TEST(MetricsYaml, RoundTripsInOrder) {
+  Params metrics{{"b", "x: (1)"}, {"a", "'q' (\\d+)"}};
+  EXPECT_EQ(metrics_from_yaml(metrics_to_yaml(metrics)), metrics);
+  EXPECT_TRUE(metrics_from_yaml("[1, 2]").empty());
+}
+
+}  // namespace
+}  // namespace runner

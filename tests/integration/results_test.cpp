@@ -1,0 +1,89 @@
+// `runner results` and the report's plot with the real binary: a sweep on
+// two local slots whose jobs print their throughput, read back as one table.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/process.h"
+#include "support/temp_dir.h"
+#include "support/text.h"
+
+namespace runner {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+struct Results : ::testing::Test {
+  TempDir dir;
+
+  void SetUp() override {
+    dir.write("hosts.yaml", "- hostname: localhost\n  slots: 2\n");
+    dir.write("queue.yaml",
+              "- command: \"echo throughput: 1; echo throughput: <<batch>>0 <<model>>\"\n"
+              "  model: [a, b]\n"
+              "  batch: [1, 2]\n"
+              "  metrics: {throughput: 'throughput: ([0-9.]+)'}\n");
+  }
+
+  ProcessResult runner(std::vector<std::string> args) {
+    return testing::run_process(testing::runner_spec(std::move(args), dir.path()));
+  }
+};
+
+// Each CSV line with its slot and duration (which vary from run to run) blanked.
+std::string without_slot_and_duration(const std::string& csv) {
+  std::istringstream lines(csv);
+  std::string out;
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    if (cells.size() > 6) cells[4] = cells[7] = "";
+    for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
+    out += "\n";
+  }
+  return out;
+}
+
+TEST_F(Results, TableOfASweepWithTheMetricItsJobsPrinted) {
+  ProcessResult run = runner({"queue"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  ProcessResult results = runner({"results"});
+  ASSERT_EQ(results.status, 0) << results.err;
+  EXPECT_EQ(without_slot_and_duration(results.out),
+            "id,batch,model,host,,outcome,exit,,attempts,throughput\n"
+            "1,1,a,localhost,,succeeded,0,,1,10\n"
+            "2,2,a,localhost,,succeeded,0,,1,20\n"
+            "3,1,b,localhost,,succeeded,0,,1,10\n"
+            "4,2,b,localhost,,succeeded,0,,1,20\n")
+      << results.out;
+
+  ProcessResult markdown = runner({"results", "--format", "markdown"});
+  ASSERT_EQ(markdown.status, 0) << markdown.err;
+  EXPECT_EQ(testing::count(markdown.out, "\n"), 6);
+  EXPECT_EQ(markdown.out.rfind("| id | batch | model | host | slot |", 0), 0u) << markdown.out;
+
+  ProcessResult report = runner({"report", "--plot", "throughput:batch:model", "-o", "-"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_EQ(testing::count(report.out, "<path class=\"series\""), 2);
+  EXPECT_NE(report.out.find("<table id=\"results\">"), std::string::npos);
+
+  ProcessResult bad = runner({"report", "--plot", "latency:batch:model", "-o", "-"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("no column `latency`"), std::string::npos) << bad.err;
+}
+
+TEST_F(Results, ARegexWithoutCaptureGroupIsRefusedBeforeAnythingRuns) {
+  dir.write("queue.yaml",
+            "- command: echo hi\n"
+            "  metrics:\n"
+            "    throughput: 'throughput: [0-9]+'\n");
+  ProcessResult run = runner({"queue"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("queue.yaml:3"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("has no capture group"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace runner

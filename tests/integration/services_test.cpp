@@ -1,0 +1,97 @@
+// Services (`service:`) run by the real binary over real sshd: a
+// coordinator whose ready line carries its address, a server waited for by
+// its port, a client that talks to both and writes a TSV, and teardown that
+// leaves nothing running and runs each service's `after:` command.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "support/loopback_fleet.h"
+#include "support/loopback_port.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+#include "support/text.h"
+
+namespace runner {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+constexpr const char* k_coordinator =
+    "import http.server, sys\n"
+    "server = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)\n"
+    "print('booting', flush=True)\n"
+    "print('Started at 127.0.0.1:%d' % server.server_port, flush=True)\n"
+    "server.serve_forever()\n";
+
+struct Services : ::testing::Test {
+  TempDir dir;
+  testing::LoopbackFleet fleet{dir};
+
+  void start_hosts(int n) {
+    if (fleet.start(n)) return;
+    if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it";
+    GTEST_SKIP() << "no sshd on this machine";
+  }
+};
+
+TEST_F(Services, ACoordinatorServersAndAClientRunFromOneQueueAndAreTornDown) {
+  start_hosts(2);
+  if (HasFatalFailure() || IsSkipped()) return;
+  fleet.write_hosts(2);
+  std::string coordinator = dir.write("coordinator.py", k_coordinator);
+  int port = testing::unused_port();
+  std::string d = dir.path();
+  dir.write("queue.yaml",
+            "- command: /usr/bin/python3 -u " + coordinator + "\n"
+            "  service: dht\n"
+            "  ready_log: 'Started at (?<addr>\\S+)'\n"
+            "  after: touch " + d + "/after-dht\n"
+            "- command: cd " + d + " && /usr/bin/python3 -m http.server " + std::to_string(port) +
+            " --bind 127.0.0.1\n"
+            "  service: server\n"
+            "  ready_port: " + std::to_string(port) + "\n"
+            "  after: touch " + d + "/after-server\n"
+            "- command: >-\n"
+            "    /usr/bin/python3 -c \"import urllib.request as u;\n"
+            "    a = u.urlopen('http://<<dht.addr>>/').status;\n"
+            "    b = u.urlopen('http://127.0.0.1:" + std::to_string(port) + "/').status;\n"
+            "    open('" + d + "/results.tsv', 'w').write('coordinator\\t%d\\nserver\\t%d\\n' % (a, b))\"\n");
+  ProcessResult r = testing::run_process(fleet.runner({"queue"}));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_EQ(dir.read("results.tsv"), "coordinator\t200\nserver\t200\n");
+  EXPECT_NE(r.err.find("service #1 (dht) ["), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is ready after"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("<<dht.addr>> = 127.0.0.1:"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("after-dht")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("after-server")));
+  // Nothing of theirs is left on the hosts (one machine here).
+  EXPECT_EQ(testing::live_processes_running(coordinator), 0);
+  EXPECT_EQ(testing::live_processes_running("http.server " + std::to_string(port)), 0);
+  std::string journal = dir.read("queue.runner/journal.jsonl");
+  EXPECT_EQ(testing::count(journal, "\"event\":\"service_ready\""), 2) << journal;
+  EXPECT_NE(journal.find("\"service\":\"dht\""), std::string::npos);
+}
+
+TEST_F(Services, OneNotReadyInTimeFailsTheRunAndIsStopped) {
+  start_hosts(1);
+  if (HasFatalFailure() || IsSkipped()) return;
+  fleet.write_hosts(2);
+  std::string marker = "sleep " + std::to_string(400 + getpid() % 500) + ".25";
+  dir.write("queue.yaml",
+            "- command: " + marker + "\n"
+            "  service: quiet\n"
+            "  ready_log: never printed\n"
+            "  ready_timeout: 1s\n"
+            "- echo never\n");
+  ProcessResult r = testing::run_process(fleet.runner({"queue"}));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("service #1 (quiet)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("was not ready within 1s; stopping it"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::live_processes_running(marker), 0);
+}
+
+}  // namespace
+}  // namespace runner

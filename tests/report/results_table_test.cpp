@@ -1,0 +1,126 @@
+// `runner results` on a fixture state directory: the table of its jobs with
+// their parameters, how they ran and their metrics (from the log by
+// `metrics:`, from collected outputs), in each output format.
+#include "runner/report/results_table.h"
+
+#include <gtest/gtest.h>
+
+#include "runner/report/job_metrics.h"
+#include "runner/state/journal.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::TempDir;
+
+JobStartRecord start(JobId id, Params params, Params metrics = {}, int attempt = 1) {
+  JobStartRecord record;
+  record.job = id;
+  record.command = "bench";
+  record.slot = "localhost #0";
+  record.host = "localhost";
+  record.slot_indices = {0};
+  record.params = std::move(params);
+  record.metrics = std::move(metrics);
+  record.attempt = attempt;
+  return record;
+}
+
+// Four jobs: one whose log has two throughputs, one run twice, one with
+// collected outputs (JSON and a CSV in a subfolder), one that spans hosts
+// (rank 0's log counts) and still runs.
+class ResultsFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Params throughput{{"throughput", "throughput: ([0-9.]+)"}};
+    Journal journal(state.path());
+    ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml").ok());
+    ASSERT_TRUE(journal.job_start(start(1, {{"model", "a"}, {"batch", "8"}}, throughput)).ok());
+    ASSERT_TRUE(journal.job_end(1, JobExit::exited(0), milliseconds(1500)).ok());
+    ASSERT_TRUE(journal.job_start(start(2, {{"model", "b"}, {"batch", "8"}}, throughput)).ok());
+    ASSERT_TRUE(journal.job_end(2, JobExit::exited(1), milliseconds(200), true).ok());
+    ASSERT_TRUE(journal.job_start(start(3, {{"model", "a"}, {"lr", "0.1"}})).ok());
+    ASSERT_TRUE(journal.job_end(3, JobExit::killed("TERM"), milliseconds(20)).ok());
+    ASSERT_TRUE(journal.job_start(start(2, {{"model", "b"}, {"batch", "8"}}, throughput, 2)).ok());
+    ASSERT_TRUE(journal.job_end(2, JobExit::exited(0), milliseconds(2250)).ok());
+    JobStartRecord gang = start(4, {{"model", "c"}}, throughput);
+    gang.nodes = 2;
+    gang.tasks = {{0, "localhost", "localhost #0", {0}, "bench"},
+                  {1, "localhost", "localhost #1", {1}, "bench"}};
+    ASSERT_TRUE(journal.job_start(gang).ok());
+    state.write("logs/1.log", "warmup\nthroughput: 10.5\nthroughput: 12.25\ndone\n");
+    state.write("logs/2.log", "throughput: 3\nfailed\nthroughput: 7\n");
+    state.write("logs/4.0.log", "throughput: 40\n");
+    state.write("logs/4.1.log", "throughput: 41\n");
+    state.write("outputs/3/metrics.json",
+                R"({"loss": 0.25, "name": "x", "ok": true, "nested": {"a": 1}, "steps": 100})");
+    state.write("outputs/3/sub/curve.csv", "step,acc,note\n1,0.5,\"a, b\"\n2,0.75,end\n");
+    state.write("outputs/3/notes.txt", "accuracy 1\n");
+  }
+
+  Campaign campaign() {
+    return load_campaign(state.path(), [](long) { return false; });
+  }
+
+  TempDir state;
+};
+
+TEST_F(ResultsFixture, CsvHasARowPerJobItsParametersHowItRanAndItsMetrics) {
+  EXPECT_EQ(format_results(read_results(campaign()), ResultsFormat::csv),
+            "id,batch,model,lr,host,slot,outcome,exit,duration_s,attempts,throughput,loss,steps,"
+            "step,acc\n"
+            "1,8,a,,localhost,localhost #0,succeeded,0,1.500,1,12.25,,,,\n"
+            "2,8,b,,localhost,localhost #0,succeeded,0,2.250,2,7,,,,\n"
+            "3,,a,0.1,localhost,localhost #0,failed,SIGTERM,0.020,1,,0.25,100,2,0.75\n"
+            "4,,c,,localhost,localhost #0,unknown,,,1,40,,,,\n");
+}
+
+TEST_F(ResultsFixture, MarkdownAndTsvAndJsonLines) {
+  ResultsTable table = read_results(campaign());
+  table.columns.resize(4);
+  table.rows.resize(2);
+  for (auto& row : table.rows) row.resize(4);
+  table.rows[1][3] = "x|y\tz";
+  EXPECT_EQ(format_results(table, ResultsFormat::markdown),
+            "| id | batch | model | lr |\n"
+            "| --- | --- | --- | --- |\n"
+            "| 1 | 8 | a |  |\n"
+            "| 2 | 8 | b | x\\|y\tz |\n");
+  EXPECT_EQ(format_results(table, ResultsFormat::tsv),
+            "id\tbatch\tmodel\tlr\n1\t8\ta\t\n2\t8\tb\tx|y z\n");
+  EXPECT_EQ(format_results(table, ResultsFormat::jsonl),
+            "{\"id\":1,\"batch\":8,\"model\":\"a\",\"lr\":null}\n"
+            "{\"id\":2,\"batch\":8,\"model\":\"b\",\"lr\":\"x|y\\tz\"}\n");
+}
+
+TEST(ResultsFormat, CsvQuotesWhatNeedsIt) {
+  ResultsTable table{{"id", "note"}, {{"1", "a, \"b\"\nc"}}};
+  EXPECT_EQ(format_results(table, ResultsFormat::csv), "id,note\n1,\"a, \"\"b\"\"\nc\"\n");
+  EXPECT_EQ(parse_results_format("markdown"), ResultsFormat::markdown);
+  EXPECT_EQ(parse_results_format("xlsx"), std::nullopt);
+}
+
+TEST(OutputNumbers, ReadsJsonFieldsAndTheLastRowOfATable) {
+  EXPECT_EQ(output_numbers("r.json", R"({"b": 2, "a": 1.5, "s": "3", "t": false})"),
+            (Params{{"b", "2"}, {"a", "1.5"}}));
+  EXPECT_EQ(output_numbers("r.JSON", "[1, 2]"), Params{});
+  EXPECT_EQ(output_numbers("r.json", "not json"), Params{});
+  EXPECT_EQ(output_numbers("r.tsv", "x\ty\r\n1\t2\r\n3\tn/a\r\n\n"), (Params{{"x", "3"}}));
+  EXPECT_EQ(output_numbers("r.csv", "only,a,header\n"), Params{});
+  EXPECT_EQ(output_numbers("r.txt", "x\n1\n"), Params{});
+}
+
+TEST(ResultsTable, AMetricFromTheLogReplacesAnOutputOfTheSameName) {
+  TempDir state;
+  CampaignJob job;
+  job.id = 7;
+  job.metrics = {{"loss", "loss=([0-9.]+)"}, {"missing", "nope (1)"}};
+  state.write("logs/7.log", "loss=0.5\n");
+  state.write("outputs/7/r.json", R"({"loss": 9, "acc": 1})");
+  EXPECT_EQ(job_metrics(state.path(), job), (Params{{"loss", "0.5"}, {"acc", "1"}}));
+}
+
+}  // namespace
+}  // namespace runner

@@ -14,6 +14,7 @@ packages=(
   netcat-openbsd  # nc, the last tool runner check --net listens and probes with (tests/exec)
   iproute2  # `ip netns`: the multi-node test fleet, one network namespace per host (tests/support/netns_fleet)
   python3-torch openmpi-bin  # torchrun and mpirun, run for real across that fleet (tests/integration/multi_node_test)
+  slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)
   chromium
 )
 

@@ -92,6 +92,12 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
   app.add_flag("--quiet", o.quiet,
                "No job output and no status line on the terminal (logs keep everything)");
   app.add_flag("--no-status", o.no_status, "No live status line below the output");
+  app.add_flag("--slurm", o.slurm,
+               "Inside a Slurm allocation (salloc, sbatch): its nodes are the fleet, one slot "
+               "per GPU with the parameter `gpu`; each job runs in a step of its own (srun)");
+  app.add_option("--slots-per-node", o.slots_per_node,
+                 "With --slurm: this many slots per node instead of one per GPU")
+      ->check(CLI::Range(1, 100000));
 }
 
 // --queue-file and --state-dir of the commands that read a campaign.
@@ -239,6 +245,31 @@ int run_cli(int argc, char** argv) {
   add_ssh_flags(*check, check_options.ssh);
   set_example(*check, "runner check --hosts-file hosts.yaml\n  runner check --net --hosts-file hosts.yaml");
 
+  SubmitOptions submit_options;
+  take(defaults.queue_file, submit_options.queue_file);
+  auto* submit = app.add_subcommand(
+      "submit", "Submit a Slurm batch job that drains the queue (queue --slurm --daemon)");
+  add_state_flags(*submit, submit_options.queue_file, submit_options.state_dir);
+  submit->add_option("-N,--nodes", submit_options.nodes, "Nodes of the allocation (default 1)")
+      ->check(CLI::PositiveNumber);
+  submit
+      ->add_option("--gpus-per-node", submit_options.gpus_per_node,
+                   "GPUs of each node (--gres=gpu:N; default none)")
+      ->check(CLI::NonNegativeNumber);
+  submit
+      ->add_option("--slots-per-node", submit_options.slots_per_node,
+                   "Slots per node instead of one per GPU")
+      ->check(CLI::PositiveNumber);
+  submit->add_option("-t,--time", submit_options.time,
+                     "The allocation's time limit (sbatch --time)");
+  submit->add_option("-p,--partition", submit_options.partition,
+                     "The partition (sbatch --partition)");
+  submit->add_option("--sbatch", submit_options.sbatch_lines,
+                     "One more sbatch option, written as an #SBATCH line (repeatable), e.g. "
+                     "--sbatch=--account=lab");
+  set_example(*submit,
+              "runner submit --queue-file queue.yaml --nodes 2 --gpus-per-node 8 --time 24:00:00");
+
   set_example(app,
               "runner queue --hosts-file hosts.yaml --queue-file queue.yaml\n"
               "`runner SUBCOMMAND --help` tells more, with an example.");
@@ -268,6 +299,7 @@ int run_cli(int argc, char** argv) {
     if (*report) return write_report(report_options);
     if (*results) return show_results(results_options);
     if (*check) return check_hosts(check_options);
+    if (*submit) return submit_queue(submit_options);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "runner: error: {}\n", e.what());
     return 2;

@@ -14,13 +14,15 @@
 #include "runner/queue/queue_file.h"
 #include "runner/report/dry_run.h"
 #include "runner/ui/console.h"
+#include "run_fleet.h"
 
 namespace runner {
 
 int dry_run_jobs(const RunOptions& options) {
-  Fleet fleet = load_hosts(options.hosts_file);
-  for (const std::string& repeat : repeated_slot_warnings(fleet, options.hosts_file))
-    fmt::print(stderr, "runner: warning: {}\n", repeat);
+  RunFleet run_fleet = load_run_fleet(
+      options, [](const std::string& m) { fmt::print(stderr, "runner: warning: {}\n", m); });
+  const Fleet& fleet = run_fleet.fleet;
+  if (run_fleet.allocation) fmt::print("{}", describe_slurm_fleet(run_fleet));
   if (!std::filesystem::exists(options.queue_file))
     throw ConfigError(options.queue_file, 0, 0,
                       "queue file not found (create it, or pass --queue-file)");

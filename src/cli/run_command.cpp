@@ -26,6 +26,7 @@
 #include "runner/state/journal_replay.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/status_line.h"
+#include "run_fleet.h"
 
 namespace runner {
 
@@ -83,10 +84,9 @@ RunStartRecord run_start_record(const RunOptions& options, const Fleet& fleet,
 int run_jobs(const RunOptions& options) {
   if (options.dry_run) return dry_run_jobs(options);
   prepare_process();
-  Fleet fleet = load_hosts(options.hosts_file);
   Console console(stdout, stderr, options.color, options.quiet ? 0 : options.print_period);
-  for (const std::string& repeat : repeated_slot_warnings(fleet, options.hosts_file))
-    console.warn(repeat);
+  RunFleet run_fleet = load_run_fleet(options, [&](const std::string& m) { console.warn(m); });
+  const Fleet& fleet = run_fleet.fleet;
   QueueFile queue(options.queue_file, [&](const std::string& m) { console.warn(m); });
   if (!options.daemon && !std::filesystem::exists(options.queue_file))
     throw ConfigError(options.queue_file, 0, 0,
@@ -102,7 +102,9 @@ int run_jobs(const RunOptions& options) {
   SshOptions ssh_options = options.ssh;
   ssh_options.before_prompt = [&console] { console.hide_status(); };
   std::shared_ptr<SshContext> ssh =
-      prepare_ssh(fleet, ssh_options, [&](const std::string& m) { console.warn(m); });
+      run_fleet.allocation
+          ? nullptr
+          : prepare_ssh(fleet, ssh_options, [&](const std::string& m) { console.warn(m); });
 
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
@@ -141,8 +143,8 @@ int run_jobs(const RunOptions& options) {
           fmt::format("--timeout {}: not a duration (try 90s, 45m, 2h or 1h30m)", options.timeout));
   }
 
-  FleetBackend backend(fleet, ssh);
-  Scheduler scheduler(backend, source, reporter, scheduler_options,
+  std::unique_ptr<Backend> backend = make_run_backend(run_fleet, ssh);
+  Scheduler scheduler(*backend, source, reporter, scheduler_options,
                       [&] { return journal.next_job_id(); });
   scheduler.adopt_orphans(std::move(orphans));
 

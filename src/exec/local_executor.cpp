@@ -19,6 +19,7 @@
 #include <map>
 #include <utility>
 
+#include "local_launch.h"
 #include "spawn_in_own_group.h"
 
 namespace runner {
@@ -39,7 +40,8 @@ struct LocalJob {
 
 class LocalExecutor final : public Executor {
  public:
-  LocalExecutor(int host, ExecutorEvents& events) : Executor(host, events) {}
+  LocalExecutor(int host, ExecutorEvents& events, std::unique_ptr<LocalLaunch> launch)
+      : Executor(host, events), m_launch(std::move(launch)) {}
 
   ~LocalExecutor() override {
     for (auto& [id, job] : m_jobs) {
@@ -53,7 +55,7 @@ class LocalExecutor final : public Executor {
 
   void start_task(JobId id, const std::string& command) override {
     LocalJob job;
-    std::string error = spawn(command, job);
+    std::string error = spawn(m_launch->command_for(id, command), job);
     if (!error.empty()) {
       report_exited(id, JobExit::not_started_because(error));
       return;
@@ -66,14 +68,13 @@ class LocalExecutor final : public Executor {
   void signal_task(JobId id, int signal) override {
     auto it = m_jobs.find(id);
     if (it == m_jobs.end()) return;
-    // A group that is gone has ended meanwhile: no failure.
-    if (kill(-it->second.pid, signal) != 0 && errno != ESRCH)
-      report_signal_failed(id, signal, fmt::format("this machine: kill: {}", std::strerror(errno)));
+    std::string error = m_launch->deliver(id, it->second.pid, signal);
+    if (!error.empty()) report_signal_failed(id, signal, error);
   }
 
   void shutdown() override {}
   bool idle() const override { return m_jobs.empty(); }
-  std::string address() const override { return "127.0.0.1"; }
+  std::string address() const override { return m_launch->address(); }
 
   void poll_fds(std::vector<pollfd>& out) override {
     for (auto& [id, job] : m_jobs) {
@@ -87,7 +88,7 @@ class LocalExecutor final : public Executor {
     for (auto it = m_jobs.begin(); it != m_jobs.end();) {
       JobId id = it->first;
       LocalJob& job = it->second;
-      if (std::optional<JobExit> exit = reap(job)) {
+      if (std::optional<JobExit> exit = reap(job, *m_launch)) {
         drain_after_exit(id, job);
         close_job_fds(job);
         it = m_jobs.erase(it);
@@ -102,7 +103,7 @@ class LocalExecutor final : public Executor {
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
  private:
-  static std::string spawn(const std::string& command, LocalJob& job) {
+  static std::string spawn(const LaunchCommand& launch, LocalJob& job) {
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
     if (pipe2(err, O_CLOEXEC) != 0) {
@@ -116,15 +117,18 @@ class LocalExecutor final : public Executor {
       for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
       return fmt::format("/dev/null: {}", std::strerror(error));
     }
-    const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
-    int rc = spawn_in_own_group(job.pid, "/bin/sh", argv, ChildStreams{nothing, out[1], err[1]});
+    std::vector<const char*> argv;
+    for (const std::string& word : launch.argv) argv.push_back(word.c_str());
+    argv.push_back(nullptr);
+    int rc = spawn_in_own_group(job.pid, launch.path.c_str(), argv.data(),
+                                ChildStreams{nothing, out[1], err[1]});
     close(nothing);
     close(out[1]);
     close(err[1]);
     if (rc != 0) {
       close(out[0]);
       close(err[0]);
-      return fmt::format("cannot run /bin/sh: {}", std::strerror(rc));
+      return fmt::format("cannot run {}: {}", launch.path, std::strerror(rc));
     }
     job.pipes = {out[0], err[0]};
     for (int fd : job.pipes) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -170,11 +174,10 @@ class LocalExecutor final : public Executor {
   }
 
   // How the shell ended, once it has.
-  static std::optional<JobExit> reap(const LocalJob& job) {
+  static std::optional<JobExit> reap(const LocalJob& job, LocalLaunch& launch) {
     int status = 0;
     if (waitpid(job.pid, &status, WNOHANG) != job.pid) return std::nullopt;
-    if (WIFSIGNALED(status)) return JobExit::killed(signal_name(WTERMSIG(status)));
-    return JobExit::exited(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return launch.exit_of(status);
   }
 
   static void close_job_fds(LocalJob& job) {
@@ -183,13 +186,35 @@ class LocalExecutor final : public Executor {
     if (job.pidfd >= 0) close(std::exchange(job.pidfd, -1));
   }
 
+  std::unique_ptr<LocalLaunch> m_launch;
   std::map<JobId, LocalJob> m_jobs;
 };
 
 }  // namespace
 
+LaunchCommand ShellLaunch::command_for(TaskId, const std::string& command) {
+  return {"/bin/sh", {"sh", "-c", command}};
+}
+
+std::string ShellLaunch::deliver(TaskId, pid_t pgid, int signal) {
+  // A group that is gone has ended meanwhile: no failure.
+  if (kill(-pgid, signal) != 0 && errno != ESRCH)
+    return fmt::format("this machine: kill: {}", std::strerror(errno));
+  return {};
+}
+
+JobExit ShellLaunch::exit_of(int status) {
+  if (WIFSIGNALED(status)) return JobExit::killed(signal_name(WTERMSIG(status)));
+  return JobExit::exited(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+std::unique_ptr<Executor> make_local_executor(int host, ExecutorEvents& events,
+                                              std::unique_ptr<LocalLaunch> launch) {
+  return std::make_unique<LocalExecutor>(host, events, std::move(launch));
+}
+
 std::unique_ptr<Executor> make_local_executor(int host, ExecutorEvents& events) {
-  return std::make_unique<LocalExecutor>(host, events);
+  return make_local_executor(host, events, std::make_unique<ShellLaunch>());
 }
 
 }  // namespace runner

@@ -39,6 +39,9 @@ struct RunOptions {
   int retries = 0;            // default `retries:` of jobs
   int max_requeue = 2;        // how often a job lost with its host is put back
   bool keep_orphans = false;  // do not kill what lost jobs left running
+  // Inside a Slurm allocation: its nodes and GPUs are the fleet, tasks are steps.
+  bool slurm = false;
+  int slots_per_node = 0;  // with slurm: slots per node; 0: one per GPU
 };
 
 // `runner lock`.
@@ -118,6 +121,25 @@ struct CheckOptions {
 
 int check_hosts(const CheckOptions& options);
 int check_network(const CheckOptions& options);
+
+// `runner submit`: an sbatch allocation that drains the queue.
+struct SubmitOptions {
+  std::string queue_file = "queue.yaml";
+  std::string state_dir;  // empty: beside the queue file
+  int nodes = 1;
+  int gpus_per_node = 0;                  // 0: no --gres line
+  int slots_per_node = 0;                 // passed on to `queue --slurm`; 0: one slot per GPU
+  std::string time;                       // sbatch --time; empty: the partition's default
+  std::string partition;                  // empty: the default partition
+  std::vector<std::string> sbatch_lines;  // more `#SBATCH` options, as given
+};
+
+// The batch script for `options`: `#SBATCH` lines, then `runner` (the
+// binary at `runner_path`) draining the queue with --slurm --daemon.
+// `queue_file` and `state_dir` are absolute.
+std::string submit_script(const SubmitOptions& options, const std::string& runner_path,
+                          const std::string& queue_file, const std::string& state_dir);
+int submit_queue(const SubmitOptions& options);
 
 // One SshContext for a command's SSH hosts, with the ssh configuration of
 // every host of `fleet` resolved up front. Throws ConfigError when it cannot

@@ -1,0 +1,47 @@
+#include "run_fleet.h"
+
+#include <fmt/format.h>
+
+#include "runner/config/config_error.h"
+#include "runner/exec/slurm_backend.h"
+
+namespace runner {
+
+RunFleet load_run_fleet(const RunOptions& options,
+                        const std::function<void(const std::string&)>& warn) {
+  RunFleet run;
+  if (options.slurm) {
+    Result<SlurmAllocation> allocation = read_slurm_allocation();
+    if (!allocation) throw ConfigError(allocation.status().message());
+    run.fleet = slurm_fleet(*allocation, options.slots_per_node);
+    run.allocation = std::move(*allocation);
+    return run;
+  }
+  run.fleet = load_hosts(options.hosts_file);
+  for (const std::string& repeat : repeated_slot_warnings(run.fleet, options.hosts_file))
+    warn(repeat);
+  return run;
+}
+
+std::unique_ptr<Backend> make_run_backend(const RunFleet& fleet, std::shared_ptr<SshContext> ssh) {
+  if (fleet.allocation) return std::make_unique<SlurmBackend>(*fleet.allocation, fleet.fleet);
+  return std::make_unique<FleetBackend>(fleet.fleet, std::move(ssh));
+}
+
+std::string describe_slurm_fleet(const RunFleet& fleet) {
+  std::string text = fmt::format("Slurm job {}:", fleet.allocation->job_id);
+  for (const Host& host : fleet.fleet.hosts) {
+    std::vector<std::string> slots;
+    for (int s : host.slots) {
+      const Slot& slot = fleet.fleet.slots[s];
+      std::string params;
+      for (const auto& [key, value] : slot.params) params += fmt::format("{}={}", key, value);
+      slots.push_back(params.empty() ? fmt::format("#{}", slot.index) : params);
+    }
+    text += fmt::format(" {} ({}),", host.name, fmt::join(slots, ", "));
+  }
+  text.back() = '\n';
+  return text;
+}
+
+}  // namespace runner

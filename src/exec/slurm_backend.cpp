@@ -1,0 +1,127 @@
+// Tasks of a Slurm allocation: each one a local `srun` that starts the
+// command in a step of its own on its node, spawned and read as a local
+// task is (local_executor.cpp), only started and signalled differently.
+//
+// Why these srun options: `--overlap` lets steps share the allocation's
+// CPUs and GPUs (without it a step waits for resources another step holds,
+// since Slurm 20.11); no `--gres` on the step, because an overlapping step
+// that asks for `gpu:1` is given the node's first GPU whichever step holds
+// it, so every task would see GPU 0. The step inherits every GPU the
+// allocation has on the node, and the slot's `gpu` parameter says which
+// one is the task's. Each step is named `runner-<pid>-<task>`, so that a
+// signal can find it in `squeue -s`.
+#include "runner/exec/slurm_backend.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "local_launch.h"
+#include "runner/exec/local_executor.h"
+#include "runner/exec/shell.h"
+#include "spawn_in_own_group.h"
+
+namespace runner {
+
+namespace {
+
+// The full path of `program` on PATH; `program` itself when not found
+// (spawning it then says so).
+std::string on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(start, end - start) + "/" + program;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return program;
+}
+
+class SrunLaunch final : public LocalLaunch {
+ public:
+  SrunLaunch(std::string job_id, std::string node)
+      : m_job_id(std::move(job_id)), m_node(std::move(node)), m_srun(on_path("srun")) {}
+
+  ~SrunLaunch() override {
+    for (pid_t pid : m_signallers) waitpid(pid, nullptr, 0);
+  }
+
+  LaunchCommand command_for(TaskId task, const std::string& command) override {
+    return {m_srun,
+            {"srun", "--overlap", "--jobid=" + m_job_id, "-w", m_node, "-N1", "-n1",
+             "--job-name=" + step_name(task), "--quiet", "sh", "-c", command}};
+  }
+
+  // Asks Slurm to signal the step: KILL cancels it (`scancel JOB.STEP`
+  // kills its tasks, even a step still launching, and srun then ends);
+  // another signal goes to its tasks with `scancel --signal`, whose
+  // complaints are not kept, because it fails on every node of the
+  // allocation that has had no step yet, though the signal was delivered.
+  // Where the step does not exist yet, srun's process group gets the signal.
+  // Runs in a process of its own: scancel and squeue talk to slurmctld.
+  std::string deliver(TaskId task, pid_t pgid, int signal) override {
+    reap_signallers();
+    std::string name = signal_name(signal);
+    std::string script = fmt::format(
+        "step=$(squeue -h -s -j {job} -o '%i %j' | awk -v n={step} '$2 == n {{ print $1 }}')\n"
+        "if [ -n \"$step\" ] && [ {sig} = KILL ]; then exec scancel \"$step\"; fi\n"
+        "if [ -n \"$step\" ]; then exec scancel --signal={sig} \"$step\" 2>/dev/null; fi\n"
+        "kill -s {sig} -- -{pgid} 2>/dev/null || ! kill -s 0 -- -{pgid} 2>/dev/null\n",
+        fmt::arg("job", shell_quote(m_job_id)), fmt::arg("step", shell_quote(step_name(task))),
+        fmt::arg("sig", name), fmt::arg("pgid", pgid));
+    const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
+    int nothing = open("/dev/null", O_RDWR | O_CLOEXEC);
+    pid_t pid = -1;
+    int rc =
+        spawn_in_own_group(pid, "/bin/sh", argv, ChildStreams{nothing, nothing, k_kept_stream});
+    if (nothing >= 0) close(nothing);
+    if (rc != 0) return fmt::format("this machine: cannot run /bin/sh: {}", std::strerror(rc));
+    m_signallers.push_back(pid);
+    return {};
+  }
+
+  // srun exits 128 + N when its task was killed by signal N.
+  JobExit exit_of(int status) override {
+    if (WIFSIGNALED(status)) return JobExit::killed(signal_name(WTERMSIG(status)));
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code > 128 && code < 128 + 65) return JobExit::killed(signal_name(code - 128));
+    return JobExit::exited(code);
+  }
+
+  // The node's name, as Slurm knows it (and as its other nodes resolve it).
+  std::string address() const override { return m_node; }
+
+ private:
+  static std::string step_name(TaskId task) { return fmt::format("runner-{}-{}", getpid(), task); }
+
+  void reap_signallers() {
+    std::erase_if(m_signallers, [](pid_t pid) { return waitpid(pid, nullptr, WNOHANG) != 0; });
+  }
+
+  std::string m_job_id;
+  std::string m_node;
+  std::string m_srun;
+  std::vector<pid_t> m_signallers;  // scancel helpers not yet reaped
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Executor>> SlurmBackend::executors(ExecutorEvents& events) {
+  std::vector<std::unique_ptr<Executor>> executors;
+  for (std::size_t h = 0; h < m_allocation.nodes.size(); ++h)
+    executors.push_back(make_local_executor(
+        static_cast<int>(h), events,
+        std::make_unique<SrunLaunch>(m_allocation.job_id, m_allocation.nodes[h].name)));
+  return executors;
+}
+
+}  // namespace runner

@@ -1,0 +1,60 @@
+#include "runner/exec/slurm_allocation.h"
+
+#include <gtest/gtest.h>
+
+namespace runner {
+namespace {
+
+TEST(SlurmAllocation, IndexListsExpandRanges) {
+  EXPECT_EQ(parse_index_list("0-1"), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_index_list("3,0-1"), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(parse_index_list("2"), (std::vector<int>{2}));
+  EXPECT_TRUE(parse_index_list("x").empty());
+  EXPECT_TRUE(parse_index_list("3-1").empty());
+}
+
+// As scontrol 22.05 prints `show job -d` of `salloc -N2 --gres=gpu:2`.
+constexpr const char* k_job_details = R"(JobId=7 JobName=interactive
+   JobState=RUNNING Reason=None Dependency=(null)
+   NodeList=n[1-2]
+   TRES=cpu=2,node=2,billing=2
+   JOB_GRES=gpu:4
+     Nodes=n1 CPU_IDs=0 Mem=0 GRES=gpu:2(IDX:0-1)
+     Nodes=n[2-3] CPU_IDs=0-1 Mem=0 GRES=gpu:tesla:1(IDX:3),nic:1(IDX:0)
+     Nodes=n4 CPU_IDs=0 Mem=0 GRES=
+   TresPerNode=gres:gpu:2
+)";
+
+TEST(SlurmAllocation, JobDetailsGiveEachNodeListsGpus) {
+  std::vector<SlurmGresLine> lines = parse_job_details(k_job_details);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].nodes, "n1");
+  EXPECT_EQ(lines[0].gpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(lines[1].nodes, "n[2-3]");
+  EXPECT_EQ(lines[1].gpus, (std::vector<int>{3}));
+  EXPECT_TRUE(lines[2].gpus.empty());
+}
+
+TEST(SlurmAllocation, NodeListIsReadFromItsLineAlone) {
+  EXPECT_EQ(job_detail_field(k_job_details, "NodeList="), "n[1-2]");
+  EXPECT_EQ(job_detail_field(k_job_details, "JobId="), "7");
+}
+
+TEST(SlurmAllocation, FleetHasASlotPerGpuOrPerNodeAsAsked) {
+  SlurmAllocation allocation{"7", {{"n1", {0, 1}}, {"n2", {}}}};
+  Fleet per_gpu = slurm_fleet(allocation, 0);
+  ASSERT_EQ(per_gpu.hosts.size(), 2u);
+  ASSERT_EQ(per_gpu.slots.size(), 3u);
+  EXPECT_EQ(per_gpu.slots[1].label, "n1 gpu=1");
+  EXPECT_EQ(per_gpu.slots[1].params, (Params{{"gpu", "1"}}));
+  EXPECT_EQ(per_gpu.slots[2].label, "n2");
+  EXPECT_EQ(per_gpu.hosts[1].slots, (std::vector<int>{2}));
+
+  Fleet three_each = slurm_fleet(allocation, 3);
+  EXPECT_EQ(three_each.slots.size(), 6u);
+  EXPECT_EQ(three_each.slots[4].label, "n2 #1");
+  EXPECT_TRUE(three_each.slots[4].params.empty());
+}
+
+}  // namespace
+}  // namespace runner

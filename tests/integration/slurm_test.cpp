@@ -1,0 +1,214 @@
+// The real binary inside a real Slurm allocation (support/slurm_cluster.h:
+// munged, slurmctld and three slurmd on this machine): `runner queue
+// --slurm` run by `salloc`, every job a step of its own on its node.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <regex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "support/process.h"
+#include "support/slurm_cluster.h"
+#include "support/temp_dir.h"
+#include "support/wait.h"
+
+namespace runner {
+namespace {
+
+using namespace std::chrono_literals;
+
+// `assignment` sets `cluster` (from `why_not`); skips the test, or fails
+// it under CI=true, when there is none.
+#define RUNNER_START_CLUSTER_OR_SKIP(assignment)    \
+  do {                                              \
+    std::string why_not;                            \
+    assignment;                                     \
+    RUNNER_REQUIRE_SLURM_CLUSTER(cluster, why_not); \
+  } while (false)
+
+// Every match of `pattern` in `text`, which must outlive them.
+std::vector<std::smatch> matches(const std::string& text, const char* pattern) {
+  std::regex regex(pattern);
+  return {std::sregex_iterator(text.begin(), text.end(), regex), std::sregex_iterator()};
+}
+
+struct SlurmRun : ::testing::Test {
+  testing::TempDir dir;
+  std::unique_ptr<testing::SlurmCluster> cluster;
+
+  // `salloc ARGS runner RUNNER_ARGS` in the test directory.
+  testing::ProcessSpec in_allocation(std::vector<std::string> salloc_args,
+                                     std::vector<std::string> runner_args) {
+    testing::ProcessSpec spec = testing::runner_spec(std::move(runner_args), dir.path());
+    salloc_args.insert(salloc_args.begin(), "/usr/bin/salloc");
+    spec.args.insert(spec.args.begin(), salloc_args.begin(), salloc_args.end());
+    for (const auto& [name, value] : cluster->env()) spec.env[name] = value;
+    spec.timeout = 90s;
+    return spec;
+  }
+
+  // `queue` drained by `salloc -N2 --gres=gpu:2 runner queue --slurm`.
+  testing::ProcessResult drain(const std::string& queue) {
+    dir.write("queue.yaml", queue);
+    return testing::run_process(
+        in_allocation({"-N2", "--gres=gpu:2"}, {"queue", "--slurm", "--no-status"}));
+  }
+};
+
+TEST_F(SlurmRun, ClusterAllocatesNodesWithTheirGpus) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  testing::ProcessResult result =
+      cluster->run({"/usr/bin/salloc", "-N2", "--gres=gpu:2", "/usr/bin/srun", "--overlap", "-l",
+                    "sh", "-c", "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES"});
+  ASSERT_EQ(result.status, 0) << result.err << cluster->logs();
+  EXPECT_NE(result.out.find("0: n1 0,1"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("1: n2 0,1"), std::string::npos) << result.out;
+}
+
+TEST_F(SlurmRun, DryRunPrintsTheAllocationsFleet) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  dir.write("queue.yaml", "- echo <<gpu>>\n");
+  testing::ProcessResult result = testing::run_process(
+      in_allocation({"-N2", "--gres=gpu:2"}, {"queue", "--slurm", "--dry-run"}));
+  ASSERT_EQ(result.status, 0) << result.err;
+  EXPECT_NE(result.out.find("n1 (gpu=0, gpu=1), n2 (gpu=0, gpu=1)"), std::string::npos)
+      << result.out;
+}
+
+TEST_F(SlurmRun, QueueDrainsOneStepPerJobOnItsNodesGpu) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  testing::ProcessResult result = drain(
+      "- command: 'echo job <<i>> gpu=<<gpu>> node=$SLURMD_NODENAME "
+      "step=$SLURM_STEP_ID; sleep 1'\n  i: [1, 2, 3, 4, 5, 6, 7, 8]\n");
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  std::set<std::string> jobs, slots, steps;
+  for (const std::smatch& job : matches(result.out, R"(job (\d) gpu=(\d) node=(n\d) step=(\d+))")) {
+    jobs.insert(job[1]);
+    slots.insert(job[3].str() + " gpu=" + job[2].str());
+    steps.insert(job[4]);
+  }
+  EXPECT_EQ(jobs.size(), 8u) << result.out;
+  EXPECT_EQ(slots, (std::set<std::string>{"n1 gpu=0", "n1 gpu=1", "n2 gpu=0", "n2 gpu=1"}))
+      << result.out;
+  EXPECT_EQ(steps.size(), 8u) << "every job a step of its own\n" << result.out;
+}
+
+TEST_F(SlurmRun, SubmittedBatchJobDrainsJobsAddedWhileItRuns) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  dir.write("queue.yaml", "- echo first on $SLURMD_NODENAME gpu <<gpu>> > first.out\n");
+  testing::ProcessSpec submit = testing::runner_spec(
+      {"submit", "--nodes", "2", "--gpus-per-node", "2", "--time", "5"}, dir.path());
+  for (const auto& [name, value] : cluster->env()) submit.env[name] = value;
+  testing::ProcessResult submitted = testing::run_process(submit);
+  ASSERT_EQ(submitted.status, 0) << submitted.out << submitted.err;
+  std::smatch job;
+  ASSERT_TRUE(std::regex_search(submitted.out, job, std::regex(R"(submitted Slurm job (\d+))")))
+      << submitted.out;
+  EXPECT_TRUE(testing::wait_until([&] { return !dir.read("first.out").empty(); }, 20s))
+      << dir.read("queue.runner/slurm-" + job[1].str() + ".out");
+  EXPECT_EQ(dir.read("first.out"), "first on n1 gpu 0\n");
+
+  testing::ProcessResult added =
+      testing::run_process(testing::runner_spec({"add", "echo second > second.out"}, dir.path()));
+  ASSERT_EQ(added.status, 0) << added.err;
+  EXPECT_TRUE(testing::wait_until([&] { return !dir.read("second.out").empty(); }, 20s))
+      << dir.read("queue.runner/slurm-" + job[1].str() + ".out");
+  testing::ProcessResult status;
+  EXPECT_TRUE(testing::wait_until(
+      [&] {
+        status = testing::run_process(testing::runner_spec({"status"}, dir.path()));
+        return status.out.find("2 done (2 succeeded") != std::string::npos;
+      },
+      10s))
+      << "runner status from outside the allocation:\n"
+      << status.out << status.err;
+  EXPECT_EQ(cluster->run({"/usr/bin/scancel", job[1]}).status, 0);
+}
+
+// runner in an allocation made beforehand (`salloc --no-shell`), so that
+// the test signals runner itself.
+struct SlurmAllocationRun : SlurmRun {
+  std::string job_id;
+
+  // The cluster and an allocation of two nodes with two GPUs each; nullptr
+  // (with `why_not` set) when there is no cluster.
+  std::unique_ptr<testing::SlurmCluster> allocate(std::string& why_not) {
+    auto started = testing::SlurmCluster::start(dir, why_not);
+    if (!started) return nullptr;
+    job_id = started->allocate({"-N2", "--gres=gpu:2"});
+    if (job_id.empty()) throw std::runtime_error("salloc failed:\n" + started->logs());
+    return started;
+  }
+
+  std::unique_ptr<testing::Process> start(std::vector<std::string> args) {
+    testing::ProcessSpec spec = testing::runner_spec(std::move(args), dir.path());
+    for (const auto& [name, value] : cluster->env()) spec.env[name] = value;
+    spec.env["SLURM_JOB_ID"] = job_id;
+    spec.timeout = 60s;
+    return std::make_unique<testing::Process>(spec);
+  }
+};
+
+TEST_F(SlurmAllocationRun, TimeoutSendsTermToTheCommandInItsStep) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = allocate(why_not));
+  dir.write(
+      "queue.yaml",
+      "- command: trap 'echo got TERM; kill $!; exit 3' TERM; echo started; sleep 300 & wait\n"
+      "  timeout: 3s\n");
+  testing::ProcessResult result = start({"queue", "--slurm", "--no-status"})->wait();
+  EXPECT_NE(result.out.find("got TERM"), std::string::npos) << result.out << result.err;
+  EXPECT_TRUE(cluster->runner_steps(job_id).empty());
+}
+
+TEST_F(SlurmAllocationRun, SecondInterruptLeavesNoStepRunning) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = allocate(why_not));
+  dir.write("queue.yaml", "- command: echo started <<i>>; sleep 300\n  i: [1, 2, 3]\n");
+  auto run = start({"queue", "--slurm", "--no-status"});
+  ASSERT_TRUE(testing::wait_until([&] { return cluster->runner_steps(job_id).size() == 3; }, 10s))
+      << run->peek_err();
+  run->signal(SIGINT);
+  EXPECT_TRUE(run->wait_for_output("interrupt again", 5s)) << run->peek_err();
+  EXPECT_EQ(cluster->runner_steps(job_id).size(), 3u) << "the first interrupt stops nothing";
+  run->signal(SIGINT);
+  testing::ProcessResult result = run->wait();
+  EXPECT_EQ(result.status, 130) << result.err;
+  EXPECT_TRUE(testing::wait_until([&] { return cluster->runner_steps(job_id).empty(); }, 10s))
+      << cluster->run({"/usr/bin/squeue", "-s"}).out;
+}
+
+TEST_F(SlurmAllocationRun, TaskWhoseStepIsCancelledIsReportedKilled) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = allocate(why_not));
+  dir.write("queue.yaml", "- echo started; sleep 300\n");
+  auto run = start({"queue", "--slurm", "--no-status"});
+  ASSERT_TRUE(testing::wait_until([&] { return cluster->runner_steps(job_id).size() == 1; }, 10s))
+      << run->peek_err();
+  std::vector<std::string> steps = cluster->runner_steps(job_id);
+  ASSERT_EQ(cluster->run({"/usr/bin/scancel", steps[0]}).status, 0);
+  testing::ProcessResult result = run->wait();
+  EXPECT_NE(result.status, 0);
+  EXPECT_NE(result.out.find("killed by KILL"), std::string::npos) << result.out << result.err;
+}
+
+TEST_F(SlurmRun, GangJobRunsOneStepPerRankOnDifferentNodes) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  testing::ProcessResult result = drain(
+      "- command: echo rank <<rank>> of <<nnodes>> on $SLURMD_NODENAME "
+      "step=$SLURM_STEP_ID master=<<master_addr>> gpus=<<gpu>>\n  nodes: 2\n  slots: 2\n");
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  std::set<std::string> ranks, nodes;
+  for (const std::smatch& rank :
+       matches(result.out, R"(rank (\d) of 2 on (n\d) step=(\d+) master=n1 gpus=0,1)")) {
+    ranks.insert(rank[1]);
+    nodes.insert(rank[2]);
+  }
+  EXPECT_EQ(ranks, (std::set<std::string>{"0", "1"})) << result.out;
+  EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2"})) << result.out;
+}
+
+}  // namespace
+}  // namespace runner

@@ -175,6 +175,24 @@ TEST(Services, AreStoppedTheLastStartedFirstEachAfterTheOneBefore) {
   EXPECT_EQ(h.transports[0]->signals[1], (std::pair<TaskId, int>{2, SIGKILL}));
 }
 
+TEST(Services, TheirEndsSayTheRunnerStoppedThemOrThatTheyWereNotReadyInTime) {
+  Harness h(make_fleet({{"a", {"0", "1"}}}));
+  for (auto* t : h.transports) t->outcome = by_command;
+  JobSpec late = service("serve quiet", "quiet");
+  late.service->ready_log = "never printed";
+  late.service->ready_timeout = 30s;
+  h.source.jobs.push_back(service("serve web", "web"));
+  h.source.jobs.push_back(late);
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 1);
+  // Torn down at the run's end: cancelled, which the journal records.
+  ASSERT_EQ(h.ends_of(1).size(), 1u);
+  EXPECT_TRUE(h.ends_of(1)[0].cancelled);
+  ASSERT_EQ(h.ends_of(2).size(), 1u);
+  EXPECT_TRUE(h.ends_of(2)[0].timed_out);
+  EXPECT_FALSE(h.ends_of(2)[0].cancelled);
+}
+
 TEST(Services, BroadcastStartsOneOnEverySlotAndTheNextStepWaitsForAllToBeReady) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
   for (auto* t : h.transports) t->outcome = by_command;

@@ -190,6 +190,9 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool service_starting() const;
   // Every job but the services is done: the run would end but for them.
   bool only_services_left() const;
+  // Stops a running service (its cancel:, TERM, KILL after the grace
+  // period), recorded as cancelled: the runner stopped it.
+  void tear_down_service(Job& job, Clock::time_point now);
   // Stops the services, the last started first, each after the one
   // started after it ended.
   void tear_down_next_service(Clock::time_point now);

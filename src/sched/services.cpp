@@ -160,6 +160,23 @@ void Scheduler::tear_down_service(Job& job, Clock::time_point now) {
   if (!job.running().kill_at) stop_job(job, now);
 }
 
+std::size_t Scheduler::stop_service(std::string_view name, Clock::time_point now) {
+  std::size_t stopped = 0;
+  for (JobId id : m_services) {
+    Job& job = m_running.at(id);
+    if (name != job.spec.service->name && name != fmt::format("#{}", id)) continue;
+    ++stopped;
+    if (job.running().service->torn_down) continue;
+    m_observer.notice(fmt::format("stopping service {} [{}], as asked", service_name(job),
+                                  job.label()));
+    tear_down_service(job, now);
+  }
+  if (stopped == 0)
+    m_observer.warning(fmt::format("asked to stop the service {}, but none of that name runs",
+                                   name));
+  return stopped;
+}
+
 bool Scheduler::service_ended(Job& job, const JobExit& exit, std::optional<Job>& again) {
   std::erase(m_services, job.id);
   const Running& running = job.running();

@@ -110,6 +110,11 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Second interrupt: stop every running job (its `cancel:` command, TERM to
   // its process group, KILL after the grace period).
   void cancel_running(Clock::time_point now);
+  // `runner stop NAME`: stops the running services named NAME (`service:
+  // NAME`, or "#ID" for any service) as the run's end would (its `cancel:`
+  // command, TERM, KILL after the grace period, then its `after:`
+  // command); not a failure, and not started again. How many it stops.
+  std::size_t stop_service(std::string_view name, Clock::time_point now);
 
   bool finished() const;
   // 0: every job succeeded; 1: a job failed or could not run; 130: interrupted.

@@ -228,6 +228,19 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::IsMember({"csv", "tsv", "jsonl", "markdown"}));
   set_example(*results, "runner results --queue-file queue.yaml --format markdown");
 
+  StopOptions stop_options;
+  take(defaults.queue_file, stop_options.queue_file);
+  auto* stop = app.add_subcommand(
+      "stop", "Stop a service of the running campaign (its cancel:, TERM, KILL, after:)");
+  add_state_flags(*stop, stop_options.queue_file, stop_options.state_dir);
+  stop->add_option("service", stop_options.service,
+                   "The service's name (`service: NAME`), or its job id as #12")
+      ->required();
+  stop->add_option("--timeout", stop_options.timeout,
+                   "Seconds to wait for it to end (default 60)")
+      ->check(CLI::PositiveNumber);
+  set_example(*stop, "runner stop --queue-file queue.yaml dht");
+
   CheckOptions check_options;
   take(defaults.hosts_file, check_options.hosts_file);
   take_ssh(defaults, check_options.ssh);
@@ -298,6 +311,7 @@ int run_cli(int argc, char** argv) {
     if (*log) return show_log(log_options);
     if (*report) return write_report(report_options);
     if (*results) return show_results(results_options);
+    if (*stop) return stop_service(stop_options);
     if (*check) return check_hosts(check_options);
     if (*submit) return submit_queue(submit_options);
   } catch (const ConfigError& e) {

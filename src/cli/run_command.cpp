@@ -25,6 +25,7 @@
 #include "runner/queue/queue_watcher.h"
 #include "runner/state/journal_replay.h"
 #include "runner/state/state_dir.h"
+#include "runner/state/stop_requests.h"
 #include "runner/ui/status_line.h"
 #include "run_fleet.h"
 
@@ -155,6 +156,9 @@ int run_jobs(const RunOptions& options) {
     if (status_line) status_line->queue_changed();
   });
   loop.add(&watcher);
+  StopRequestWatcher stop_requests(
+      state_dir, [&](const std::string& name) { scheduler.stop_service(name, Clock::now()); });
+  loop.add(&stop_requests);
   int interrupts = 0;
   SignalWatcher signals([&](int) {
     ++interrupts;

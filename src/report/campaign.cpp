@@ -219,6 +219,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       job.attempt = static_cast<int>(number_of(record, "attempt", 1));
       job.start = time;
       job.tasks = tasks_of_start(record, job);
+      job.service = text_of(record, "service");
       CampaignRun* run = run_of(job.run);
       if (run && job.run.empty()) job.run = run->id;
       touch(run, time);
@@ -267,6 +268,12 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       // a moment of the dead run.
       if (!campaign.runs.empty() && campaign.runs.back().id == job->run)
         touch(run_of(job->run), time);
+    } else if (event == "service_ready") {
+      if (CampaignJob* job = job_of(record)) {
+        job->ready_at = time;
+        job->ready_variables = params_of(record, "variables");
+        touch(run_of(job->run), time);
+      }
     } else if (event == "host_failed") {
       if (CampaignRun* run = run_of("")) {
         run->host_failures.emplace_back(text_of(record, "host"), text_of(record, "message"));

@@ -12,6 +12,7 @@
 #include "html_report_assets.h"
 #include "html_report_model.h"
 #include "html_results.h"
+#include "html_services.h"
 #include "runner/report/status_view.h"
 #include "runner/ui/summary.h"
 
@@ -65,6 +66,8 @@ std::string job_title(const ReportJob& shown) {
   const CampaignJob& job = *shown.job;
   std::string how = describe_end(job);
   std::string text = fmt::format("#{} [{}] {}", job.id, describe_placement(job), how);
+  if (job.is_service())
+    text = (job.service == "true" ? "service " : "service " + job.service + " ") + text;
   text += job.outcome == JobOutcome::running ? " for " : " after ";
   text += format_duration(shown.took);
   text += "\nstarted " + local_time(job.start, "%Y-%m-%d %H:%M:%S");
@@ -142,7 +145,10 @@ void timeline(Page& page, const HtmlReportModel& model) {
   for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
     std::string title = job_title(shown);
-    std::string klass = css_class(job.outcome);
+    // A service's bar says its state, paler: it held its slot, it ran no job.
+    std::string klass = job.is_service()
+                            ? fmt::format("{} service", service_css_class(service_attempt_state(job)))
+                            : css_class(job.outcome);
     for (const ReportBar& bar : shown.bars) {
       double x = x_of(bar.start);
       double w = std::max(0.8, x_of(shown.end) - x);
@@ -238,7 +244,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "<h2>Timeline</h2>\n<div class=\"legend\">"
       "<span><i class=\"ok\"></i>succeeded</span><span><i class=\"failed\"></i>failed</span>"
       "<span><i class=\"lost\"></i>lost</span><span><i class=\"running\"></i>running</span>"
-      "<span><i class=\"unknown\"></i>unknown</span>"
+      "<span><i class=\"unknown\"></i>unknown</span>");
+  if (!model.services.empty()) page.raw("<span>paler: services</span>");
+  page.raw(
       "<span>hover a bar for its command; right: share of the time each slot was busy"
       "</span></div>\n");
   timeline(page, model);
@@ -260,6 +268,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
         row.down.empty() ? "" : "down: " + html_escape(row.down));
   }
   page.raw("</tbody></table>\n");
+
+  if (!model.services.empty())
+    page.raw(html_services_section(model.services, model.service_log_tails, options.now));
 
   // Failures with their log tails.
   page.add("<h2>Failures ({})</h2>\n", model.failures.size());
@@ -314,6 +325,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   nlohmann::json data = nlohmann::json::array();
   for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
+    if (job.is_service()) continue;  // listed in their own section
     data.push_back({job.id, describe_placement(job), std::string(outcome_name(job.outcome)),
                     css_class(job.outcome), epoch_ms(job.start),
                     local_time(job.start, "%m-%d %H:%M:%S"), shown.took.count(),
@@ -323,9 +335,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   }
   std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string heading =
-      model.jobs.size() == model.job_count
+      model.job_attempts == model.job_count
           ? fmt::format("Jobs ({})", model.job_count)
-          : fmt::format("Jobs ({}, {} attempts)", model.job_count, model.jobs.size());
+          : fmt::format("Jobs ({}, {} attempts)", model.job_count, model.job_attempts);
   page.add(
       "<h2>{}</h2>\n<p class=\"muted\">Click a column to sort by it. "
       "<span id=\"shown\"></span></p>\n"

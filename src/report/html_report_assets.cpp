@@ -30,6 +30,7 @@ svg .grid{stroke:var(--line);stroke-width:1}svg .band{fill:var(--bg)}
 svg .down{fill:#fce8e6}
 rect.job{fill:var(--c);stroke:#fff;stroke-width:.5}
 rect.job:hover,rect.job.linked{stroke:var(--ink);stroke-width:1.5}rect.job{cursor:pointer}
+rect.job.service{fill-opacity:.45}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:4px 10px;border-bottom:1px solid var(--line);vertical-align:top}
 th{position:sticky;top:0;background:var(--bg);font-weight:600;white-space:nowrap}

@@ -76,6 +76,13 @@ HtmlReportModel html_report_model(const Campaign& campaign, const HtmlReportOpti
       for (ReportSlot& row : rows)
         if (row.host == host) row.down = message;
     model.runs.push_back(run_status(campaign, *run, std::nullopt, options.now));
+    for (ServiceStatus& service : model.runs.back().services) {
+      bool failed = service.state == ServiceState::failed;
+      model.service_log_tails.push_back(failed && options.log_tail
+                                            ? std::optional(options.log_tail(*service.job))
+                                            : std::nullopt);
+      model.services.push_back(std::move(service));
+    }
   }
 
   long long busy_total = 0;
@@ -88,6 +95,8 @@ HtmlReportModel html_report_model(const Campaign& campaign, const HtmlReportOpti
 
   for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
+    if (job.is_service()) continue;
+    ++model.job_attempts;
     if (job.rerun) continue;
     ++model.outcome_counts[static_cast<std::size_t>(job.outcome)];
     ++model.job_count;
@@ -100,7 +109,8 @@ HtmlReportModel html_report_model(const Campaign& campaign, const HtmlReportOpti
     model.failures.push_back(std::move(failure));
   }
 
-  for (std::size_t i = 0; i < model.jobs.size(); ++i) model.slowest.push_back(i);
+  for (std::size_t i = 0; i < model.jobs.size(); ++i)
+    if (!model.jobs[i].job->is_service()) model.slowest.push_back(i);
   std::size_t n = std::min(options.slowest, model.slowest.size());
   std::partial_sort(
       model.slowest.begin(), model.slowest.begin() + n, model.slowest.end(),

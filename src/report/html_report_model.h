@@ -1,7 +1,7 @@
 // Private to the report area: what `runner report`'s page shows, computed
 // from the campaign — the runs shown, one row per slot with how busy it
 // was, every attempt with where its bar ends, the counts, the failures with
-// their log tails and the slowest jobs. Pure data, no markup: html_report
+// their log tails, the slowest jobs and the services. Pure data, no markup: html_report
 // writes it as HTML.
 #pragma once
 
@@ -14,6 +14,7 @@
 
 #include "runner/report/campaign.h"
 #include "runner/report/html_report.h"
+#include "runner/report/service_status.h"
 #include "runner/report/status_view.h"
 
 namespace runner {
@@ -59,7 +60,8 @@ struct ReportFailure {
 struct HtmlReportModel {
   std::vector<RunStatus> runs;    // the runs shown, in start order
   std::vector<ReportSlot> slots;  // fleet order, then slots only their jobs name
-  std::vector<ReportJob> jobs;    // every attempt, run by run, in start order
+  std::vector<ReportJob> jobs;    // every attempt, run by run, in start order, services' too
+  std::size_t job_attempts = 0;   // of jobs, services left out
   SystemTime t0;                  // the span of the timeline
   SystemTime t1;
   std::chrono::milliseconds available{0};  // the shown runs' wall time
@@ -68,7 +70,11 @@ struct HtmlReportModel {
   std::array<std::size_t, 5> outcome_counts{};  // indexed by JobOutcome
   long long utilisation = 0;                    // percent of all slots' time busy
   std::vector<ReportFailure> failures;
-  std::vector<std::size_t> slowest;  // indices into jobs, slowest first
+  std::vector<std::size_t> slowest;  // indices into jobs, slowest first, services left out
+  // The shown runs' services, apart from the jobs counted above; each
+  // one's log tail (when asked for), for those that failed.
+  std::vector<ServiceStatus> services;
+  std::vector<std::optional<std::string>> service_log_tails;  // one per service
 
   std::size_t count(JobOutcome outcome) const {
     return outcome_counts[static_cast<std::size_t>(outcome)];

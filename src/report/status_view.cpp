@@ -133,7 +133,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
   for (std::size_t index : run.jobs) {
     const CampaignJob& job = campaign.jobs[index];
     // An attempt that is run again counts by its last attempt.
-    if (!job.rerun) {
+    if (!job.rerun && !job.is_service()) {
       switch (job.outcome) {
         case JobOutcome::running:
           status.running.push_back(&job);
@@ -155,7 +155,9 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
         status.failures.push_back(&job);
     }
     SystemTime end = job_end_time(job, &run, until);
-    if (job.outcome != JobOutcome::running && job.outcome != JobOutcome::unknown) {
+    // A service's time says nothing of how long the jobs take.
+    if (job.outcome != JobOutcome::running && job.outcome != JobOutcome::unknown &&
+        !job.is_service()) {
       slot_time += job.duration * static_cast<long long>(slots_held(job));
       ++finished;
     }
@@ -179,6 +181,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
             [](const CampaignJob* a, const CampaignJob* b) { return a->id < b->id; });
   for (const SlotStatus& slot : status.slots)
     if (slot.job) ++status.busy_slots;
+  status.services = run_services(campaign, run);
 
   if (run.alive && finished > 0) {
     std::vector<RunningShare> running;
@@ -231,7 +234,10 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
     std::size_t command_width = width > columns(head) + 20 ? width - columns(head) : 20;
     text += "\n" + head + "COMMAND\n";
     for (const SlotStatus& slot : status.slots) {
-      std::string state = !slot.down.empty() ? "down" : slot.job ? "running" : "idle";
+      std::string state = !slot.down.empty()                    ? "down"
+                          : slot.job && slot.job->is_service() ? "service"
+                          : slot.job                           ? "running"
+                                                               : "idle";
       std::string job = job_on_slot(slot);
       std::string since;
       if (slot.job) {
@@ -259,6 +265,7 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
       gangs += fmt::format("  #{} [{}] running for {}\n", job->id, describe_placement(*job),
                            format_short_duration(between(job->start, status.now)));
   if (!gangs.empty()) text += "\nrunning gang jobs:\n" + gangs;
+  if (!status.services.empty()) text += "\n" + format_services(status.services, status.now);
 
   if (!status.failures.empty()) {
     std::size_t shown = std::min(max_failures, status.failures.size());
@@ -354,6 +361,7 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
     add_gang_fields(failed.back(), *job, state_dir);
   }
   out["failed"] = std::move(failed);
+  out["services"] = services_json(status.services, status.now);
   return out;
 }
 

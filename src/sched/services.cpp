@@ -67,6 +67,7 @@ void Scheduler::probe_services(Clock::time_point now) {
     if (service.ready || job.running().kill_at) continue;
     if (now >= service.ready_by) {
       service.not_ready_in_time = true;
+      job.running().timed_out = true;  // the journal's job_end says it timed out
       m_observer.warning(fmt::format(
           "service {} [{}] was not ready within {}; stopping it", service_name(job), job.label(),
           job.spec.service->ready_timeout_text.empty() ? "10m"
@@ -147,11 +148,33 @@ void Scheduler::tear_down_next_service(Clock::time_point now) {
   // coordinator it registered with.
   for (auto it = m_services.rbegin(); it != m_services.rend(); ++it) {
     Job& job = m_running.at(*it);
-    if (job.running().service->torn_down) return;  // wait for it to end
-    job.running().service->torn_down = true;
-    if (!job.running().kill_at) stop_job(job, now);
-    return;
+    if (!job.running().service->torn_down) tear_down_service(job, now);
+    return;  // wait for it to end
   }
+}
+
+void Scheduler::tear_down_service(Job& job, Clock::time_point now) {
+  job.running().service->torn_down = true;
+  // The journal's job_end says the runner stopped it: not a failure.
+  job.running().cancelled = true;
+  if (!job.running().kill_at) stop_job(job, now);
+}
+
+std::size_t Scheduler::stop_service(std::string_view name, Clock::time_point now) {
+  std::size_t stopped = 0;
+  for (JobId id : m_services) {
+    Job& job = m_running.at(id);
+    if (name != job.spec.service->name && name != fmt::format("#{}", id)) continue;
+    ++stopped;
+    if (job.running().service->torn_down) continue;
+    m_observer.notice(fmt::format("stopping service {} [{}], as asked", service_name(job),
+                                  job.label()));
+    tear_down_service(job, now);
+  }
+  if (stopped == 0)
+    m_observer.warning(fmt::format("asked to stop the service {}, but none of that name runs",
+                                   name));
+  return stopped;
 }
 
 bool Scheduler::service_ended(Job& job, const JobExit& exit, std::optional<Job>& again) {

@@ -175,6 +175,55 @@ TEST(Services, AreStoppedTheLastStartedFirstEachAfterTheOneBefore) {
   EXPECT_EQ(h.transports[0]->signals[1], (std::pair<TaskId, int>{2, SIGKILL}));
 }
 
+TEST(Services, TheirEndsSayTheRunnerStoppedThemOrThatTheyWereNotReadyInTime) {
+  Harness h(make_fleet({{"a", {"0", "1"}}}));
+  for (auto* t : h.transports) t->outcome = by_command;
+  JobSpec late = service("serve quiet", "quiet");
+  late.service->ready_log = "never printed";
+  late.service->ready_timeout = 30s;
+  h.source.jobs.push_back(service("serve web", "web"));
+  h.source.jobs.push_back(late);
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 1);
+  // Torn down at the run's end: cancelled, which the journal records.
+  ASSERT_EQ(h.ends_of(1).size(), 1u);
+  EXPECT_TRUE(h.ends_of(1)[0].cancelled);
+  ASSERT_EQ(h.ends_of(2).size(), 1u);
+  EXPECT_TRUE(h.ends_of(2)[0].timed_out);
+  EXPECT_FALSE(h.ends_of(2)[0].cancelled);
+}
+
+TEST(Services, StopServiceStopsTheNamedOneAsTheRunsEndWouldAndTheRunGoesOn) {
+  Harness h(make_fleet({{"a", {"0", "1", "2"}}}));
+  h.transports[0]->outcome = [](const std::string& command) {
+    if (contains(command, "client")) return FakeTransport::Outcome{.steps = 200};
+    return by_command(command);
+  };
+  JobSpec coordinator = service("serve coordinator", "coordinator");
+  coordinator.service->after = "after coordinator";
+  h.source.jobs.push_back(coordinator);
+  h.source.jobs.push_back(service("serve worker", "worker"));
+  h.source.add("client");
+  h.scheduler->start();
+  for (int i = 0; i < 20; ++i) h.tick();
+  ASSERT_EQ(h.jobs_sent(0).size(), 3u);
+  EXPECT_EQ(h.scheduler->stop_service("nobody", h.now), 0u);
+  EXPECT_EQ(h.scheduler->stop_service("coordinator", h.now), 1u);
+  EXPECT_EQ(terminated(*h.transports[0]), (std::vector<TaskId>{1}));
+  EXPECT_EQ(h.run(), 0);
+  // Stopped, not failed; its after command ran; then, at the end, the worker.
+  ASSERT_EQ(h.ends_of(1).size(), 1u);
+  EXPECT_TRUE(h.ends_of(1)[0].cancelled);
+  EXPECT_EQ(h.control_sent(0), (std::vector<std::string>{"after coordinator"}));
+  EXPECT_EQ(terminated(*h.transports[0]), (std::vector<TaskId>{1, 2}));
+  auto said = [&](const std::string& part) {
+    return std::any_of(h.observer.notices.begin(), h.observer.notices.end(),
+                       [&](auto& n) { return contains(n, part); });
+  };
+  EXPECT_TRUE(said("asked to stop the service nobody, but none of that name runs"));
+  EXPECT_TRUE(said("stopping service #1 (coordinator) [a gpu=0], as asked"));
+}
+
 TEST(Services, BroadcastStartsOneOnEverySlotAndTheNextStepWaitsForAllToBeReady) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
   for (auto* t : h.transports) t->outcome = by_command;

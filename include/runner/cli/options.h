@@ -92,6 +92,14 @@ struct ResultsOptions {
   std::string format = "csv";  // csv, tsv, jsonl or markdown
 };
 
+// `runner stop`.
+struct StopOptions {
+  std::string queue_file = "queue.yaml";
+  std::string state_dir;
+  std::string service;   // `service: NAME`'s name, or "#ID"
+  double timeout = 60;   // seconds to wait for it to end
+};
+
 int run_jobs(const RunOptions& options);
 // `--dry-run` of queue and broadcast.
 int dry_run_jobs(const RunOptions& options);
@@ -102,6 +110,7 @@ int write_report(const ReportOptions& options);
 // lines warned about on stderr; a ConfigError when no run is recorded there.
 Campaign load_recorded_campaign(const std::string& state_dir);
 int show_results(const ResultsOptions& options);
+int stop_service(const StopOptions& options);
 
 // Jobs in the queue file, read without the lock; 0 for a missing file,
 // nullopt for one that does not parse.

@@ -80,8 +80,13 @@ struct CampaignJob {
   // slot and host above; empty for a job without `nodes:`.
   std::vector<CampaignTask> tasks;
   std::optional<int> failed_rank;  // the rank whose end failed a gang job
+  // `service:`: its name, "true" for an unnamed one; empty for a job.
+  std::string service;
+  std::optional<SystemTime> ready_at;  // when this attempt of a service was ready
+  Params ready_variables;              // what its `ready_log` gave later jobs
 
   bool is_gang() const { return !tasks.empty(); }
+  bool is_service() const { return !service.empty(); }
 };
 
 // One run of `runner queue` or `runner broadcast`.

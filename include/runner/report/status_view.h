@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runner/report/campaign.h"
+#include "runner/report/service_status.h"
 
 namespace runner {
 
@@ -40,13 +41,15 @@ struct RunStatus {
   std::size_t lost = 0;
   std::size_t unknown = 0;
   // The counts and lists are of jobs: an attempt that was run again is left
-  // out of them (its slot time counts).
+  // out of them (its slot time counts), and so are services, which are
+  // listed apart.
   std::vector<const CampaignJob*> running;   // start order
   std::vector<const CampaignJob*> failures;  // failed and lost, id order
   std::optional<std::size_t> queued;         // jobs in the queue file now
   std::optional<std::chrono::milliseconds> eta;
   std::vector<SlotStatus> slots;
   std::size_t busy_slots = 0;
+  std::vector<ServiceStatus> services;
 };
 
 // The status of `run` (one of campaign.runs) at `now`, with `queued` jobs
@@ -63,9 +66,10 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
 //   SLOT             STATE    JOB   FOR      BUSY  COMMAND
 //   localhost gpu=0  running  #13   4m 02s    93%  python bench.py ...
 //   localhost gpu=1  idle     -     2m 10s    40%
-// (a gang job's task shows as "#14 rank 1", with that rank's command), then
-// the running gang jobs with their nodes, and the latest failures with
-// their logs.
+// (a gang job's task shows as "#14 rank 1", with that rank's command; a
+// slot a service holds is in state "service"), then the running gang jobs
+// with their nodes, the services (format_services), and the latest
+// failures with their logs.
 std::string format_status(const RunStatus& status, const std::string& state_dir,
                           std::size_t width = 100, std::size_t max_failures = 5);
 

@@ -56,7 +56,7 @@ struct Staging {
 // A running service (`service:`): how far its readiness is.
 struct ServiceRun {
   bool ready = false;
-  bool torn_down = false;  // stopped by the runner because the run ends
+  bool torn_down = false;  // stopped by the runner: the run ends, or `runner stop` asked
   bool not_ready_in_time = false;
   Clock::time_point ready_by;  // its ready_timeout, from its start
   // The readiness checks it has passed (those it has no need of pass).

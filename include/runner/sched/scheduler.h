@@ -113,6 +113,11 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Second interrupt: stop every running job (its `cancel:` command, TERM to
   // its process group, KILL after the grace period).
   void cancel_running(Clock::time_point now);
+  // `runner stop NAME`: stops the running services named NAME (`service:
+  // NAME`, or "#ID" for any service) as the run's end would (its `cancel:`
+  // command, TERM, KILL after the grace period, then its `after:`
+  // command); not a failure, and not started again. How many it stops.
+  std::size_t stop_service(std::string_view name, Clock::time_point now);
 
   bool finished() const;
   // 0: every job succeeded; 1: a job failed or could not run; 130: interrupted.
@@ -193,6 +198,9 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool service_starting() const;
   // Every job but the services is done: the run would end but for them.
   bool only_services_left() const;
+  // Stops a running service (its cancel:, TERM, KILL after the grace
+  // period), recorded as cancelled: the runner stopped it.
+  void tear_down_service(Job& job, Clock::time_point now);
   // Stops the services, the last started first, each after the one
   // started after it ended.
   void tear_down_next_service(Clock::time_point now);

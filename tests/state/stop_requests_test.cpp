@@ -1,0 +1,55 @@
+// Stop requests: written whole by `runner stop`, taken once by the watching
+// runner, and stale ones dropped when a runner starts.
+#include "runner/state/stop_requests.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+
+#include <filesystem>
+
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+// Waits (at most a second) for the watcher's descriptor, then steps it.
+void step_when_ready(StopRequestWatcher& watcher) {
+  std::vector<pollfd> fds;
+  watcher.poll_fds(fds);
+  ASSERT_EQ(fds.size(), 1u);
+  ::poll(fds.data(), fds.size(), 1000);
+  watcher.step(Clock::now());
+}
+
+TEST(StopRequests, ARequestIsTakenOnceAndRemoved) {
+  testing::TempDir temp;
+  std::vector<std::string> asked;
+  StopRequestWatcher watcher(temp.path(), [&](const std::string& name) { asked.push_back(name); });
+  ASSERT_TRUE(request_stop(temp.path(), "dht").ok());
+  step_when_ready(watcher);
+  EXPECT_EQ(asked, (std::vector<std::string>{"dht"}));
+  EXPECT_TRUE(std::filesystem::is_empty(requests_dir(temp.path())));
+  watcher.step(Clock::now());
+  EXPECT_EQ(asked.size(), 1u);
+}
+
+TEST(StopRequests, StaleRequestsAreDroppedWhenARunnerStarts) {
+  testing::TempDir temp;
+  ASSERT_TRUE(request_stop(temp.path(), "dht").ok());
+  std::vector<std::string> asked;
+  StopRequestWatcher watcher(temp.path(), [&](const std::string& name) { asked.push_back(name); });
+  EXPECT_TRUE(std::filesystem::is_empty(requests_dir(temp.path())));
+  watcher.step(Clock::now());
+  EXPECT_TRUE(asked.empty());
+}
+
+TEST(StopRequests, AFolderThatCannotBeMadeIsSaid) {
+  testing::TempDir temp;
+  std::string file = temp.write("plain", "not a folder");
+  Status status = request_stop(file, "dht");
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find(file + "/requests"), std::string::npos) << status.message();
+}
+
+}  // namespace
+}  // namespace runner

@@ -3,6 +3,7 @@
 // its port, a client that talks to both and writes a TSV, and teardown that
 // leaves nothing running and runs each service's `after:` command.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -58,10 +59,13 @@ TEST_F(Services, ACoordinatorServersAndAClientRunFromOneQueueAndAreTornDown) {
             "    /usr/bin/python3 -c \"import urllib.request as u;\n"
             "    a = u.urlopen('http://<<dht.addr>>/').status;\n"
             "    b = u.urlopen('http://127.0.0.1:" + std::to_string(port) + "/').status;\n"
-            "    open('" + d + "/results.tsv', 'w').write('coordinator\\t%d\\nserver\\t%d\\n' % (a, b))\"\n");
+            "    open('" + d + "/results.tsv', 'w').write('coordinator\\t%d\\nserver\\t%d\\n' % (a, b))\"\n"
+            "  outputs: " + d + "/results.tsv\n");
   ProcessResult r = testing::run_process(fleet.runner({"queue"}));
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   EXPECT_EQ(dir.read("results.tsv"), "coordinator\t200\nserver\t200\n");
+  // Collected from the client's host with `outputs:`.
+  EXPECT_EQ(dir.read("queue.runner/outputs/3" + d + "/results.tsv"), dir.read("results.tsv"));
   EXPECT_NE(r.err.find("service #1 (dht) ["), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is ready after"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("<<dht.addr>> = 127.0.0.1:"), std::string::npos) << r.err;
@@ -91,6 +95,29 @@ TEST_F(Services, OneNotReadyInTimeFailsTheRunAndIsStopped) {
   EXPECT_NE(r.err.find("service #1 (quiet)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("was not ready within 1s; stopping it"), std::string::npos) << r.err;
   EXPECT_EQ(testing::live_processes_running(marker), 0);
+}
+
+TEST_F(Services, InterruptingTwiceWhileAServiceStartsStopsItAndRunsItsAfterCommand) {
+  start_hosts(1);
+  if (HasFatalFailure() || IsSkipped()) return;
+  fleet.write_hosts(2);
+  std::string marker = "sleep " + std::to_string(400 + getpid() % 500) + ".75";
+  dir.write("queue.yaml",
+            "- command: echo starting; " + marker + "\n"
+            "  service: slow\n"
+            "  ready_log: never printed\n"
+            "  after: touch " + dir.file("after-slow") + "\n"
+            "- echo never\n");
+  testing::Process run(fleet.runner({"queue"}));
+  ASSERT_TRUE(run.wait_for_output("starting", std::chrono::seconds(20))) << run.peek_err();
+  run.signal(SIGINT);
+  ASSERT_TRUE(run.wait_for_output("interrupt again", std::chrono::seconds(5))) << run.peek_err();
+  run.signal(SIGINT);
+  ProcessResult r = run.wait();
+  EXPECT_EQ(r.status, 130) << r.err;
+  EXPECT_EQ(testing::live_processes_running(marker), 0);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("after-slow"))) << r.err;
+  EXPECT_EQ(r.out.find("never\n"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -23,13 +23,21 @@ bool is_name(std::string_view text) {
   return true;
 }
 
-std::optional<int> port_of(const std::string& text) {
+bool is_template(const std::string& text) {
+  return text.find("<<") != std::string::npos || text.find("{{") != std::string::npos;
+}
+
+}  // namespace
+
+std::optional<int> parse_port(std::string_view text) {
   int port = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
   if (error != std::errc() || end != text.data() + text.size() || port < 1 || port > 65535)
     return std::nullopt;
   return port;
 }
+
+namespace {
 
 // `text` with every `(?<name>` made a plain group, and the names of its
 // capture groups in order.
@@ -76,8 +84,10 @@ std::optional<std::string> service_value_error(std::string_view key, const std::
     return fmt::format("`service` is true, false or the service's name (letters, digits, _ and "
                        "-, as in `service: dht`), not `{}`",
                        value);
-  if (key == "ready_port" && !port_of(value))
-    return fmt::format("`ready_port` must be a TCP port (1 to 65535), not `{}`", value);
+  if (key == "ready_port" && !parse_port(value) && !is_template(value))
+    return fmt::format("`ready_port` must be a TCP port (1 to 65535) or a template like "
+                       "<<port>>, not `{}`",
+                       value);
   if (key == "ready_timeout" && !parse_duration(value))
     return fmt::format("`ready_timeout` must be a duration like 90s, 10m or 1h, not `{}`", value);
   if (key == "restart" && value != "on-failure" && value != "no")
@@ -101,7 +111,7 @@ void set_service_key(std::optional<ServiceSpec>& service, std::string_view key,
   if (key == "ready")
     service->ready = value;
   else if (key == "ready_port")
-    service->ready_port = port_of(value);
+    service->ready_port = value;
   else if (key == "ready_log")
     service->ready_log = value;
   else if (key == "ready_timeout") {
@@ -117,7 +127,7 @@ std::vector<std::pair<std::string, std::string>> service_keys(const ServiceSpec&
   std::vector<std::pair<std::string, std::string>> keys;
   keys.emplace_back("service", service.name.empty() ? "true" : service.name);
   if (!service.ready.empty()) keys.emplace_back("ready", service.ready);
-  if (service.ready_port) keys.emplace_back("ready_port", std::to_string(*service.ready_port));
+  if (!service.ready_port.empty()) keys.emplace_back("ready_port", service.ready_port);
   if (!service.ready_log.empty()) keys.emplace_back("ready_log", service.ready_log);
   if (!service.ready_timeout_text.empty())
     keys.emplace_back("ready_timeout", service.ready_timeout_text);

@@ -34,7 +34,7 @@ void Scheduler::watch_service(Job& job, Clock::time_point now) {
   ServiceRun service;
   service.ready_by = now + spec.ready_timeout;
   service.command_passed = spec.ready.empty();
-  service.port_passed = !spec.ready_port;
+  service.port_passed = spec.ready_port.empty();
   service.log_passed = spec.ready_log.empty();
   if (!spec.ready_log.empty()) {
     std::string error;
@@ -102,9 +102,24 @@ void Scheduler::probe_readiness(Job& job) {
     }
   }
   if (!service.port_passed) {
+    std::optional<int> port;
+    try {
+      port = parse_port(render_for_job(job.spec.service->ready_port, job.spec, m_fleet,
+                                       task.slots, builtins_for(job, task)));
+    } catch (const std::runtime_error&) {  // UndefinedVariable, TemplateError
+    }
+    if (!port) {
+      m_observer.warning(fmt::format("service {}: its ready_port `{}` is not a port on {}; "
+                                     "stopping it",
+                                     service_name(job), job.spec.service->ready_port,
+                                     task.label));
+      service.not_ready_in_time = true;
+      stop_job(job, m_options.clock());
+      return;
+    }
     ++service.probes_in_flight;
-    int port = *job.spec.service->ready_port;
-    m_executors[task.host]->survey_network([this, id, port](const Result<NetworkSurvey>& survey) {
+    m_executors[task.host]->survey_network([this, id, port = *port](
+                                               const Result<NetworkSurvey>& survey) {
       bool open = survey && survey->ports_in_use.count(port) > 0;
       service_passed(id, open ? &ServiceRun::port_passed : nullptr);
     });

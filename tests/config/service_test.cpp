@@ -37,7 +37,7 @@ TEST(ServiceKeys, GiveTheJobItsService) {
   ASSERT_TRUE(job.service);
   EXPECT_EQ(job.service->name, "dht");
   EXPECT_EQ(job.service->ready_log, "Started at (?<addr>\\S+)");
-  EXPECT_EQ(job.service->ready_port, 31337);
+  EXPECT_EQ(job.service->ready_port, "31337");
   EXPECT_EQ(job.service->ready, "curl -sf localhost:8080");
   EXPECT_EQ(job.service->ready_timeout, std::chrono::minutes(2));
   EXPECT_EQ(job.service->after, "tc qdisc del dev eth0 root");
@@ -65,7 +65,10 @@ TEST(ServiceKeys, BadValuesAndKeysWithoutAServiceAreErrors) {
   EXPECT_EQ(error_of("- command: x\n  service: a b\n").substr(0, 41),
             "2: `service` is true, false or the servic");
   EXPECT_EQ(error_of("- command: x\n  service: s\n  ready_port: 99999\n"),
-            "3: `ready_port` must be a TCP port (1 to 65535), not `99999`");
+            "3: `ready_port` must be a TCP port (1 to 65535) or a template like <<port>>, not "
+            "`99999`");
+  EXPECT_EQ(job_from("- command: x\n  service: s\n  ready_port: <<port>>\n").service->ready_port,
+            "<<port>>");
   EXPECT_EQ(error_of("- command: x\n  service: s\n  restart: always\n"),
             "3: `restart` is on-failure or no, not `always`");
   EXPECT_NE(error_of("- command: x\n  service: s\n  ready_log: '(unclosed'\n")

@@ -97,7 +97,7 @@ TEST(Services, ReadyWhenItsCommandExitsZeroOnItsHost) {
 }
 
 TEST(Services, ReadyWhenItsPortIsOpen) {
-  Harness h(make_fleet({{"a", {"0", "1"}}}));
+  Harness h(make_fleet({{"a", {"7", "1"}}}));
   int surveys = 0;
   h.transports[0]->outcome = [&](const std::string& command) {
     if (contains(command, "/proc/net/tcp")) {
@@ -109,7 +109,7 @@ TEST(Services, ReadyWhenItsPortIsOpen) {
     return by_command(command);
   };
   JobSpec server = service("serve port", "");
-  server.service->ready_port = 31337;
+  server.service->ready_port = "3133<<gpu>>";  // 31337 on a gpu=7
   expect_client_after_ready(h, server);
   EXPECT_EQ(surveys, 2);
 }

@@ -6,6 +6,7 @@
 //   service: dht                 # its name: `<<dht.GROUP>>` in later jobs
 //   ready: curl -sf localhost:8080/health   # run on its host until it exits 0
 //   ready_port: 31337            # ... or until the port is open on its host
+//                                # (a template too: <<port>> from hosts.yaml)
 //   ready_log: 'Started at (?<addr>\S+)'    # ... or a line of its output
 //   ready_timeout: 10m           # not ready by then: it fails (default 10m)
 //   after: tc qdisc del dev eth0 root       # run on its slots once it stopped
@@ -33,7 +34,7 @@ inline constexpr std::chrono::minutes k_default_ready_timeout{10};
 struct ServiceSpec {
   std::string name;  // `service: NAME`; empty for `service: true`
   std::string ready;  // command template
-  std::optional<int> ready_port;
+  std::string ready_port;  // a port, or a template that renders to one; empty: none
   std::string ready_log;  // regex, as written
   std::chrono::milliseconds ready_timeout = k_default_ready_timeout;
   std::string ready_timeout_text;  // as written; empty: the default
@@ -53,6 +54,9 @@ std::optional<std::string> service_value_error(std::string_view key, const std::
 // false` leaves it unset.
 void set_service_key(std::optional<ServiceSpec>& service, std::string_view key,
                      const std::string& value);
+
+// `text` as a TCP port (1 to 65535).
+std::optional<int> parse_port(std::string_view text);
 
 // The keys and values that give `service` back, as consumed.yaml writes them.
 std::vector<std::pair<std::string, std::string>> service_keys(const ServiceSpec& service);

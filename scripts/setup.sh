@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Installs what runner needs to build and test, from Debian's packages.
-# Does nothing when everything is already there.
+# Installs what runner needs to build, from Debian's packages, and with
+# --tests what its tests run against too (sshd, shells, torch, Open MPI,
+# Slurm, Chromium). Does nothing when everything is already there.
 set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
   libssh2-1-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libgtest-dev
-  openssh-server openssh-client procps
   help2man  # the man page, written from runner --help at build time (cmake/man_page.sh)
+)
+test_packages=(
+  openssh-server openssh-client procps
   tcsh zsh fish  # login shells of the test users (tests/support/remote_user)
   parallel pdsh python3  # the peers of the benchmark suite (bench/, ctest bench_smoke)
   netcat-openbsd  # nc, the last tool runner check --net listens and probes with (tests/exec)
@@ -17,6 +20,7 @@ packages=(
   slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)
   chromium
 )
+[ "${1:-}" = "--tests" ] && packages+=("${test_packages[@]}")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,6 @@
 # tests start their own sshd on 127.0.0.1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --tests
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j2 --timeout 300

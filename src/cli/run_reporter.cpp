@@ -135,6 +135,7 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
   finished.command = ended.command;
   finished.exit = exit;
   finished.log_path = m_logs.path(log_of(job, ended));
+  finished.service = job.spec.service.has_value();
   finished.duration = duration;
   if (auto cut = m_incomplete_logs.find(job.id); cut != m_incomplete_logs.end())
     finished.log_problem = cut->second;

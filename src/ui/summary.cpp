@@ -11,12 +11,12 @@ namespace runner {
 
 namespace {
 
-enum class Outcome { succeeded, failed, lost, cancelled };
+enum class Outcome { succeeded, failed, lost, cancelled, service_stopped };
 
 Outcome outcome_of(const FinishedJob& job) {
   if (job.exit.lost()) return Outcome::lost;
   if (job.exit.succeeded()) return Outcome::succeeded;
-  if (job.exit.cancelled) return Outcome::cancelled;
+  if (job.exit.cancelled) return job.service ? Outcome::service_stopped : Outcome::cancelled;
   return Outcome::failed;
 }
 
@@ -78,12 +78,13 @@ std::string shorten_command(std::string_view command, std::size_t max_chars) {
 
 std::string format_summary(const std::vector<FinishedJob>& jobs,
                            std::chrono::milliseconds wall_time, std::size_t max_listed) {
-  std::size_t counts[4] = {0, 0, 0, 0};
+  std::size_t counts[5] = {0, 0, 0, 0, 0};
   std::vector<const FinishedJob*> unsuccessful;
   for (const FinishedJob& job : jobs) {
     Outcome outcome = outcome_of(job);
     ++counts[static_cast<int>(outcome)];
-    if (outcome != Outcome::succeeded) unsuccessful.push_back(&job);
+    if (outcome != Outcome::succeeded && outcome != Outcome::service_stopped)
+      unsuccessful.push_back(&job);
   }
   std::sort(unsuccessful.begin(), unsuccessful.end(),
             [](const FinishedJob* a, const FinishedJob* b) { return a->id < b->id; });
@@ -92,13 +93,15 @@ std::string format_summary(const std::vector<FinishedJob>& jobs,
   if (jobs.empty()) {
     text += "no jobs ran";
   } else {
-    text += count_of(jobs.size(), "job", "jobs") + ": ";
+    std::size_t services = counts[int(Outcome::service_stopped)];
+    text += count_of(jobs.size() - services, "job", "jobs") + ": ";
     text += fmt::format("{} succeeded, {} failed", counts[int(Outcome::succeeded)],
                         counts[int(Outcome::failed)]);
     if (counts[int(Outcome::lost)]) text += fmt::format(", {} lost", counts[int(Outcome::lost)]);
     if (counts[int(Outcome::cancelled)]) {
       text += fmt::format(", {} cancelled", counts[int(Outcome::cancelled)]);
     }
+    if (services) text += "; " + count_of(services, "service", "services") + " stopped at the end";
   }
   text += "; wall time " + format_duration(wall_time) + "\n";
 

@@ -64,6 +64,22 @@ TEST(Summary, LostAndCancelledAreCountedApart) {
   EXPECT_NE(text.find("  #6 [node01 gpu=0] cancelled (killed by INT) after"), std::string::npos);
 }
 
+TEST(Summary, ServicesStoppedAtTheEndAreCountedApartAndNotListed) {
+  FinishedJob service = job(1, -1);
+  service.exit = JobExit::killed("TERM");
+  service.exit.cancelled = true;
+  service.service = true;
+  FinishedJob died = job(3, 1);
+  died.service = true;  // one that ended on its own is a failure
+  EXPECT_EQ(format_summary({service, job(2, 0)}, milliseconds(500)),
+            "runner: 1 job: 1 succeeded, 0 failed; 1 service stopped at the end; wall time 500ms\n");
+  std::string text = format_summary({service, job(2, 0), died}, milliseconds(500));
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "runner: 2 jobs: 1 succeeded, 1 failed; 1 service stopped at the end; wall time 500ms");
+  EXPECT_NE(text.find("  #3 "), std::string::npos);
+  EXPECT_EQ(text.find("  #1 "), std::string::npos);
+}
+
 TEST(Summary, CutsLongListsShort) {
   std::vector<FinishedJob> jobs;
   for (JobId id = 1; id <= 10; ++id) jobs.push_back(job(id, 1));

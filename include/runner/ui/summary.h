@@ -24,6 +24,9 @@ struct FinishedJob {
   // Why its log is not whole (output that could not be written); empty
   // when it is.
   std::string log_problem;
+  // A service (`service:`): stopped by the runner at the end, it is
+  // counted apart from the jobs, not as cancelled.
+  bool service = false;
 };
 
 // "850ms", "4.2s", "3m 05s", "2h 03m 10s", "3d 04h 05m".

@@ -137,6 +137,9 @@ int run_jobs(const RunOptions& options) {
   scheduler_options.keep_orphans = options.keep_orphans;
   scheduler_options.run_id = journal.run_id();
   scheduler_options.outputs_dir = outputs_dir(state_dir);
+  if (run_fleet.allocation && run_fleet.allocation->ends_at)
+    scheduler_options.take_until =
+        Clock::now() + (*run_fleet.allocation->ends_at - std::chrono::system_clock::now());
   if (!options.timeout.empty()) {
     scheduler_options.default_timeout = parse_duration(options.timeout);
     if (!scheduler_options.default_timeout)

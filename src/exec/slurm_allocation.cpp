@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <sstream>
 
@@ -81,6 +82,17 @@ std::vector<SlurmGresLine> parse_job_details(std::string_view text) {
   return lines;
 }
 
+std::optional<std::chrono::system_clock::time_point> parse_slurm_time(std::string_view text) {
+  std::tm local{};
+  std::string copy(text);
+  const char* end = strptime(copy.c_str(), "%Y-%m-%dT%H:%M:%S", &local);
+  if (!end || *end != '\0') return std::nullopt;
+  local.tm_isdst = -1;
+  std::time_t seconds = std::mktime(&local);
+  if (seconds == -1) return std::nullopt;
+  return std::chrono::system_clock::from_time_t(seconds);
+}
+
 Result<SlurmAllocation> read_slurm_allocation() {
   const char* job = std::getenv("SLURM_JOB_ID");
   if (!job || !*job)
@@ -100,6 +112,7 @@ Result<SlurmAllocation> read_slurm_allocation() {
     for (const std::string& name : lines_of(*its)) gpus[name] = line.gpus;
   }
   for (const std::string& name : lines_of(*names)) allocation.nodes.push_back({name, gpus[name]});
+  allocation.ends_at = parse_slurm_time(job_detail_field(*details, "EndTime="));
   if (allocation.nodes.empty())
     return Status::error(fmt::format("--slurm: job {} has no nodes", job));
   return allocation;

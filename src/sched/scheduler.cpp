@@ -163,6 +163,10 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   const Running& running = job.running();
   Clock::duration ran =
       running.process_start ? m_options.clock() - *running.process_start : Clock::duration::zero();
+  if (end.exit.succeeded() && running.process_start) {
+    m_succeeded_time += ran;
+    ++m_succeeded;
+  }
   job.state = Done{end.again.has_value(), running.failed_rank};
   m_observer.job_finished(job, end.exit, ran);
   if (end.again) m_reruns.push_front(std::move(*end.again));
@@ -269,6 +273,12 @@ bool Scheduler::can_take_now() const {
   return false;
 }
 
+bool Scheduler::out_of_time(Clock::time_point now) const {
+  if (!m_options.take_until) return false;
+  if (m_succeeded == 0) return now >= *m_options.take_until;
+  return now + m_succeeded_time / m_succeeded > *m_options.take_until;
+}
+
 bool Scheduler::pump_reruns(Clock::time_point now) {
   while (!m_reruns.empty()) {
     Job& rerun = m_reruns.front();
@@ -286,7 +296,8 @@ bool Scheduler::pump_reruns(Clock::time_point now) {
 
 void Scheduler::pump_queue(Clock::time_point now) {
   m_queue_dirty = false;
-  if (!pump_reruns(now)) return;  // FIFO: the queue file waits behind them
+  bool reruns_wait = !m_reruns.empty() && out_of_time(now);
+  if (!reruns_wait && !pump_reruns(now)) return;  // FIFO: the queue file waits behind them
   // Jobs the queue lets us take, each with the slots reserved for it.
   struct Taken {
     Placement placement;
@@ -295,8 +306,13 @@ void Scheduler::pump_queue(Clock::time_point now) {
   std::vector<Taken> placements;
   bool rendered_ok = true;
   bool service_taken = false;  // what comes after it waits until it is ready
+  bool no_time = false;  // the allocation ends before another job would
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (service_taken) return false;
+    if (out_of_time(now)) {
+      no_time = true;
+      return false;
+    }
     auto placement = place(job);
     if (!placement) return false;
     auto commands = render(job, *placement);
@@ -319,6 +335,16 @@ void Scheduler::pump_queue(Clock::time_point now) {
     begin(new_job(batch.taken[i]), std::move(placements[i].placement),
           std::move(placements[i].commands), now);
 
+  if (no_time || reruns_wait) {
+    m_queue_empty = false;
+    auto left = std::chrono::duration_cast<std::chrono::seconds>(*m_options.take_until - now);
+    m_observer.notice(fmt::format(
+        "the allocation ends in {}s, sooner than another job would end ({} succeeded so far); "
+        "no more jobs start, and the queue keeps the rest for the next allocation (--resume)",
+        std::max<long long>(0, left.count()), m_succeeded));
+    m_stopping = true;
+    return;
+  }
   if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
     m_queue_empty = false;
     bool nothing_will_free = m_running.empty() && m_staging.empty() &&

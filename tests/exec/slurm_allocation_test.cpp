@@ -58,3 +58,26 @@ TEST(SlurmAllocation, FleetHasASlotPerGpuOrPerNodeAsAsked) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST(SlurmAllocation, EndTimeIsReadAsLocalTime) {
+  std::tm local{};
+  local.tm_year = 2026 - 1900;
+  local.tm_mon = 10;
+  local.tm_mday = 25;
+  local.tm_hour = 13;
+  local.tm_min = 5;
+  local.tm_isdst = -1;
+  EXPECT_EQ(parse_slurm_time("2026-11-25T13:05:00"),
+            std::chrono::system_clock::from_time_t(std::mktime(&local)));
+  EXPECT_EQ(parse_slurm_time("Unknown"), std::nullopt);
+  EXPECT_EQ(parse_slurm_time("2026-11-25T13:05:00x"), std::nullopt);
+  EXPECT_EQ(parse_slurm_time(job_detail_field("JobId=7 EndTime=2026-11-25T13:05:00 Deadline=N/A",
+                                              "EndTime=")),
+            std::chrono::system_clock::from_time_t(std::mktime(&local)));
+}
+
+}  // namespace
+}  // namespace runner

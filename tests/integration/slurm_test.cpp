@@ -70,6 +70,21 @@ TEST_F(SlurmRun, ClusterAllocatesNodesWithTheirGpus) {
   EXPECT_NE(result.out.find("1: n2 0,1"), std::string::npos) << result.out;
 }
 
+TEST_F(SlurmRun, JobsThatWouldOutliveTheAllocationStayInTheQueue) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  // One slot, a minute: after two jobs of 20 s, a third would end too late.
+  dir.write("queue.yaml", "- command: sleep 20; echo job <<i>> done\n  i: [1, 2, 3, 4]\n");
+  testing::ProcessResult result = testing::run_process(in_allocation(
+      {"-N1", "--gres=gpu:1", "--time=1"}, {"queue", "--slurm", "--no-status"}));
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("job 2 done"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("job 3 done"), std::string::npos) << result.out;
+  EXPECT_NE(result.err.find("sooner than another job would end (2 succeeded so far)"),
+            std::string::npos)
+      << result.err;
+  EXPECT_NE(dir.read("queue.yaml").find("i: [3, 4]"), std::string::npos) << dir.read("queue.yaml");
+}
+
 TEST_F(SlurmRun, DryRunPrintsTheAllocationsFleet) {
   RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
   dir.write("queue.yaml", "- echo <<gpu>>\n");

@@ -319,3 +319,29 @@ TEST(Scheduler, RendersHostAndJobVariables) {
 
 }  // namespace
 }  // namespace runner
+
+namespace runner {
+namespace {
+
+TEST(Scheduler, InsideAnAllocationOnlyJobsThatWouldEndBeforeItDoesStart) {
+  SchedulerOptions options;
+  options.take_until = Clock::time_point{} + std::chrono::milliseconds(125);
+  testing::FakeRun h(testing::make_fleet({{"a", {"0"}}}), options);
+  h.transports[0]->outcome = [](const std::string&) {
+    return testing::FakeTransport::Outcome{.steps = 5};
+  };
+  for (int i = 0; i < 5; ++i) h.source.add("job" + std::to_string(i));
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  // Each takes 40 ms: after the second, one more would end past 125 ms.
+  EXPECT_EQ(h.all_jobs_sent(), (std::vector<std::string>{"job0", "job1"}));
+  EXPECT_EQ(h.source.jobs.size(), 3u);
+  ASSERT_FALSE(h.observer.notices.empty());
+  EXPECT_NE(h.observer.notices.back().find("sooner than another job would end (2 succeeded so "
+                                           "far); no more jobs start, and the queue keeps the rest"),
+            std::string::npos)
+      << h.observer.notices.back();
+}
+
+}  // namespace
+}  // namespace runner

@@ -6,6 +6,8 @@
 // Threading: none; read_slurm_allocation() blocks while scontrol runs.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +25,13 @@ struct SlurmNode {
 struct SlurmAllocation {
   std::string job_id;
   std::vector<SlurmNode> nodes;  // in the order of SLURM_JOB_NODELIST
+  // When Slurm ends it (its EndTime); unset: no time limit.
+  std::optional<std::chrono::system_clock::time_point> ends_at;
 };
+
+// scontrol's EndTime ("2026-11-25T13:05:00", local time) as a time point;
+// nullopt for "Unknown", "None" or anything else.
+std::optional<std::chrono::system_clock::time_point> parse_slurm_time(std::string_view text);
 
 // "0-1,3" -> {0, 1, 3}. Empty when the text is not such a list.
 std::vector<int> parse_index_list(std::string_view text);

@@ -83,6 +83,11 @@ struct SchedulerOptions {
   // Where jobs' `outputs:` are brought back to (<dir>/<job>/, and
   // <dir>/<job>/<rank>/ for a job that spans hosts); empty: not brought back.
   std::string outputs_dir;
+  // Inside a Slurm allocation: when it ends. A job is started only when it
+  // would end before then, judging by the mean duration of the jobs that
+  // succeeded so far (before any did: while time is left); once one would
+  // not, no more start and the queue keeps the rest.
+  std::optional<Clock::time_point> take_until;
   // Names this run's files on hosts (a multi-node job's hostfile): the
   // journal's run id.
   std::string run_id = "run";
@@ -215,6 +220,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // The variables a task's templates see besides its slots' and its job's:
   // its rank's, and what ready services gave.
   Params builtins_for(const Job& job, const Task& task) const;
+  // take_until is too close for one more job (queue mode).
+  bool out_of_time(Clock::time_point now) const;
   // Jobs but services are done, and nothing is left to take.
   bool nothing_left_to_run() const;
   void start_launched();
@@ -274,6 +281,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool m_tearing_down = false;    // the run ends: services are being stopped
   int m_after_commands = 0;       // `after:` commands still running
   int m_fetches = 0;              // outputs still being brought back
+  Clock::duration m_succeeded_time{};  // the durations of the jobs that succeeded
+  int m_succeeded = 0;
   bool m_step_failed = false;  // broadcast: a job of the current step failed
   int m_failures = 0;
   bool m_unrunnable = false;  // jobs remained that no usable host could run

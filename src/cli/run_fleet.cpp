@@ -2,10 +2,32 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "runner/config/config_error.h"
 #include "runner/exec/slurm_backend.h"
 
 namespace runner {
+
+namespace {
+
+// Slot i of each allocation node gets the parameters slot i of the host of
+// the same name in hosts.yaml has, those it has not already (`gpu`).
+void add_host_parameters(Fleet& fleet, const Fleet& hosts) {
+  for (const Host& host : fleet.hosts) {
+    auto named = std::find_if(hosts.hosts.begin(), hosts.hosts.end(),
+                              [&](const Host& h) { return h.name == host.name; });
+    if (named == hosts.hosts.end()) continue;
+    for (std::size_t i = 0; i < host.slots.size() && i < named->slots.size(); ++i) {
+      Params& params = fleet.slots[host.slots[i]].params;
+      for (const auto& [key, value] : hosts.slots[named->slots[i]].params)
+        if (!find_param(params, key)) params.emplace_back(key, value);
+    }
+  }
+}
+
+}  // namespace
 
 RunFleet load_run_fleet(const RunOptions& options,
                         const std::function<void(const std::string&)>& warn) {
@@ -15,6 +37,9 @@ RunFleet load_run_fleet(const RunOptions& options,
     if (!allocation) throw ConfigError(allocation.status().message());
     run.fleet = slurm_fleet(*allocation, options.slots_per_node);
     run.allocation = std::move(*allocation);
+    // A hosts.yaml beside the queue adds parameters to the nodes it names.
+    if (std::filesystem::exists(options.hosts_file))
+      add_host_parameters(run.fleet, load_hosts(options.hosts_file));
     return run;
   }
   run.fleet = load_hosts(options.hosts_file);

@@ -85,6 +85,22 @@ TEST_F(SlurmRun, JobsThatWouldOutliveTheAllocationStayInTheQueue) {
   EXPECT_NE(dir.read("queue.yaml").find("i: [3, 4]"), std::string::npos) << dir.read("queue.yaml");
 }
 
+TEST_F(SlurmRun, AHostsFileAddsParametersToTheNodesItNames) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  dir.write("hosts.yaml",
+            "- hostname: n1\n  kind: fast\n  gpu: [7, 8]\n- hostname: elsewhere\n  kind: x\n");
+  testing::ProcessResult result = drain(
+      "- command: 'echo job <<i>> on $SLURMD_NODENAME gpu=<<gpu>> kind=<<kind>>'\n"
+      "  i: [1, 2]\n  kind: unknown\n");
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  // n1's slots take `kind` from hosts.yaml (its own `gpu` stays Slurm's);
+  // n2 is not in it, so the job's value stands.
+  EXPECT_TRUE(std::regex_search(result.out, std::regex(R"(job \d on n1 gpu=[01] kind=fast)")))
+      << result.out;
+  EXPECT_EQ(result.out.find("gpu=7"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("on n1 gpu=0 kind=unknown"), std::string::npos) << result.out;
+}
+
 TEST_F(SlurmRun, DryRunPrintsTheAllocationsFleet) {
   RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
   dir.write("queue.yaml", "- echo <<gpu>>\n");

@@ -2,7 +2,6 @@
 // connection, as one tar stream on the stdout of a runner's command, written
 // to a local archive and unpacked into the job's folder.
 #include <fmt/format.h>
-#include <stdio.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include "runner/core/lines.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/program_output.h"
 #include "runner/exec/shell.h"
 
 namespace runner {
@@ -18,16 +18,6 @@ namespace runner {
 namespace {
 
 constexpr const char* k_archive_name = ".incoming.tar";
-
-// Runs `command` here and returns its stdout, and whether it exited 0.
-bool local_output(const std::string& command, std::string& output) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return false;
-  char buffer[4096];
-  std::size_t got = 0;
-  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) output.append(buffer, got);
-  return pclose(pipe) == 0;
-}
 
 // The lines of what the host's tar said, but its note on absolute paths.
 std::string what_was_missing(const std::string& errors) {
@@ -44,15 +34,15 @@ std::string what_was_missing(const std::string& errors) {
 // Unpacks `archive` into `into` and lists its files with their sizes.
 FetchedFiles unpack(const std::string& archive, const std::string& into) {
   FetchedFiles fetched;
-  std::string listing;
-  std::string ignored;
-  std::string quoted = shell_quote(archive);
-  if (!local_output("tar -tf " + quoted + " 2>/dev/null", listing) ||
-      !local_output("tar -xf " + quoted + " -C " + shell_quote(into) + " 2>&1", ignored)) {
-    fetched.error = "the files that came back could not be unpacked: " + ignored;
+  Result<std::string> listing = program_output({"tar", "-tf", archive});
+  Result<std::string> unpacked =
+      listing ? program_output({"tar", "-xf", archive, "-C", into}) : listing;
+  if (!unpacked) {
+    fetched.error = "the files that came back could not be unpacked: " +
+                    unpacked.status().message();
     return fetched;
   }
-  for_each_line(listing, [&](std::string_view line) {
+  for_each_line(*listing, [&](std::string_view line) {
     std::string path(line);
     struct stat info {};
     if (path.empty() || ::stat((into + "/" + path).c_str(), &info) != 0 || !S_ISREG(info.st_mode))

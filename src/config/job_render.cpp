@@ -163,8 +163,12 @@ class Validator {
                               m_largest ? fmt::format(" ({})", m_largest->name) : ""));
   }
 
-  // A job of `nodes: N` needs N hosts that each have its slots.
+  // A job of `nodes: N` needs N hosts that each have its slots; `every:
+  // host` places a job in queue mode as broadcast does every job.
   void check_nodes(const QueueEntry& entry, int most_slots) const {
+    if (m_placement == JobPlacement::broadcast && find_key(entry, "every"))
+      fail(entry, "`every: host` runs a job once on each host in queue mode; broadcast runs "
+                  "every job on each slot already; remove `every`");
     const EntryKey* nodes = find_key(entry, k_nodes_key);
     if (!nodes) return;
     if (m_placement == JobPlacement::broadcast)

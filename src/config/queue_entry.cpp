@@ -1,6 +1,6 @@
 // queue.yaml entries: parsing one item, expanding it into jobs in the order
-// SPEC section 2 gives, splitting off its first job as at most k entries, and
-// writing entries back as YAML that parses to the same entry. Pure logic.
+// SPEC section 2 gives, and splitting off its first job as at most k
+// entries (queue_entry_yaml.cpp writes entries back). Pure logic.
 #include "runner/config/queue_entry.h"
 
 #include <fmt/format.h>
@@ -30,6 +30,7 @@ constexpr const char* k_nodes = "nodes";
 constexpr const char* k_metrics = "metrics";
 constexpr const char* k_outputs = "outputs";
 constexpr const char* k_outputs_cleanup = "outputs_cleanup";
+constexpr const char* k_every = "every";
 // More slots than any one host could have; keeps the number sane.
 constexpr int k_max_slots = 1 << 20;
 
@@ -110,6 +111,11 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
   if (is_service_key(key))
     if (auto error = service_value_error(key, value)) fail_at(path, node, *error);
+  if (key == k_every && value != "host")
+    fail_at(path, node,
+            fmt::format("`every: host` runs the job once on each host; `{}` is not a value "
+                        "`every` takes",
+                        value));
   if (key == k_outputs_cleanup && value != "true" && value != "false")
     fail_at(path, node, fmt::format("`outputs_cleanup` is true or false, not `{}`", value));
   if (key == k_allocation && !parse_allocation(value))
@@ -169,16 +175,22 @@ std::string metrics_value(const YAML::Node& value, const YAML::Node& at, const s
 }
 
 // The readiness and teardown keys belong to a service; a service runs on
-// one host.
-void check_service_entry(const QueueEntry& entry, const std::string& path) {
+// one host; a job runs on each host (`every`) or spans hosts (`nodes`).
+void check_placement_keys(const QueueEntry& entry, const std::string& path) {
   const EntryKey* service = nullptr;
   const EntryKey* other = nullptr;
   const EntryKey* nodes = nullptr;
+  const EntryKey* every = nullptr;
   for (const auto& key : entry.keys) {
     if (key.name == "service") service = &key;
     else if (is_service_key(key.name) && !other) other = &key;
     if (key.name == k_nodes) nodes = &key;
+    if (key.name == k_every) every = &key;
   }
+  if (every && nodes)
+    throw ConfigError(path, every->line, 0,
+                      "`every: host` runs a copy of the job on each host, and `nodes` one job "
+                      "across hosts; remove one of them");
   if (other && !service)
     throw ConfigError(path, other->line, 0,
                       fmt::format("`{}` is for a service; add `service: NAME` to this entry, or "
@@ -255,74 +267,12 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.outputs = value;
     else if (key.name == k_outputs_cleanup)
       job.outputs_cleanup = value == "true";
+    else if (key.name == k_every)
+      job.every_host = value == "host";
     else
       job.params.emplace_back(key.name, value);
   }
   return job;
-}
-
-// One scalar in YAML, quoted only as much as it needs (YAML::Emitter decides).
-std::string emit_scalar(const std::string& value) {
-  YAML::Emitter out;
-  out << value;
-  return std::string(out.c_str(), out.size());
-}
-
-// A key in YAML; a key named `<<` is quoted, as a plain `<<` is a merge key.
-std::string emit_key(const std::string& name) { return name == "<<" ? "'<<'" : emit_scalar(name); }
-
-bool whitespace_only(std::string_view line) {
-  return !line.empty() && line.find_first_not_of(" \t") == std::string_view::npos;
-}
-
-// A multi-line string that literal block style (`|` or `|-`) writes back
-// exactly; anything unusual is left to the emitter's double quotes.
-bool fits_literal_block(const std::string& value) {
-  if (value.find('\n') == std::string::npos) return false;
-  if (value.size() >= 2 && value.compare(value.size() - 2, 2, "\n\n") == 0) return false;
-  for (unsigned char c : value)
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) return false;
-  bool seen_text = false;
-  std::size_t start = 0;
-  while (start <= value.size()) {
-    std::size_t stop = value.find('\n', start);
-    if (stop == std::string::npos) stop = value.size();
-    std::string_view line(value.data() + start, stop - start);
-    if (whitespace_only(line)) return false;
-    if (!line.empty() && !seen_text) {
-      if (line.front() == ' ' || line.front() == '\t') return false;
-      seen_text = true;
-    }
-    start = stop + 1;
-  }
-  return seen_text;
-}
-
-// `value` as it follows "key:" or "- " (without the separating space), its
-// continuation lines indented by `body_indent`; no final newline.
-std::string scalar_text(const std::string& value, int body_indent) {
-  if (!fits_literal_block(value)) return emit_scalar(value);
-  bool clip = value.back() == '\n';
-  std::string out = clip ? "|" : "|-";
-  std::string pad(body_indent, ' ');
-  std::size_t start = 0;
-  std::size_t size = clip ? value.size() - 1 : value.size();
-  while (start <= size) {
-    std::size_t stop = value.find('\n', start);
-    if (stop == std::string::npos || stop > size) stop = size;
-    out += '\n';
-    if (stop > start) out += pad + value.substr(start, stop - start);
-    start = stop + 1;
-  }
-  return out;
-}
-
-std::string flow_list(const std::vector<std::string>& values) {
-  YAML::Emitter out;
-  out << YAML::Flow << YAML::BeginSeq;
-  for (const auto& value : values) out << value;
-  out << YAML::EndSeq;
-  return std::string(out.c_str(), out.size());
 }
 
 }  // namespace
@@ -330,7 +280,7 @@ std::string flow_list(const std::vector<std::string>& values) {
 bool is_reserved_job_key(const std::string& key) {
   return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
          key == k_cancel || key == k_allocation || key == k_nodes || key == k_metrics ||
-         key == k_outputs || key == k_outputs_cleanup || is_service_key(key);
+         key == k_outputs || key == k_outputs_cleanup || key == k_every || is_service_key(key);
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
@@ -359,7 +309,7 @@ QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
     fail_at(path, item,
             "this entry has no `command` key; add `command: ...` (the shell command to run)");
   check_buddy_slots(entry, path);
-  check_service_entry(entry, path);
+  check_placement_keys(entry, path);
   return entry;
 }
 
@@ -438,6 +388,7 @@ QueueEntry canonical_entry(const JobSpec& job) {
   for (const auto& [name, value] : job.params)
     entry.keys.push_back(EntryKey{name, {value}, true, 0});
   if (job.nodes) entry.keys.push_back(EntryKey{k_nodes, {std::to_string(*job.nodes)}, false, 0});
+  if (job.every_host) entry.keys.push_back(EntryKey{k_every, {"host"}, false, 0});
   if (job.slots != 1)
     entry.keys.push_back(EntryKey{k_slots, {std::to_string(job.slots)}, false, 0});
   if (job.timeout) entry.keys.push_back(EntryKey{k_timeout, {job.timeout_text}, false, 0});
@@ -458,36 +409,6 @@ QueueEntry canonical_entry(const JobSpec& job) {
     entry.keys[0].was_list = false;
   }
   return entry;
-}
-
-std::string entry_to_yaml(const QueueEntry& entry, int indent) {
-  std::string pad(indent, ' ');
-  if (entry.plain && entry.keys.size() == 1 && entry.keys[0].values.size() == 1)
-    return pad + "- " + scalar_text(entry.keys[0].values[0], indent + 2) + "\n";
-  std::string out;
-  for (std::size_t i = 0; i < entry.keys.size(); ++i) {
-    const EntryKey& key = entry.keys[i];
-    out += pad + (i == 0 ? "- " : "  ") + emit_key(key.name) + ":";
-    bool list = key.was_list || key.values.size() != 1;
-    if (key.name == k_metrics && !list) {
-      out += " " + key.values[0] + "\n";  // already YAML: a flow mapping
-      continue;
-    }
-    if (!list) {
-      out += " " + scalar_text(key.values[0], indent + 4) + "\n";
-      continue;
-    }
-    bool multi_line = false;
-    for (const auto& value : key.values) multi_line = multi_line || fits_literal_block(value);
-    if (!multi_line) {
-      out += " " + flow_list(key.values) + "\n";
-      continue;
-    }
-    out += "\n";
-    for (const auto& value : key.values)
-      out += pad + "    - " + scalar_text(value, indent + 6) + "\n";
-  }
-  return out;
 }
 
 }  // namespace runner

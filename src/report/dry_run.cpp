@@ -77,8 +77,10 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
         return;
       }
       std::size_t k = static_cast<std::size_t>(std::max(1, job.slots));
-      std::size_t nodes = static_cast<std::size_t>(job.nodes.value_or(1));
       auto starts = host_start_times(fleet, free_at, k, last_start);
+      // `every: host`: a copy on each host that has the slots.
+      std::size_t nodes = job.every_host ? std::max<std::size_t>(1, starts.size())
+                                         : static_cast<std::size_t>(job.nodes.value_or(1));
       if (starts.size() < nodes) {
         throw ConfigError(
             queue_path, entry.line, entry.column,
@@ -109,6 +111,10 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
         layout.ranks.push_back(std::move(slots));
       }
       last_start = when;
+      if (job.every_host) {
+        for (auto& slots : layout.ranks) add(entry, job, std::move(slots), when, {}, std::nullopt);
+        return;
+      }
       if (!job.nodes) {
         add(entry, job, std::move(layout.ranks.front()), when, {}, std::nullopt);
         return;

@@ -54,6 +54,7 @@ void Scheduler::rerun_orphan(OrphanJob orphan) {
   job.spec = std::move(orphan.spec);
   job.attempt = orphan.attempt + 1;
   job.requeues = orphan.requeues;
+  if (job.spec.every_host) job.pinned_host = orphan.host;
   m_reruns.push_back(std::move(job));
 }
 

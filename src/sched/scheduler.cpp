@@ -10,7 +10,6 @@
 #include "runner/config/template.h"
 #include "runner/exec/shell.h"
 #include "runner/sched/job_end.h"
-#include "runner/sched/slot_allocation.h"
 
 namespace runner {
 
@@ -63,7 +62,8 @@ bool Scheduler::finished() const {
 }
 
 bool Scheduler::nothing_left_to_run() const {
-  if (m_stopping || m_unrunnable) return true;
+  // Services are torn down once nothing else is left: nothing more runs.
+  if (m_stopping || m_unrunnable || m_tearing_down) return true;
   if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return false;
   bool work_left = !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
   if (!m_hosts.any(HostState::ready)) return !m_hosts.any(HostState::reconnecting) || !work_left;
@@ -262,7 +262,7 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
 }
 
 bool Scheduler::can_take_now() const {
-  if (m_stopping || m_unrecorded || !m_queue_dirty) return false;
+  if (m_stopping || m_tearing_down || m_unrecorded || !m_queue_dirty) return false;
   // The jobs after a service wait until it is ready.
   if (service_starting()) return false;
   if (m_options.mode == Mode::broadcast)
@@ -270,7 +270,9 @@ bool Scheduler::can_take_now() const {
            only_services_left();
   for (std::size_t s = 0; s < m_slot_job.size(); ++s)
     if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready) return true;
-  return false;
+  // No slot is free, and if services alone hold them none will be: the
+  // queue's head is looked at, to say that it cannot run.
+  return !m_services.empty() && only_services_left();
 }
 
 bool Scheduler::out_of_time(Clock::time_point now) const {
@@ -282,7 +284,15 @@ bool Scheduler::out_of_time(Clock::time_point now) const {
 bool Scheduler::pump_reruns(Clock::time_point now) {
   while (!m_reruns.empty()) {
     Job& rerun = m_reruns.front();
-    auto placement = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot);
+    if (rerun.pinned_host >= 0 && !m_hosts.usable(rerun.pinned_host)) {
+      m_observer.warning(fmt::format("#{} runs on each host, and {} is no longer used; it does "
+                                     "not run there again",
+                                     rerun.id, m_fleet.hosts[rerun.pinned_host].name));
+      ++m_failures;
+      m_reruns.pop_front();
+      continue;
+    }
+    auto placement = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot, rerun.pinned_host);
     if (!placement) return false;
     auto commands = render(rerun.spec, *placement);
     if (!commands) return false;
@@ -298,12 +308,13 @@ void Scheduler::pump_queue(Clock::time_point now) {
   m_queue_dirty = false;
   bool reruns_wait = !m_reruns.empty() && out_of_time(now);
   if (!reruns_wait && !pump_reruns(now)) return;  // FIFO: the queue file waits behind them
-  // Jobs the queue lets us take, each with the slots reserved for it.
-  struct Taken {
+  // Jobs the queue lets us take, each with the slots reserved for it: one
+  // copy, or (`every: host`) a copy on each host.
+  struct Copy {
     Placement placement;
     std::vector<std::string> commands;
   };
-  std::vector<Taken> placements;
+  std::vector<std::vector<Copy>> placements;
   bool rendered_ok = true;
   bool service_taken = false;  // what comes after it waits until it is ready
   bool no_time = false;  // the allocation ends before another job would
@@ -313,27 +324,44 @@ void Scheduler::pump_queue(Clock::time_point now) {
       no_time = true;
       return false;
     }
-    auto placement = place(job);
-    if (!placement) return false;
-    auto commands = render(job, *placement);
-    rendered_ok = commands.has_value();
-    if (!rendered_ok) return false;
-    for (const auto& slots : *placement)
-      for (int slot : slots) m_slot_job[slot] = k_reserved;
-    placements.push_back({std::move(*placement), std::move(*commands)});
+    std::vector<Placement> where;
+    if (job.every_host) {
+      auto copies = place_on_every_host(job);
+      if (!copies) return false;
+      where = std::move(*copies);
+    } else if (auto placement = place(job)) {
+      where.push_back(std::move(*placement));
+    } else {
+      return false;
+    }
+    std::vector<Copy> copies;
+    for (Placement& placement : where) {
+      auto commands = render(job, placement);
+      rendered_ok = commands.has_value();
+      if (!rendered_ok) return false;
+      copies.push_back({std::move(placement), std::move(*commands)});
+    }
+    for (const Copy& copy : copies)
+      for (const auto& slots : copy.placement)
+        for (int slot : slots) m_slot_job[slot] = k_reserved;
+    placements.push_back(std::move(copies));
     service_taken = job.service.has_value();
     return true;
   });
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
-    for (const auto& slots : placements[i].placement)
-      for (int slot : slots) m_slot_job[slot] = 0;  // not taken after all
+    for (const Copy& copy : placements[i])
+      for (const auto& slots : copy.placement)
+        for (int slot : slots) m_slot_job[slot] = 0;  // not taken after all
   if (!batch.taken.empty()) {
     m_queue_empty = false;
     m_last_report.clear();
   }
   for (std::size_t i = 0; i < batch.taken.size(); ++i)
-    begin(new_job(batch.taken[i]), std::move(placements[i].placement),
-          std::move(placements[i].commands), now);
+    for (Copy& copy : placements[i]) {
+      Job job = new_job(batch.taken[i]);
+      if (job.spec.every_host) job.pinned_host = m_fleet.slots[copy.placement.front().front()].host;
+      begin(std::move(job), std::move(copy.placement), std::move(copy.commands), now);
+    }
 
   if (no_time || reruns_wait) {
     m_queue_empty = false;
@@ -345,35 +373,16 @@ void Scheduler::pump_queue(Clock::time_point now) {
     m_stopping = true;
     return;
   }
-  if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped)) {
+  // The jobs after a service taken wait until it is ready, not for slots.
+  if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped); head && !service_taken) {
     m_queue_empty = false;
-    bool nothing_will_free = m_running.empty() && m_staging.empty() &&
-                             !m_hosts.any(HostState::connecting) &&
+    // Services keep their slots until the run ends.
+    bool nothing_will_free = only_services_left() && !m_hosts.any(HostState::connecting) &&
                              !m_hosts.any(HostState::cleaning) &&
                              !m_hosts.any(HostState::reconnecting);
     if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
-      if (rendered_ok) {
-        int largest = 0;
-        for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
-          if (m_hosts[h].state == HostState::ready)
-            largest = std::max<int>(largest, m_fleet.hosts[h].slots.size());
-        int hosts = 0;  // usable hosts with the slots each node needs
-        for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
-          if (m_hosts[h].state == HostState::ready &&
-              static_cast<int>(m_fleet.hosts[h].slots.size()) >= head->job.slots)
-            ++hosts;
-        int nodes = head->job.nodes.value_or(1);
-        report_once(
-            nodes > 1 && largest >= head->job.slots
-                ? fmt::format("the next job (queue line {}) needs {} nodes with {} slots each, "
-                              "but {} usable host{} that many; edit the queue to go on",
-                              head->job.line, nodes, head->job.slots, hosts,
-                              hosts == 1 ? " has" : "s have")
-                : fmt::format("the next job (queue line {}) needs {} slots of one host, but the "
-                              "largest usable host has {}; edit the queue to go on",
-                              head->job.line, head->job.slots, largest));
-      }
+      if (rendered_ok) report_once(why_not_placeable(head->job));
       if (!m_options.daemon) m_unrunnable = true;
     }
     return;
@@ -394,10 +403,10 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   std::vector<std::pair<int, std::string>> commands;
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (!commands.empty()) return false;
-    if (job.nodes) {
-      report_once(fmt::format("the next job (queue line {}) has `nodes:`, but broadcast runs "
-                              "every job on each slot alone; edit the queue to go on",
-                              job.line));
+    if (job.nodes || job.every_host) {
+      report_once(fmt::format("the next job (queue line {}) has `{}`, but broadcast runs every "
+                              "job on each slot alone; edit the queue to go on",
+                              job.line, job.nodes ? "nodes:" : "every: host"));
       return false;
     }
     for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {
@@ -439,51 +448,6 @@ void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
             : fmt::format("queue {}; waiting", unavailable->reason));
     m_retry_at = now + m_options.retry_interval;
   }
-}
-
-std::optional<Placement> Scheduler::place(const JobSpec& job, int avoid) const {
-  // A multi-node job is put back whole: there is no one slot to avoid.
-  if (job.nodes) avoid = -1;
-  Placement placement;
-  std::vector<int> taken_hosts;
-  for (int rank = 0; rank < job.nodes.value_or(1); ++rank) {
-    auto slots = place_on_one_host(job, avoid, taken_hosts);
-    if (!slots) return std::nullopt;
-    taken_hosts.push_back(m_fleet.slots[slots->front()].host);
-    placement.push_back(std::move(*slots));
-  }
-  return placement;
-}
-
-std::optional<std::vector<int>> Scheduler::place_on_one_host(
-    const JobSpec& job, int avoid, const std::vector<int>& skip_hosts) const {
-  std::optional<std::vector<int>> fallback;
-  for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
-    if (m_hosts[h].state != HostState::ready) continue;
-    if (std::find(skip_hosts.begin(), skip_hosts.end(), static_cast<int>(h)) != skip_hosts.end())
-      continue;
-    const std::vector<int>& slots = m_fleet.hosts[h].slots;
-    std::vector<bool> free(slots.size());
-    int avoided = -1;  // its position among the host's slots
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      free[i] = m_slot_job[slots[i]] == 0;
-      if (free[i] && slots[i] == avoid) {
-        free[i] = false;
-        avoided = static_cast<int>(i);
-      }
-    }
-    // The chosen positions among the host's slots, as slot ids.
-    auto ids = [&](const std::vector<int>& positions) {
-      std::vector<int> placed;
-      for (int i : positions) placed.push_back(slots[i]);
-      return placed;
-    };
-    if (auto chosen = choose_slots(free, job.slots, job.allocation)) return ids(*chosen);
-    if (avoided < 0 || fallback) continue;
-    free[avoided] = true;
-    if (auto chosen = choose_slots(free, job.slots, job.allocation)) fallback = ids(*chosen);
-  }
-  return fallback;
 }
 
 std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,

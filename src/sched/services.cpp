@@ -3,7 +3,8 @@
 // (its `ready:` command exited 0 on its host, its `ready_port` is open there,
 // its output matched `ready_log`); until then the jobs after it wait. When
 // every other job is done, services are stopped, the last started first,
-// each followed by its `after:` command.
+// each followed by its `after:` command. A service that fails (ends on its
+// own, or is not ready in time) stops the run from taking more jobs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -212,6 +213,12 @@ bool Scheduler::service_ended(Job& job, const JobExit& exit, std::optional<Job>&
   if (!service.not_ready_in_time)
     m_observer.warning(fmt::format("service {} [{}] ended before the run did: {}",
                                    service_name(job), job.label(), describe_exit(exit)));
+  // What comes after a service needs it: nothing more starts.
+  if (!m_stopping) {
+    m_stopping = true;
+    m_observer.notice("a service failed; no more jobs start, and the running ones finish "
+                      "before the other services are stopped (Ctrl-C to stop them now)");
+  }
   return true;
 }
 

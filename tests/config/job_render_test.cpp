@@ -354,6 +354,16 @@ TEST(ValidateJobs, BroadcastRejectsMultiSlotJobs) {
   EXPECT_TRUE(contains(error.detail(), "broadcast")) << error.what();
 }
 
+TEST(ValidateJobs, BroadcastRejectsEveryHost) {
+  ConfigError error =
+      validation_error({entry({key("command", {"x"}), key("every", {"host"})}, 7)}, test_fleet(),
+                       JobPlacement::broadcast);
+  EXPECT_EQ(error.line(), 7);
+  EXPECT_TRUE(contains(error.detail(), "remove `every`")) << error.what();
+  EXPECT_NO_THROW(validate_jobs({entry({key("command", {"x"}), key("every", {"host"})})},
+                                test_fleet(), "queue.yaml"));
+}
+
 TEST(ValidateJobs, BroadcastNeedsTheVariableOnEverySlot) {
   Fleet fleet = test_fleet();
   EXPECT_NO_THROW(

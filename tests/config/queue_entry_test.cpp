@@ -512,5 +512,21 @@ TEST(QueueEntryTest, OutputsAreOneValueOfShellWordsAndCleanupIsABoolean) {
   EXPECT_NE(error.detail().find("`outputs_cleanup` is true or false"), std::string::npos);
 }
 
+TEST(QueueEntryTest, EveryHostIsAKeyOfItsOwnAndNotWithNodes) {
+  JobSpec job = first_job(entry_from("- command: nvidia-smi\n  every: host\n"));
+  EXPECT_TRUE(job.every_host);
+  EXPECT_TRUE(job.params.empty());
+  EXPECT_TRUE(first_job(round_trip(canonical_entry(job))).every_host);
+  EXPECT_FALSE(first_job(entry_from("- command: x\n")).every_host);
+  ConfigError error = error_for("- command: x\n  every: slot\n");
+  EXPECT_EQ(error.line(), 2);
+  EXPECT_NE(error.detail().find("`every: host` runs the job once on each host"),
+            std::string::npos)
+      << error.detail();
+  error = error_for("- command: x\n  nodes: 2\n  every: host\n");
+  EXPECT_EQ(error.line(), 3);
+  EXPECT_NE(error.detail().find("remove one of them"), std::string::npos) << error.detail();
+}
+
 }  // namespace
 }  // namespace runner

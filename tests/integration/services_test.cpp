@@ -1,7 +1,8 @@
 // Services (`service:`) run by the real binary over real sshd: a
 // coordinator whose ready line carries its address, a server waited for by
-// its port, a client that talks to both and writes a TSV, and teardown that
-// leaves nothing running and runs each service's `after:` command.
+// its port (and one on every host, given the coordinator's address), a
+// client that talks to them and writes a TSV, teardown that leaves nothing
+// running and runs each service's `after:` command, and a server that dies.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -118,6 +119,120 @@ TEST_F(Services, InterruptingTwiceWhileAServiceStartsStopsItAndRunsItsAfterComma
   EXPECT_EQ(testing::live_processes_running(marker), 0);
   EXPECT_TRUE(std::filesystem::exists(dir.file("after-slow"))) << r.err;
   EXPECT_EQ(r.out.find("never\n"), std::string::npos) << r.out;
+}
+
+// hosts.yaml for the fleet's hosts, two slots each, and on each host a
+// `peer_port` of its own (they share this machine's addresses).
+std::vector<int> write_hosts_with_peer_ports(const testing::LoopbackFleet& fleet,
+                                             const TempDir& dir) {
+  std::vector<int> ports;
+  std::string text;
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    ports.push_back(testing::unused_port());
+    text += "- hostname: " + fleet.name(static_cast<int>(i)) + "\n  slots: 2\n  peer_port: " +
+            std::to_string(ports.back()) + "\n";
+  }
+  dir.write("hosts.yaml", text);
+  return ports;
+}
+
+TEST_F(Services, ACoordinatorAServerOnEveryHostAndAClientFromOneQueue) {
+  start_hosts(3);
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::vector<int> ports = write_hosts_with_peer_ports(fleet, dir);
+  std::string coordinator = dir.write("coordinator.py", k_coordinator);
+  std::string d = dir.path();
+  // Each server serves a folder holding the address it was given.
+  std::string client = "import sys, urllib.request as u\n"
+                       "rows = ['coordinator\\t%d' % u.urlopen('http://' + sys.argv[1]).status]\n";
+  for (int port : ports)
+    client += "rows.append('" + std::to_string(port) + "\\t' + u.urlopen('http://127.0.0.1:" +
+              std::to_string(port) + "/initial_peer').read().decode().strip())\n";
+  client += "open('" + d + "/results.tsv', 'w').write('\\n'.join(rows) + '\\n')\n";
+  dir.write("client.py", client);
+  dir.write("queue.yaml",
+            "- command: /usr/bin/python3 -u " + coordinator + "\n"
+            "  service: dht\n"
+            "  ready_log: 'Started at (?<addr>\\S+)'\n"
+            "- command: >-\n"
+            "    mkdir -p " + d + "/peer<<peer_port>> &&\n"
+            "    echo <<dht.addr>> > " + d + "/peer<<peer_port>>/initial_peer &&\n"
+            "    exec /usr/bin/python3 -m http.server <<peer_port>> --bind 127.0.0.1\n"
+            "    --directory " + d + "/peer<<peer_port>>\n"
+            "  service: server\n"
+            "  every: host\n"
+            "  ready_port: <<peer_port>>\n"
+            "  after: touch " + d + "/after-<<peer_port>>\n"
+            "- command: /usr/bin/python3 " + d + "/client.py <<dht.addr>>\n"
+            "  outputs: " + d + "/results.tsv\n");
+  ProcessResult r = testing::run_process(fleet.runner({"queue"}));
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  std::string results = dir.read("results.tsv");
+  EXPECT_EQ(testing::count(results, "coordinator\t200\n"), 1) << results;
+  for (int port : ports) {
+    EXPECT_NE(results.find(std::to_string(port) + "\t127.0.0.1:"), std::string::npos) << results;
+    EXPECT_TRUE(std::filesystem::exists(dir.file("after-" + std::to_string(port)))) << port;
+    EXPECT_EQ(testing::live_processes_running("http.server " + std::to_string(port)), 0);
+  }
+  EXPECT_EQ(testing::live_processes_running(coordinator), 0);
+  std::string journal = dir.read("queue.runner/journal.jsonl");
+  EXPECT_EQ(testing::count(journal, "\"event\":\"service_ready\""), 4) << journal;
+  // One server on each host.
+  for (std::size_t i = 0; i < fleet.size(); ++i)
+    EXPECT_EQ(testing::count(r.err, "(server) [" + fleet.name(static_cast<int>(i)) + " "), 1)
+        << r.err;
+}
+
+TEST_F(Services, AServerThatDiesFailsTheRunNothingMoreStartsAndTheOthersAreStopped) {
+  start_hosts(2);
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::vector<int> ports = write_hosts_with_peer_ports(fleet, dir);
+  std::string marker = "sleep " + std::to_string(400 + getpid() % 500) + ".5";
+  dir.write("queue.yaml",
+            "- command: >-\n"
+            "    echo up; if [ <<peer_port>> = " + std::to_string(ports[1]) + " ]; then sleep 1;\n"
+            "    exit 3; fi; " + marker + "\n"
+            "  service: server\n"
+            "  every: host\n"
+            "  ready_log: up\n"
+            "- sleep 3; echo client done\n"
+            "- sleep 3; echo client done\n"
+            "- sleep 3; echo client done\n"
+            "- sleep 3; echo client done\n"
+            "- echo never\n");
+  ProcessResult r = testing::run_process(fleet.runner({"queue"}));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("service #2 (server) [" + fleet.name(1)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ended before the run did: exit 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no more jobs start"), std::string::npos) << r.err;
+  // The two slots left (of four) ran a client each, which finished.
+  EXPECT_EQ(testing::count(r.out, "] client done\n"), 2) << r.out;
+  EXPECT_EQ(r.out.find("never"), std::string::npos) << r.out;
+  EXPECT_EQ(testing::live_processes_running(marker), 0);
+}
+
+TEST_F(Services, AServerThatDiesWithRestartStartsAgainOnItsOwnHost) {
+  start_hosts(2);
+  if (HasFatalFailure() || IsSkipped()) return;
+  std::vector<int> ports = write_hosts_with_peer_ports(fleet, dir);
+  std::string d = dir.path();
+  // The server of the second host dies once, after it was ready.
+  dir.write("queue.yaml",
+            "- command: >-\n"
+            "    echo up; echo <<peer_port>> >> " + d + "/starts;\n"
+            "    if [ <<peer_port>> = " + std::to_string(ports[1]) + " ] && [ ! -e " + d +
+            "/died ]; then touch " + d + "/died; exit 3; fi; sleep 300\n"
+            "  service: server\n"
+            "  every: host\n"
+            "  restart: on-failure\n"
+            "  ready_log: up\n"
+            "- sleep 3\n");
+  ProcessResult r = testing::run_process(fleet.runner({"queue"}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("starting it again"), std::string::npos) << r.err;
+  std::string starts = dir.read("starts");
+  EXPECT_EQ(testing::count(starts, std::to_string(ports[1]) + "\n"), 2) << starts;
+  EXPECT_EQ(testing::count(starts, std::to_string(ports[0]) + "\n"), 1) << starts;
 }
 
 }  // namespace

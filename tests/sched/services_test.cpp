@@ -147,9 +147,14 @@ TEST(Services, OneThatEndsEarlyFailsTheRunOrStartsAgainWithRestart) {
     server.service->after = "after";
     h.source.jobs.push_back(server);
     h.source.add("client");
+    h.source.add("late");
     h.scheduler->start();
     EXPECT_EQ(h.run(), restart ? 0 : 1) << restart;
     EXPECT_EQ(starts, restart ? 2 : 1);
+    // Failed for good, it stops the run from taking more: `late` waited
+    // for the client's slot, and does not run.
+    auto sent = h.jobs_sent(0);
+    EXPECT_EQ(std::count(sent.begin(), sent.end(), "late"), restart ? 1 : 0) << restart;
     bool said = std::any_of(h.observer.notices.begin(), h.observer.notices.end(), [&](auto& n) {
       return contains(n, restart ? "service #1 (flaky) [a gpu=0] ended: exit 1; starting it again"
                                  : "service #1 (flaky) [a gpu=0] ended before the run did: exit 1");

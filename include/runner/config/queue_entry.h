@@ -19,7 +19,7 @@ namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
 // "command", "slots", "nodes", "timeout", "retries", "cancel",
-// "allocation_policy", "metrics", "outputs", "outputs_cleanup", and a
+// "allocation_policy", "metrics", "outputs", "outputs_cleanup", "every", and a
 // service's (service.h).
 bool is_reserved_job_key(const std::string& key);
 
@@ -61,6 +61,10 @@ struct JobSpec {
   // different hosts, ranked from 0, started and stopped together. Unset: a
   // job of one task, without the variables of a multi-node job.
   std::optional<int> nodes;
+  // `every: host` — one copy of the job on each host (queue mode), each a
+  // job of its own, taken together once every usable host has its slots
+  // free: a server on every node, a look at every node mid-campaign.
+  bool every_host = false;
   // `metrics:` — metric name → regular expression whose capture group finds
   // the metric's value in the job's log (the last match wins), file order.
   Params metrics;

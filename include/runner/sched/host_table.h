@@ -70,6 +70,11 @@ class HostTable {
     return std::any_of(m_hosts.begin(), m_hosts.end(),
                        [state](const HostRecord& host) { return host.state == state; });
   }
+  // `host` may still run jobs in this run, now or after it connects.
+  bool usable(std::size_t host) const {
+    HostState state = m_hosts[host].state;
+    return state != HostState::failed && state != HostState::set_aside;
+  }
   // A host that may still run jobs in this run, now or after it connects.
   bool any_usable() const {
     return any(HostState::ready) || any(HostState::connecting) || any(HostState::cleaning) ||

@@ -98,6 +98,7 @@ struct Job {
   int retries_used = 0;     // times run again after failing
   int start_failures = 0;   // times put back because it did not start
   std::optional<NodeLayout> layout;  // a multi-node job, once placed
+  int pinned_host = -1;  // a copy of an `every: host` job: its host, where it runs again
   std::variant<Queued, Staging, Running, Done> state;
 
   Running& running() { return std::get<Running>(state); }

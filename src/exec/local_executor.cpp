@@ -54,8 +54,12 @@ class LocalExecutor final : public Executor {
   void connect() override { report_ready(); }
 
   void start_task(JobId id, const std::string& command) override {
+    start_task_on_slots(id, command, 1);
+  }
+
+  void start_task_on_slots(JobId id, const std::string& command, int slots) override {
     LocalJob job;
-    std::string error = spawn(m_launch->command_for(id, command), job);
+    std::string error = spawn(m_launch->command_for(id, command, slots), job);
     if (!error.empty()) {
       report_exited(id, JobExit::not_started_because(error));
       return;
@@ -192,7 +196,7 @@ class LocalExecutor final : public Executor {
 
 }  // namespace
 
-LaunchCommand ShellLaunch::command_for(TaskId, const std::string& command) {
+LaunchCommand ShellLaunch::command_for(TaskId, const std::string& command, int) {
   return {"/bin/sh", {"sh", "-c", command}};
 }
 

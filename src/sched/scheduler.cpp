@@ -167,7 +167,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     m_succeeded_time += ran;
     ++m_succeeded;
   }
-  job.state = Done{end.again.has_value(), running.failed_rank};
+  job.state = Done{end.again.has_value(), running.failed_rank, m_stopping};
   m_observer.job_finished(job, end.exit, ran);
   if (end.again) m_reruns.push_front(std::move(*end.again));
   m_queue_dirty = true;
@@ -494,6 +494,7 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
       task.setup.files.emplace_back(job.layout->hostfile, hostfile_text(job.spec, *job.layout));
     }
     task.slots = std::move(placement[rank]);
+    task.setup.slots = static_cast<int>(task.slots.size());
     task.command = std::move(commands[rank]);
     job.tasks.push_back(std::move(task));
   }

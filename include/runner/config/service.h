@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "runner/config/params.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -68,8 +69,8 @@ struct ReadyPattern {
   std::vector<std::string> group_names;  // of groups 1, 2, ...: its name, or its number
 };
 
-// The pattern, or (in `error`) why it is not one.
-std::optional<ReadyPattern> compile_ready_pattern(const std::string& text, std::string& error);
+// The pattern, or why it is not one.
+Result<ReadyPattern> compile_ready_pattern(const std::string& text);
 
 // The variables a match gives the jobs after the service: NAME.GROUP.
 Params ready_variables(const std::string& service, const ReadyPattern& pattern,

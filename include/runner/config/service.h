@@ -47,9 +47,8 @@ struct ServiceSpec {
 // `restart`.
 bool is_service_key(std::string_view key);
 
-// Why `value` is not a value `key` (a service key) can take; nullopt when
-// it is fine.
-std::optional<std::string> service_value_error(std::string_view key, const std::string& value);
+// Whether `value` is a value `key` (a service key) can take, and if not why.
+Status check_service_value(std::string_view key, const std::string& value);
 
 // Sets `key` (a service key, its value checked) of `service`. `service:
 // false` leaves it unset.

@@ -25,6 +25,7 @@ namespace {
 
 constexpr std::string_view k_hostname_key = "hostname";
 constexpr std::string_view k_slots_key = "slots";
+constexpr std::string_view k_gpu_free_key = "gpu_free";
 constexpr int k_max_slot_count = 100000;
 
 // A 1-based position in the hosts file.
@@ -88,7 +89,7 @@ class FleetBuilder {
   explicit FleetBuilder(std::string path) : m_path(std::move(path)) {}
 
   void add_slot(const std::string& hostname, Position where, int entry_line, Params params,
-                int element) {
+                int element, const std::optional<GpuFreeRule>& gpu_free) {
     int host_id = host_for(hostname, where, entry_line);
     Host& host = m_fleet.hosts[host_id];
     Slot slot;
@@ -97,6 +98,7 @@ class FleetBuilder {
     slot.params = std::move(params);
     slot.line = entry_line;
     slot.element = element;
+    slot.gpu_free = gpu_free;
     host.slots.push_back(static_cast<int>(m_fleet.slots.size()));
     m_fleet.slots.push_back(std::move(slot));
   }
@@ -195,6 +197,13 @@ class EntryParser {
         slot_count = parse_slot_count(value, key_where);
         continue;
       }
+      if (name == k_gpu_free_key) {
+        if (!value.IsScalar()) fail(key_where, "`gpu_free` is one condition, like `memory < 1GiB`");
+        Result<GpuFreeRule> rule = parse_gpu_free(value.Scalar());
+        if (!rule) fail(position_of(value.Mark()), rule.status().message());
+        m_gpu_free = std::move(*rule);
+        continue;
+      }
       std::vector<Value> values = scalar_values(name, value, key_where);
       if (name == k_hostname_key) {
         hostnames = std::move(values);
@@ -207,6 +216,7 @@ class EntryParser {
       fail(entry_where, "host entry has no `hostname` key; add `hostname: <host>`");
 
     for (const Value& hostname : hostnames) expand(hostname, entry_where.line, keys, slot_count);
+    m_gpu_free.reset();
   }
 
   // Every element of the product of `keys` (last key fastest) for one
@@ -247,7 +257,7 @@ class EntryParser {
     }
     int element = m_elements++;
     for (int i = 0; i < slot_count; ++i)
-      m_builder.add_slot(rendered, hostname.position, entry_line, params, element);
+      m_builder.add_slot(rendered, hostname.position, entry_line, params, element, m_gpu_free);
   }
 
   // `slots: 4`, or `slots: [4]` as Pegasus' job-slots files write it.
@@ -294,6 +304,7 @@ class EntryParser {
   const std::string& m_path;
   FleetBuilder& m_builder;
   int m_elements = 0;  // product elements expanded so far
+  std::optional<GpuFreeRule> m_gpu_free;  // the entry's, while it is expanded
 };
 
 }  // namespace

@@ -62,7 +62,7 @@ std::optional<std::vector<int>> Scheduler::place_on_one_host(
     std::vector<bool> free(slots.size());
     int avoided = -1;  // its position among the host's slots
     for (std::size_t i = 0; i < slots.size(); ++i) {
-      free[i] = m_slot_job[slots[i]] == 0;
+      free[i] = m_slot_job[slots[i]] == 0 && gpu_gate_open(slots[i]);
       if (free[i] && slots[i] == avoid) {
         free[i] = false;
         avoided = static_cast<int>(i);

@@ -28,7 +28,8 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
       m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
-      m_slot_job(m_fleet.slots.size(), 0) {}
+      m_slot_job(m_fleet.slots.size(), 0),
+      m_gpu_gates(m_fleet.slots.size()) {}
 
 std::vector<Executor*> Scheduler::executors() const {
   std::vector<Executor*> executors;
@@ -184,6 +185,7 @@ void Scheduler::step(Clock::time_point now) {
   clean_live_hosts();
   // While the journal cannot be written, nothing is taken and nothing starts.
   if (m_unrecorded && !recorded(now)) return;
+  check_gpus();
   bool took = can_take_now();
   if (took) {
     if (m_options.mode == Mode::queue)
@@ -258,6 +260,7 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
     }
   }
   for (std::size_t h = 0; h < m_hosts.size(); ++h) consider(m_hosts[h].reconnect_at);
+  consider(next_gpu_check());
   return due;
 }
 
@@ -269,7 +272,9 @@ bool Scheduler::can_take_now() const {
     return !m_hosts.any(HostState::connecting) && !m_hosts.any(HostState::cleaning) &&
            only_services_left();
   for (std::size_t s = 0; s < m_slot_job.size(); ++s)
-    if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready) return true;
+    if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
+        gpu_gate_open(static_cast<int>(s)))
+      return true;
   // No slot is free, and if services alone hold them none will be: the
   // queue's head is looked at, to say that it cannot run.
   return !m_services.empty() && only_services_left();
@@ -379,7 +384,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
     // Services keep their slots until the run ends.
     bool nothing_will_free = only_services_left() && !m_hosts.any(HostState::connecting) &&
                              !m_hosts.any(HostState::cleaning) &&
-                             !m_hosts.any(HostState::reconnecting);
+                             !m_hosts.any(HostState::reconnecting) && !gpu_gates_waiting();
     if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
       if (rendered_ok) report_once(why_not_placeable(head->job));

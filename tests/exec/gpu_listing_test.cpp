@@ -23,5 +23,17 @@ TEST(GpuListing, ReadsIndexModelAndUuidOfEachGpu) {
   EXPECT_TRUE(parse_gpu_listing("No devices were found\n").empty());
 }
 
+TEST(GpuUsage, MemoryAndProcessesOfEachGpuByIndex) {
+  auto usage = parse_gpu_usage(
+      "0, GPU-aaaa, 15\n1, GPU-bbbb, 40536\n---\nGPU-bbbb, 4242\nGPU-bbbb, 4343\n");
+  ASSERT_TRUE(usage);
+  EXPECT_EQ((*usage)["0"].memory_used_mib, 15);
+  EXPECT_EQ((*usage)["0"].processes, 0);
+  EXPECT_EQ((*usage)["1"].memory_used_mib, 40536);
+  EXPECT_EQ((*usage)["1"].processes, 2);
+  EXPECT_FALSE(parse_gpu_usage("NVIDIA-SMI has failed because it couldn't communicate\n"));
+  EXPECT_FALSE(parse_gpu_usage("0, GPU-aaaa, 15\n")) << "cut short before the processes";
+}
+
 }  // namespace
 }  // namespace runner

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/config/gpu_free.h"
 #include "runner/config/params.h"
 
 namespace runner {
@@ -36,6 +37,8 @@ struct Slot {
   // The product element of hosts.yaml that gave it: the slots `slots: N`
   // makes of one element share it. -1: an element of its own.
   int element = -1;
+  // Its entry's `gpu_free:`: a job starts on it only while its GPU is free.
+  std::optional<GpuFreeRule> gpu_free;
 };
 
 // All slots that share one hostname (after templating). Reached over one

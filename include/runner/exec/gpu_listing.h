@@ -1,11 +1,15 @@
-// What `nvidia-smi -L` prints, read back: a host's GPUs with their index,
-// model and UUID. Pure.
+// What nvidia-smi prints, read back: a host's GPUs with their index, model
+// and UUID (`nvidia-smi -L`), and what each holds now. Pure.
 #pragma once
 
+#include <map>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "runner/config/detected_hosts.h"
+#include "runner/config/gpu_free.h"
 
 namespace runner {
 
@@ -16,5 +20,15 @@ inline constexpr const char* k_list_gpus =
 
 // "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)" lines; others are skipped.
 std::vector<DetectedGpu> parse_gpu_listing(std::string_view listing);
+
+// The command that says what each GPU of a host holds now: memory in use
+// per GPU, a line `---`, then a line per compute process with its GPU's UUID.
+inline constexpr const char* k_gpu_usage =
+    "nvidia-smi --query-gpu=index,uuid,memory.used --format=csv,noheader,nounits && echo --- && "
+    "nvidia-smi --query-compute-apps=gpu_uuid,pid --format=csv,noheader";
+
+// k_gpu_usage's output read back, by GPU index ("0"); nullopt when it is
+// not that.
+std::optional<std::map<std::string, GpuUsage>> parse_gpu_usage(std::string_view text);
 
 }  // namespace runner

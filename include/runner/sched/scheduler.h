@@ -256,6 +256,19 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Sets aside the ready hosts where a job could not start.
   void set_aside_refusing_hosts();
   void report_once(const std::string& message);
+  // GPU gates (gpu_gates.cpp): a `gpu_free` slot takes a job only on a
+  // fresh look that found its GPU free.
+  bool gpu_gate_open(int slot) const;
+  // A job of this run holds the slot's GPU through another of its host's slots.
+  bool gpu_held_through_another_slot(int slot) const;
+  // A free slot's gate is shut but will be looked at again.
+  bool gpu_gates_waiting() const;
+  // When `host`'s gated free slots are to be looked at (nullopt: not).
+  std::optional<Clock::time_point> gpu_check_due(int host) const;
+  std::optional<Clock::time_point> next_gpu_check() const;
+  // Asks the hosts whose gated slots are free, while work waits.
+  void check_gpus();
+  void gpus_checked(int host, const JobExit& exit, const std::string& output);
 
   const Fleet& m_fleet;
   std::vector<std::unique_ptr<Executor>> m_executors;
@@ -267,6 +280,12 @@ class Scheduler final : public ExecutorEvents, public Pollable {
 
   HostTable m_hosts;
   std::vector<JobId> m_slot_job;  // 0: free
+  struct GpuGate {
+    enum class State { unchecked, free, busy } state = State::unchecked;
+    Clock::time_point checked_at{};
+    std::string why;  // busy: what holds it
+  };
+  std::vector<GpuGate> m_gpu_gates;  // per slot; used for `gpu_free` slots
   std::map<JobId, Job> m_running;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;

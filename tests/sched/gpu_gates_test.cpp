@@ -1,0 +1,135 @@
+// `gpu_free:` slots against scripted executors: a job starts on such a
+// slot only after a fresh look found its GPU free; busy GPUs are looked at
+// again until they are free, other slots run meanwhile, this run's own job
+// on the same GPU counts, and a host that cannot be looked at runs jobs
+// unchecked, with a warning.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "runner/exec/gpu_listing.h"
+#include "sched/fakes.h"
+
+namespace runner {
+namespace {
+
+using testing::FakeTransport;
+using testing::make_fleet;
+using Campaign = testing::FakeRun;
+using namespace std::chrono_literals;
+
+bool said(const Campaign& r, const std::string& part) {
+  return std::any_of(r.observer.notices.begin(), r.observer.notices.end(),
+                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+// Every slot of `fleet` waits for its GPU to be free by `rule`.
+Fleet gated(Fleet fleet, const std::string& rule) {
+  for (Slot& slot : fleet.slots) slot.gpu_free = *parse_gpu_free(rule);
+  return fleet;
+}
+
+// nvidia-smi's answer to k_gpu_usage: `memory` MiB in use per GPU index,
+// `processes` compute processes on each.
+std::string usage(const std::vector<std::pair<long, int>>& gpus) {
+  std::string text;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    text += fmt::format("{}, GPU-{}, {}\n", i, i, gpus[i].first);
+  text += "---\n";
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    for (int p = 0; p < gpus[i].second; ++p) text += fmt::format("GPU-{}, {}\n", i, 100 + p);
+  return text;
+}
+
+// Answers k_gpu_usage with `answer(n)` for its n-th call (from 0); jobs
+// last `steps` steps.
+void script(FakeTransport& transport, std::function<std::string(int)> answer, int steps = 2) {
+  auto calls = std::make_shared<int>(0);
+  transport.outcome = [=](const std::string& command) {
+    if (command == k_gpu_usage)
+      return FakeTransport::Outcome{.exit = JobExit::exited(0), .steps = 1,
+                                    .output = answer((*calls)++)};
+    return FakeTransport::Outcome{.steps = steps};
+  };
+}
+
+TEST(GpuGates, AJobWaitsWhileAnotherProcessHoldsTheGpuAndStartsOnceItIsFree) {
+  Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
+  script(*r.transports[0], [](int call) {
+    return call < 2 ? usage({{5000, 1}}) : usage({{10, 0}});
+  });
+  r.source.add("train");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  EXPECT_EQ(r.jobs_sent(0), (std::vector<std::string>{"train"}));
+  EXPECT_EQ(r.control_sent(0).size(), 3u) << "looked twice at a busy GPU, once at a free one";
+  EXPECT_TRUE(said(r, "a gpu=0: its GPU is not free (4.9 GiB in use; gpu_free: memory < 1GiB); "
+                      "jobs wait for it"));
+  EXPECT_TRUE(said(r, "a gpu=0: its GPU is free again"));
+}
+
+TEST(GpuGates, OtherSlotsRunWhileOneGpuIsBusy) {
+  Campaign r(gated(make_fleet({{"a", {"0", "1"}}}), "no-processes"));
+  // GPU 0 has another user's process for the first four looks.
+  script(*r.transports[0], [](int call) {
+    return usage({{0, call < 4 ? 1 : 0}, {0, 0}});
+  }, 4000);  // 40 s: longer than GPU 0 stays busy
+  r.source.add("first <<gpu>>");
+  r.source.add("second <<gpu>>");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(20000), 0);
+  EXPECT_EQ(r.jobs_sent(0), (std::vector<std::string>{"first 1", "second 0"}));
+  EXPECT_TRUE(said(r, "a gpu=0: its GPU is not free (1 process; gpu_free: no-processes)"));
+}
+
+TEST(GpuGates, ThisRunsOwnJobOnTheSameGpuCountsBeforeNvidiaSmiShowsIt) {
+  // Two slots on one GPU; nvidia-smi never shows anything on it.
+  Campaign r(gated(make_fleet({{"a", {"0", "0"}}}), "no-processes"));
+  script(*r.transports[0], [](int) { return usage({{0, 0}}); }, 20);
+  r.source.add("one");
+  r.source.add("two");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  auto at = [&](const std::string& event) {
+    return std::find(r.observer.events.begin(), r.observer.events.end(), event) -
+           r.observer.events.begin();
+  };
+  EXPECT_LT(at("end a gpu=0 one"), at("start a gpu=0 two")) << "never both at once";
+}
+
+TEST(GpuGates, AHostThatCannotBeLookedAtRunsJobsUncheckedAndSaysSo) {
+  Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
+  r.transports[0]->outcome = [](const std::string& command) {
+    if (command == k_gpu_usage)
+      return FakeTransport::Outcome{.exit = JobExit::exited(127), .steps = 1,
+                                    .output = "sh: nvidia-smi: not found\n"};
+    return FakeTransport::Outcome{};
+  };
+  r.source.add("train");
+  r.source.add("again");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  EXPECT_EQ(r.jobs_sent(0), (std::vector<std::string>{"train", "again"}));
+  EXPECT_EQ(r.control_sent(0).size(), 1u) << "asked once, not before every job";
+  EXPECT_TRUE(said(r, "a: cannot tell whether its GPUs are free for `gpu_free`"));
+}
+
+TEST(GpuGates, EachStartFollowsAFreshLook) {
+  Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
+  script(*r.transports[0], [](int) { return usage({{0, 0}}); }, 300);
+  r.source.add("one");
+  r.source.add("two");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  // `one` runs 300 steps of 10 ms: the look before it is stale by then,
+  // and `two` is sent right after a new one.
+  const auto& sent = r.transports[0]->started;
+  auto two = std::find_if(sent.begin(), sent.end(), [](const auto& s) { return s.second == "two"; });
+  ASSERT_NE(two, sent.end());
+  ASSERT_GE(two - sent.begin(), 3);
+  EXPECT_EQ((two - 1)->second, k_gpu_usage);
+  EXPECT_EQ((two - 2)->second, "one");
+}
+
+}  // namespace
+}  // namespace runner

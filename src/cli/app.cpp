@@ -258,6 +258,23 @@ int run_cli(int argc, char** argv) {
   add_ssh_flags(*check, check_options.ssh);
   set_example(*check, "runner check --hosts-file hosts.yaml\n  runner check --net --hosts-file hosts.yaml");
 
+  PushOptions push_options;
+  take(defaults.hosts_file, push_options.hosts_file);
+  take_ssh(defaults, push_options.ssh);
+  auto* push = app.add_subcommand(
+      "push", "Copy local files and folders to every host, sending only what a host lacks or "
+              "has with another size, time or mode");
+  push->add_option("sources", push_options.sources, "Files and folders to copy")->required();
+  push->add_option("--to", push_options.to,
+                   "The folder on each host to copy them into, from the login directory "
+                   "(default: the login directory itself)");
+  push->add_option("--hosts", push_options.hosts, "Only these hosts of the fleet")
+      ->delimiter(',');
+  push->add_option("-H,--hosts-file", push_options.hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
+  add_ssh_flags(*push, push_options.ssh);
+  set_example(*push, "runner push data/ model.bin --to work\n  runner push data --hosts node01,node02");
+
   SubmitOptions submit_options;
   take(defaults.queue_file, submit_options.queue_file);
   auto* submit = app.add_subcommand(
@@ -313,6 +330,7 @@ int run_cli(int argc, char** argv) {
     if (*results) return show_results(results_options);
     if (*stop) return stop_service(stop_options);
     if (*check) return check_hosts(check_options);
+    if (*push) return push_files(push_options);
     if (*submit) return submit_queue(submit_options);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "runner: error: {}\n", e.what());

@@ -131,6 +131,17 @@ struct CheckOptions {
 int check_hosts(const CheckOptions& options);
 int check_network(const CheckOptions& options);
 
+// `runner push`.
+struct PushOptions {
+  std::string hosts_file = "hosts.yaml";
+  SshOptions ssh;
+  std::vector<std::string> sources;  // local files and folders
+  std::string to = ".";              // the folder on each host, from its login directory
+  std::vector<std::string> hosts;    // only these hosts of the fleet; empty: all
+};
+
+int push_files(const PushOptions& options);
+
 // `runner submit`: an sbatch allocation that drains the queue.
 struct SubmitOptions {
   std::string queue_file = "queue.yaml";

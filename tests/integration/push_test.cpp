@@ -1,0 +1,140 @@
+// `runner push` against real sshd instances on 127.0.0.1: each one's
+// sessions start in a folder of their own, as on separate machines. A tree
+// copied to every host byte for byte and mode for mode, nothing sent the
+// second time, a host that is down named while the others get the files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/loopback_fleet.h"
+#include "support/process.h"
+#include "support/sshd.h"
+#include "support/temp_dir.h"
+#include "support/text.h"
+
+namespace runner {
+namespace {
+
+using testing::ProcessResult;
+using testing::TempDir;
+
+struct Push : ::testing::Test {
+  TempDir dir;
+  testing::LoopbackFleet fleet{dir};
+
+  // Starts `count` hosts, host i's sessions in `home<i>`.
+  bool start_hosts(int count) {
+    for (int i = 0; i < count; ++i) {
+      std::string home = dir.file("home" + std::to_string(i));
+      std::filesystem::create_directories(home);
+      testing::SshdOptions options;
+      options.extra_config = "ForceCommand cd " + home + " && eval \"$SSH_ORIGINAL_COMMAND\"\n";
+      if (!fleet.add(options)) return false;
+    }
+    fleet.write_hosts(1);
+    return true;
+  }
+
+  // sha256sum of every file under `folder`, by path.
+  std::string checksums(const std::string& folder) {
+    return testing::sh_output("cd '" + folder +
+                              "' && find . -type f | LC_ALL=C sort | xargs sha256sum");
+  }
+
+  ProcessResult push(std::vector<std::string> args) {
+    args.insert(args.begin(), "push");
+    testing::ProcessSpec spec = fleet.runner(std::move(args));
+    spec.timeout = std::chrono::minutes(4);
+    return testing::run_process(spec);
+  }
+};
+
+#define START_OR_SKIP(count)                                                         \
+  if (!start_hosts(count)) {                                                         \
+    if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it"; \
+    GTEST_SKIP() << "no sshd on this machine";                                       \
+  }
+
+TEST_F(Push, CopiesATreeToEveryHostThenNothingTheSecondTime) {
+  START_OR_SKIP(4);
+  for (int i = 0; i < 1000; ++i)
+    dir.write("data/part" + std::to_string(i % 10) + "/f" + std::to_string(i) + ".txt",
+              "file " + std::to_string(i) + "\n");
+  {
+    // 100 MiB that differ from block to block.
+    std::ofstream big(dir.file("data/big.bin"), std::ios::binary);
+    std::string block(1 << 20, '\0');
+    for (int m = 0; m < 100; ++m) {
+      for (std::size_t b = 0; b < block.size(); b += 8) block[b] = static_cast<char>(m + b / 8);
+      big << block;
+    }
+  }
+  std::string script = dir.write("data/run.sh", "#!/bin/sh\necho run\n");
+  chmod(script.c_str(), 0750);
+
+  ProcessResult first = push({"data", "--to", "in/here"});
+  ASSERT_EQ(first.status, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("pushed to 4 of 4 hosts: 4008 files sent, 0 skipped"),
+            std::string::npos)
+      << first.out;
+  std::string expected = checksums(dir.file("data"));
+  ASSERT_EQ(testing::count(expected, "\n"), 1002);
+  for (int i = 0; i < 4; ++i) {
+    std::string copy = dir.file("home" + std::to_string(i) + "/in/here/data");
+    EXPECT_EQ(checksums(copy), expected) << "host " << i;
+    struct stat info {};
+    ASSERT_EQ(stat((copy + "/run.sh").c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 07777, 0750u) << "host " << i;
+  }
+
+  ProcessResult again = push({"data", "--to", "in/here"});
+  ASSERT_EQ(again.status, 0) << again.out << again.err;
+  EXPECT_EQ(testing::count(again.out, ": 0 files sent (0 B), 1002 skipped\n"), 4) << again.out;
+  EXPECT_NE(again.out.find("pushed to 4 of 4 hosts: 0 files sent, 4008 skipped"),
+            std::string::npos)
+      << again.out;
+
+  // A changed file and a changed mode go again, alone.
+  dir.write("data/part3/f3.txt", "changed\n");
+  chmod(dir.file("data/part4/f4.txt").c_str(), 0600);
+  ProcessResult changed = push({"data", "--to", "in/here", "--hosts", fleet.name(2)});
+  ASSERT_EQ(changed.status, 0) << changed.out << changed.err;
+  EXPECT_NE(changed.out.find(fleet.name(2) + ": 2 files sent"), std::string::npos) << changed.out;
+  EXPECT_EQ(testing::count(changed.out, "files sent ("), 1) << changed.out;
+  EXPECT_EQ(dir.read("home2/in/here/data/part3/f3.txt"), "changed\n");
+  EXPECT_EQ(dir.read("home1/in/here/data/part3/f3.txt"), "file 3\n");
+}
+
+TEST_F(Push, AHostThatIsDownIsNamedAndTheOthersGetTheFiles) {
+  START_OR_SKIP(3);
+  dir.write("model.bin", "weights\n");
+  fleet.host(1).stop();
+  ProcessResult r = push({"model.bin"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(fleet.name(1) + ": FAILED: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pushed to 2 of 3 hosts: 2 files sent, 0 skipped; failed: " +
+                       fleet.name(1)),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(dir.read("home0/model.bin"), "weights\n");
+  EXPECT_EQ(dir.read("home2/model.bin"), "weights\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("home1/model.bin")));
+}
+
+TEST_F(Push, AFileTheHostCannotWriteIsNamedWithTheReason) {
+  START_OR_SKIP(1);
+  dir.write("conf/a.txt", "a\n");
+  // A file where the folder should be.
+  dir.write("home0/dest/conf", "in the way\n");
+  ProcessResult r = push({"conf", "--to", "dest"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(fleet.name(0) + ": FAILED: unpacking into dest failed: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("conf"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace runner

@@ -43,13 +43,6 @@ Fleet only_hosts(const Fleet& fleet, const std::vector<std::string>& names,
   return chosen;
 }
 
-std::string describe_bytes(std::uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-  if (bytes < 1024ull * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
-  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
-}
-
 // Each host's push: started once it is ready, done when put_files answers
 // or the host fails.
 class Pusher final : public ExecutorEvents {
@@ -89,8 +82,7 @@ class Pusher final : public ExecutorEvents {
       fmt::print(stderr, "{} {}: FAILED: {}\n", progress, name, result.error);
       return;
     }
-    fmt::print(stdout, "{} {}: {} file{} sent ({}), {} skipped\n", progress, name, result.sent,
-               result.sent == 1 ? "" : "s", describe_bytes(result.bytes), result.skipped);
+    fmt::print(stdout, "{} {}: {}\n", progress, name, put_summary(result));
     std::fflush(stdout);
   }
 
@@ -115,11 +107,9 @@ int push_files(const PushOptions& options) {
   Fleet fleet = only_hosts(load_hosts(options.hosts_file), options.hosts, options.hosts_file);
   std::shared_ptr<SshContext> context =
       prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
-  std::uint64_t bytes = 0;
-  for (const PushFile& file : *files) bytes += file.size;
-  fmt::print(stdout, "pushing {} file{} ({}) to {} host{} into {}\n", files->size(),
-             files->size() == 1 ? "" : "s", describe_bytes(bytes), fleet.hosts.size(),
-             fleet.hosts.size() == 1 ? "" : "s", options.to);
+  fmt::print(stdout, "pushing {} file{} to {} host{} into {}\n", files->size(),
+             files->size() == 1 ? "" : "s", fleet.hosts.size(), fleet.hosts.size() == 1 ? "" : "s",
+             options.to);
   std::fflush(stdout);
 
   Pusher pusher(fleet, *files, options.to);

@@ -1,5 +1,7 @@
 #include "runner/exec/push_plan.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <set>
 
@@ -21,7 +23,19 @@ bool take_number(std::string_view& text, Number& value, int base = 10) {
   return true;
 }
 
+std::string describe_bytes(std::uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  if (bytes < 1024ull * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
+}
+
 }  // namespace
+
+std::string put_summary(const PutResult& result) {
+  return fmt::format("{} file{} sent ({}), {} skipped", result.sent, result.sent == 1 ? "" : "s",
+                     describe_bytes(result.bytes), result.skipped);
+}
 
 std::string host_listing_command(const std::string& to, const std::vector<PushFile>& files) {
   std::set<std::string> tops;

@@ -43,6 +43,13 @@ struct Push : ::testing::Test {
                               "' && find . -type f | LC_ALL=C sort | xargs sha256sum");
   }
 
+  // `runner broadcast` of `queue` (local files: data/a.txt).
+  ProcessResult broadcast(const std::string& queue) {
+    dir.write("data/a.txt", "alpha\n");
+    dir.write("queue.yaml", queue);
+    return testing::run_process(fleet.runner({"broadcast"}));
+  }
+
   ProcessResult push(std::vector<std::string> args) {
     args.insert(args.begin(), "push");
     testing::ProcessSpec spec = fleet.runner(std::move(args));
@@ -134,6 +141,42 @@ TEST_F(Push, AFileTheHostCannotWriteIsNamedWithTheReason) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("conf"), std::string::npos) << r.err;
+}
+
+TEST_F(Push, ABroadcastStepPushesToEveryHostBeforeItsCommand) {
+  START_OR_SKIP(2);
+  dir.write("tools/t.sh", "echo tool\n");
+  ProcessResult r = broadcast(
+      "- push: [data]\n"
+      "  push_to: in\n"
+      "  command: cat in/data/a.txt\n"
+      "- push: tools\n"
+      "- command: test -f tools/t.sh && echo has tools\n");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(testing::count(r.out, "] alpha\n"), 2) << r.out;
+  EXPECT_EQ(testing::count(r.out, "] has tools\n"), 2) << r.out;
+  std::string said = r.out + r.err;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NE(said.find("push to " + fleet.name(i) + ": 1 file sent (6 B), 0 skipped"),
+              std::string::npos)
+        << said;
+    EXPECT_EQ(dir.read("home" + std::to_string(i) + "/tools/t.sh"), "echo tool\n");
+  }
+}
+
+TEST_F(Push, AHostThePushFailsOnFailsTheStepAndRunsNotItsCommand) {
+  START_OR_SKIP(2);
+  dir.write("home1/in", "a file where the folder should be\n");
+  ProcessResult r = broadcast(
+      "- push: data\n"
+      "  push_to: in\n"
+      "  command: cat in/data/a.txt\n"
+      "- echo next step\n");
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  std::string said = r.out + r.err;
+  EXPECT_NE(said.find("push to " + fleet.name(1) + " failed: "), std::string::npos) << said;
+  EXPECT_EQ(testing::count(r.out, "] alpha\n"), 1) << r.out;
+  EXPECT_EQ(testing::count(r.out, "next step"), 0) << r.out;
 }
 
 }  // namespace

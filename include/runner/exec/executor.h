@@ -83,15 +83,6 @@ struct FetchedFiles {
   bool lost = false;    // the host was lost first
 };
 
-// What put_files did on one host.
-struct PutResult {
-  std::size_t sent = 0;     // files copied
-  std::uint64_t bytes = 0;  // their bytes
-  std::size_t skipped = 0;  // files the host had already, same size, time and mode
-  std::string error;        // non-empty: nothing was copied, and why
-  bool lost = false;        // the host was lost first
-};
-
 // The regular files of `sources` (files, and folders walked, symbolic
 // links followed), each under its own name: `data/x` for `some/data/x`
 // of the source `some/data`. Or the source that cannot be read, and why.

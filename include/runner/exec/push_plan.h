@@ -2,6 +2,7 @@
 // already has of them (its listing), and the difference. Pure.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -28,6 +29,18 @@ struct HostFile {
   unsigned mode = 0;
   bool operator==(const HostFile&) const = default;
 };
+
+// What Executor::put_files did on one host.
+struct PutResult {
+  std::size_t sent = 0;     // files copied
+  std::uint64_t bytes = 0;  // their bytes
+  std::size_t skipped = 0;  // files the host had already, same size, time and mode
+  std::string error;        // non-empty: nothing was copied, and why
+  bool lost = false;        // the host was lost first
+};
+
+// "3 files sent (1.2 MiB), 10 skipped"
+std::string put_summary(const PutResult& result);
 
 // The sh command that lists, under `to` on a host, the regular files below
 // the top-level names of `files` (each line "<size> <mtime> <octal mode>

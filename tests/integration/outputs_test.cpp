@@ -43,7 +43,11 @@ TEST(Outputs, EachJobsFilesComeBackIntoItsFolderAndFeedTheResults) {
   EXPECT_TRUE(std::filesystem::exists(dir.file("work/out-1/r.json")));
   std::string journal = dir.read("queue.runner/journal.jsonl");
   EXPECT_EQ(testing::count(journal, "\"event\":\"outputs\""), 3);
-  EXPECT_NE(journal.find("{\"path\":\"work/keep/k.txt\",\"size\":2}"), std::string::npos)
+  // "x\n", and its SHA-256, as sha256sum computes it.
+  std::string digest = testing::sh_output("printf 'x\\n' | sha256sum | cut -c1-64");
+  digest.pop_back();
+  EXPECT_NE(journal.find("{\"path\":\"work/keep/k.txt\",\"size\":2,\"sha256\":\"" + digest + "\"}"),
+            std::string::npos)
       << journal;
 
   ProcessResult results =

@@ -21,6 +21,7 @@
 
 #include "runner/config/params.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/output_file.h"
 #include "runner/core/pollable.h"
 #include "runner/core/result.h"
 #include "runner/core/status.h"
@@ -77,7 +78,7 @@ struct NetworkSurvey {
 
 // What get_files brought back.
 struct FetchedFiles {
-  std::vector<std::pair<std::string, std::uint64_t>> files;  // path under the folder, size
+  std::vector<OutputFile> files;  // path under the folder, size, SHA-256
   std::string missing;  // what the host said of patterns that matched nothing
   std::string error;    // non-empty: nothing could be brought back
   bool lost = false;    // the host was lost first

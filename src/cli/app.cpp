@@ -57,6 +57,9 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
   ignored.add_option(app, "--editor");
   app.add_option("--state-dir", o.state_dir,
                  "Journal and job logs (default: beside the queue file, queue.runner/)");
+  app.add_option("--outputs-dir", o.outputs_dir,
+                 "Where the files of jobs' `outputs:` are brought back to, <dir>/<id>/ each "
+                 "(default: outputs/ in the state directory); results and report find them there");
   app.add_flag("-d,--daemon", o.daemon, "Keep running and pick up jobs as they are added");
   app.add_flag("-i,--ignore-errors", o.ignore_errors,
                "Broadcast: go on to the next job when one fails");

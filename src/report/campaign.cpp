@@ -274,6 +274,13 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
         job->ready_variables = params_of(record, "variables");
         touch(run_of(job->run), time);
       }
+    } else if (event == "outputs") {
+      if (CampaignJob* job = job_of(record)) {
+        // A rank's files are in a folder of their own below the job's.
+        std::string dir = text_of(record, "dir");
+        if (record.contains("rank")) dir = dir.substr(0, dir.rfind('/'));
+        job->outputs_folder = dir;
+      }
     } else if (event == "host_failed") {
       if (CampaignRun* run = run_of("")) {
         run->host_failures.emplace_back(text_of(record, "host"), text_of(record, "message"));

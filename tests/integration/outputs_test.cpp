@@ -58,5 +58,26 @@ TEST(Outputs, EachJobsFilesComeBackIntoItsFolderAndFeedTheResults) {
   EXPECT_NE(results.out.find("\t20\n"), std::string::npos) << results.out;
 }
 
+TEST(Outputs, OutputsDirTakesThemElsewhereAndResultsFindThemThere) {
+  TempDir dir;
+  dir.write("hosts.yaml", "- localhost\n");
+  dir.write("queue.yaml",
+            "- command: \"echo '{\\\"score\\\": 7}' > r.json\"\n"
+            "  outputs: r.json\n");
+  ProcessResult r = testing::run_process(
+      testing::runner_spec({"queue", "--outputs-dir", "collected"}, dir.path()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(dir.read("collected/1/r.json"), "{\"score\": 7}\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.runner/outputs/1")));
+  // The journal names the folder whole, so results find it from elsewhere.
+  EXPECT_NE(dir.read("queue.runner/journal.jsonl").find("\"dir\":\"" + dir.file("collected/1") + "\""),
+            std::string::npos);
+  ProcessResult results = testing::run_process(testing::runner_spec(
+      {"results", "--format", "tsv", "--queue-file", dir.file("queue.yaml")}, "/"));
+  ASSERT_EQ(results.status, 0) << results.err;
+  EXPECT_NE(results.out.find("\tscore\n"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find("\t7\n"), std::string::npos) << results.out;
+}
+
 }  // namespace
 }  // namespace runner

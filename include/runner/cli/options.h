@@ -24,6 +24,7 @@ struct RunOptions {
   std::string hosts_file = "hosts.yaml";
   std::string queue_file = "queue.yaml";
   std::string state_dir;  // empty: beside the queue file
+  std::string outputs_dir;  // where `outputs:` go; empty: <state dir>/outputs
   bool daemon = false;
   bool ignore_errors = false;
   bool error_aborts = false;  // accepted for Pegasus files and scripts; the default

@@ -84,6 +84,9 @@ struct CampaignJob {
   std::string service;
   std::optional<SystemTime> ready_at;  // when this attempt of a service was ready
   Params ready_variables;              // what its `ready_log` gave later jobs
+  // The folder its `outputs:` were brought back into, as the journal's
+  // outputs record says (`--outputs-dir`); empty: none recorded.
+  std::string outputs_folder;
 
   bool is_gang() const { return !tasks.empty(); }
   bool is_service() const { return !service.empty(); }

@@ -322,10 +322,13 @@ void Scheduler::pump_queue(Clock::time_point now) {
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (service_taken) return false;
     if (!job.push.empty()) {
+      // Said once it is the head, when what this batch took cannot clear it.
+      if (!placements.empty()) return false;
       report_once(fmt::format("the next job (queue line {}) has `push:`, which only a step of "
                               "`runner broadcast` takes (or use `runner push`); edit the queue to "
                               "go on",
                               job.line));
+      rendered_ok = false;  // said: nothing else to say of it
       return false;
     }
     if (out_of_time(now)) {

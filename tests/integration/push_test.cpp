@@ -13,6 +13,7 @@
 #include "support/sshd.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
+#include "support/wait.h"
 
 namespace runner {
 namespace {
@@ -35,6 +36,16 @@ struct Push : ::testing::Test {
     }
     fleet.write_hosts(1);
     return true;
+  }
+
+  // `mib` MiB that differ from block to block.
+  void write_big_file(const std::string& name, int mib) {
+    std::ofstream big(dir.file(name), std::ios::binary);
+    std::string block(1 << 20, '\0');
+    for (int m = 0; m < mib; ++m) {
+      for (std::size_t b = 0; b < block.size(); b += 8) block[b] = static_cast<char>(m + b / 8);
+      big << block;
+    }
   }
 
   // sha256sum of every file under `folder`, by path.
@@ -69,15 +80,7 @@ TEST_F(Push, CopiesATreeToEveryHostThenNothingTheSecondTime) {
   for (int i = 0; i < 1000; ++i)
     dir.write("data/part" + std::to_string(i % 10) + "/f" + std::to_string(i) + ".txt",
               "file " + std::to_string(i) + "\n");
-  {
-    // 100 MiB that differ from block to block.
-    std::ofstream big(dir.file("data/big.bin"), std::ios::binary);
-    std::string block(1 << 20, '\0');
-    for (int m = 0; m < 100; ++m) {
-      for (std::size_t b = 0; b < block.size(); b += 8) block[b] = static_cast<char>(m + b / 8);
-      big << block;
-    }
-  }
+  write_big_file("data/big.bin", 100);
   std::string script = dir.write("data/run.sh", "#!/bin/sh\necho run\n");
   chmod(script.c_str(), 0750);
 
@@ -130,6 +133,30 @@ TEST_F(Push, AHostThatIsDownIsNamedAndTheOthersGetTheFiles) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("home1/model.bin")));
 }
 
+TEST_F(Push, AHostLostMidTransferIsNamedAndTheOthersGetTheFiles) {
+  START_OR_SKIP(2);
+  write_big_file("big.bin", 100);
+  testing::ProcessSpec spec = fleet.runner({"push", "big.bin"});
+  spec.timeout = std::chrono::minutes(2);
+  testing::Process pushing(spec);
+  // Host 1 has begun to write the file: freeze it there, then drop it.
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return std::filesystem::exists(dir.file("home1/big.bin")); }, std::chrono::seconds(30)));
+  fleet.host(1).pause_sessions();
+  std::error_code error;
+  std::uintmax_t arrived = std::filesystem::file_size(dir.file("home1/big.bin"), error);
+  fleet.host(1).kill_sessions();
+  ProcessResult r = pushing.wait();
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  ASSERT_LT(arrived, 100u << 20) << "the transfer ended before the host was dropped";
+  EXPECT_NE(r.err.find(fleet.name(1) + ": FAILED: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("pushed to 1 of 2 hosts: 1 files sent, 0 skipped; failed: " +
+                       fleet.name(1)),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::filesystem::file_size(dir.file("home0/big.bin")), 100u << 20);
+}
+
 TEST_F(Push, AFileTheHostCannotWriteIsNamedWithTheReason) {
   START_OR_SKIP(1);
   dir.write("conf/a.txt", "a\n");
@@ -141,6 +168,20 @@ TEST_F(Push, AFileTheHostCannotWriteIsNamedWithTheReason) {
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("conf"), std::string::npos) << r.err;
+}
+
+TEST(PushKey, QueueModeRefusesAJobWithPushNamingItsLine) {
+  TempDir dir;
+  dir.write("hosts.yaml", "- localhost\n");
+  dir.write("queue.yaml", "- echo first\n- command: echo second\n  push: data\n");
+  ProcessResult r = testing::run_process(testing::runner_spec({"queue"}, dir.path()));
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  // Line 1 of the queue file as it is then, the first job taken.
+  EXPECT_EQ(testing::count(r.out + r.err, "the next job (queue line 1) has `push:`, which only a "
+                                          "step of `runner broadcast` takes"),
+            1)
+      << r.out << r.err;
+  EXPECT_EQ(testing::count(r.out, "second"), 0) << r.out;
 }
 
 TEST_F(Push, ABroadcastStepPushesToEveryHostBeforeItsCommand) {

@@ -14,7 +14,7 @@ packages=(
 test_packages=(
   openssh-server openssh-client procps
   tcsh zsh fish  # login shells of the test users (tests/support/remote_user)
-  parallel pdsh python3  # the peers of the benchmark suite (bench/, ctest bench_smoke)
+  parallel pdsh python3 rsync  # the peers of the benchmark suite (bench/, ctest bench_smoke)
   netcat-openbsd  # nc, the last tool runner check --net listens and probes with (tests/exec)
   iproute2  # `ip netns`: the multi-node test fleet, one network namespace per host (tests/support/netns_fleet)
   python3-torch openmpi-bin  # torchrun and mpirun, run for real across that fleet (tests/integration/multi_node_test)

@@ -1,7 +1,8 @@
 // Executor::put_files: local files copied to a host over its own
 // connection. The host lists what it has of them; the files it lacks or
 // has with another size, time or mode go as one tar archive, written here
-// to a temporary file and sent as the stdin of a `tar -x` there.
+// to a temporary file (shared by the hosts that lack the same files) and
+// sent as the stdin of a `tar -x` there. Threading: none.
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -52,9 +53,8 @@ class TemporaryFolder {
   std::string m_path;
 };
 
-// Writes the archive of `files` (each under its path) into `folder`, and
-// returns its path.
-Result<std::string> write_archive(const std::vector<PushFile>& files, const std::string& folder) {
+// Writes the archive of `files` (each under its path) as `folder`/push.tar.
+Status write_archive(const std::vector<PushFile>& files, const std::string& folder) {
   std::map<std::string, std::string> names_by_root;  // NUL-separated, for tar -T
   for (const PushFile& file : files) names_by_root[file.root] += file.path + '\0';
   std::vector<std::string> argv = {"tar", "-cf", folder + "/push.tar", "--dereference",
@@ -69,7 +69,37 @@ Result<std::string> write_archive(const std::vector<PushFile>& files, const std:
   }
   Result<std::string> made = program_output(argv);
   if (!made) return Status::error("the archive could not be made: " + made.status().message());
-  return folder + "/push.tar";
+  return Status();
+}
+
+// The archives being sent, by what they hold: hosts that lack the same
+// files (every host, on a first push) share one. An archive goes when the
+// last host it was sent to is done with it.
+std::map<std::string, std::weak_ptr<TemporaryFolder>>& archives_in_use() {
+  static std::map<std::string, std::weak_ptr<TemporaryFolder>> archives;
+  return archives;
+}
+
+std::string archive_key(const std::vector<PushFile>& files) {
+  std::string key;
+  for (const PushFile& file : files)
+    key += fmt::format("{}:{}{}:{}{} {} {}\n", file.root.size(), file.root, file.path.size(),
+                       file.path, file.size, file.mtime, file.mode);
+  return key;
+}
+
+// The folder holding push.tar of `files`: one being sent already, or a new one.
+Result<std::shared_ptr<TemporaryFolder>> archive_of(const std::vector<PushFile>& files) {
+  auto& archives = archives_in_use();
+  std::erase_if(archives, [](const auto& entry) { return entry.second.expired(); });
+  std::string key = archive_key(files);
+  if (auto found = archives.find(key); found != archives.end()) return found->second.lock();
+  auto folder = std::make_shared<TemporaryFolder>();
+  if (folder->path().empty())
+    return Status::error("cannot make a temporary folder for the archive");
+  if (Status written = write_archive(files, folder->path()); !written.ok()) return written;
+  archives[key] = folder;
+  return folder;
 }
 
 }  // namespace
@@ -135,19 +165,16 @@ void Executor::put_files(const std::vector<PushFile>& files, const std::string& 
           done(result);
           return;
         }
-        auto folder = std::make_shared<TemporaryFolder>();
-        Result<std::string> archive =
-            folder->path().empty() ? Result<std::string>(Status::error(
-                                         "cannot make a temporary folder for the archive"))
-                                   : write_archive(send, folder->path());
+        Result<std::shared_ptr<TemporaryFolder>> archive = archive_of(send);
         if (!archive) {
           result.error = archive.status().message();
           done(result);
           return;
         }
+        std::shared_ptr<TemporaryFolder> folder = *archive;
         for (const PushFile& file : send) result.bytes += file.size;
         run_command_reading(
-            unpack_command(to), *archive,
+            unpack_command(to), folder->path() + "/push.tar",
             [folder, result, sent = send.size(), to, done](const JobExit& exit,
                                                            const std::string& output) mutable {
               if (exit.succeeded()) {

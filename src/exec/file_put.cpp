@@ -65,7 +65,8 @@ Status write_archive(const std::vector<PushFile>& files, const std::string& fold
     std::ofstream out(list, std::ios::binary);
     out << names;
     if (!out.flush()) return Status::error("cannot write " + list);
-    argv.insert(argv.end(), {"-C", root, "-T", list});
+    // Each -C is taken from where the one before left tar: absolute, then.
+    argv.insert(argv.end(), {"-C", fs::absolute(root).string(), "-T", list});
   }
   Result<std::string> made = program_output(argv);
   if (!made) return Status::error("the archive could not be made: " + made.status().message());

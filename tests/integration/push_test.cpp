@@ -170,25 +170,27 @@ TEST_F(Push, AFileTheHostCannotWriteIsNamedWithTheReason) {
   EXPECT_NE(r.err.find("conf"), std::string::npos) << r.err;
 }
 
-TEST(PushLocal, ALocalHostCopiesIntoTheWorkingDirectoryByTheSameRules) {
+TEST(PushLocal, ALocalHostCopiesSourcesOfSeveralFoldersByTheSameRules) {
   TempDir dir;
   dir.write("hosts.yaml", "- localhost\n");
   std::string tool = dir.write("src/bin/tool", "#!/bin/sh\n");
   chmod(tool.c_str(), 0711);
   dir.write("src/notes.txt", "notes\n");
-  ProcessResult first = testing::run_process(
-      testing::runner_spec({"push", "src", "--to", "dest"}, dir.path()));
+  dir.write("other/place/more.txt", "more\n");
+  ProcessResult first = testing::run_process(testing::runner_spec(
+      {"push", "src", "other/place/more.txt", "--to", "dest"}, dir.path()));
   ASSERT_EQ(first.status, 0) << first.out << first.err;
-  EXPECT_NE(first.out.find("localhost: 2 files sent (16 B), 0 skipped"), std::string::npos)
+  EXPECT_NE(first.out.find("localhost: 3 files sent (21 B), 0 skipped"), std::string::npos)
       << first.out;
   EXPECT_EQ(dir.read("dest/src/notes.txt"), "notes\n");
+  EXPECT_EQ(dir.read("dest/more.txt"), "more\n");
   struct stat info {};
   ASSERT_EQ(stat(dir.file("dest/src/bin/tool").c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 07777, 0711u);
-  ProcessResult again = testing::run_process(
-      testing::runner_spec({"push", "src", "--to", "dest"}, dir.path()));
+  ProcessResult again = testing::run_process(testing::runner_spec(
+      {"push", "src", "other/place/more.txt", "--to", "dest"}, dir.path()));
   ASSERT_EQ(again.status, 0) << again.out << again.err;
-  EXPECT_NE(again.out.find("localhost: 0 files sent (0 B), 2 skipped"), std::string::npos)
+  EXPECT_NE(again.out.find("localhost: 0 files sent (0 B), 3 skipped"), std::string::npos)
       << again.out;
 }
 

@@ -157,6 +157,18 @@ TEST_F(Push, AHostLostMidTransferIsNamedAndTheOthersGetTheFiles) {
   EXPECT_EQ(std::filesystem::file_size(dir.file("home0/big.bin")), 100u << 20);
 }
 
+TEST_F(Push, AHostThatStopsReadingAtOnceEndsThePushWithItsReason) {
+  START_OR_SKIP(1);
+  write_big_file("big.bin", 50);
+  // `dest` cannot be made: nothing there reads what is sent.
+  dir.write("home0/dest", "a file\n");
+  ProcessResult r = push({"big.bin", "--to", "dest"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(fleet.name(0) + ": FAILED: unpacking into dest failed: mkdir: "),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(Push, AFileTheHostCannotWriteIsNamedWithTheReason) {
   START_OR_SKIP(1);
   dir.write("conf/a.txt", "a\n");

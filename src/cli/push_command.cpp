@@ -120,16 +120,16 @@ int push_files(const PushOptions& options) {
   connections.close();
 
   std::vector<std::string> failed;
-  std::size_t sent = 0, skipped = 0;
+  PutResult total;
   for (std::size_t host = 0; host < fleet.hosts.size(); ++host) {
     const PutResult& result = pusher.results()[host];
     if (!result.error.empty()) failed.push_back(fleet.hosts[host].name);
-    sent += result.sent;
-    skipped += result.skipped;
+    total.sent += result.sent;
+    total.bytes += result.bytes;
+    total.skipped += result.skipped;
   }
-  std::string summary = fmt::format("pushed to {} of {} hosts: {} files sent, {} skipped",
-                                    fleet.hosts.size() - failed.size(), fleet.hosts.size(), sent,
-                                    skipped);
+  std::string summary = fmt::format("pushed to {} of {} hosts: {}", fleet.hosts.size() - failed.size(),
+                                    fleet.hosts.size(), put_summary(total));
   if (failed.empty()) {
     fmt::print(stdout, "{}\n", summary);
     return 0;

@@ -66,6 +66,8 @@ void Scheduler::step_pushed(int host, const PutResult& result) {
     m_step_failed = true;
     m_failures += static_cast<int>(step.failed.size());
   }
+  // Interrupted meanwhile: the command does not start.
+  if (m_stopping) return;
   std::erase_if(step.commands, [&](const auto& slot_command) {
     int slot_host = m_fleet.slots[slot_command.first].host;
     return step.failed.count(slot_host) > 0 || m_hosts[slot_host].state != HostState::ready;

@@ -3,10 +3,12 @@
 // copied to every host byte for byte and mode for mode, nothing sent the
 // second time, a host that is down named while the others get the files.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "support/loopback_fleet.h"
 #include "support/process.h"
@@ -40,6 +42,7 @@ struct Push : ::testing::Test {
 
   // `mib` MiB that differ from block to block.
   void write_big_file(const std::string& name, int mib) {
+    std::filesystem::create_directories(std::filesystem::path(dir.file(name)).parent_path());
     std::ofstream big(dir.file(name), std::ios::binary);
     std::string block(1 << 20, '\0');
     for (int m = 0; m < mib; ++m) {
@@ -255,6 +258,24 @@ TEST_F(Push, AHostThePushFailsOnFailsTheStepAndRunsNotItsCommand) {
   EXPECT_NE(said.find("push to " + fleet.name(1) + " failed: "), std::string::npos) << said;
   EXPECT_EQ(testing::count(r.out, "] alpha\n"), 1) << r.out;
   EXPECT_EQ(testing::count(r.out, "next step"), 0) << r.out;
+}
+
+TEST_F(Push, AnInterruptDuringAStepsPushRunsNotItsCommand) {
+  START_OR_SKIP(1);
+  write_big_file("data/big.bin", 50);
+  dir.write("queue.yaml", "- push: data\n  command: echo after the push\n");
+  testing::Process run(fleet.runner({"broadcast"}));
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return std::filesystem::exists(dir.file("home0/data/big.bin")); },
+      std::chrono::seconds(30)))
+      << run.peek_out() << run.peek_err();
+  fleet.host(0).pause_sessions();
+  run.signal(SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  fleet.host(0).resume_sessions();
+  ProcessResult r = run.wait();
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("after the push"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -49,6 +49,13 @@ TEST(Outputs, EachJobsFilesComeBackIntoItsFolderAndFeedTheResults) {
   EXPECT_NE(journal.find("{\"path\":\"work/keep/k.txt\",\"size\":2,\"sha256\":\"" + digest + "\"}"),
             std::string::npos)
       << journal;
+  // The report lists it with the same digest.
+  ProcessResult report = testing::run_process(
+      testing::runner_spec({"report", "-o", dir.file("report.html")}, dir.path()));
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(dir.read("report.html").find("<td>work/keep/k.txt</td><td class=\"num\">2</td>"
+                                         "<td class=\"cmd\">" + digest + "</td>"),
+            std::string::npos);
 
   ProcessResult results =
       testing::run_process(testing::runner_spec({"results", "--format", "tsv"}, dir.path()));

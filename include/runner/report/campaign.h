@@ -19,6 +19,7 @@
 
 #include "runner/config/params.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/output_file.h"
 #include "runner/report/log_files.h"  // the observing commands read logs beside the journal
 
 namespace runner {
@@ -87,6 +88,8 @@ struct CampaignJob {
   // The folder its `outputs:` were brought back into, as the journal's
   // outputs record says (`--outputs-dir`); empty: none recorded.
   std::string outputs_folder;
+  // The files brought back (a rank's under "<rank>/"), as recorded.
+  std::vector<OutputFile> outputs;
 
   bool is_gang() const { return !tasks.empty(); }
   bool is_service() const { return !service.empty(); }

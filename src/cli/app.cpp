@@ -278,6 +278,20 @@ int run_cli(int argc, char** argv) {
   add_ssh_flags(*push, push_options.ssh);
   set_example(*push, "runner push data/ model.bin --to work\n  runner push data --hosts node01,node02");
 
+  HostsOptions hosts_options;
+  take_ssh(defaults, hosts_options.ssh);
+  bool detect = false;
+  auto* hosts = app.add_subcommand(
+      "hosts", "Ask hosts which GPUs they have (nvidia-smi -L) and print the hosts.yaml for them");
+  hosts->add_flag("--detect", detect, "Ask the hosts named (required)")->required();
+  hosts->add_option("host", hosts_options.hosts, "Hosts as hosts.yaml names them")->required();
+  hosts->add_flag("--write", hosts_options.write,
+                  "Write it to --hosts-file instead of printing it (never over an existing file)");
+  hosts->add_option("-H,--hosts-file", hosts_options.hosts_file,
+                    "Where --write writes (default: hosts.yaml)");
+  add_ssh_flags(*hosts, hosts_options.ssh);
+  set_example(*hosts, "runner hosts --detect node01 node02 user@node03:2222 > hosts.yaml");
+
   SubmitOptions submit_options;
   take(defaults.queue_file, submit_options.queue_file);
   auto* submit = app.add_subcommand(
@@ -334,6 +348,7 @@ int run_cli(int argc, char** argv) {
     if (*stop) return stop_service(stop_options);
     if (*check) return check_hosts(check_options);
     if (*push) return push_files(push_options);
+    if (*hosts) return detect_hosts(hosts_options);
     if (*submit) return submit_queue(submit_options);
   } catch (const ConfigError& e) {
     fmt::print(stderr, "runner: error: {}\n", e.what());

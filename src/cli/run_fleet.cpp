@@ -40,6 +40,16 @@ RunFleet load_run_fleet(const RunOptions& options,
     // A hosts.yaml beside the queue adds parameters to the nodes it names.
     if (std::filesystem::exists(options.hosts_file))
       add_host_parameters(run.fleet, load_hosts(options.hosts_file));
+    for (std::size_t h = 0; h < run.allocation->nodes.size(); ++h) {
+      const SlurmNode& node = run.allocation->nodes[h];
+      if (options.slots_per_node > 0 || node.gpus.empty() ||
+          slot_share(node, run.fleet, static_cast<int>(h)))
+        continue;
+      warn(fmt::format("{}: the allocation holds {} CPU{} there for {} GPUs, so its steps share "
+                       "the node and see all its GPUs (<<gpu>> says which is a job's); ask for a "
+                       "CPU per GPU (--cpus-per-gpu=1) for Slurm to give each step its own",
+                       node.name, node.cpus, node.cpus == 1 ? "" : "s", node.gpus.size()));
+    }
     return run;
   }
   run.fleet = load_hosts(options.hosts_file);

@@ -124,8 +124,10 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
     // One that did not start goes back quietly: its host, set aside, is
     // named once with the reason.
     if (!exit.not_started())
-      m_console.warn(
-          fmt::format("#{} [{}] {}; running it again", job.id, job.label(), how));
+      m_console.warn(fmt::format("#{} [{}] {}; {}", job.id, job.label(), how,
+                                 job.reruns_in_next_run()
+                                     ? "it runs again in the next run (runner queue --resume)"
+                                     : "running it again"));
     return;
   }
   FinishedJob finished;

@@ -22,8 +22,11 @@ std::string submit_script(const SubmitOptions& options, const std::string& runne
                           const std::string& queue_file, const std::string& state_dir) {
   std::string text = "#!/bin/sh\n#SBATCH --job-name=runner\n";
   text += fmt::format("#SBATCH --nodes={}\n", options.nodes);
-  if (options.gpus_per_node > 0)
+  if (options.gpus_per_node > 0) {
     text += fmt::format("#SBATCH --gres=gpu:{}\n", options.gpus_per_node);
+    // A CPU for each GPU, so that each job's step can hold a GPU of its own.
+    text += "#SBATCH --cpus-per-gpu=1\n";
+  }
   if (!options.time.empty()) text += fmt::format("#SBATCH --time={}\n", options.time);
   if (!options.partition.empty())
     text += fmt::format("#SBATCH --partition={}\n", options.partition);

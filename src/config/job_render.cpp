@@ -286,14 +286,21 @@ std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids) {
   return label;
 }
 
-std::string render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
-                           const std::vector<int>& slot_ids, const Params& builtins) {
+Result<std::string> render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
+                                   const std::vector<int>& slot_ids, const Params& builtins) {
   Params variables = job_variables(job, fleet, slot_ids, builtins);
-  return render_template(text, [&](std::string_view name) { return find_param(variables, name); });
+  try {
+    return render_template(text,
+                           [&](std::string_view name) { return find_param(variables, name); });
+  } catch (const UndefinedVariable& undefined) {
+    return Status(ErrorKind::undefined, undefined.what());
+  } catch (const TemplateError& error) {
+    return Status::error(error.message);
+  }
 }
 
-std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
-                       const Params& builtins) {
+Result<std::string> render_job(const JobSpec& job, const Fleet& fleet,
+                               const std::vector<int>& slot_ids, const Params& builtins) {
   return render_for_job(job.command, job, fleet, slot_ids, builtins);
 }
 

@@ -6,13 +6,13 @@
 
 namespace runner {
 
-std::optional<std::string> metric_pattern_problem(const std::string& pattern) {
+Status check_metric_pattern(const std::string& pattern) {
   try {
     std::regex compiled(pattern, std::regex::ECMAScript);
-    if (compiled.mark_count() == 0) return "has no capture group";
-    return std::nullopt;
+    if (compiled.mark_count() == 0) return Status::error("has no capture group");
+    return Status();
   } catch (const std::regex_error& error) {
-    return std::string("does not compile (") + error.what() + ")";
+    return Status::error(std::string("does not compile (") + error.what() + ")");
   }
 }
 

@@ -112,7 +112,8 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
     fail_at(path, node,
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
   if (is_service_key(key))
-    if (auto error = service_value_error(key, value)) fail_at(path, node, *error);
+    if (Status checked = check_service_value(key, value); !checked.ok())
+      fail_at(path, node, checked.message());
   if (key == k_every && value != "host")
     fail_at(path, node,
             fmt::format("`every: host` runs the job once on each host; `{}` is not a value "
@@ -165,12 +166,12 @@ std::string metrics_value(const YAML::Node& value, const YAML::Node& at, const s
                           k_metrics_example));
     const std::string& name = pair.first.Scalar();
     const std::string& pattern = pair.second.Scalar();
-    if (std::optional<std::string> problem = metric_pattern_problem(pattern))
+    if (Status checked = check_metric_pattern(pattern); !checked.ok())
       fail_at(path, pair.second,
               fmt::format("the regular expression of metric `{}`, `{}`, {}; write one that "
                           "compiles (ECMAScript syntax) with a capture group around the value, "
                           "like 'throughput: ([0-9.]+)'",
-                          name, pattern, *problem));
+                          name, pattern, checked.message()));
     metrics.emplace_back(name, pattern);
   }
   return metrics_to_yaml(metrics);
@@ -184,8 +185,10 @@ void check_placement_keys(const QueueEntry& entry, const std::string& path) {
   const EntryKey* nodes = nullptr;
   const EntryKey* every = nullptr;
   for (const auto& key : entry.keys) {
-    if (key.name == "service") service = &key;
-    else if (is_service_key(key.name) && !other) other = &key;
+    if (key.name == "service")
+      service = &key;
+    else if (is_service_key(key.name) && !other)
+      other = &key;
     if (key.name == k_nodes) nodes = &key;
     if (key.name == k_every) every = &key;
   }

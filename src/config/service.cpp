@@ -79,24 +79,26 @@ bool is_service_key(std::string_view key) {
   return false;
 }
 
-std::optional<std::string> service_value_error(std::string_view key, const std::string& value) {
+Status check_service_value(std::string_view key, const std::string& value) {
   if (key == "service" && value != "true" && value != "false" && !is_name(value))
-    return fmt::format("`service` is true, false or the service's name (letters, digits, _ and "
-                       "-, as in `service: dht`), not `{}`",
-                       value);
+    return Status::error(
+        fmt::format("`service` is true, false or the service's name (letters, digits, _ and "
+                    "-, as in `service: dht`), not `{}`",
+                    value));
   if (key == "ready_port" && !parse_port(value) && !is_template(value))
-    return fmt::format("`ready_port` must be a TCP port (1 to 65535) or a template like "
-                       "<<port>>, not `{}`",
-                       value);
+    return Status::error(
+        fmt::format("`ready_port` must be a TCP port (1 to 65535) or a template like "
+                    "<<port>>, not `{}`",
+                    value));
   if (key == "ready_timeout" && !parse_duration(value))
-    return fmt::format("`ready_timeout` must be a duration like 90s, 10m or 1h, not `{}`", value);
+    return Status::error(
+        fmt::format("`ready_timeout` must be a duration like 90s, 10m or 1h, not `{}`", value));
   if (key == "restart" && value != "on-failure" && value != "no")
-    return fmt::format("`restart` is on-failure or no, not `{}`", value);
-  if (key == "ready_log") {
-    std::string error;
-    if (!compile_ready_pattern(value, error)) return error;
-  }
-  return std::nullopt;
+    return Status::error(fmt::format("`restart` is on-failure or no, not `{}`", value));
+  if (key == "ready_log")
+    if (Result<ReadyPattern> pattern = compile_ready_pattern(value); !pattern)
+      return pattern.status();
+  return Status();
 }
 
 void set_service_key(std::optional<ServiceSpec>& service, std::string_view key,
@@ -136,19 +138,18 @@ std::vector<std::pair<std::string, std::string>> service_keys(const ServiceSpec&
   return keys;
 }
 
-std::optional<ReadyPattern> compile_ready_pattern(const std::string& text, std::string& error) {
+Result<ReadyPattern> compile_ready_pattern(const std::string& text) {
   ReadyPattern pattern;
   std::string plain = plain_groups(text, pattern.group_names);
   try {
     pattern.regex = std::regex(plain, std::regex::ECMAScript);
   } catch (const std::regex_error& bad) {
-    error = fmt::format("`ready_log` is not a regular expression ({}): `{}`", bad.what(), text);
-    return std::nullopt;
+    return Status::error(
+        fmt::format("`ready_log` is not a regular expression ({}): `{}`", bad.what(), text));
   }
-  if (pattern.regex.mark_count() != pattern.group_names.size()) {
-    error = fmt::format("`ready_log`: cannot tell its capture groups apart in `{}`", text);
-    return std::nullopt;
-  }
+  if (pattern.regex.mark_count() != pattern.group_names.size())
+    return Status::error(
+        fmt::format("`ready_log`: cannot tell its capture groups apart in `{}`", text));
   return pattern;
 }
 

@@ -67,7 +67,9 @@ void Executor::run_command_reading(const std::string& command, const std::string
 }
 
 void Executor::start_task_with(TaskId task, const std::string& command, const TaskSetup& setup) {
-  start_task(task, setup.empty() ? command : set_up_command(setup.environment, setup.files, command));
+  start_task_on_slots(
+      task, setup.empty() ? command : set_up_command(setup.environment, setup.files, command),
+      setup.slots);
 }
 
 void Executor::survey_network(std::function<void(Result<NetworkSurvey>)> done) {

@@ -54,20 +54,16 @@ class LocalExecutor final : public Executor {
   void connect() override { report_ready(); }
 
   void start_task(JobId id, const std::string& command) override {
-    start_task_reading(id, command, "/dev/null");
+    start_task_on_slots(id, command, 1);
+  }
+
+  void start_task_on_slots(JobId id, const std::string& command, int slots) override {
+    launch(id, command, slots, "/dev/null");
   }
 
   void start_task_reading(JobId id, const std::string& command,
                           const std::string& input) override {
-    LocalJob job;
-    std::string error = spawn(m_launch->command_for(id, command), input, job);
-    if (!error.empty()) {
-      report_exited(id, JobExit::not_started_because(error));
-      return;
-    }
-    pid_t pid = job.pid;
-    m_jobs.emplace(id, job);
-    report_started(id, pid);
+    launch(id, command, 1, input);
   }
 
   void signal_task(JobId id, int signal) override {
@@ -108,6 +104,19 @@ class LocalExecutor final : public Executor {
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
  private:
+  // Starts the task's process on `slots` slots, its stdin the file `input`.
+  void launch(JobId id, const std::string& command, int slots, const std::string& input) {
+    LocalJob job;
+    std::string error = spawn(m_launch->command_for(id, command, slots), input, job);
+    if (!error.empty()) {
+      report_exited(id, JobExit::not_started_because(error));
+      return;
+    }
+    pid_t pid = job.pid;
+    m_jobs.emplace(id, job);
+    report_started(id, pid);
+  }
+
   static std::string spawn(const LaunchCommand& launch, const std::string& input, LocalJob& job) {
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
@@ -197,7 +206,7 @@ class LocalExecutor final : public Executor {
 
 }  // namespace
 
-LaunchCommand ShellLaunch::command_for(TaskId, const std::string& command) {
+LaunchCommand ShellLaunch::command_for(TaskId, const std::string& command, int) {
   return {"/bin/sh", {"sh", "-c", command}};
 }
 

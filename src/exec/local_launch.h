@@ -23,8 +23,8 @@ struct LaunchCommand {
 class LocalLaunch {
  public:
   virtual ~LocalLaunch() = default;
-  // What runs `command` for `task`.
-  virtual LaunchCommand command_for(TaskId task, const std::string& command) = 0;
+  // What runs `command` for `task`, which holds `slots` of its host's slots.
+  virtual LaunchCommand command_for(TaskId task, const std::string& command, int slots) = 0;
   // Sends `signal` to what runs `task`, whose process group is `pgid`.
   // Returns an empty string, or why the signal could not be sent.
   virtual std::string deliver(TaskId task, pid_t pgid, int signal) = 0;
@@ -37,7 +37,7 @@ class LocalLaunch {
 // `sh -c <command>` in a process group of its own, signalled as a group.
 class ShellLaunch : public LocalLaunch {
  public:
-  LaunchCommand command_for(TaskId task, const std::string& command) override;
+  LaunchCommand command_for(TaskId task, const std::string& command, int slots) override;
   std::string deliver(TaskId task, pid_t pgid, int signal) override;
   JobExit exit_of(int wait_status) override;
   std::string address() const override { return "127.0.0.1"; }

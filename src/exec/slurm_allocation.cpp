@@ -66,7 +66,9 @@ std::vector<SlurmGresLine> parse_job_details(std::string_view text) {
   for (const std::string& line : lines_of(std::string(text))) {
     std::string nodes = job_detail_field(line, "Nodes=");
     if (nodes.empty() || line.find("CPU_IDs=") == std::string::npos) continue;
-    SlurmGresLine entry{nodes, {}};
+    SlurmGresLine entry{nodes, {},
+                        static_cast<int>(parse_index_list(job_detail_field(line, "CPU_IDs=")).size()),
+                        parse_int(job_detail_field(line, "Mem=")).value_or(0)};
     // GRES=gpu:2(IDX:0-1) or GRES=gpu:a100:2(IDX:0,2),nic:1(IDX:0)
     std::string gres = job_detail_field(line, "GRES=");
     for (size_t at = 0; (at = gres.find("gpu", at)) != std::string::npos; ++at) {
@@ -105,13 +107,14 @@ Result<SlurmAllocation> read_slurm_allocation() {
   std::string nodes = node_list && *node_list ? node_list : job_detail_field(*details, "NodeList=");
   Result<std::string> names = program_output({"scontrol", "show", "hostnames", nodes});
   if (!names) return Status::error("--slurm: " + names.status().message());
-  std::map<std::string, std::vector<int>> gpus;
+  std::map<std::string, SlurmGresLine> held;  // by node name
   for (const SlurmGresLine& line : parse_job_details(*details)) {
     Result<std::string> its = program_output({"scontrol", "show", "hostnames", line.nodes});
     if (!its) return Status::error("--slurm: " + its.status().message());
-    for (const std::string& name : lines_of(*its)) gpus[name] = line.gpus;
+    for (const std::string& name : lines_of(*its)) held[name] = line;
   }
-  for (const std::string& name : lines_of(*names)) allocation.nodes.push_back({name, gpus[name]});
+  for (const std::string& name : lines_of(*names))
+    allocation.nodes.push_back({name, held[name].gpus, held[name].cpus, held[name].memory_mb});
   allocation.ends_at = parse_slurm_time(job_detail_field(*details, "EndTime="));
   if (allocation.nodes.empty())
     return Status::error(fmt::format("--slurm: job {} has no nodes", job));
@@ -140,6 +143,18 @@ Fleet slurm_fleet(const SlurmAllocation& allocation, int slots_per_node) {
     }
   }
   return fleet;
+}
+
+std::optional<SlotShare> slot_share(const SlurmNode& node, const Fleet& fleet, int host) {
+  const std::vector<int>& slots = fleet.hosts[host].slots;
+  int count = static_cast<int>(slots.size());
+  if (node.gpus.empty() || count != static_cast<int>(node.gpus.size())) return std::nullopt;
+  for (int i = 0; i < count; ++i) {
+    std::optional<std::string> gpu = find_param(fleet.slots[slots[i]].params, "gpu");
+    if (!gpu || *gpu != std::to_string(node.gpus[i])) return std::nullopt;
+  }
+  if (node.cpus < count) return std::nullopt;
+  return SlotShare{node.cpus / count, node.memory_mb / count};
 }
 
 }  // namespace runner

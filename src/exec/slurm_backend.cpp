@@ -2,14 +2,18 @@
 // command in a step of its own on its node, spawned and read as a local
 // task is (local_executor.cpp), only started and signalled differently.
 //
-// Why these srun options: `--overlap` lets steps share the allocation's
-// CPUs and GPUs (without it a step waits for resources another step holds,
-// since Slurm 20.11); no `--gres` on the step, because an overlapping step
-// that asks for `gpu:1` is given the node's first GPU whichever step holds
-// it, so every task would see GPU 0. The step inherits every GPU the
-// allocation has on the node, and the slot's `gpu` parameter says which
-// one is the task's. Each step is named `runner-<pid>-<task>`, so that a
-// signal can find it in `squeue -s`.
+// Why these srun options: on a node whose slots are its GPUs, and where
+// the allocation holds a CPU or more for each, a step asks for its slots'
+// GPUs (`--gres=gpu:K`) and their share of the CPUs and memory, and takes
+// only that (`--exact`): Slurm then gives each step GPUs no other step
+// holds, and sets its CUDA_VISIBLE_DEVICES. It must not `--overlap`: an
+// overlapping step that asks for `gpu:1` is given the node's first GPU
+// whichever step holds it. Elsewhere (fewer CPUs than GPU slots, or
+// --slots-per-node) a step takes no GPU of its own and `--overlap`s the
+// others, as without it a step would wait for the CPUs another holds
+// (since Slurm 20.11); it sees every GPU the allocation has there, and the
+// slot's `gpu` parameter says which one is the task's. Each step is named
+// `runner-<pid>-<task>`, so that a signal can find it in `squeue -s`.
 #include "runner/exec/slurm_backend.h"
 
 #include <fcntl.h>
@@ -24,6 +28,8 @@
 
 #include "local_launch.h"
 #include "runner/exec/local_executor.h"
+#include "runner/exec/program_output.h"
+#include "runner/exec/slurm_allocation.h"
 #include "runner/exec/shell.h"
 #include "spawn_in_own_group.h"
 
@@ -48,17 +54,27 @@ std::string on_path(const std::string& program) {
 
 class SrunLaunch final : public LocalLaunch {
  public:
-  SrunLaunch(std::string job_id, std::string node)
-      : m_job_id(std::move(job_id)), m_node(std::move(node)), m_srun(on_path("srun")) {}
+  SrunLaunch(std::string job_id, std::string node, std::optional<SlotShare> share)
+      : m_job_id(std::move(job_id)),
+        m_node(std::move(node)),
+        m_share(share),
+        m_srun(on_path("srun")) {}
 
   ~SrunLaunch() override {
     for (pid_t pid : m_signallers) waitpid(pid, nullptr, 0);
   }
 
-  LaunchCommand command_for(TaskId task, const std::string& command) override {
-    return {m_srun,
-            {"srun", "--overlap", "--jobid=" + m_job_id, "-w", m_node, "-N1", "-n1",
-             "--job-name=" + step_name(task), "--quiet", "sh", "-c", command}};
+  LaunchCommand command_for(TaskId task, const std::string& command, int slots) override {
+    std::vector<std::string> argv{"srun", "--jobid=" + m_job_id, "-w", m_node, "-N1", "-n1"};
+    if (m_share) {
+      argv.insert(argv.end(), {"--exact", fmt::format("--gres=gpu:{}", slots),
+                               fmt::format("--cpus-per-task={}", m_share->cpus * slots)});
+      if (m_share->memory_mb > 0) argv.push_back(fmt::format("--mem={}M", m_share->memory_mb * slots));
+    } else {
+      argv.push_back("--overlap");
+    }
+    argv.insert(argv.end(), {"--job-name=" + step_name(task), "--quiet", "sh", "-c", command});
+    return {m_srun, std::move(argv)};
   }
 
   // Asks Slurm to signal the step: KILL cancels it (`scancel JOB.STEP`
@@ -90,11 +106,31 @@ class SrunLaunch final : public LocalLaunch {
   }
 
   // srun exits 128 + N when its task was killed by signal N.
+  // A task that fails while the allocation is no longer running was ended
+  // by Slurm ending the allocation (scancel, requeue, preemption, its time
+  // limit), not by its own doing: it is lost, to run again in the next
+  // allocation (`runner queue --slurm --resume`).
   JobExit exit_of(int status) override {
+    JobExit exit = srun_exit(status);
+    if (exit.code() == 0) return exit;
+    std::string state = allocation_state();
+    if (!state.empty() && state != "RUNNING")
+      return JobExit::lost_because(
+          fmt::format("Slurm is ending allocation {} (state {})", m_job_id, state));
+    return exit;
+  }
+
+  static JobExit srun_exit(int status) {
     if (WIFSIGNALED(status)) return JobExit::killed(signal_name(WTERMSIG(status)));
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (code > 128 && code < 128 + 65) return JobExit::killed(signal_name(code - 128));
     return JobExit::exited(code);
+  }
+
+  // The allocation's JobState as slurmctld has it now ("" when it cannot say).
+  std::string allocation_state() const {
+    Result<std::string> details = program_output({"scontrol", "show", "job", "-o", m_job_id});
+    return details ? job_detail_field(*details, "JobState=") : std::string();
   }
 
   // The node's name, as Slurm knows it (and as its other nodes resolve it).
@@ -109,6 +145,7 @@ class SrunLaunch final : public LocalLaunch {
 
   std::string m_job_id;
   std::string m_node;
+  std::optional<SlotShare> m_share;  // unset: steps overlap
   std::string m_srun;
   std::vector<pid_t> m_signallers;  // scancel helpers not yet reaped
 };
@@ -120,7 +157,8 @@ std::vector<std::unique_ptr<Executor>> SlurmBackend::executors(ExecutorEvents& e
   for (std::size_t h = 0; h < m_allocation.nodes.size(); ++h)
     executors.push_back(make_local_executor(
         static_cast<int>(h), events,
-        std::make_unique<SrunLaunch>(m_allocation.job_id, m_allocation.nodes[h].name)));
+        std::make_unique<SrunLaunch>(m_allocation.job_id, m_allocation.nodes[h].name,
+                                     slot_share(m_allocation.nodes[h], m_fleet, static_cast<int>(h)))));
   return executors;
 }
 

@@ -112,9 +112,8 @@ SshTokenValues local_token_values(const std::string& home) {
   return values;
 }
 
-std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig& config,
-                                             const SshTokenValues& local, std::string& error,
-                                             SshExpansion kind) {
+Result<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig& config,
+                                      const SshTokenValues& local, SshExpansion kind) {
   bool path = kind == SshExpansion::path;
   std::string out;
   size_t at = 0;
@@ -127,14 +126,13 @@ std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHos
     if (path && c == '$' && at + 1 < text.size() && text[at + 1] == '{') {
       size_t close = text.find('}', at + 2);
       if (close == std::string_view::npos) {
-        error = fmt::format("unterminated ${{ in \"{}\"", text);
-        return std::nullopt;
+        return Status::error(fmt::format("unterminated ${{ in \"{}\"", text));
       }
       std::string name(text.substr(at + 2, close - at - 2));
       const char* value = std::getenv(name.c_str());
       if (!value) {
-        error = fmt::format("environment variable {} in \"{}\" is not set", name, text);
-        return std::nullopt;
+        return Status::error(
+            fmt::format("environment variable {} in \"{}\" is not set", name, text));
       }
       out += value;
       at = close + 1;
@@ -146,15 +144,13 @@ std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHos
       continue;
     }
     if (at + 1 >= text.size()) {
-      error = fmt::format("a lone % at the end of \"{}\"", text);
-      return std::nullopt;
+      return Status::error(fmt::format("a lone % at the end of \"{}\"", text));
     }
     char token = text[at + 1];
     at += 2;
     if (!path && std::string_view("%hnpr").find(token) == std::string_view::npos) {
-      error = fmt::format("the token %{} in \"{}\" is not one a command takes (%%, %h, %n, %p, %r)",
-                          token, text);
-      return std::nullopt;
+      return Status::error(fmt::format(
+          "the token %{} in \"{}\" is not one a command takes (%%, %h, %n, %p, %r)", token, text));
     }
     switch (token) {
       case '%':
@@ -191,8 +187,8 @@ std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHos
         out += local.local_user;
         break;
       default:
-        error = fmt::format("the token %{} in \"{}\" is not supported by runner", token, text);
-        return std::nullopt;
+        return Status::error(
+            fmt::format("the token %{} in \"{}\" is not supported by runner", token, text));
     }
   }
   return out;
@@ -271,10 +267,9 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
   config.default_identity_files =
       std::all_of(identity_files.begin(), identity_files.end(), is_default_identity);
   for (const std::string& file : identity_files) {
-    std::string error;
-    std::optional<std::string> path = expand_ssh_tokens(file, config, local, error);
+    Result<std::string> path = expand_ssh_tokens(file, config, local);
     if (!path) {
-      problem.message = fmt::format("{}: IdentityFile: {}", query.host, error);
+      problem.message = fmt::format("{}: IdentityFile: {}", query.host, path.status().message());
       return std::nullopt;
     }
     config.identity_files.push_back(*path);
@@ -283,11 +278,10 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
     for (std::string& file : *files) file = expand_tilde(file, local.home);
   }
   if (!config.proxy_command.empty()) {
-    std::string error;
-    std::optional<std::string> command =
-        expand_ssh_tokens(config.proxy_command, config, local, error, SshExpansion::command);
+    Result<std::string> command =
+        expand_ssh_tokens(config.proxy_command, config, local, SshExpansion::command);
     if (!command) {
-      problem.message = fmt::format("{}: ProxyCommand: {}", query.host, error);
+      problem.message = fmt::format("{}: ProxyCommand: {}", query.host, command.status().message());
       return std::nullopt;
     }
     config.proxy_command = *command;

@@ -14,8 +14,8 @@
 #include <iterator>
 #include <map>
 
-#include "runner/exec/ssh_config.h"
 #include "runner/config/home_path.h"
+#include "runner/exec/ssh_config.h"
 #include "ssh_config_text.h"
 
 namespace runner {
@@ -299,10 +299,10 @@ std::optional<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& 
   // Known-hosts paths take tokens too.
   for (auto* files : {&config->user_known_hosts_files, &config->global_known_hosts_files}) {
     for (std::string& file : *files) {
-      std::string error;
-      std::optional<std::string> path = expand_ssh_tokens(file, *config, local, error);
+      Result<std::string> path = expand_ssh_tokens(file, *config, local);
       if (!path) {
-        problem.message = fmt::format("{}: known hosts file: {}", query.host, error);
+        problem.message =
+            fmt::format("{}: known hosts file: {}", query.host, path.status().message());
         return std::nullopt;
       }
       file = *path;

@@ -53,16 +53,14 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
     planned.label = slots_label(fleet, slots);
     if (rank) planned.label += fmt::format(" rank {}", *rank);
     planned.rank = rank.value_or(0);
-    try {
-      planned.command = render_job(job, fleet, slots, builtins);
-    } catch (const UndefinedVariable& undefined) {
+    Result<std::string> command = render_job(job, fleet, slots, builtins);
+    if (!command && command.status().kind() == ErrorKind::undefined)
       throw ConfigError(queue_path, entry.line, entry.column,
-                        fmt::format("<<{}>> is not defined on {} (define it in the job or on "
-                                    "every slot of the hosts that can run it)",
-                                    undefined.name, planned.label));
-    } catch (const TemplateError& error) {
-      throw ConfigError(queue_path, entry.line, entry.column, error.message);
-    }
+                        fmt::format("{} on {} (define it in the job or on every slot of the "
+                                    "hosts that can run it)",
+                                    command.status().message(), planned.label));
+    if (!command) throw ConfigError(queue_path, entry.line, entry.column, command.status().message());
+    planned.command = std::move(*command);
     planned.slots = std::move(slots);
     planned.wave = wave;
     each(planned);

@@ -138,7 +138,7 @@ Params job_metrics(const std::string& state_dir, const CampaignJob& job) {
   std::string log = read_file(metrics_log(state_dir, job));
   for (const auto& [name, pattern] : job.metrics) {
     // The queue's check lets none through; a hand-edited journal might.
-    if (metric_pattern_problem(pattern)) continue;
+    if (!check_metric_pattern(pattern).ok()) continue;
     std::optional<std::string> value = last_metric_match(std::regex(pattern), log);
     if (value) set_metric(metrics, name, *value);
   }

@@ -26,12 +26,14 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
     }
   }
   // Broadcast steps run in lockstep on every slot: a step is never redone.
+  // A lost job goes back even when the run is stopping, to wait for the
+  // next run (`--resume`): its outcome is unknown, so it is no failure.
   if (rules.mode == Mode::queue && back == Back::no && !cannot_start && !exit.succeeded() &&
-      !exit.cancelled && !rules.stopping) {
+      !exit.cancelled) {
     int retries = job.spec.retries.value_or(rules.default_retries);
     if (exit.lost() && job.requeues < rules.max_requeue)
       back = Back::lost;
-    else if (!exit.lost() && job.retries_used < retries)
+    else if (!exit.lost() && job.retries_used < retries && !rules.stopping)
       back = Back::failed;
   }
   if (back == Back::no) return end;

@@ -20,14 +20,13 @@ void Scheduler::collect_outputs(const Job& job) {
   for (const Task& task : job.tasks) {
     // Nothing ran there, or its host is gone with the files.
     if (!task.started() || !task.exit || task.exit->lost()) continue;
-    std::string patterns;
-    try {
-      patterns = render_for_job(job.spec.outputs, job.spec, m_fleet, task.slots,
-                                builtins_for(job, task));
-    } catch (const std::runtime_error& error) {  // UndefinedVariable, TemplateError
-      m_observer.warning(fmt::format("#{}: its outputs: {}", job.id, error.what()));
+    Result<std::string> rendered =
+        render_for_job(job.spec.outputs, job.spec, m_fleet, task.slots, builtins_for(job, task));
+    if (!rendered) {
+      m_observer.warning(fmt::format("#{}: its outputs: {}", job.id, rendered.status().message()));
       continue;
     }
+    const std::string& patterns = *rendered;
     std::optional<int> rank;
     if (job.layout) rank = task.rank;
     std::string into = fmt::format("{}/{}", m_options.outputs_dir, job.id);

@@ -168,7 +168,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     m_succeeded_time += ran;
     ++m_succeeded;
   }
-  job.state = Done{end.again.has_value(), running.failed_rank};
+  job.state = Done{end.again.has_value(), running.failed_rank, m_stopping};
   m_observer.job_finished(job, end.exit, ran);
   if (end.again) m_reruns.push_front(std::move(*end.again));
   m_queue_dirty = true;
@@ -473,22 +473,20 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
   std::vector<std::string> commands;
   for (std::size_t rank = 0; rank < placement.size(); ++rank) {
     const std::vector<int>& slots = placement[rank];
-    try {
-      Params builtins;
-      if (layout) builtins = multi_node_variables(job, *layout, static_cast<int>(rank));
-      builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
-      commands.push_back(render_job(job, m_fleet, slots, builtins));
-    } catch (const UndefinedVariable& undefined) {
-      report_once(fmt::format(
-          "the next job (queue line {}) uses <<{}>>, which neither the job nor host {} defines; "
-          "edit the queue to go on",
-          job.line, undefined.name, m_fleet.hosts[m_fleet.slots[slots.front()].host].name));
-      return std::nullopt;
-    } catch (const TemplateError& error) {
-      report_once(fmt::format("the next job (queue line {}): {}; edit the queue to go on",
-                              job.line, error.message));
+    Params builtins;
+    if (layout) builtins = multi_node_variables(job, *layout, static_cast<int>(rank));
+    builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
+    Result<std::string> command = render_job(job, m_fleet, slots, builtins);
+    if (!command) {
+      const std::string& host = m_fleet.hosts[m_fleet.slots[slots.front()].host].name;
+      report_once(fmt::format("the next job (queue line {}): {}{}; edit the queue to go on",
+                              job.line, command.status().message(),
+                              command.status().kind() == ErrorKind::undefined
+                                  ? " by the job or by host " + host
+                                  : std::string()));
       return std::nullopt;
     }
+    commands.push_back(std::move(*command));
   }
   return commands;
 }
@@ -507,6 +505,7 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
       task.setup.files.emplace_back(job.layout->hostfile, hostfile_text(job.spec, *job.layout));
     }
     task.slots = std::move(placement[rank]);
+    task.setup.slots = static_cast<int>(task.slots.size());
     task.command = std::move(commands[rank]);
     job.tasks.push_back(std::move(task));
   }
@@ -552,22 +551,20 @@ void Scheduler::stop_job(Job& job, Clock::time_point now) {
 }
 
 void Scheduler::run_cancel_command(const Job& job, const Task& task) {
-  try {
-    std::string command =
-        render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots, builtins_for(job, task));
-    JobId id = job.id;
-    m_executors[task.host]->run_command(
-        command, [this, id](const JobExit& exit, const std::string& output) {
-          if (!exit.succeeded())
-            m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
-                                           output.empty() ? "" : ": ", output));
-        });
-  } catch (const UndefinedVariable& undefined) {
-    m_observer.warning(fmt::format("#{}: its cancel command uses <<{}>>, which is not defined",
-                                   job.id, undefined.name));
-  } catch (const TemplateError& error) {
-    m_observer.warning(fmt::format("#{}: its cancel command: {}", job.id, error.message));
+  Result<std::string> command =
+      render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots, builtins_for(job, task));
+  if (!command) {
+    m_observer.warning(
+        fmt::format("#{}: its cancel command: {}", job.id, command.status().message()));
+    return;
   }
+  JobId id = job.id;
+  m_executors[task.host]->run_command(
+      *command, [this, id](const JobExit& exit, const std::string& output) {
+        if (!exit.succeeded())
+          m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
+                                         output.empty() ? "" : ": ", output));
+      });
 }
 
 void Scheduler::report_once(const std::string& message) {

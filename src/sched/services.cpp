@@ -37,10 +37,9 @@ void Scheduler::watch_service(Job& job, Clock::time_point now) {
   service.command_passed = spec.ready.empty();
   service.port_passed = spec.ready_port.empty();
   service.log_passed = spec.ready_log.empty();
-  if (!spec.ready_log.empty()) {
-    std::string error;
-    service.log_pattern = compile_ready_pattern(spec.ready_log, error);
-  }
+  if (!spec.ready_log.empty())  // the queue's check compiled it already
+    if (Result<ReadyPattern> pattern = compile_ready_pattern(spec.ready_log))
+      service.log_pattern = std::move(*pattern);
   job.running().service = std::move(service);
   m_services.push_back(job.id);
 }
@@ -88,27 +87,26 @@ void Scheduler::probe_readiness(Job& job) {
   const Task& task = job.tasks.front();
   JobId id = job.id;
   if (!service.command_passed) {
-    try {
-      std::string command = render_for_job(job.spec.service->ready, job.spec, m_fleet, task.slots,
-                                           m_service_variables);
+    Result<std::string> command = render_for_job(job.spec.service->ready, job.spec, m_fleet,
+                                                 task.slots, m_service_variables);
+    if (command) {
       ++service.probes_in_flight;
-      m_executors[task.host]->run_command(command, [this, id](const JobExit& exit,
-                                                              const std::string&) {
+      m_executors[task.host]->run_command(*command, [this, id](const JobExit& exit,
+                                                               const std::string&) {
         if (exit.succeeded()) service_passed(id, &ServiceRun::command_passed);
         else service_passed(id, nullptr);
       });
-    } catch (const std::runtime_error& error) {  // UndefinedVariable, TemplateError
-      m_observer.warning(fmt::format("#{}: its ready command: {}", id, error.what()));
+    } else {
+      m_observer.warning(
+          fmt::format("#{}: its ready command: {}", id, command.status().message()));
       service.command_passed = true;
     }
   }
   if (!service.port_passed) {
     std::optional<int> port;
-    try {
-      port = parse_port(render_for_job(job.spec.service->ready_port, job.spec, m_fleet,
-                                       task.slots, builtins_for(job, task)));
-    } catch (const std::runtime_error&) {  // UndefinedVariable, TemplateError
-    }
+    Result<std::string> port_text = render_for_job(job.spec.service->ready_port, job.spec,
+                                                   m_fleet, task.slots, builtins_for(job, task));
+    if (port_text) port = parse_port(*port_text);
     if (!port) {
       m_observer.warning(fmt::format("service {}: its ready_port `{}` is not a port on {}; "
                                      "stopping it",
@@ -226,22 +224,23 @@ void Scheduler::run_after_command(const Job& job) {
   const std::string& after = job.spec.service->after;
   if (after.empty()) return;
   const Task& task = job.tasks.front();
-  try {
-    std::string command =
-        render_for_job(after, job.spec, m_fleet, task.slots, m_service_variables);
-    ++m_after_commands;
-    JobId id = job.id;
-    m_executors[task.host]->run_command(
-        command, [this, id](const JobExit& exit, const std::string& output) {
-          --m_after_commands;
-          if (!exit.succeeded())
-            m_observer.warning(fmt::format("the after command of #{} failed ({}){}{}", id,
-                                           describe_exit(exit), output.empty() ? "" : ": ",
-                                           output));
-        });
-  } catch (const std::runtime_error& error) {  // UndefinedVariable, TemplateError
-    m_observer.warning(fmt::format("#{}: its after command: {}", job.id, error.what()));
+  Result<std::string> command =
+      render_for_job(after, job.spec, m_fleet, task.slots, m_service_variables);
+  if (!command) {
+    m_observer.warning(
+        fmt::format("#{}: its after command: {}", job.id, command.status().message()));
+    return;
   }
+  ++m_after_commands;
+  JobId id = job.id;
+  m_executors[task.host]->run_command(
+      *command, [this, id](const JobExit& exit, const std::string& output) {
+        --m_after_commands;
+        if (!exit.succeeded())
+          m_observer.warning(fmt::format("the after command of #{} failed ({}){}{}", id,
+                                         describe_exit(exit), output.empty() ? "" : ": ",
+                                         output));
+      });
 }
 
 }  // namespace runner

@@ -79,9 +79,8 @@ TEST(ServiceKeys, BadValuesAndKeysWithoutAServiceAreErrors) {
 }
 
 TEST(ReadyPattern, NamedAndNumberedGroupsBecomeVariables) {
-  std::string error;
-  auto pattern = compile_ready_pattern(R"(at (?<addr>[^ :]+):(\d+) (?:id) \((?<id>\w+)\) [(])", error);
-  ASSERT_TRUE(pattern) << error;
+  auto pattern = compile_ready_pattern(R"(at (?<addr>[^ :]+):(\d+) (?:id) \((?<id>\w+)\) [(])");
+  ASSERT_TRUE(pattern) << pattern.status().message();
   EXPECT_EQ(pattern->group_names, (std::vector<std::string>{"addr", "2", "id"}));
   std::string line = "Started at 10.0.0.1:4242 id (Qm7) (";
   std::smatch match;

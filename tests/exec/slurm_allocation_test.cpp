@@ -35,6 +35,38 @@ TEST(SlurmAllocation, JobDetailsGiveEachNodeListsGpus) {
   EXPECT_TRUE(lines[2].gpus.empty());
 }
 
+TEST(SlurmAllocation, JobDetailsSayHowManyCpusAndHowMuchMemoryEachNodeHolds) {
+  std::vector<SlurmGresLine> lines = parse_job_details(
+      "     Nodes=n1 CPU_IDs=0-3 Mem=8192 GRES=gpu:2(IDX:0-1)\n"
+      "     Nodes=n2 CPU_IDs=0,2 Mem=0 GRES=gpu:2(IDX:0-1)\n");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].cpus, 4);
+  EXPECT_EQ(lines[0].memory_mb, 8192);
+  EXPECT_EQ(lines[1].cpus, 2);
+  EXPECT_EQ(lines[1].memory_mb, 0);
+}
+
+TEST(SlurmAllocation, StepsOfAGpuSlotShareTheNodesCpusAndMemory) {
+  SlurmNode node{"n1", {0, 1}, 4, 8192};
+  Fleet fleet = slurm_fleet(SlurmAllocation{"7", {node}}, 0);
+  std::optional<SlotShare> share = slot_share(node, fleet, 0);
+  ASSERT_TRUE(share.has_value());
+  EXPECT_EQ(share->cpus, 2);
+  EXPECT_EQ(share->memory_mb, 4096);
+}
+
+TEST(SlurmAllocation, StepsOverlapWhereTheyCannotEachHoldAGpu) {
+  // Fewer CPUs than GPU slots: a second step would wait for the first's CPU.
+  SlurmNode one_cpu{"n1", {0, 1}, 1, 0};
+  EXPECT_FALSE(slot_share(one_cpu, slurm_fleet(SlurmAllocation{"7", {one_cpu}}, 0), 0));
+  // Slots that are not the node's GPUs (--slots-per-node).
+  SlurmNode node{"n1", {0, 1}, 8, 0};
+  EXPECT_FALSE(slot_share(node, slurm_fleet(SlurmAllocation{"7", {node}}, 4), 0));
+  // No GPU at all.
+  SlurmNode cpu_only{"n1", {}, 8, 0};
+  EXPECT_FALSE(slot_share(cpu_only, slurm_fleet(SlurmAllocation{"7", {cpu_only}}, 0), 0));
+}
+
 TEST(SlurmAllocation, NodeListIsReadFromItsLineAlone) {
   EXPECT_EQ(job_detail_field(k_job_details, "NodeList="), "n[1-2]");
   EXPECT_EQ(job_detail_field(k_job_details, "JobId="), "7");

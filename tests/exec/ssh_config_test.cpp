@@ -119,36 +119,41 @@ TEST(SshGOutput, BadPortIsAProblem) {
   EXPECT_NE(problem.message.find("99999"), std::string::npos) << problem.message;
 }
 
+// What expand_ssh_tokens gave, or why it gave nothing.
+std::string expanded(const Result<std::string>& text) {
+  return text ? *text : "(not expanded: " + text.status().message() + ")";
+}
+
 TEST(SshTokens, ExpandsEveryTokenOpenSshAllowsInIdentityFile) {
   SshHostConfig config = node_config();
-  std::string error;
-  EXPECT_EQ(expand_ssh_tokens("~/k/%d|%h|%i|%k|%L|%l|%n|%p|%r|%u|%%", config, test_locals(), error)
-                .value_or(error),
-            "/home/me/k//home/me|node.example.org|1000|node.example.org|laptop|"
-            "laptop.example.org|node|2200|bob|me|%");
-  setenv("RUNNER_TEST_KEYS", "/srv/keys", 1);
   EXPECT_EQ(
-      expand_ssh_tokens("${RUNNER_TEST_KEYS}/id", config, test_locals(), error).value_or(error),
-      "/srv/keys/id");
-  EXPECT_FALSE(expand_ssh_tokens("%Z", config, test_locals(), error));
-  EXPECT_NE(error.find("%Z"), std::string::npos);
-  EXPECT_FALSE(expand_ssh_tokens("${RUNNER_TEST_NOT_SET_ANYWHERE}", config, test_locals(), error));
-  EXPECT_NE(error.find("RUNNER_TEST_NOT_SET_ANYWHERE"), std::string::npos);
+      expanded(expand_ssh_tokens("~/k/%d|%h|%i|%k|%L|%l|%n|%p|%r|%u|%%", config, test_locals())),
+      "/home/me/k//home/me|node.example.org|1000|node.example.org|laptop|"
+      "laptop.example.org|node|2200|bob|me|%");
+  setenv("RUNNER_TEST_KEYS", "/srv/keys", 1);
+  EXPECT_EQ(expanded(expand_ssh_tokens("${RUNNER_TEST_KEYS}/id", config, test_locals())),
+            "/srv/keys/id");
+  Result<std::string> unknown = expand_ssh_tokens("%Z", config, test_locals());
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.status().message().find("%Z"), std::string::npos);
+  Result<std::string> unset =
+      expand_ssh_tokens("${RUNNER_TEST_NOT_SET_ANYWHERE}", config, test_locals());
+  ASSERT_FALSE(unset);
+  EXPECT_NE(unset.status().message().find("RUNNER_TEST_NOT_SET_ANYWHERE"), std::string::npos);
 }
 
 TEST(SshTokens, ACommandTakesOnlyTheTokensOpenSshAllowsInProxyCommand) {
   SshHostConfig config = node_config();
-  std::string error;
   // ~ and ${VAR} are left to the command's shell.
-  EXPECT_EQ(expand_ssh_tokens("~/bin/relay %h:%p %r %n ${HOME} 100%%", config, test_locals(),
-                              error, SshExpansion::command)
-                .value_or(error),
+  EXPECT_EQ(expanded(expand_ssh_tokens("~/bin/relay %h:%p %r %n ${HOME} 100%%", config,
+                                       test_locals(), SshExpansion::command)),
             "~/bin/relay node.example.org:2200 bob node ${HOME} 100%");
   for (const char* token : {"%d", "%u", "%l", "%k", "%Z"}) {
-    EXPECT_FALSE(expand_ssh_tokens(std::string("relay ") + token, config, test_locals(), error,
-                                   SshExpansion::command))
-        << token;
-    EXPECT_NE(error.find(token), std::string::npos) << error;
+    Result<std::string> refused = expand_ssh_tokens(std::string("relay ") + token, config,
+                                                    test_locals(), SshExpansion::command);
+    ASSERT_FALSE(refused) << token;
+    EXPECT_NE(refused.status().message().find(token), std::string::npos)
+        << refused.status().message();
   }
 }
 

@@ -41,8 +41,8 @@ struct Check : ::testing::Test {
     return bin;
   }
 
-  ProcessResult check(std::vector<std::string> args = {}) {
-    args.insert(args.begin(), "check");
+  ProcessResult check(std::vector<std::string> args = {}, const char* command = "check") {
+    args.insert(args.begin(), command);
     args.push_back("--ssh-config");
     args.push_back(dir.file("ssh_config"));
     return testing::run_process(testing::runner_spec(std::move(args), dir.path()));
@@ -158,6 +158,45 @@ TEST_F(Check, ReachesWhatSshReachesWithTheSameConfig) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(line_of(r.out, "unknown-key").find("host key not known"), std::string::npos) << r.out;
   EXPECT_NE(line_of(r.out, "wrong-key").find("authentication as"), std::string::npos) << r.out;
+}
+
+TEST_F(Check, HostsDetectGivesEachGpuASlotWithItsUuid) {
+  SshdOptions with_gpus;
+  with_gpus.session_environment = {"PATH=" + fake_nvidia_smi() + ":/usr/bin:/bin"};
+  START_OR_SKIP(gpu, with_gpus);
+  START_OR_SKIP(plain);
+  dir.write("ssh_config", block("gpu-node", *gpu) + block("cpu-node", *plain));
+  ProcessResult r = check({"--detect", "gpu-node", "cpu-node"}, "hosts");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "- hostname: gpu-node  # NVIDIA A100-SXM4-80GB\n  gpu: 0\n"
+            "  gpu_uuid: GPU-11111111-2222-3333-4444-555555555555\n"
+            "- hostname: gpu-node  # NVIDIA A100-SXM4-80GB\n  gpu: 1\n"
+            "  gpu_uuid: GPU-66666666-7777-8888-9999-000000000000\n"
+            "- cpu-node  # no nvidia-smi: one slot\n");
+
+  // --write writes that file where there is none, and then refuses to
+  // overwrite it, leaving it as it was.
+  ProcessResult written = check({"--detect", "gpu-node", "cpu-node", "--write"}, "hosts");
+  ASSERT_EQ(written.status, 0) << written.err;
+  EXPECT_EQ(dir.read("hosts.yaml"), r.out);
+  EXPECT_EQ(check({}).status, 0) << "runner check reads what it wrote";
+  ProcessResult again = check({"--detect", "cpu-node", "--write"}, "hosts");
+  EXPECT_EQ(again.status, 2);
+  EXPECT_NE(again.err.find("hosts.yaml: exists already"), std::string::npos) << again.err;
+  EXPECT_EQ(dir.read("hosts.yaml"), r.out);
+}
+
+TEST_F(Check, HostsDetectWritesNothingWhenAHostDoesNotAnswer) {
+  START_OR_SKIP(plain);
+  dir.write("ssh_config", block("cpu-node", *plain) +
+                              "Host closed-node\n  HostName 127.0.0.1\n  Port 1\n  IdentityFile " +
+                              fleet.key() + "\n");
+  ProcessResult r = check({"--detect", "cpu-node", "closed-node", "--write"}, "hosts");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("closed-node: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("1 of 2 hosts did not answer; nothing written"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("hosts.yaml")));
 }
 
 }  // namespace

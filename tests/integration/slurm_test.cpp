@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
@@ -52,11 +53,42 @@ struct SlurmRun : ::testing::Test {
     return spec;
   }
 
-  // `queue` drained by `salloc -N2 --gres=gpu:2 runner queue --slurm`.
-  testing::ProcessResult drain(const std::string& queue) {
+  // `runner submit ARGS`; the Slurm job's id, or "" (with a failure added).
+  std::string submit(std::vector<std::string> args) {
+    args.insert(args.begin(), "submit");
+    testing::ProcessSpec spec = testing::runner_spec(std::move(args), dir.path());
+    for (const auto& [name, value] : cluster->env()) spec.env[name] = value;
+    testing::ProcessResult submitted = testing::run_process(spec);
+    std::smatch job;
+    if (submitted.status == 0 &&
+        std::regex_search(submitted.out, job, std::regex(R"(submitted Slurm job (\d+))")))
+      return job[1];
+    ADD_FAILURE() << submitted.out << submitted.err;
+    return {};
+  }
+
+  // Whether `runner status`, run outside the allocation, comes to say
+  // `text` within 10 s (a failure with what it said when it does not).
+  void expect_status_to_say(const std::string& text, const std::string& slurm_job) {
+    testing::ProcessResult status;
+    EXPECT_TRUE(testing::wait_until(
+        [&] {
+          status = testing::run_process(testing::runner_spec({"status"}, dir.path()));
+          return status.out.find(text) != std::string::npos;
+        },
+        10s))
+        << "runner status from outside the allocation:\n"
+        << status.out << status.err << dir.read("queue.runner/slurm-" + slurm_job + ".out");
+  }
+
+  // `queue` drained by `salloc -N2 --gres=gpu:2 --cpus-per-gpu=1 runner
+  // queue --slurm` (a CPU per GPU, so that each step holds a GPU of its own).
+  testing::ProcessResult drain(const std::string& queue,
+                               std::vector<std::string> salloc_args = {"-N2", "--gres=gpu:2",
+                                                                       "--cpus-per-gpu=1"}) {
     dir.write("queue.yaml", queue);
     return testing::run_process(
-        in_allocation({"-N2", "--gres=gpu:2"}, {"queue", "--slurm", "--no-status"}));
+        in_allocation(std::move(salloc_args), {"queue", "--slurm", "--no-status"}));
   }
 };
 
@@ -111,54 +143,83 @@ TEST_F(SlurmRun, DryRunPrintsTheAllocationsFleet) {
       << result.out;
 }
 
-TEST_F(SlurmRun, QueueDrainsOneStepPerJobOnItsNodesGpu) {
+TEST_F(SlurmRun, QueueDrainsOneStepPerJobEachHoldingAGpuOfItsOwn) {
   RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  // Two at once on a node: Slurm would make a step that asks for a GPU
+  // another holds wait, so the two hold both of the node's GPUs.
   testing::ProcessResult result = drain(
-      "- command: 'echo job <<i>> gpu=<<gpu>> node=$SLURMD_NODENAME "
-      "step=$SLURM_STEP_ID; sleep 1'\n  i: [1, 2, 3, 4, 5, 6, 7, 8]\n");
+      "- command: 'echo job <<i>> gpu=<<gpu>> node=$SLURMD_NODENAME step=$SLURM_STEP_ID "
+      "step_gpus=$SLURM_STEP_GPUS cuda=$CUDA_VISIBLE_DEVICES; sleep 1'\n"
+      "  i: [1, 2, 3, 4, 5, 6, 7, 8]\n");
   ASSERT_EQ(result.status, 0) << result.out << result.err;
   std::set<std::string> jobs, slots, steps;
-  for (const std::smatch& job : matches(result.out, R"(job (\d) gpu=(\d) node=(n\d) step=(\d+))")) {
+  std::map<std::string, std::set<std::string>> gpus_of_node;
+  for (const std::smatch& job : matches(
+           result.out, R"(job (\d) gpu=(\d) node=(n\d) step=(\d+) step_gpus=(\d) cuda=(\d))")) {
     jobs.insert(job[1]);
     slots.insert(job[3].str() + " gpu=" + job[2].str());
     steps.insert(job[4]);
+    gpus_of_node[job[3]].insert(job[5]);
+    EXPECT_EQ(job[6], job[5]) << "CUDA_VISIBLE_DEVICES is the step's GPU\n" << result.out;
   }
   EXPECT_EQ(jobs.size(), 8u) << result.out;
   EXPECT_EQ(slots, (std::set<std::string>{"n1 gpu=0", "n1 gpu=1", "n2 gpu=0", "n2 gpu=1"}))
       << result.out;
   EXPECT_EQ(steps.size(), 8u) << "every job a step of its own\n" << result.out;
+  EXPECT_EQ(gpus_of_node, (std::map<std::string, std::set<std::string>>{{"n1", {"0", "1"}},
+                                                                         {"n2", {"0", "1"}}}))
+      << result.out;
+  EXPECT_EQ(result.err.find("--cpus-per-gpu"), std::string::npos) << result.err;
+}
+
+TEST_F(SlurmRun, StepsShareTheNodesGpusWhereTheAllocationHasACpuForOne) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  testing::ProcessResult result = drain(
+      "- command: 'echo job <<i>> gpu=<<gpu>> cuda=$CUDA_VISIBLE_DEVICES'\n  i: [1, 2]\n",
+      {"-N1", "--gres=gpu:2"});
+  ASSERT_EQ(result.status, 0) << result.out << result.err;
+  EXPECT_NE(result.err.find("n1: the allocation holds 1 CPU there for 2 GPUs, so its steps share "
+                            "the node and see all its GPUs"),
+            std::string::npos)
+      << result.err;
+  EXPECT_EQ(matches(result.out, R"(job \d gpu=[01] cuda=0,1)").size(), 2u) << result.out;
 }
 
 TEST_F(SlurmRun, SubmittedBatchJobDrainsJobsAddedWhileItRuns) {
   RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
   dir.write("queue.yaml", "- echo first on $SLURMD_NODENAME gpu <<gpu>> > first.out\n");
-  testing::ProcessSpec submit = testing::runner_spec(
-      {"submit", "--nodes", "2", "--gpus-per-node", "2", "--time", "5"}, dir.path());
-  for (const auto& [name, value] : cluster->env()) submit.env[name] = value;
-  testing::ProcessResult submitted = testing::run_process(submit);
-  ASSERT_EQ(submitted.status, 0) << submitted.out << submitted.err;
-  std::smatch job;
-  ASSERT_TRUE(std::regex_search(submitted.out, job, std::regex(R"(submitted Slurm job (\d+))")))
-      << submitted.out;
+  std::string job = submit({"--nodes", "2", "--gpus-per-node", "2", "--time", "5"});
+  ASSERT_FALSE(job.empty());
   EXPECT_TRUE(testing::wait_until([&] { return !dir.read("first.out").empty(); }, 20s))
-      << dir.read("queue.runner/slurm-" + job[1].str() + ".out");
+      << dir.read("queue.runner/slurm-" + job + ".out");
   EXPECT_EQ(dir.read("first.out"), "first on n1 gpu 0\n");
 
   testing::ProcessResult added =
       testing::run_process(testing::runner_spec({"add", "echo second > second.out"}, dir.path()));
   ASSERT_EQ(added.status, 0) << added.err;
   EXPECT_TRUE(testing::wait_until([&] { return !dir.read("second.out").empty(); }, 20s))
-      << dir.read("queue.runner/slurm-" + job[1].str() + ".out");
-  testing::ProcessResult status;
-  EXPECT_TRUE(testing::wait_until(
-      [&] {
-        status = testing::run_process(testing::runner_spec({"status"}, dir.path()));
-        return status.out.find("2 done (2 succeeded") != std::string::npos;
-      },
-      10s))
-      << "runner status from outside the allocation:\n"
-      << status.out << status.err;
-  EXPECT_EQ(cluster->run({"/usr/bin/scancel", job[1]}).status, 0);
+      << dir.read("queue.runner/slurm-" + job + ".out");
+  expect_status_to_say("2 done (2 succeeded", job);
+  EXPECT_EQ(cluster->run({"/usr/bin/scancel", job}).status, 0);
+}
+
+TEST_F(SlurmRun, RequeuedBatchJobRunsWhatItsFirstRunLeftUnfinished) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  dir.write("queue.yaml",
+            "- command: echo start <<i>> >> starts.txt; sleep 6; echo end <<i>> >> ends.txt\n"
+            "  i: [1, 2]\n");
+  std::string job = submit({"--nodes", "1", "--gpus-per-node", "1", "--time", "5"});
+  ASSERT_FALSE(job.empty());
+  ASSERT_TRUE(testing::wait_until([&] { return !dir.read("starts.txt").empty(); }, 20s))
+      << dir.read("queue.runner/slurm-" + job + ".out");
+  // Slurm kills job 1's step and runner, and starts the batch script again.
+  ASSERT_EQ(cluster->run({"/usr/bin/scontrol", "requeue", job}).status, 0) << cluster->logs();
+  EXPECT_TRUE(testing::wait_until([&] { return dir.read("ends.txt") == "end 1\nend 2\n"; }, 90s))
+      << dir.read("starts.txt") << dir.read("ends.txt")
+      << dir.read("queue.runner/journal.jsonl");
+  EXPECT_EQ(dir.read("starts.txt"), "start 1\nstart 1\nstart 2\n");
+  expect_status_to_say("2 done (2 succeeded", job);
+  EXPECT_EQ(cluster->run({"/usr/bin/scancel", job}).status, 0);
 }
 
 // runner in an allocation made beforehand (`salloc --no-shell`), so that
@@ -171,7 +232,7 @@ struct SlurmAllocationRun : SlurmRun {
   std::unique_ptr<testing::SlurmCluster> allocate(std::string& why_not) {
     auto started = testing::SlurmCluster::start(dir, why_not);
     if (!started) return nullptr;
-    job_id = started->allocate({"-N2", "--gres=gpu:2"});
+    job_id = started->allocate({"-N2", "--gres=gpu:2", "--cpus-per-gpu=1"});
     if (job_id.empty()) throw std::runtime_error("salloc failed:\n" + started->logs());
     return started;
   }

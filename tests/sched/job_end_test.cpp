@@ -95,7 +95,7 @@ TEST(JobEnd, ATimeoutCountsAsAFailureAndAnInterruptNeverRunsAgain) {
   EXPECT_FALSE(end.again);
 }
 
-TEST(JobEnd, BroadcastStepsAndStoppingRunsNeverRunAgain) {
+TEST(JobEnd, BroadcastStepsAndFailuresOfAStoppingRunNeverRunAgain) {
   Job job = running_job();
   job.spec.retries = 3;
   for (const JobExit& exit : {k_failed, k_lost, k_not_started}) {
@@ -103,7 +103,19 @@ TEST(JobEnd, BroadcastStepsAndStoppingRunsNeverRunAgain) {
     EXPECT_TRUE(judge_end(job, exit, EndRules{.mode = Mode::broadcast}).failed());
   }
   EXPECT_FALSE(judge_end(job, k_failed, EndRules{.stopping = true}).again);
-  EXPECT_FALSE(judge_end(job, k_lost, EndRules{.stopping = true}).again);
+}
+
+TEST(JobEnd, AJobLostWhileTheRunStopsWaitsForTheNextRun) {
+  // Its outcome is unknown (its host, or its Slurm allocation, went away):
+  // it goes back, to be run by `--resume`, and is not a failure.
+  JobEnd end = judge_end(running_job(), k_lost, EndRules{.stopping = true});
+  ASSERT_TRUE(end.again);
+  EXPECT_EQ(end.again->requeues, 1);
+  EXPECT_FALSE(end.failed());
+  // Unless the runner stopped it on an interrupt.
+  Job cancelled = running_job();
+  std::get<Running>(cancelled.state).cancelled = true;
+  EXPECT_FALSE(judge_end(cancelled, k_lost, EndRules{.stopping = true}).again);
 }
 
 }  // namespace

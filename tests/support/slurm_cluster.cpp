@@ -117,7 +117,7 @@ SlurmdPort={slurmd_port}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket={dir}/munge/socket
+AuthInfo=socket={dir}/munge/socket,cred_expire=5
 CredType=cred/munge
 StateSaveLocation={dir}/slurm/state
 SlurmdSpoolDir={dir}/slurm/spool/%n
@@ -137,6 +137,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 ReturnToService=2
 SchedulerType=sched/builtin
+SchedulerParameters=sched_interval=2
 KillWait=2
 {nodes}PartitionName=test Nodes=n[1-{count}] Default=YES MaxTime=INFINITE State=UP
 )",

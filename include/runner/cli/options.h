@@ -143,6 +143,17 @@ struct PushOptions {
 
 int push_files(const PushOptions& options);
 
+// `runner hosts --detect`.
+struct HostsOptions {
+  std::vector<std::string> hosts;  // as hosts.yaml names them: node01, user@node02:2222
+  bool write = false;              // write hosts_file (only where there is none)
+  std::string hosts_file = "hosts.yaml";
+  SshOptions ssh;
+  std::chrono::seconds probe_timeout{30};  // for nvidia-smi -L, once connected
+};
+
+int detect_hosts(const HostsOptions& options);
+
 // `runner submit`: an sbatch allocation that drains the queue.
 struct SubmitOptions {
   std::string queue_file = "queue.yaml";

@@ -9,6 +9,7 @@
 #include "runner/config/hosts.h"
 #include "runner/config/params.h"
 #include "runner/config/queue_entry.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -36,14 +37,15 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
 // the values do not tell the slots apart.
 std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids);
 
-// job.command rendered with job_variables. Throws UndefinedVariable.
-std::string render_job(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
-                       const Params& builtins = {});
+// job.command rendered with job_variables; where it cannot be, a Status of
+// kind `undefined` ("<<nic>> is not defined") or a template's error.
+Result<std::string> render_job(const JobSpec& job, const Fleet& fleet,
+                               const std::vector<int>& slot_ids, const Params& builtins = {});
 
 // Any template of the job (its `cancel:` command) rendered with
-// job_variables. Throws UndefinedVariable.
-std::string render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
-                           const std::vector<int>& slot_ids, const Params& builtins = {});
+// job_variables, as render_job.
+Result<std::string> render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
+                                   const std::vector<int>& slot_ids, const Params& builtins = {});
 
 // Checks every job of every entry without running anything, and without
 // expanding products job by job. Throws ConfigError (queue_path, the

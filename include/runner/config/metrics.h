@@ -9,12 +9,13 @@
 #include <string_view>
 
 #include "runner/config/params.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
-// Why `pattern` cannot be a metric's regex ("does not compile: …", "has no
-// capture group …"), or nullopt when it can.
-std::optional<std::string> metric_pattern_problem(const std::string& pattern);
+// Whether `pattern` can be a metric's regex, and if not why ("does not
+// compile: …", "has no capture group …").
+Status check_metric_pattern(const std::string& pattern);
 
 // The metrics as a YAML flow mapping, `{throughput: 'throughput: ([0-9.]+)'}`:
 // how a queue entry holds and writes back its `metrics:` value.

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "runner/config/params.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -46,9 +47,8 @@ struct ServiceSpec {
 // `restart`.
 bool is_service_key(std::string_view key);
 
-// Why `value` is not a value `key` (a service key) can take; nullopt when
-// it is fine.
-std::optional<std::string> service_value_error(std::string_view key, const std::string& value);
+// Whether `value` is a value `key` (a service key) can take, and if not why.
+Status check_service_value(std::string_view key, const std::string& value);
 
 // Sets `key` (a service key, its value checked) of `service`. `service:
 // false` leaves it unset.
@@ -68,8 +68,8 @@ struct ReadyPattern {
   std::vector<std::string> group_names;  // of groups 1, 2, ...: its name, or its number
 };
 
-// The pattern, or (in `error`) why it is not one.
-std::optional<ReadyPattern> compile_ready_pattern(const std::string& text, std::string& error);
+// The pattern, or why it is not one.
+Result<ReadyPattern> compile_ready_pattern(const std::string& text);
 
 // The variables a match gives the jobs after the service: NAME.GROUP.
 Params ready_variables(const std::string& service, const ReadyPattern& pattern,

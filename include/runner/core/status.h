@@ -19,6 +19,7 @@ enum class ErrorKind {
   protocol,      // it answered, but not as it should
   timeout,       // it did not answer in time
   disconnected,  // the connection was lost
+  undefined,     // a template uses a variable that nothing defines
 };
 
 class [[nodiscard]] Status {

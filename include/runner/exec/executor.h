@@ -67,6 +67,9 @@ struct LeftoverCheck {
 struct TaskSetup {
   Params environment;
   std::vector<std::pair<std::string, std::string>> files;
+  // How many of its host's slots it holds: a Slurm step asks for as many
+  // GPUs.
+  int slots = 1;
   bool empty() const { return environment.empty() && files.empty(); }
 };
 
@@ -114,6 +117,12 @@ class Executor : public Pollable {
   // start_task, after writing `setup`'s files and exporting its variables
   // (in the task's own shell: a file that cannot be written fails the task).
   void start_task_with(TaskId task, const std::string& command, const TaskSetup& setup);
+  // start_task for a task that holds `slots` of the host's slots; an
+  // executor whose tasks ask for resources by the slot (a Slurm step, for
+  // its GPUs) says so here.
+  virtual void start_task_on_slots(TaskId task, const std::string& command, int slots) {
+    start_task(task, command);
+  }
   // Sends `signal` (SIGTERM, SIGKILL, ...) to the task's whole process group.
   virtual void signal_task(TaskId task, int signal) = 0;
   // Closes connections once no task runs. idle() is true when done.

@@ -20,6 +20,8 @@ namespace runner {
 struct SlurmNode {
   std::string name;       // as Slurm names it, for `srun -w`
   std::vector<int> gpus;  // the allocation's GPU indices on it, ascending
+  int cpus = 0;           // how many of its CPUs the allocation holds
+  long memory_mb = 0;     // its memory there (0: not held as a resource)
 };
 
 struct SlurmAllocation {
@@ -45,6 +47,8 @@ std::string job_detail_field(std::string_view text, std::string_view key);
 struct SlurmGresLine {
   std::string nodes;
   std::vector<int> gpus;
+  int cpus = 0;  // on each of those nodes (CPU_IDs=0-3: 4)
+  long memory_mb = 0;  // Mem=, on each
 };
 // Every such line of the text (lines without GPUs give an empty list).
 std::vector<SlurmGresLine> parse_job_details(std::string_view text);
@@ -58,5 +62,17 @@ Result<SlurmAllocation> read_slurm_allocation();
 // scontrol shows it), or `slots_per_node` anonymous slots when positive (or
 // when a node has no GPU: one slot).
 Fleet slurm_fleet(const SlurmAllocation& allocation, int slots_per_node);
+
+// What a step on a node asks for per slot, so that Slurm gives each step
+// GPUs of its own: the node's GPU slot's one GPU, and an even share of the
+// allocation's CPUs (and memory, where it is held) there.
+struct SlotShare {
+  int cpus = 1;
+  long memory_mb = 0;  // 0: none asked for
+};
+// The share on `host` of `fleet` (slurm_fleet's) for `node`; nullopt where
+// its slots are not one per GPU, or it has fewer CPUs than GPU slots: its
+// steps then overlap, and each sees every GPU the allocation has there.
+std::optional<SlotShare> slot_share(const SlurmNode& node, const Fleet& fleet, int host);
 
 }  // namespace runner

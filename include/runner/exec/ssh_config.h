@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/core/result.h"
+
 namespace runner {
 
 // OpenSSH's StrictHostKeyChecking.
@@ -96,11 +98,11 @@ SshTokenValues local_token_values(const std::string& home);
 // only %% %h %n %p %r, and its shell does the rest.
 enum class SshExpansion { path, command };
 
-// Expands `text`, a value of `config`. Returns nullopt and sets `error` for
-// an unknown token or an unset variable.
-std::optional<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig& config,
-                                             const SshTokenValues& local, std::string& error,
-                                             SshExpansion kind = SshExpansion::path);
+// Expands `text`, a value of `config`; fails for an unknown token or an
+// unset variable.
+Result<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig& config,
+                                      const SshTokenValues& local,
+                                      SshExpansion kind = SshExpansion::path);
 
 // A configuration that cannot be used: where and why.
 struct SshConfigProblem {

@@ -83,10 +83,12 @@ struct Running {
   std::optional<int> failed_rank;
   std::optional<ServiceRun> service;
 };
-// Done: it ended, and goes back to the queue (Queued) if `will_rerun`.
+// Done: it ended, and goes back to the queue (Queued) if `will_rerun`:
+// in this run, or, when the run is stopping, in the next (`--resume`).
 struct Done {
   bool will_rerun = false;
   std::optional<int> failed_rank;  // as Running's
+  bool in_next_run = false;
 };
 
 struct Job {
@@ -106,6 +108,10 @@ struct Job {
   bool will_rerun() const {
     const Done* done = std::get_if<Done>(&state);
     return done && done->will_rerun;
+  }
+  bool reruns_in_next_run() const {
+    const Done* done = std::get_if<Done>(&state);
+    return done && done->will_rerun && done->in_next_run;
   }
   // A multi-node job, running or done: the rank whose end stopped the others.
   std::optional<int> failed_rank() const;

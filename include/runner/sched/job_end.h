@@ -4,8 +4,9 @@
 // job back when it was lost with its host (up to max_requeue times), when it
 // failed with retries left (on another slot if one is free), and, as the
 // same attempt, when its process never started (until it could not start
-// on any host). Broadcast steps are never redone; nothing runs again once
-// the run is stopping.
+// on any host). Broadcast steps are never redone. Once the run is stopping
+// nothing runs again in it, but a job lost then still goes back: it waits
+// for the next run (`--resume`).
 #pragma once
 
 #include <optional>
@@ -22,7 +23,7 @@ struct EndRules {
   int max_requeue = 2;
   int default_retries = 0;  // for jobs that do not say `retries:`
   int hosts = 1;            // how many hosts a job that cannot start may try
-  bool stopping = false;    // the run is stopping: nothing runs again
+  bool stopping = false;    // the run is stopping: no retry of a failure
 };
 
 struct JobEnd {

@@ -1,0 +1,93 @@
+// `runner hosts --detect HOST...`: asks each host which GPUs it has
+// (`nvidia-smi -L`, over the connections a run would make) and prints the
+// hosts.yaml that gives each GPU a slot, or writes it where there is none
+// yet. Threading: none.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "runner/cli/options.h"
+#include "runner/config/config_error.h"
+#include "runner/config/detected_hosts.h"
+#include "runner/config/hosts.h"
+#include "runner/exec/gpu_listing.h"
+#include "runner/ui/console.h"
+#include "host_probe.h"
+
+namespace runner {
+
+namespace {
+
+// What a host's answer says of its GPUs; false when it cannot be used.
+bool read_answer(const HostProbe& probe, DetectedHost& host) {
+  if (!probe.answered) {
+    host.note = probe.failure;
+    return false;
+  }
+  if (!probe.exit.error().empty()) {
+    host.note = "cannot run commands: " + probe.exit.error();
+    return false;
+  }
+  if (probe.exit.code() == 127) {
+    host.note = "no nvidia-smi: one slot";
+  } else if (!probe.exit.succeeded()) {
+    host.note = fmt::format("nvidia-smi -L failed ({}): one slot",
+                            probe.exit.signal().empty()
+                                ? fmt::format("exit {}", probe.exit.code())
+                                : "signal " + probe.exit.signal());
+  } else {
+    host.gpus = parse_gpu_listing(probe.out);
+    if (host.gpus.empty()) host.note = "nvidia-smi lists no GPUs: one slot";
+  }
+  return true;
+}
+
+}  // namespace
+
+int detect_hosts(const HostsOptions& options) {
+  signal(SIGPIPE, SIG_IGN);
+  Console console(stdout, stderr, ColorMode::never, 1);
+  if (options.write && std::filesystem::exists(options.hosts_file))
+    throw ConfigError(options.hosts_file, 0, 0,
+                      "exists already, and runner does not overwrite it; run without --write "
+                      "to print the detected fleet, and merge it by hand");
+  std::vector<DetectedHost> hosts;
+  for (const std::string& name : options.hosts) hosts.push_back({name, {}, {}});
+  Fleet fleet = parse_hosts(detected_hosts_yaml(hosts), "the command line");
+  std::shared_ptr<SshContext> context =
+      prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
+  int unreachable = 0;
+  probe_hosts(fleet, context, k_list_gpus, options.ssh.connect_timeout, options.probe_timeout,
+              [&](int host, const HostProbe& probe) {
+                if (!read_answer(probe, hosts[host])) {
+                  ++unreachable;
+                  console.error(fmt::format("{}: {}", hosts[host].hostname, hosts[host].note));
+                }
+              });
+  if (unreachable > 0) {
+    console.error(fmt::format("{} of {} hosts did not answer; nothing written", unreachable,
+                              hosts.size()));
+    return 1;
+  }
+  std::string text = detected_hosts_yaml(hosts);
+  if (!options.write) {
+    fmt::print(stdout, "{}", text);
+    return 0;
+  }
+  std::string partial = options.hosts_file + ".partial";
+  std::ofstream(partial) << text;
+  std::error_code error;
+  if (std::filesystem::file_size(partial, error) != text.size() || error)
+    throw ConfigError(partial, 0, 0, "cannot be written, so neither is " + options.hosts_file);
+  std::filesystem::rename(partial, options.hosts_file);
+  std::size_t slots = 0;
+  for (const DetectedHost& host : hosts) slots += std::max<std::size_t>(host.gpus.size(), 1);
+  console.info(fmt::format("wrote {}: {} host{}, {} slot{}", options.hosts_file, hosts.size(),
+                           hosts.size() == 1 ? "" : "s", slots, slots == 1 ? "" : "s"));
+  return 0;
+}
+
+}  // namespace runner

@@ -1,0 +1,36 @@
+#include "runner/config/detected_hosts.h"
+
+#include <gtest/gtest.h>
+
+#include "runner/config/hosts.h"
+
+namespace runner {
+namespace {
+
+TEST(DetectedHosts, EachGpuIsASlotWithItsIndexAndUuid) {
+  std::string text = detected_hosts_yaml(
+      {{"node01", {{"0", "NVIDIA A100", "GPU-aaaa"}, {"1", "NVIDIA A100", "GPU-bbbb"}}, ""},
+       {"user@node02:2222", {}, "no nvidia-smi: one slot"}});
+  EXPECT_EQ(text,
+            "- hostname: node01  # NVIDIA A100\n  gpu: 0\n  gpu_uuid: GPU-aaaa\n"
+            "- hostname: node01  # NVIDIA A100\n  gpu: 1\n  gpu_uuid: GPU-bbbb\n"
+            "- user@node02:2222  # no nvidia-smi: one slot\n");
+  // What it says is what runner reads back.
+  Fleet fleet = parse_hosts(text, "hosts.yaml");
+  ASSERT_EQ(fleet.hosts.size(), 2u);
+  ASSERT_EQ(fleet.slots.size(), 3u);
+  EXPECT_EQ(fleet.slots[1].params, (Params{{"gpu", "1"}, {"gpu_uuid", "GPU-bbbb"}}));
+  EXPECT_EQ(fleet.hosts[0].slots, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(fleet.slots[2].params.empty());
+}
+
+TEST(DetectedHosts, NamesThatYamlWouldMisreadAreQuoted) {
+  // Unquoted, YAML would read a flow sequence.
+  std::string text = detected_hosts_yaml({{"[::1]:2222", {}, ""}});
+  Fleet fleet = parse_hosts(text, "hosts.yaml");
+  ASSERT_EQ(fleet.hosts.size(), 1u);
+  EXPECT_EQ(fleet.hosts[0].name, "[::1]:2222");
+}
+
+}  // namespace
+}  // namespace runner

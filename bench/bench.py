@@ -25,6 +25,7 @@ import time
 from datetime import datetime, timezone
 
 import compare
+import push_scenario
 from table import fmt, markdown_table
 
 MIB = 1024 * 1024
@@ -39,6 +40,7 @@ FULL = {
     "product_jobs": 10000, "product_window": 1000, "product_reps": 2,
     "fleet_hosts": 64, "fleet_slots": 8, "fleet_sleep": 5, "fleet_reps": 2,
     "stream_mib": 256,
+    "push_hosts": 4, "push_files": 1000, "push_big_mib": 100,
 }
 # Tiny sizes that only prove the bench still works (CI).
 SMOKE = {
@@ -50,6 +52,7 @@ SMOKE = {
     "product_jobs": 300, "product_window": 100, "product_reps": 1,
     "fleet_hosts": 4, "fleet_slots": 2, "fleet_sleep": 2, "fleet_reps": 1,
     "stream_mib": 4,
+    "push_hosts": 2, "push_files": 20, "push_big_mib": 2,
 }
 
 MARKER = "RUNNER_BENCH_SSHD"
@@ -111,9 +114,12 @@ def process_table():
 class Fleet:
     """One sshd on `count` ports of 127.0.0.1, and what clients need to use it."""
 
-    def __init__(self, work, count, clean_shell):
+    def __init__(self, work, count, clean_shell, name="fleet", homes=False):
+        """`homes`: each port's sessions start in a folder of its own,
+        home(i), as on machines of their own (one per port, so up to 16)."""
         self.work = work
-        self.dir = os.path.join(work, "fleet")
+        self.dir = os.path.join(work, name)
+        self.homes = homes
         os.makedirs(os.path.join(self.dir, "cm"))
         self.user = os.environ.get("USER") or subprocess.run(
             ["id", "-un"], capture_output=True, text=True).stdout.strip()
@@ -186,6 +192,10 @@ class Fleet:
                 # with) from sourcing ~/.bashrc, as it does for ssh commands.
                 f"SetEnv {MARKER}={self.dir}" + (" SHLVL=1" if clean_shell else ""),
             ]
+            for i, port in enumerate(ports if self.homes else []):
+                os.makedirs(self.home(i), exist_ok=True)
+                lines += [f"Match LocalPort {port}",
+                          f"  ForceCommand cd {self.home(i)} && eval \"$SSH_ORIGINAL_COMMAND\""]
             with open(config, "w") as f:
                 f.write("\n".join(lines) + "\n")
             proc = subprocess.Popen(
@@ -206,6 +216,9 @@ class Fleet:
 
     def host(self, i):
         return f"127.0.0.1:{self.ports[i]}"
+
+    def home(self, i):
+        return os.path.join(self.dir, f"home{i}")
 
     def alias(self, i):
         return f"h{i}"
@@ -745,6 +758,9 @@ class Bench:
             "targets": {"runner": {"value_at_most": 2.0}}, **entry_common,
         })
 
+    def scenario_push(self):
+        push_scenario.run(self, Fleet)
+
     def scenario_stream(self):
         mib = self.sizes["stream_mib"]
         big = os.path.join(self.work, "big.txt")
@@ -908,7 +924,7 @@ def git_commit(root):
         return None
 
 
-SCENARIOS = ["queue", "serial", "jump", "broadcast", "add", "product", "fleet", "stream"]
+SCENARIOS = ["queue", "serial", "jump", "broadcast", "add", "product", "fleet", "stream", "push"]
 
 
 def main():

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The benchmark suite in one command: installs what it needs (runner's build
-# dependencies, sshd, GNU parallel, pdsh), builds runner with optimizations
+# dependencies, sshd, GNU parallel, pdsh, rsync), builds runner with optimizations
 # in build-bench/, and runs bench/bench.py against a loopback fleet. Every
 # argument goes to bench.py (--smoke, --only, --reps, --json, --keep, ...);
 # --runner PATH measures an existing binary instead of building one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(openssh-server openssh-client parallel pdsh python3)
+packages=(openssh-server openssh-client parallel pdsh python3 rsync)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

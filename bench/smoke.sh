@@ -14,7 +14,7 @@ document = json.load(open(sys.argv[1]))
 expected = {"queue_true_jobs", "serial_true_jobs", "serial_behind_jump", "broadcast_true_steps",
             "add_latency",
             "product_flatness", "fleet_connect", "fleet_peak_rss", "fleet_idle_cpu",
-            "stream_throughput"}
+            "stream_throughput", "push_throughput", "push_unchanged"}
 scenarios = document["scenarios"]
 missing = sorted(expected - set(scenarios))
 empty = sorted(name for name, entry in scenarios.items()
@@ -22,7 +22,8 @@ empty = sorted(name for name, entry in scenarios.items()
 peers = {"queue_true_jobs": ["ssh_controlmaster", "gnu_parallel"],
          "serial_true_jobs": ["ssh_controlmaster"], "serial_behind_jump": ["ssh_controlmaster"],
          "broadcast_true_steps": ["pdsh"],
-         "stream_throughput": ["ssh_controlmaster"]}
+         "stream_throughput": ["ssh_controlmaster"],
+         "push_throughput": ["scp", "rsync"], "push_unchanged": ["scp", "rsync"]}
 no_peer = sorted(f"{name}/{peer}" for name, wanted in peers.items() if name in scenarios
                  for peer in wanted if not scenarios[name]["samples"].get(peer))
 problems = []

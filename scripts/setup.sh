@@ -8,12 +8,13 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libssh2-1-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libgtest-dev
+  libssl-dev  # libcrypto's SHA-256 of the files outputs: brings back (src/exec/file_digest.cpp)
   help2man  # the man page, written from runner --help at build time (cmake/man_page.sh)
 )
 test_packages=(
   openssh-server openssh-client procps
   tcsh zsh fish  # login shells of the test users (tests/support/remote_user)
-  parallel pdsh python3  # the peers of the benchmark suite (bench/, ctest bench_smoke)
+  parallel pdsh python3 rsync  # the peers of the benchmark suite (bench/, ctest bench_smoke)
   netcat-openbsd  # nc, the last tool runner check --net listens and probes with (tests/exec)
   iproute2  # `ip netns`: the multi-node test fleet, one network namespace per host (tests/support/netns_fleet)
   python3-torch openmpi-bin  # torchrun and mpirun, run for real across that fleet (tests/integration/multi_node_test)

@@ -57,6 +57,9 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
   ignored.add_option(app, "--editor");
   app.add_option("--state-dir", o.state_dir,
                  "Journal and job logs (default: beside the queue file, queue.runner/)");
+  app.add_option("--outputs-dir", o.outputs_dir,
+                 "Where the files of jobs' `outputs:` are brought back to, <dir>/<id>/ each "
+                 "(default: outputs/ in the state directory); results and report find them there");
   app.add_flag("-d,--daemon", o.daemon, "Keep running and pick up jobs as they are added");
   app.add_flag("-i,--ignore-errors", o.ignore_errors,
                "Broadcast: go on to the next job when one fails");
@@ -258,6 +261,23 @@ int run_cli(int argc, char** argv) {
   add_ssh_flags(*check, check_options.ssh);
   set_example(*check, "runner check --hosts-file hosts.yaml\n  runner check --net --hosts-file hosts.yaml");
 
+  PushOptions push_options;
+  take(defaults.hosts_file, push_options.hosts_file);
+  take_ssh(defaults, push_options.ssh);
+  auto* push = app.add_subcommand(
+      "push", "Copy local files and folders to every host, sending only what a host lacks or "
+              "has with another size, time or mode");
+  push->add_option("sources", push_options.sources, "Files and folders to copy")->required();
+  push->add_option("--to", push_options.to,
+                   "The folder on each host to copy them into, from the login directory "
+                   "(default: the login directory itself)");
+  push->add_option("--hosts", push_options.hosts, "Only these hosts of the fleet")
+      ->delimiter(',');
+  push->add_option("-H,--hosts-file", push_options.hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
+  add_ssh_flags(*push, push_options.ssh);
+  set_example(*push, "runner push data/ model.bin --to work\n  runner push data --hosts node01,node02");
+
   HostsOptions hosts_options;
   take_ssh(defaults, hosts_options.ssh);
   bool detect = false;
@@ -327,6 +347,7 @@ int run_cli(int argc, char** argv) {
     if (*results) return show_results(results_options);
     if (*stop) return stop_service(stop_options);
     if (*check) return check_hosts(check_options);
+    if (*push) return push_files(push_options);
     if (*hosts) return detect_hosts(hosts_options);
     if (*submit) return submit_queue(submit_options);
   } catch (const ConfigError& e) {

@@ -136,7 +136,10 @@ int run_jobs(const RunOptions& options) {
   scheduler_options.default_retries = options.retries;
   scheduler_options.keep_orphans = options.keep_orphans;
   scheduler_options.run_id = journal.run_id();
-  scheduler_options.outputs_dir = outputs_dir(state_dir);
+  // Absolute, as the journal records it: results and report find it from anywhere.
+  scheduler_options.outputs_dir = options.outputs_dir.empty()
+                                      ? outputs_dir(state_dir)
+                                      : std::filesystem::absolute(options.outputs_dir).string();
   if (run_fleet.allocation && run_fleet.allocation->ends_at)
     scheduler_options.take_until =
         Clock::now() + (*run_fleet.allocation->ends_at - std::chrono::system_clock::now());

@@ -31,6 +31,8 @@ constexpr const char* k_metrics = "metrics";
 constexpr const char* k_outputs = "outputs";
 constexpr const char* k_outputs_cleanup = "outputs_cleanup";
 constexpr const char* k_every = "every";
+constexpr const char* k_push = "push";
+constexpr const char* k_push_to = "push_to";
 // More slots than any one host could have; keeps the number sane.
 constexpr int k_max_slots = 1 << 20;
 
@@ -212,6 +214,18 @@ EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const st
   key.line = line_of(key_node);
   if (key.name == k_metrics) {
     key.values.push_back(metrics_value(value, key_node, path));
+  } else if (key.name == k_push && value.IsSequence()) {
+    // One step's files, not a product: the paths as one value of words.
+    std::string paths;
+    for (const auto& element : value) {
+      std::string path_value = scalar_value(element, element, path, key.name);
+      if (path_value.empty() || path_value.find_first_of(" \t\n") != std::string::npos)
+        fail_at(path, element,
+                fmt::format("`push` takes paths without spaces, not `{}`", path_value));
+      paths += (paths.empty() ? "" : " ") + path_value;
+    }
+    if (paths.empty()) fail_at(path, value, "`push` is an empty list; name files or folders");
+    key.values.push_back(paths);
   } else if (value.IsSequence()) {
     key.was_list = true;
     if (value.size() == 0)
@@ -272,6 +286,10 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
       job.outputs_cleanup = value == "true";
     else if (key.name == k_every)
       job.every_host = value == "host";
+    else if (key.name == k_push)
+      job.push = value;
+    else if (key.name == k_push_to)
+      job.push_to = value;
     else
       job.params.emplace_back(key.name, value);
   }
@@ -283,7 +301,8 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
 bool is_reserved_job_key(const std::string& key) {
   return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
          key == k_cancel || key == k_allocation || key == k_nodes || key == k_metrics ||
-         key == k_outputs || key == k_outputs_cleanup || key == k_every || is_service_key(key);
+         key == k_outputs || key == k_outputs_cleanup || key == k_every || key == k_push ||
+         key == k_push_to || is_service_key(key);
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
@@ -308,7 +327,10 @@ QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
               fmt::format("`{}` appears twice in this entry; keep one of them", key.name));
     entry.keys.push_back(std::move(key));
   }
-  if (!seen.count(k_command))
+  // A step that only pushes files runs no command.
+  if (!seen.count(k_command) && seen.count(k_push))
+    entry.keys.insert(entry.keys.begin(), EntryKey{k_command, {""}, false, entry.line});
+  else if (!seen.count(k_command))
     fail_at(path, item,
             "this entry has no `command` key; add `command: ...` (the shell command to run)");
   check_buddy_slots(entry, path);
@@ -404,6 +426,8 @@ QueueEntry canonical_entry(const JobSpec& job) {
     entry.keys.push_back(EntryKey{k_metrics, {metrics_to_yaml(job.metrics)}, false, 0});
   if (!job.outputs.empty()) entry.keys.push_back(EntryKey{k_outputs, {job.outputs}, false, 0});
   if (job.outputs_cleanup) entry.keys.push_back(EntryKey{k_outputs_cleanup, {"true"}, false, 0});
+  if (!job.push.empty()) entry.keys.push_back(EntryKey{k_push, {job.push}, false, 0});
+  if (!job.push_to.empty()) entry.keys.push_back(EntryKey{k_push_to, {job.push_to}, false, 0});
   if (job.service)
     for (auto& [name, value] : service_keys(*job.service))
       entry.keys.push_back(EntryKey{name, {value}, false, 0});

@@ -59,6 +59,13 @@ void Executor::run_command_streaming(const std::string& command,
   start_task(id, command);
 }
 
+void Executor::run_command_reading(const std::string& command, const std::string& input,
+                                   CommandDone done) {
+  TaskId id = m_next_own_id++;
+  m_own.emplace(id, OwnCommand{std::move(done), {}, nullptr});
+  start_task_reading(id, command, input);
+}
+
 void Executor::start_task_with(TaskId task, const std::string& command, const TaskSetup& setup) {
   start_task_on_slots(
       task, setup.empty() ? command : set_up_command(setup.environment, setup.files, command),

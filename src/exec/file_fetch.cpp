@@ -10,6 +10,7 @@
 
 #include "runner/core/lines.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/file_digest.h"
 #include "runner/exec/program_output.h"
 #include "runner/exec/shell.h"
 
@@ -31,7 +32,8 @@ std::string what_was_missing(const std::string& errors) {
   return missing;
 }
 
-// Unpacks `archive` into `into` and lists its files with their sizes.
+// Unpacks `archive` into `into` and lists its files with their sizes and
+// SHA-256, read here once unpacked.
 FetchedFiles unpack(const std::string& archive, const std::string& into) {
   FetchedFiles fetched;
   Result<std::string> listing = program_output({"tar", "-tf", archive});
@@ -47,7 +49,9 @@ FetchedFiles unpack(const std::string& archive, const std::string& into) {
     struct stat info {};
     if (path.empty() || ::stat((into + "/" + path).c_str(), &info) != 0 || !S_ISREG(info.st_mode))
       return;
-    fetched.files.emplace_back(path, static_cast<std::uint64_t>(info.st_size));
+    Result<std::string> digest = file_sha256(into + "/" + path);
+    fetched.files.push_back(
+        {path, static_cast<std::uint64_t>(info.st_size), digest ? *digest : std::string()});
   });
   return fetched;
 }

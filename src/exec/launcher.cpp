@@ -109,6 +109,10 @@ std::string job_channel_script(std::string_view command, std::string_view token)
   return ready_line(token, "2") + "exec </dev/null; " + job_wrapper(command) + "\n";
 }
 
+std::string input_channel_script(std::string_view command, std::string_view token) {
+  return ready_line(token, "2") + job_wrapper(command) + "\n";
+}
+
 std::string control_channel_script(std::string_view control, std::string_view token) {
   return ready_line(token, "2") + "{ " + std::string(control) + "; } </dev/null >/dev/null" +
          end_markers(token, "2");

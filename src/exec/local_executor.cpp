@@ -1,5 +1,5 @@
 // Local slots: each job is `sh -c <command>` spawned as a child in its own
-// process group, stdin from /dev/null, stdout and stderr through
+// process group, stdin from /dev/null (or the file a task reads), stdout and stderr through
 // non-blocking pipes; a pidfd tells when it exits. The job ends when its
 // shell exits, as over SSH: processes it left running may hold the pipes,
 // and what they write afterwards is not kept.
@@ -58,15 +58,12 @@ class LocalExecutor final : public Executor {
   }
 
   void start_task_on_slots(JobId id, const std::string& command, int slots) override {
-    LocalJob job;
-    std::string error = spawn(m_launch->command_for(id, command, slots), job);
-    if (!error.empty()) {
-      report_exited(id, JobExit::not_started_because(error));
-      return;
-    }
-    pid_t pid = job.pid;
-    m_jobs.emplace(id, job);
-    report_started(id, pid);
+    launch(id, command, slots, "/dev/null");
+  }
+
+  void start_task_reading(JobId id, const std::string& command,
+                          const std::string& input) override {
+    launch(id, command, 1, input);
   }
 
   void signal_task(JobId id, int signal) override {
@@ -107,7 +104,20 @@ class LocalExecutor final : public Executor {
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
  private:
-  static std::string spawn(const LaunchCommand& launch, LocalJob& job) {
+  // Starts the task's process on `slots` slots, its stdin the file `input`.
+  void launch(JobId id, const std::string& command, int slots, const std::string& input) {
+    LocalJob job;
+    std::string error = spawn(m_launch->command_for(id, command, slots), input, job);
+    if (!error.empty()) {
+      report_exited(id, JobExit::not_started_because(error));
+      return;
+    }
+    pid_t pid = job.pid;
+    m_jobs.emplace(id, job);
+    report_started(id, pid);
+  }
+
+  static std::string spawn(const LaunchCommand& launch, const std::string& input, LocalJob& job) {
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
     if (pipe2(err, O_CLOEXEC) != 0) {
@@ -115,18 +125,18 @@ class LocalExecutor final : public Executor {
       close(out[1]);
       return fmt::format("pipe: {}", std::strerror(errno));
     }
-    int nothing = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (nothing < 0) {
+    int stdin_fd = open(input.c_str(), O_RDONLY | O_CLOEXEC);
+    if (stdin_fd < 0) {
       int error = errno;
       for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
-      return fmt::format("/dev/null: {}", std::strerror(error));
+      return fmt::format("{}: {}", input, std::strerror(error));
     }
     std::vector<const char*> argv;
     for (const std::string& word : launch.argv) argv.push_back(word.c_str());
     argv.push_back(nullptr);
     int rc = spawn_in_own_group(job.pid, launch.path.c_str(), argv.data(),
-                                ChildStreams{nothing, out[1], err[1]});
-    close(nothing);
+                                ChildStreams{stdin_fd, out[1], err[1]});
+    close(stdin_fd);
     close(out[1]);
     close(err[1]);
     if (rc != 0) {

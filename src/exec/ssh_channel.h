@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "runner/core/file_system.h"
 #include "runner/exec/launcher.h"
 #include "ssh_common.h"
 
@@ -42,6 +43,7 @@ struct ExecChannel {
   bool drop_head = false;       // stdout before the wrapper's line is not the job's
   long previous_group = 0;      // the group of the job before on this launcher
   std::string launcher_script;  // a launcher's, until it goes out with the first line
+  FileDescriptor input;         // a job's input file, while it is being sent
 };
 
 // What only a tunnel channel (ssh_jump_tunnel.cpp) uses: the tunnel, kept
@@ -68,6 +70,7 @@ struct SshChannel {
     write_line,    // launcher: sending the current work's line
     run,           // launcher: the work runs, or it is idle
     write_script,  // a channel of its own: sending its whole script
+    feed,          // a job that reads input: sending it once the job runs
     send_eof,
     read,
     bridge,  // tunnel: carrying bytes both ways

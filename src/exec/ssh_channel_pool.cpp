@@ -214,7 +214,8 @@ SshConnection::Outcome SshConnection::step_open() {
       m_opening->per_kind.emplace<TunnelChannel>();
     } else {
       m_opening->exec().launcher =
-          m_opening->work.kind == ChannelWork::Kind::job && !m_hints.no_launcher;
+          m_opening->work.kind == ChannelWork::Kind::job && m_opening->work.input.empty() &&
+          !m_hints.no_launcher;
     }
     if (!m_round_trip) m_open_started = m_now;
   }

@@ -161,6 +161,10 @@ class SshConnection {
   // server's answer, so whether it ran is unknown (the caller decides).
   Outcome send_exec(Channel& channel, bool& answer_lost);
   Outcome read_channel(Channel& channel);
+  // Sends a share of the job's input file once its wrapper runs; progressed
+  // once it all went out (or the job ended, or the file failed: said on
+  // the job's stderr).
+  Outcome feed_input(Channel& channel);
   // Output of the channel's work: to its job, if it has one.
   void take_output(Channel& channel, int stream, std::string_view bytes);
   void handle_stdout(Channel& channel, std::string_view bytes);

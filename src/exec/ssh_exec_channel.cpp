@@ -3,7 +3,12 @@
 // what every channel that runs something shares with launchers (see
 // ssh_launcher_channel.cpp): the exec request, reading output, a job's
 // process-group line, its end, and signals to jobs. Threading: none.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <utility>
 
@@ -18,6 +23,9 @@ namespace {
 // Output before the wrapper's "runner-pgid" line (login-shell noise) is
 // passed on line by line; past this much without it, stop looking.
 constexpr size_t k_max_head = 64 * 1024;
+
+// How much of a job's input is read from its file at a time.
+constexpr size_t k_input_chunk = 64 * 1024;
 
 // The executor takes it as not started unless the job had started.
 JobExit not_started(const std::string& why, int signal) {
@@ -56,10 +64,13 @@ SshConnection::Outcome SshConnection::step_exec(Channel& channel) {
       } else if (channel.step == Step::exec) {
         start_markers(channel);
         const std::string& token = exec.out_marker->token();
-        exec.line = channel.work.kind == ChannelWork::Kind::job
-                        ? job_channel_script(channel.work.command, token)
-                        : control_channel_script(
-                              kill_group_command(channel.work.pgid, channel.work.signal), token);
+        if (channel.work.kind != ChannelWork::Kind::job)
+          exec.line = control_channel_script(
+              kill_group_command(channel.work.pgid, channel.work.signal), token);
+        else if (channel.work.input.empty())
+          exec.line = job_channel_script(channel.work.command, token);
+        else
+          exec.line = input_channel_script(channel.work.command, token);
         exec.line_sent = 0;
         channel.step = Step::write_script;
       }
@@ -68,6 +79,12 @@ SshConnection::Outcome SshConnection::step_exec(Channel& channel) {
   }
   if (channel.step == Step::write_script) {
     Outcome outcome = write_stdin(channel);
+    if (outcome != Outcome::progressed) return outcome;
+    bool has_input = channel.work.kind == ChannelWork::Kind::job && !channel.work.input.empty();
+    channel.step = has_input ? Step::feed : Step::send_eof;
+  }
+  if (channel.step == Step::feed) {
+    Outcome outcome = feed_input(channel);
     if (outcome != Outcome::progressed) return outcome;
     channel.step = Step::send_eof;
   }
@@ -117,6 +134,54 @@ bool SshConnection::signal_task(TaskId job, int signal) {
     return true;
   }
   return false;
+}
+
+SshConnection::Outcome SshConnection::feed_input(Channel& channel) {
+  ExecChannel& exec = channel.exec();
+  // Output is read meanwhile (a job that cannot write stops reading), but
+  // a packet that is half sent is finished before anything else is asked
+  // of libssh2.
+  if (!blocked_outbound()) {
+    Outcome outcome = read_channel(channel);
+    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    // The job ended without reading all of it, or was stopped: on to its end.
+    if (libssh2_channel_eof(channel.handle) || channel.silent) return Outcome::progressed;
+  }
+  if (!exec.pgid_known) return Outcome::blocked;
+  if (exec.line.empty() && !exec.input.valid()) {
+    exec.input = FileDescriptor(::open(channel.work.input.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!exec.input.valid()) {
+      m_sink.task_output(channel.work.job, OutputStream::err,
+                         fmt::format("runner: cannot read {}: {}\n", channel.work.input,
+                                     std::strerror(errno)));
+      return Outcome::progressed;
+    }
+  }
+  for (size_t sent = 0; sent < k_output_share;) {
+    if (exec.line.empty()) {
+      exec.line.resize(k_input_chunk);
+      ssize_t got = ::read(exec.input.get(), exec.line.data(), exec.line.size());
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        if (got < 0)
+          m_sink.task_output(channel.work.job, OutputStream::err,
+                             fmt::format("runner: reading {} failed: {}\n", channel.work.input,
+                                         std::strerror(errno)));
+        exec.line.clear();
+        exec.input = FileDescriptor();
+        return Outcome::progressed;
+      }
+      exec.line.resize(static_cast<size_t>(got));
+      exec.line_sent = 0;
+    }
+    size_t left = exec.line.size() - exec.line_sent;
+    Outcome outcome = write_stdin(channel);
+    if (outcome != Outcome::progressed) return outcome;
+    sent += left;
+  }
+  // Come back at once for the rest, after the other channels had a turn.
+  m_progressed = true;
+  return Outcome::blocked;
 }
 
 void SshConnection::send_signal(Channel& channel, int signal) {

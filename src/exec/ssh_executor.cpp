@@ -78,10 +78,16 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
   }
 
   void start_task(TaskId job, const std::string& command) override {
+    start_task_reading(job, command, {});
+  }
+
+  void start_task_reading(TaskId job, const std::string& command,
+                          const std::string& input) override {
     ChannelWork work;
     work.kind = ChannelWork::Kind::job;
     work.job = job;
     work.command = command;
+    work.input = input;
     m_pending.push_back(std::move(work));
     m_requested = true;
   }

@@ -42,6 +42,8 @@ void SshConnection::assign_to_launchers() {
       continue;
     ChannelWork::Kind kind = m_waiting.front().kind;
     if (kind != ChannelWork::Kind::job && kind != ChannelWork::Kind::signal) return;
+    // A job that reads input has a channel of its own.
+    if (!m_waiting.front().input.empty()) return;
     channel->work = std::move(m_waiting.front());
     m_waiting.pop_front();
     channel->step = Channel::Step::write_line;

@@ -274,6 +274,23 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
         job->ready_variables = params_of(record, "variables");
         touch(run_of(job->run), time);
       }
+    } else if (event == "outputs") {
+      if (CampaignJob* job = job_of(record)) {
+        // A rank's files are in a folder of their own below the job's.
+        std::string dir = text_of(record, "dir");
+        std::string under;
+        if (record.contains("rank")) {
+          under = dir.substr(dir.rfind('/') + 1) + "/";
+          dir = dir.substr(0, dir.rfind('/'));
+        }
+        job->outputs_folder = dir;
+        if (auto files = record.find("files"); files != record.end() && files->is_array())
+          for (const json& file : *files)
+            if (file.is_object())
+              job->outputs.push_back({under + text_of(file, "path"),
+                                      static_cast<std::uint64_t>(number_of(file, "size")),
+                                      text_of(file, "sha256")});
+      }
     } else if (event == "host_failed") {
       if (CampaignRun* run = run_of("")) {
         run->host_failures.emplace_back(text_of(record, "host"), text_of(record, "message"));

@@ -144,7 +144,15 @@ std::string format_planned_job(const PlannedJob& job, std::size_t number_width) 
   text += "[" + job.label + "] ";
   std::string indent(number_width > 0 ? number_width + 1 : 0, ' ');
   indent += "    ";
-  std::string_view rest = job.command;
+  // A step's `push:` comes first, and may be all it does.
+  std::string what = job.command;
+  if (!job.spec.push.empty()) {
+    std::string push = fmt::format("(push {} into {})", job.spec.push,
+                                   job.spec.push_to.empty() ? "the login directory"
+                                                            : job.spec.push_to);
+    what = what.empty() ? push : push + " " + what;
+  }
+  std::string_view rest = what;
   bool first = true;
   while (true) {
     std::size_t eol = rest.find('\n');

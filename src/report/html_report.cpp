@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "html_outputs.h"
 #include "html_report_assets.h"
 #include "html_report_model.h"
 #include "html_results.h"
@@ -320,6 +321,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   page.raw("</tbody></table>\n");
 
   if (options.results) page.raw(html_results_section(*options.results, options.plots));
+  std::vector<const CampaignJob*> shown_jobs;
+  for (const ReportJob& shown : model.jobs) shown_jobs.push_back(shown.job);
+  page.raw(html_outputs_section(shown_jobs));
 
   // Every job, as data for the script.
   nlohmann::json data = nlohmann::json::array();

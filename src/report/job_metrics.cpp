@@ -119,8 +119,12 @@ Params output_numbers(std::string_view file_name, std::string_view text) {
 
 Params job_metrics(const std::string& state_dir, const CampaignJob& job) {
   Params metrics;
-  fs::path outputs = fs::path(outputs_dir(state_dir)) / std::to_string(job.id);
+  // Where the run brought them, if that is still there (it is named as
+  // the run saw it: a relative path is the run's working directory's).
   std::error_code error;
+  fs::path outputs = !job.outputs_folder.empty() && fs::is_directory(job.outputs_folder, error)
+                         ? fs::path(job.outputs_folder)
+                         : fs::path(outputs_dir(state_dir)) / std::to_string(job.id);
   std::vector<fs::path> files;
   for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;
        it.increment(error))

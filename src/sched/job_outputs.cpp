@@ -48,7 +48,7 @@ void Scheduler::collect_outputs(const Job& job) {
                          m_observer.outputs_collected(id, rank, into, fetched);
                          if (!cleanup || fetched.files.empty()) return;
                          std::vector<std::string> paths;
-                         for (const auto& [path, size] : fetched.files) paths.push_back(path);
+                         for (const OutputFile& file : fetched.files) paths.push_back(file.path);
                          ++m_after_commands;
                          executor.remove_files(paths, [this, id](const JobExit& exit,
                                                                  const std::string& output) {

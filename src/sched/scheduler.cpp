@@ -57,7 +57,8 @@ void Scheduler::cancel_running(Clock::time_point now) {
 }
 
 bool Scheduler::finished() const {
-  if (!m_running.empty() || !m_staging.empty() || m_after_commands > 0 || m_fetches > 0)
+  if (!m_running.empty() || !m_staging.empty() || m_after_commands > 0 || m_fetches > 0 ||
+      m_pushing)
     return false;
   return nothing_left_to_run();
 }
@@ -269,8 +270,8 @@ bool Scheduler::can_take_now() const {
   // The jobs after a service wait until it is ready.
   if (service_starting()) return false;
   if (m_options.mode == Mode::broadcast)
-    return !m_hosts.any(HostState::connecting) && !m_hosts.any(HostState::cleaning) &&
-           only_services_left();
+    return !m_pushing && !m_hosts.any(HostState::connecting) &&
+           !m_hosts.any(HostState::cleaning) && only_services_left();
   for (std::size_t s = 0; s < m_slot_job.size(); ++s)
     if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
         gpu_gate_open(static_cast<int>(s)))
@@ -325,6 +326,16 @@ void Scheduler::pump_queue(Clock::time_point now) {
   bool no_time = false;  // the allocation ends before another job would
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (service_taken) return false;
+    if (!job.push.empty()) {
+      // Said once it is the head, when what this batch took cannot clear it.
+      if (!placements.empty()) return false;
+      report_once(fmt::format("the next job (queue line {}) has `push:`, which only a step of "
+                              "`runner broadcast` takes (or use `runner push`); edit the queue to "
+                              "go on",
+                              job.line));
+      rendered_ok = false;  // said: nothing else to say of it
+      return false;
+    }
     if (out_of_time(now)) {
       no_time = true;
       return false;
@@ -428,8 +439,10 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   if (!batch.taken.empty()) {
     m_queue_empty = false;
     m_last_report.clear();
-    for (auto& [slot, command] : commands)
-      launch(new_job(batch.taken.front()), {{slot}}, {std::move(command)}, now);
+    if (!batch.taken.front().push.empty())
+      push_step(batch.taken.front(), std::move(commands));
+    else
+      launch_step(batch.taken.front(), std::move(commands), now);
     return;
   }
   if (std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {

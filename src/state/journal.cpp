@@ -338,14 +338,17 @@ Status Journal::service_ready(JobId job, std::chrono::milliseconds waited,
 }
 
 Status Journal::outputs(JobId job, std::optional<int> rank, std::string_view dir,
-                        const std::vector<std::pair<std::string, std::uint64_t>>& files,
+                        const std::vector<OutputFile>& files,
                         std::string_view missing, std::string_view error) {
   nlohmann::ordered_json record = header("outputs");
   record["job"] = job;
   if (rank) record["rank"] = *rank;
   record["dir"] = exact_text(dir);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& [path, size] : files) list.push_back({{"path", exact_text(path)}, {"size", size}});
+  for (const OutputFile& file : files)
+    list.push_back({{"path", exact_text(file.path)},
+                    {"size", file.size},
+                    {"sha256", text_or_null(file.sha256)}});
   record["files"] = std::move(list);
   record["missing"] = text_or_null(missing);
   record["error"] = text_or_null(error);

@@ -28,7 +28,7 @@ TEST(HelpText, TopLevelHelpNamesTheProgramAndGivesAnExample) {
 
 TEST(HelpText, EverySubcommandsHelpNamesTheProgramAndGivesItsOwnExample) {
   for (std::string subcommand :
-       {"queue", "broadcast", "lock", "add", "status", "log", "report", "check", "submit"}) {
+       {"queue", "broadcast", "lock", "add", "status", "log", "report", "check", "submit", "push"}) {
     ProcessResult result = run_runner({subcommand, "--help"});
     EXPECT_EQ(result.status, 0) << subcommand << ": " << result.err;
     EXPECT_NE(result.out.find("Usage: runner " + subcommand), std::string::npos) << result.out;

@@ -43,8 +43,19 @@ TEST(Outputs, EachJobsFilesComeBackIntoItsFolderAndFeedTheResults) {
   EXPECT_TRUE(std::filesystem::exists(dir.file("work/out-1/r.json")));
   std::string journal = dir.read("queue.runner/journal.jsonl");
   EXPECT_EQ(testing::count(journal, "\"event\":\"outputs\""), 3);
-  EXPECT_NE(journal.find("{\"path\":\"work/keep/k.txt\",\"size\":2}"), std::string::npos)
+  // "x\n", and its SHA-256, as sha256sum computes it.
+  std::string digest = testing::sh_output("printf 'x\\n' | sha256sum | cut -c1-64");
+  digest.pop_back();
+  EXPECT_NE(journal.find("{\"path\":\"work/keep/k.txt\",\"size\":2,\"sha256\":\"" + digest + "\"}"),
+            std::string::npos)
       << journal;
+  // The report lists it with the same digest.
+  ProcessResult report = testing::run_process(
+      testing::runner_spec({"report", "-o", dir.file("report.html")}, dir.path()));
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(dir.read("report.html").find("<td>work/keep/k.txt</td><td class=\"num\">2</td>"
+                                         "<td class=\"cmd\">" + digest + "</td>"),
+            std::string::npos);
 
   ProcessResult results =
       testing::run_process(testing::runner_spec({"results", "--format", "tsv"}, dir.path()));
@@ -52,6 +63,27 @@ TEST(Outputs, EachJobsFilesComeBackIntoItsFolderAndFeedTheResults) {
   EXPECT_NE(results.out.find("\tthroughput\n"), std::string::npos) << results.out;
   EXPECT_NE(results.out.find("\t10\n"), std::string::npos) << results.out;
   EXPECT_NE(results.out.find("\t20\n"), std::string::npos) << results.out;
+}
+
+TEST(Outputs, OutputsDirTakesThemElsewhereAndResultsFindThemThere) {
+  TempDir dir;
+  dir.write("hosts.yaml", "- localhost\n");
+  dir.write("queue.yaml",
+            "- command: \"echo '{\\\"score\\\": 7}' > r.json\"\n"
+            "  outputs: r.json\n");
+  ProcessResult r = testing::run_process(
+      testing::runner_spec({"queue", "--outputs-dir", "collected"}, dir.path()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(dir.read("collected/1/r.json"), "{\"score\": 7}\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.runner/outputs/1")));
+  // The journal names the folder whole, so results find it from elsewhere.
+  EXPECT_NE(dir.read("queue.runner/journal.jsonl").find("\"dir\":\"" + dir.file("collected/1") + "\""),
+            std::string::npos);
+  ProcessResult results = testing::run_process(testing::runner_spec(
+      {"results", "--format", "tsv", "--queue-file", dir.file("queue.yaml")}, "/"));
+  ASSERT_EQ(results.status, 0) << results.err;
+  EXPECT_NE(results.out.find("\tscore\n"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find("\t7\n"), std::string::npos) << results.out;
 }
 
 }  // namespace

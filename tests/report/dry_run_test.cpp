@@ -107,6 +107,19 @@ TEST(DryRun, PrintsNumberedLinesWithMultiLineCommandsIndented) {
       << text;
 }
 
+TEST(DryRun, ABroadcastStepsPushComesBeforeItsCommandOrAlone) {
+  Fleet fleet = parse_hosts("- a\n", "h.yaml");
+  std::vector<QueueEntry> queue =
+      entries("- push: [data, tools]\n  push_to: work\n  command: ./prepare.sh\n- push: more\n");
+  std::string text;
+  plan_jobs(queue, fleet, "q.yaml", JobPlacement::broadcast, [&](const PlannedJob& job) {
+    text += format_planned_job(job, plan_number_width(queue));
+  });
+  EXPECT_EQ(text,
+            "1 [a] (push data tools into work) ./prepare.sh\n"
+            "2 [a] (push more into the login directory)\n");
+}
+
 TEST(DryRun, NumbersAreAsWideAsTheLastJobsOfAProductNeverExpanded) {
   EXPECT_EQ(plan_number_width(entries("- a\n")), 1u);
   EXPECT_EQ(plan_number_width(entries("- command: a <<x>> <<y>>\n  x: [1, 2, 3, 4]\n"

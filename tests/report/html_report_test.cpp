@@ -272,5 +272,33 @@ TEST(HtmlReport, ResultsSectionHasItsPlotsAndTable) {
   EXPECT_EQ(render_html_report(campaign, options_now()).find("Results ("), std::string::npos);
 }
 
+TEST(HtmlReport, OutputFilesAreListedWithTheirSha256) {
+  std::vector<json> records = campaign_records(2, 3);
+  std::string digest(64, 'a');
+  records.insert(records.end() - 1,
+                 record("outputs", at(5),
+                        {{"job", 2},
+                         {"dir", "/work/queue.runner/outputs/2"},
+                         {"files", {{{"path", "r<1>.json"}, {"size", 12}, {"sha256", digest}},
+                                    {{"path", "log.txt"}, {"size", 3}, {"sha256", nullptr}}}},
+                         {"missing", nullptr},
+                         {"error", nullptr}}));
+  Campaign campaign = campaign_from_records(records, [](long) { return false; });
+  ASSERT_EQ(campaign.jobs[1].outputs.size(), 2u);
+  EXPECT_EQ(campaign.jobs[1].outputs[0].sha256, digest);
+  EXPECT_EQ(campaign.jobs[1].outputs_folder, "/work/queue.runner/outputs/2");
+  std::string page = render_html_report(campaign, options_now());
+  EXPECT_NE(page.find("<h2>Output files (2)</h2>"), std::string::npos);
+  EXPECT_NE(page.find("<tr><td class=\"num\">#2</td><td>r&lt;1&gt;.json</td><td class=\"num\">12"
+                      "</td><td class=\"cmd\">" + digest + "</td></tr>"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("<td class=\"cmd\">(not read)</td>"), std::string::npos);
+  EXPECT_EQ(render_html_report(campaign_from_records(campaign_records(2, 3), [](long) {
+              return false;
+            }), options_now()).find("Output files"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace runner

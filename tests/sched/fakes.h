@@ -64,6 +64,9 @@ class FakeTransport final : public Executor {
     m_jobs[id] = outcome(command);
     m_fresh.push_back(id);
   }
+  void start_task_reading(JobId id, const std::string& command, const std::string&) override {
+    start_task(id, command);
+  }
   void signal_task(JobId id, int signal) override {
     signals.emplace_back(id, signal);
     auto it = m_jobs.find(id);

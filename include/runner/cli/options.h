@@ -24,6 +24,7 @@ struct RunOptions {
   std::string hosts_file = "hosts.yaml";
   std::string queue_file = "queue.yaml";
   std::string state_dir;  // empty: beside the queue file
+  std::string outputs_dir;  // where `outputs:` go; empty: <state dir>/outputs
   bool daemon = false;
   bool ignore_errors = false;
   bool error_aborts = false;  // accepted for Pegasus files and scripts; the default
@@ -130,6 +131,17 @@ struct CheckOptions {
 
 int check_hosts(const CheckOptions& options);
 int check_network(const CheckOptions& options);
+
+// `runner push`.
+struct PushOptions {
+  std::string hosts_file = "hosts.yaml";
+  SshOptions ssh;
+  std::vector<std::string> sources;  // local files and folders
+  std::string to = ".";              // the folder on each host, from its login directory
+  std::vector<std::string> hosts;    // only these hosts of the fleet; empty: all
+};
+
+int push_files(const PushOptions& options);
 
 // `runner hosts --detect`.
 struct HostsOptions {

@@ -19,8 +19,8 @@ namespace runner {
 
 // Keys with a meaning of their own; never plain job parameters:
 // "command", "slots", "nodes", "timeout", "retries", "cancel",
-// "allocation_policy", "metrics", "outputs", "outputs_cleanup", "every", and a
-// service's (service.h).
+// "allocation_policy", "metrics", "outputs", "outputs_cleanup", "every",
+// "push", "push_to", and a service's (service.h).
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.
@@ -74,12 +74,21 @@ struct JobSpec {
   std::string outputs;
   // `outputs_cleanup: true` — removed from the host once brought back.
   bool outputs_cleanup = false;
+  // `push:` — a broadcast step's local files and folders (paths separated
+  // by spaces; a YAML list is joined), copied to every host before its
+  // command runs there (runner push's transfer); without `command:`, the
+  // step is the copy alone. Empty: none.
+  std::string push;
+  // `push_to:` — the folder on each host they go into, from the login
+  // directory. Empty: the login directory.
+  std::string push_to;
   // `service:` and its keys (service.h): it runs until the run ends.
   std::optional<ServiceSpec> service;
 };
 
 // Builds a QueueEntry from one item of the queue.yaml sequence. Throws
-// ConfigError (path, line, column) for: a mapping without `command`, a
+// ConfigError (path, line, column) for: a mapping without `command` (or
+// `push`), a
 // nested mapping (but as `metrics`) or null as a value, an empty list, `slots`
 // that is not a positive integer, a metric's regex that does not compile or
 // has no capture group.

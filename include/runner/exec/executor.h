@@ -21,9 +21,11 @@
 
 #include "runner/config/params.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/output_file.h"
 #include "runner/core/pollable.h"
 #include "runner/core/result.h"
 #include "runner/core/status.h"
+#include "runner/exec/push_plan.h"
 
 namespace runner {
 
@@ -79,11 +81,16 @@ struct NetworkSurvey {
 
 // What get_files brought back.
 struct FetchedFiles {
-  std::vector<std::pair<std::string, std::uint64_t>> files;  // path under the folder, size
+  std::vector<OutputFile> files;  // path under the folder, size, SHA-256
   std::string missing;  // what the host said of patterns that matched nothing
   std::string error;    // non-empty: nothing could be brought back
   bool lost = false;    // the host was lost first
 };
+
+// The regular files of `sources` (files, and folders walked, symbolic
+// links followed), each under its own name: `data/x` for `some/data/x`
+// of the source `some/data`. Or the source that cannot be read, and why.
+Result<std::vector<PushFile>> local_push_files(const std::vector<std::string>& sources);
 
 // Ids of the runner's own commands on a host (Executor::run_command); task
 // ids stay far below.
@@ -103,6 +110,10 @@ class Executor : public Pollable {
   // group, stdin empty. Only called after host_ready. Reports task_started,
   // task_output..., task_exited.
   virtual void start_task(TaskId task, const std::string& command) = 0;
+  // start_task, the task's stdin the bytes of the local file `input` (then
+  // its end) instead of empty.
+  virtual void start_task_reading(TaskId task, const std::string& command,
+                                  const std::string& input) = 0;
   // start_task, after writing `setup`'s files and exporting its variables
   // (in the task's own shell: a file that cannot be written fails the task).
   void start_task_with(TaskId task, const std::string& command, const TaskSetup& setup);
@@ -130,6 +141,9 @@ class Executor : public Pollable {
   // run_command, its stdout given to `on_stdout` as it comes, not kept.
   void run_command_streaming(const std::string& command,
                              std::function<void(std::string_view)> on_stdout, CommandDone done);
+  // run_command, its stdin the local file `input`.
+  void run_command_reading(const std::string& command, const std::string& input,
+                           CommandDone done);
   // Sends SIGKILL to those of `groups` (process group ids on this host)
   // that still exist, and says which did.
   void kill_leftovers(const std::vector<long>& groups,
@@ -140,6 +154,12 @@ class Executor : public Pollable {
   // paths, as one tar stream over the host's connection.
   void get_files(const std::string& patterns, const std::string& into,
                  std::function<void(const FetchedFiles&)> done);
+  // Copies `files` into the host's folder `to` (relative to the login
+  // directory; made if missing), keeping their modes and times: first a
+  // listing of what the host has, then one tar stream of the files it
+  // lacks or has with another size, time or mode.
+  void put_files(const std::vector<PushFile>& files, const std::string& to,
+                 std::function<void(const PutResult&)> done);
   // Removes `paths` (relative to the login directory) from the host.
   void remove_files(const std::vector<std::string>& paths, CommandDone done);
   // What rank 0 of a job that spans hosts needs to know of its host: the

@@ -30,6 +30,9 @@
 // if not answers "<token> busy" without running anything; that launcher is
 // retired too and the job goes to a fresh one.
 //
+// A job that reads an input (a file of runner's, sent as its stdin) has a
+// channel of its own too (input_channel_script).
+//
 // Where `setsid` is missing, each job has a channel of its own whose sh
 // runs the wrapper itself (job_channel_script; sshd made it a session
 // leader, and reports its exit status or signal). A signal for a job goes
@@ -82,6 +85,12 @@ std::string launcher_control_line(std::string_view control, std::string_view tok
 // The whole stdin of a channel that runs one job where there is no
 // `setsid`: the ready marker, then the job's wrapper, stdin empty.
 std::string job_channel_script(std::string_view command, std::string_view token);
+
+// The start of the stdin of a channel whose job reads the rest of it: the
+// ready marker, then the job's wrapper, its stdin the channel's. What
+// follows (the job's input) must be sent only once the wrapper's
+// "runner-pgid" line came back: sh may read ahead of the line it runs.
+std::string input_channel_script(std::string_view command, std::string_view token);
 
 // The whole stdin of a channel that runs `control` alone: the ready
 // marker, then the control, ending in the markers.

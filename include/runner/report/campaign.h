@@ -19,6 +19,7 @@
 
 #include "runner/config/params.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/output_file.h"
 #include "runner/report/log_files.h"  // the observing commands read logs beside the journal
 
 namespace runner {
@@ -84,6 +85,11 @@ struct CampaignJob {
   std::string service;
   std::optional<SystemTime> ready_at;  // when this attempt of a service was ready
   Params ready_variables;              // what its `ready_log` gave later jobs
+  // The folder its `outputs:` were brought back into, as the journal's
+  // outputs record says (`--outputs-dir`); empty: none recorded.
+  std::string outputs_folder;
+  // The files brought back (a rank's under "<rank>/"), as recorded.
+  std::vector<OutputFile> outputs;
 
   bool is_gang() const { return !tasks.empty(); }
   bool is_service() const { return !service.empty(); }

@@ -21,7 +21,8 @@ namespace runner {
 Params output_numbers(std::string_view file_name, std::string_view text);
 
 // The job's metrics, name → value as written: first the numbers of its
-// collected outputs (every .json/.csv/.tsv file under outputs/<id>/, in
+// collected outputs (every .json/.csv/.tsv file under the folder the
+// journal says they went to, else outputs/<id>/ of the state directory, in
 // path order, a later file's field replacing an earlier one's), then its
 // `metrics:` patterns' last matches in its log (rank 0's for a job that
 // spans hosts), which replace an output's field of the same name. A

@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -224,6 +225,13 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Brings back the files the job's `outputs:` name from each of its
   // tasks' hosts (job_outputs.cpp).
   void collect_outputs(const Job& job);
+  // A broadcast step with `push:`: its files go to every ready host, then
+  // its command runs on the slots of the hosts that have them (step_push.cpp).
+  void push_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands);
+  void step_pushed(int host, const PutResult& result);
+  // One broadcast step's commands, each on its slot.
+  void launch_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands,
+                   Clock::time_point now);
   // The variables a task's templates see besides its slots' and its job's:
   // its rank's, and what ready services gave.
   Params builtins_for(const Job& job, const Task& task) const;
@@ -310,6 +318,14 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   Clock::duration m_succeeded_time{};  // the durations of the jobs that succeeded
   int m_succeeded = 0;
   bool m_step_failed = false;  // broadcast: a job of the current step failed
+  // broadcast: a step whose `push:` is on its way to the hosts.
+  struct PushingStep {
+    JobSpec spec;
+    std::vector<std::pair<int, std::string>> commands;  // slot, command
+    int pending = 0;                                    // hosts yet to answer
+    std::set<int> failed;                               // hosts without the files
+  };
+  std::optional<PushingStep> m_pushing;
   int m_failures = 0;
   bool m_unrunnable = false;  // jobs remained that no usable host could run
 };

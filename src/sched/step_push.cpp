@@ -1,0 +1,78 @@
+// A broadcast step's `push:`: its files copied to every ready host (as
+// `runner push` does), then its command started on the slots of the hosts
+// that got them. A host that did not is a failure of the step.
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "runner/sched/scheduler.h"
+
+namespace runner {
+
+namespace {
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> split;
+  for (std::string word; in >> word;) split.push_back(word);
+  return split;
+}
+
+}  // namespace
+
+void Scheduler::launch_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands,
+                            Clock::time_point now) {
+  // A step of `push:` alone runs nothing.
+  if (spec.command.empty()) return;
+  for (auto& [slot, command] : commands)
+    launch(new_job(spec), {{slot}}, {std::move(command)}, now);
+}
+
+void Scheduler::push_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands) {
+  Result<std::vector<PushFile>> files = local_push_files(words(spec.push));
+  if (!files) {
+    m_observer.warning(fmt::format("queue line {}: push: {}", spec.line, files.status().message()));
+    m_step_failed = true;
+    ++m_failures;
+    m_queue_dirty = true;
+    return;
+  }
+  std::vector<int> hosts;
+  for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
+    if (m_hosts[h].state == HostState::ready) hosts.push_back(static_cast<int>(h));
+  m_pushing = PushingStep{spec, std::move(commands), static_cast<int>(hosts.size()), {}};
+  std::string to = spec.push_to.empty() ? "." : spec.push_to;
+  m_observer.notice(fmt::format("queue line {}: pushing {} file{} to {} host{} into {}",
+                                spec.line, files->size(), files->size() == 1 ? "" : "s",
+                                hosts.size(), hosts.size() == 1 ? "" : "s", to));
+  for (int host : hosts)
+    m_executors[host]->put_files(*files, to,
+                                 [this, host](const PutResult& result) { step_pushed(host, result); });
+}
+
+void Scheduler::step_pushed(int host, const PutResult& result) {
+  const std::string& name = m_fleet.hosts[host].name;
+  if (result.error.empty()) {
+    m_observer.notice(fmt::format("push to {}: {}", name, put_summary(result)));
+  } else {
+    m_observer.warning(fmt::format("push to {} failed: {}", name, result.error));
+    m_pushing->failed.insert(host);
+  }
+  if (--m_pushing->pending > 0) return;
+  PushingStep step = std::move(*m_pushing);
+  m_pushing.reset();
+  m_queue_dirty = true;
+  if (!step.failed.empty()) {
+    m_step_failed = true;
+    m_failures += static_cast<int>(step.failed.size());
+  }
+  // Interrupted meanwhile: the command does not start.
+  if (m_stopping) return;
+  std::erase_if(step.commands, [&](const auto& slot_command) {
+    int slot_host = m_fleet.slots[slot_command.first].host;
+    return step.failed.count(slot_host) > 0 || m_hosts[slot_host].state != HostState::ready;
+  });
+  launch_step(step.spec, std::move(step.commands), m_options.clock());
+}
+
+}  // namespace runner

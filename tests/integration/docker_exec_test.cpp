@@ -105,6 +105,22 @@ TEST_F(DockerJob, ASecondCtrlCStopsTheProcessInTheContainer) {
                                 << running_in_box();
 }
 
+TEST_F(DockerJob, KillingTheClientStopsItsProcessInTheContainer) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
+  dir.write("queue.yaml", "- docker exec box sleep 300; echo client ended $?\n");
+  Process run(local_runner({"queue"}));
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return running_in_box().find("sleep 300") != std::string::npos; }, 20s))
+      << run.peek_err();
+  std::vector<long> clients = testing::live_processes_starting("docker exec box ");
+  ASSERT_EQ(clients.size(), 1u);
+  ::kill(static_cast<pid_t>(clients.front()), SIGKILL);
+  ProcessResult r = run.wait();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("client ended 137"), std::string::npos) << r.out;
+  EXPECT_TRUE(container_idle()) << running_in_box();
+}
+
 TEST_F(DockerJob, ResumingAKilledRunStopsTheProcessInTheContainer) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
   dir.write("queue.yaml",

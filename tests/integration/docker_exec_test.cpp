@@ -3,9 +3,12 @@
 // started inside the container stops too, on a local slot and over SSH.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/docker_engine.h"
 #include "support/loopback_fleet.h"
@@ -71,13 +74,14 @@ class DockerJob : public ::testing::Test {
 
   TempDir dir;
   DockerEngine* engine = nullptr;
-  const std::string box = "box";
+  // Of this test process: tests run side by side, each with an engine of its own.
+  const std::string box = "box-" + std::to_string(::getpid());
 };
 
 TEST_F(DockerJob, TheOutputAndTheStatusOfTheCommandInTheContainerAreTheJobs) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
-  dir.write("queue.yaml",
-            "- docker exec -e WORD=inside box sh -c 'echo $WORD; echo >&2 complaint; exit 3'\n");
+  dir.write("queue.yaml", "- docker exec -e WORD=inside " + box +
+                              " sh -c 'echo $WORD; echo >&2 complaint; exit 3'\n");
   ProcessResult r = testing::run_process(local_runner({"queue"}));
   EXPECT_NE(r.status, 0);
   std::string log = dir.read("queue.runner/logs/1.log");
@@ -89,7 +93,7 @@ TEST_F(DockerJob, TheOutputAndTheStatusOfTheCommandInTheContainerAreTheJobs) {
 
 TEST_F(DockerJob, ATimeoutStopsTheProcessInTheContainer) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
-  dir.write("queue.yaml", "- command: docker exec box sh -c 'sleep 300'\n  timeout: 2s\n");
+  dir.write("queue.yaml", "- command: docker exec " + box + " sh -c 'sleep 300'\n  timeout: 2s\n");
   ProcessResult r = testing::run_process(local_runner({"queue"}));
   EXPECT_NE(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("timed out"), std::string::npos) << r.out << r.err;
@@ -98,7 +102,7 @@ TEST_F(DockerJob, ATimeoutStopsTheProcessInTheContainer) {
 
 TEST_F(DockerJob, ASecondCtrlCStopsTheProcessInTheContainer) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
-  dir.write("queue.yaml", "- docker exec box sh -c 'trap \"\" TERM; sleep 300'\n");
+  dir.write("queue.yaml", "- docker exec " + box + " sh -c 'trap \"\" TERM; sleep 300'\n");
   Process run(local_runner({"queue"}));
   interrupt_twice_once_sleeping(run);
   EXPECT_TRUE(container_idle()) << "a process that ignores SIGTERM gets SIGKILL:\n"
@@ -107,12 +111,12 @@ TEST_F(DockerJob, ASecondCtrlCStopsTheProcessInTheContainer) {
 
 TEST_F(DockerJob, KillingTheClientStopsItsProcessInTheContainer) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
-  dir.write("queue.yaml", "- docker exec box sleep 300; echo client ended $?\n");
+  dir.write("queue.yaml", "- docker exec " + box + " sleep 300; echo client ended $?\n");
   Process run(local_runner({"queue"}));
   ASSERT_TRUE(testing::wait_until(
       [&] { return running_in_box().find("sleep 300") != std::string::npos; }, 20s))
       << run.peek_err();
-  std::vector<long> clients = testing::live_processes_starting("docker exec box ");
+  std::vector<long> clients = testing::live_processes_starting("docker exec " + box + " ");
   ASSERT_EQ(clients.size(), 1u);
   ::kill(static_cast<pid_t>(clients.front()), SIGKILL);
   ProcessResult r = run.wait();
@@ -125,7 +129,8 @@ TEST_F(DockerJob, ResumingAKilledRunStopsTheProcessInTheContainer) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
   dir.write("queue.yaml",
             "- if [ -e tried ]; then echo second attempt; "
-            "else touch tried; docker exec box sleep 300; fi\n");
+            "else touch tried; docker exec " +
+                box + " sleep 300; fi\n");
   {
     Process run(local_runner({"queue"}));
     ASSERT_TRUE(testing::wait_until(
@@ -142,20 +147,62 @@ TEST_F(DockerJob, ResumingAKilledRunStopsTheProcessInTheContainer) {
   EXPECT_TRUE(container_idle()) << running_in_box();
 }
 
-TEST_F(DockerJob, ASecondCtrlCStopsTheProcessInTheContainerOfAJobOverSsh) {
-  TempDir fleet_dir;
-  testing::LoopbackFleet fleet(fleet_dir);
-  testing::SshdOptions options;
-  for (const auto& [name, value] : engine->env())
-    options.session_environment.push_back(name + "=" + value);
-  if (!fleet.start(1, options)) {
+// Jobs over SSH: loopback sshd hosts whose sessions reach the engine.
+class DockerJobOverSsh : public DockerJob {
+ protected:
+  void start_hosts(int n) {
+    testing::SshdOptions options;
+    for (const auto& [name, value] : engine->env())
+      options.session_environment.push_back(name + "=" + value);
+    if (fleet.start(n, options)) return;
     if (testing::sshd_required()) FAIL() << "sshd is missing but CI=true requires it";
     GTEST_SKIP() << "no sshd on this machine";
   }
+
+  testing::LoopbackFleet fleet{dir};
+};
+
+TEST_F(DockerJobOverSsh, ASecondCtrlCStopsTheProcessInTheContainer) {
+  if (!engine) return;
+  start_hosts(1);
+  if (fleet.size() < 1) return;
   fleet.write_hosts(1);
-  fleet_dir.write("queue.yaml", "- docker exec box sleep 300\n");
+  dir.write("queue.yaml", "- docker exec " + box + " sleep 300\n");
   Process run(fleet.runner({"queue"}));
   interrupt_twice_once_sleeping(run);
+  EXPECT_TRUE(container_idle()) << running_in_box();
+}
+
+TEST_F(DockerJobOverSsh, ALostHostsCleanupStopsTheProcessInTheContainer) {
+  if (!engine) return;
+  start_hosts(2);
+  if (fleet.size() < 2) return;
+  dir.write("hosts.yaml", "- " + fleet.name(0) + "\n- " + fleet.name(1) + "\n");
+  // The first attempt of job 0 hangs in the container; the other jobs are
+  // short, enough of them that the lost host is back before the queue runs dry.
+  dir.write("queue.yaml", "- command: if [ <<i>> = 0 ] && ! [ -e " + dir.file("tried") +
+                              " ]; then touch " + dir.file("tried") + "; docker exec " + box +
+                              " sleep 300; fi; sleep 0.3; echo job <<i>>\n"
+                              "  i: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]\n");
+  Process run(fleet.runner({"queue"}));
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return running_in_box().find("sleep 300") != std::string::npos; }, 20s))
+      << run.peek_err();
+  // Whichever host got job 0 drops off the network; its processes go on.
+  int lost = -1;
+  std::istringstream journal(dir.read("queue.runner/journal.jsonl"));
+  for (std::string line; std::getline(journal, line);) {
+    nlohmann::json record = nlohmann::json::parse(line);
+    if (record["event"] == "job_start" && record["job"] == 1)
+      lost = record["host"] == fleet.name(0) ? 0 : 1;
+  }
+  ASSERT_GE(lost, 0);
+  fleet.host(lost).cut_network();
+  ASSERT_TRUE(run.wait_for_output("running it again", 30s)) << run.peek_err();
+  fleet.host(lost).restart();
+  ProcessResult r = run.wait();
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("killed 1 leftover"), std::string::npos) << r.err;
   EXPECT_TRUE(container_idle()) << running_in_box();
 }
 

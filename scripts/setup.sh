@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what runner needs to build, from Debian's packages, and with
 # --tests what its tests run against too (sshd, shells, torch, Open MPI,
-# Slurm, Chromium). Does nothing when everything is already there.
+# Slurm, Chromium, Docker). Does nothing when everything is already there.
 set -euo pipefail
 
 packages=(
@@ -20,6 +20,7 @@ test_packages=(
   python3-torch openmpi-bin  # torchrun and mpirun, run for real across that fleet (tests/integration/multi_node_test)
   slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)
   chromium
+  docker.io debootstrap  # a real Docker engine for the jobs that run `docker exec`, its image made offline from Debian's archive (tests/support/docker_engine)
 )
 [ "${1:-}" = "--tests" ] && packages+=("${test_packages[@]}")
 

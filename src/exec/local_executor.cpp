@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "local_launch.h"
+#include "runner/exec/docker_exec.h"
 #include "spawn_in_own_group.h"
 
 namespace runner {
@@ -207,7 +208,7 @@ class LocalExecutor final : public Executor {
 }  // namespace
 
 LaunchCommand ShellLaunch::command_for(TaskId, const std::string& command, int) {
-  return {"/bin/sh", {"sh", "-c", command}};
+  return {"/bin/sh", {"sh", "-c", with_docker_exec_stop(command)}};
 }
 
 std::string ShellLaunch::deliver(TaskId, pid_t pgid, int signal) {

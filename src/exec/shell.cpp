@@ -6,6 +6,8 @@
 #include <csignal>
 #include <string>
 
+#include "runner/exec/docker_exec.h"
+
 namespace runner {
 
 namespace {
@@ -44,12 +46,16 @@ std::string shell_quote(std::string_view text) {
   return quoted;
 }
 
-std::string job_wrapper(std::string_view command) {
+std::string evaluated(std::string_view command) {
   // The leading space keeps a command that starts with '-' from being read
   // as an option of `eval` (bash as sh has options there; dash has none).
   std::string spaced = " ";
   spaced += command;
-  return "echo \"runner-pgid $$\"; eval " + shell_quote(spaced);
+  return docker_exec_prelude(command) + "eval " + shell_quote(spaced);
+}
+
+std::string job_wrapper(std::string_view command) {
+  return "echo \"runner-pgid $$\"; " + evaluated(command);
 }
 
 std::string set_up_command(const std::vector<std::pair<std::string, std::string>>& environment,

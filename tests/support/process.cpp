@@ -226,4 +226,13 @@ int live_processes_running(const std::string& command_line) {
   return count;
 }
 
+std::vector<long> live_processes_starting(const std::string& command_line_start) {
+  std::vector<long> pids;
+  for_each_process([&](long pid, char state, long, const std::string& cmdline) {
+    if (state != 'Z' && cmdline.compare(0, command_line_start.size(), command_line_start) == 0)
+      pids.push_back(pid);
+  });
+  return pids;
+}
+
 }  // namespace runner::testing

@@ -20,10 +20,10 @@ struct ProcessResult {
 };
 
 struct ProcessSpec {
-  std::vector<std::string> args;            // args[0] is the program path
-  std::string cwd;                          // empty: inherit
-  std::map<std::string, std::string> env;   // set (or, with empty value, unset) on top of ours
-  std::string input;                        // written to stdin, then closed
+  std::vector<std::string> args;           // args[0] is the program path
+  std::string cwd;                         // empty: inherit
+  std::map<std::string, std::string> env;  // set (or, with empty value, unset) on top of ours
+  std::string input;                       // written to stdin, then closed
   std::chrono::milliseconds timeout{60000};
 };
 
@@ -84,5 +84,9 @@ int live_group_members(long pgid);
 // Processes (not zombies) whose whole command line, arguments joined by
 // spaces, is `command_line` (e.g. "sleep 31.25").
 int live_processes_running(const std::string& command_line);
+
+// The pids of live processes whose command line starts with
+// `command_line_start` (arguments joined by spaces).
+std::vector<long> live_processes_starting(const std::string& command_line_start);
 
 }  // namespace runner::testing

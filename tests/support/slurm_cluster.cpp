@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "support/daemon.h"
 #include "support/loopback_port.h"
 #include "support/sshd.h"
 #include "support/wait.h"
@@ -38,17 +39,6 @@ void write_munge_key(const std::string& path) {
   for (char& c : key) c = static_cast<char>(random());
   std::ofstream(path, std::ios::binary) << key;
   ::chmod(path.c_str(), 0400);
-}
-
-// Stops `pid` (TERM, then KILL after a while) and reaps it.
-void stop(pid_t pid) {
-  ::kill(pid, SIGTERM);
-  for (int i = 0; i < 50; ++i) {
-    if (::waitpid(pid, nullptr, WNOHANG) == pid) return;
-    std::this_thread::sleep_for(20ms);
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
 }
 
 }  // namespace
@@ -150,29 +140,7 @@ KillWait=2
 }
 
 pid_t SlurmCluster::launch(const std::vector<std::string>& args, const std::string& log) {
-  std::map<std::string, std::string> environment = env();
-  pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
-  if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int nothing = ::open("/dev/null", O_RDONLY);
-    ::dup2(nothing, 0);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::setpgid(0, 0);
-    for (const auto& [name, value] : environment) {
-      if (value.empty())
-        ::unsetenv(name.c_str());
-      else
-        ::setenv(name.c_str(), value.c_str(), 1);
-    }
-    std::vector<char*> argv;
-    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return launch_daemon(args, log, env());
 }
 
 std::map<std::string, std::string> SlurmCluster::env() const {
@@ -239,7 +207,7 @@ SlurmCluster::~SlurmCluster() {
         return run({"/usr/bin/squeue", "-h", "-o", "%i"}).out.empty();
       },
       10s));
-  for (auto it = m_daemons.rbegin(); it != m_daemons.rend(); ++it) stop(*it);
+  for (auto it = m_daemons.rbegin(); it != m_daemons.rend(); ++it) stop_daemon(*it);
 }
 
 }  // namespace runner::testing

@@ -12,9 +12,14 @@ namespace runner {
 // `text` as one POSIX shell word: single-quoted, each ' written as '\''.
 std::string shell_quote(std::string_view text);
 
+// `command` as a job's `sh` runs it: evaluated exactly as `sh -c '<command>'`
+// would, after the definitions that stop its `docker exec`s with it (see
+// docker_exec.h).
+std::string evaluated(std::string_view command);
+
 // The script that runs a job in a fresh `sh`: prints "runner-pgid <pid>\n"
 // on stdout (the shell is made a session and group leader, so its pid is the
-// group id), then evaluates `command` exactly as `sh -c '<command>'` would.
+// group id), then runs evaluated(command).
 std::string job_wrapper(std::string_view command);
 
 // `command` preceded by writing `files` (path, content; the command is not

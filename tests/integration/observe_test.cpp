@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "support/headless_chromium.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
@@ -110,17 +111,6 @@ std::pair<std::string, int> run_in_terminal(std::vector<std::string> args, const
   }
   ::close(master);
   return {output, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
-}
-
-std::string find_chromium() {
-  for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-    if (access(candidate, X_OK) == 0) return candidate;
-  return "";
-}
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci && std::string(ci) == "true";
 }
 
 struct Observe : ::testing::Test {
@@ -450,11 +440,8 @@ TEST_F(Observe, StatusWithoutARunSaysHowToFindOne) {
 }
 
 TEST_F(Observe, ReportRendersABarForEveryJobInHeadlessChromium) {
-  std::string chromium = find_chromium();
-  if (chromium.empty()) {
-    if (in_ci()) FAIL() << "chromium is missing; scripts/setup.sh installs it";
-    GTEST_SKIP() << "chromium is not installed";
-  }
+  std::string chromium = testing::find_chromium();
+  RUNNER_REQUIRE_CHROMIUM(chromium);
   dir.write("hosts.yaml", "- hostname: localhost\n  gpu: [0, 1, 2]\n");
   dir.write("queue.yaml",
             "- command: sleep 0.<<t>>; echo model <<t>>\n"
@@ -472,22 +459,7 @@ TEST_F(Observe, ReportRendersABarForEveryJobInHeadlessChromium) {
   EXPECT_EQ(page.find("http"), std::string::npos) << "nothing is fetched";
 
   auto chrome = [&](std::vector<std::string> extra, const std::string& url) {
-    testing::ProcessSpec spec;
-    spec.args = {chromium,
-                 "--headless",
-                 "--no-sandbox",
-                 "--disable-gpu",
-                 "--disable-quic",
-                 "--no-first-run",
-                 "--disable-sync",
-                 "--disable-background-networking",
-                 "--disable-component-update",
-                 "--user-data-dir=" + dir.file("chromium-profile")};
-    for (auto& e : extra) spec.args.push_back(e);
-    spec.args.push_back(url);
-    spec.cwd = dir.path();
-    spec.timeout = 90s;
-    return testing::run_process(spec);
+    return testing::headless_chromium(chromium, dir, extra, url);
   };
   std::string url = "file://" + dir.file("report.html");
   ProcessResult dom = chrome({"--dump-dom"}, url + "#sort=duration");

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "support/headless_chromium.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
@@ -83,6 +84,24 @@ TEST_F(Results, ARegexWithoutCaptureGroupIsRefusedBeforeAnythingRuns) {
   EXPECT_EQ(run.status, 2);
   EXPECT_NE(run.err.find("queue.yaml:3"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("has no capture group"), std::string::npos) << run.err;
+}
+
+TEST_F(Results, ReportDrawsOneLinePerSeriesInHeadlessChromium) {
+  std::string chromium = testing::find_chromium();
+  RUNNER_REQUIRE_CHROMIUM(chromium);
+  ASSERT_EQ(runner({"queue"}).status, 0);
+  ProcessResult report =
+      runner({"report", "--plot", "throughput:batch:model", "-o", "report.html"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  ProcessResult dom =
+      testing::headless_chromium(chromium, dir, {"--dump-dom"}, "file://" + dir.file("report.html"));
+  ASSERT_EQ(dom.status, 0) << dom.err;
+  // model a and model b: a line each, with a point per batch size.
+  EXPECT_EQ(testing::count(dom.out, "<path class=\"series\""), 2) << dom.out.substr(0, 2000);
+  std::size_t results = dom.out.find("<table id=\"results\">");
+  ASSERT_NE(results, std::string::npos);
+  std::string table = dom.out.substr(results, dom.out.find("</table>", results) - results);
+  EXPECT_EQ(testing::count(table, "<tr>"), 5) << table;  // a header and four jobs
 }
 
 }  // namespace

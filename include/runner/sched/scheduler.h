@@ -226,7 +226,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // tasks' hosts (job_outputs.cpp).
   void collect_outputs(const Job& job);
   // A broadcast step with `push:`: its files go to every ready host, then
-  // its command runs on the slots of the hosts that have them (step_push.cpp).
+  // its command runs on the slots of the hosts that have them (broadcast_steps.cpp).
   void push_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands);
   void step_pushed(int host, const PutResult& result);
   // One broadcast step's commands, each on its slot.

@@ -1,6 +1,8 @@
-// A broadcast step's `push:`: its files copied to every ready host (as
-// `runner push` does), then its command started on the slots of the hosts
-// that got them. A host that did not is a failure of the step.
+// Broadcast mode's steps: one job of the queue at a time, run on every slot
+// of every ready host, the next once all of it has ended; and a step's
+// `push:`, its files copied to every ready host (as `runner push` does)
+// before its command starts on the slots of the hosts that got them (a host
+// that did not is a failure of the step).
 #include <fmt/format.h>
 
 #include <sstream>
@@ -19,6 +21,52 @@ std::vector<std::string> words(const std::string& text) {
 }
 
 }  // namespace
+
+void Scheduler::pump_broadcast(Clock::time_point now) {
+  m_queue_dirty = false;
+  if (m_step_failed && !m_options.ignore_errors) {
+    m_observer.notice("a job failed; stopping (use --ignore-errors to go on)");
+    m_stopping = true;
+    return;
+  }
+  if (!m_hosts.any(HostState::ready)) return;
+  m_step_failed = false;
+  // One job per step: it runs on every slot of every ready host.
+  std::vector<std::pair<int, std::string>> commands;
+  TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
+    if (!commands.empty()) return false;
+    if (job.nodes || job.every_host) {
+      report_once(fmt::format("the next job (queue line {}) has `{}`, but broadcast runs every "
+                              "job on each slot alone; edit the queue to go on",
+                              job.line, job.nodes ? "nodes:" : "every: host"));
+      return false;
+    }
+    for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {
+      if (m_hosts[m_fleet.slots[s].host].state != HostState::ready) continue;
+      auto command = render(job, {{static_cast<int>(s)}});
+      if (!command) {
+        commands.clear();
+        return false;
+      }
+      commands.emplace_back(static_cast<int>(s), std::move(command->front()));
+    }
+    return true;
+  });
+  if (!batch.taken.empty()) {
+    m_queue_empty = false;
+    m_last_report.clear();
+    if (!batch.taken.front().push.empty())
+      push_step(batch.taken.front(), std::move(commands));
+    else
+      launch_step(batch.taken.front(), std::move(commands), now);
+    return;
+  }
+  if (std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {
+    if (!m_options.daemon) m_unrunnable = true;
+    return;
+  }
+  handle_stop(batch, now);
+}
 
 void Scheduler::launch_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands,
                             Clock::time_point now) {

@@ -1,5 +1,7 @@
 #include "runner/exec/executor.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <charconv>
 #include <utility>
@@ -51,19 +53,25 @@ void Executor::run_command(const std::string& command, CommandDone done) {
   run_command_streaming(command, nullptr, std::move(done));
 }
 
-void Executor::run_command_streaming(const std::string& command,
-                                     std::function<void(std::string_view)> on_stdout,
-                                     CommandDone done) {
+TaskId Executor::run_command_streaming(const std::string& command,
+                                       std::function<void(std::string_view)> on_stdout,
+                                       CommandDone done) {
   TaskId id = m_next_own_id++;
   m_own.emplace(id, OwnCommand{std::move(done), {}, std::move(on_stdout)});
   start_task(id, command);
+  return id;
 }
 
-void Executor::run_command_reading(const std::string& command, const std::string& input,
-                                   CommandDone done) {
+TaskId Executor::run_command_reading(const std::string& command, const std::string& input,
+                                     CommandDone done) {
   TaskId id = m_next_own_id++;
   m_own.emplace(id, OwnCommand{std::move(done), {}, nullptr});
   start_task_reading(id, command, input);
+  return id;
+}
+
+void Executor::stop_transfers() {
+  for (TaskId id : m_transfers) signal_task(id, SIGKILL);
 }
 
 void Executor::start_task_with(TaskId task, const std::string& command, const TaskSetup& setup) {
@@ -105,6 +113,7 @@ void Executor::kill_leftovers(const std::vector<long>& groups,
 
 void Executor::report_failed(const Status& error) {
   // Own commands still waiting are gone with the host.
+  m_transfers.clear();
   for (auto& [id, own] : std::exchange(m_own, {}))
     own.done(JobExit::lost_because(error.message()), own.output);
   m_events.host_failed(m_host, error);
@@ -136,6 +145,7 @@ void Executor::report_exited(TaskId task, const JobExit& exit) {
   }
   OwnCommand command = std::move(own->second);
   m_own.erase(own);
+  m_transfers.erase(task);
   command.done(exit, command.output);
 }
 

@@ -147,7 +147,7 @@ Result<std::vector<PushFile>> local_push_files(const std::vector<std::string>& s
 void Executor::put_files(const std::vector<PushFile>& files, const std::string& to,
                          std::function<void(const PutResult&)> done) {
   auto listing = std::make_shared<std::string>();
-  run_command_streaming(
+  TaskId listing_command = run_command_streaming(
       host_listing_command(to, files),
       [listing](std::string_view bytes) { listing->append(bytes); },
       [this, files, to, listing, done = std::move(done)](const JobExit& exit,
@@ -174,7 +174,7 @@ void Executor::put_files(const std::vector<PushFile>& files, const std::string& 
         }
         std::shared_ptr<TemporaryFolder> folder = *archive;
         for (const PushFile& file : send) result.bytes += file.size;
-        run_command_reading(
+        TaskId unpacking = run_command_reading(
             unpack_command(to), folder->path() + "/push.tar",
             [folder, result, sent = send.size(), to, done](const JobExit& exit,
                                                            const std::string& output) mutable {
@@ -191,7 +191,9 @@ void Executor::put_files(const std::vector<PushFile>& files, const std::string& 
               }
               done(result);
             });
+        track_transfer(unpacking);
       });
+  track_transfer(listing_command);
 }
 
 }  // namespace runner

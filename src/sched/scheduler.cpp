@@ -50,6 +50,8 @@ void Scheduler::stop_scheduling() {
 void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
   m_cancelling = true;
+  if (m_pushing)
+    for (auto& executor : m_executors) executor->stop_transfers();
   for (auto& [id, job] : m_running) {
     job.running().cancelled = true;
     if (!job.running().kill_at) stop_job(job, now);

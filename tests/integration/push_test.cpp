@@ -278,5 +278,25 @@ TEST_F(Push, AnInterruptDuringAStepsPushRunsNotItsCommand) {
   EXPECT_EQ(r.out.find("after the push"), std::string::npos) << r.out;
 }
 
+TEST_F(Push, ASecondInterruptStopsAStepsPushOnItsWay) {
+  START_OR_SKIP(1);
+  write_big_file("data/big.bin", 300);
+  dir.write("queue.yaml", "- push: data\n  command: echo after the push\n");
+  testing::Process run(fleet.runner({"broadcast"}));
+  ASSERT_TRUE(testing::wait_until(
+      [&] { return std::filesystem::exists(dir.file("home0/data/big.bin")); },
+      std::chrono::seconds(30)))
+      << run.peek_out() << run.peek_err();
+  run.signal(SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  run.signal(SIGINT);
+  ProcessResult r = run.wait();
+  EXPECT_EQ(r.status, 130) << r.out << r.err;
+  EXPECT_EQ(r.out.find("after the push"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("push to " + fleet.name(0) + " failed: "), std::string::npos) << r.err;
+  EXPECT_LT(std::filesystem::file_size(dir.file("home0/data/big.bin")), 300u << 20)
+      << "the copy was cut short";
+}
+
 }  // namespace
 }  // namespace runner

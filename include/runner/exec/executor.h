@@ -139,11 +139,11 @@ class Executor : public Pollable {
   using CommandDone = std::function<void(const JobExit& exit, const std::string& output)>;
   void run_command(const std::string& command, CommandDone done);
   // run_command, its stdout given to `on_stdout` as it comes, not kept.
-  void run_command_streaming(const std::string& command,
-                             std::function<void(std::string_view)> on_stdout, CommandDone done);
+  TaskId run_command_streaming(const std::string& command,
+                               std::function<void(std::string_view)> on_stdout, CommandDone done);
   // run_command, its stdin the local file `input`.
-  void run_command_reading(const std::string& command, const std::string& input,
-                           CommandDone done);
+  TaskId run_command_reading(const std::string& command, const std::string& input,
+                             CommandDone done);
   // Sends SIGKILL to those of `groups` (process group ids on this host)
   // that still exist, and says which did.
   void kill_leftovers(const std::vector<long>& groups,
@@ -160,6 +160,9 @@ class Executor : public Pollable {
   // lacks or has with another size, time or mode.
   void put_files(const std::vector<PushFile>& files, const std::string& to,
                  std::function<void(const PutResult&)> done);
+  // Kills what put_files runs on the host now: each copy under way ends as
+  // failed (a second interrupt stops a step's push as it stops jobs).
+  void stop_transfers();
   // Removes `paths` (relative to the login directory) from the host.
   void remove_files(const std::vector<std::string>& paths, CommandDone done);
   // What rank 0 of a job that spans hosts needs to know of its host: the
@@ -191,6 +194,12 @@ class Executor : public Pollable {
   ExecutorEvents& m_events;
   TaskId m_next_own_id = k_first_own_command_id;
   std::map<TaskId, OwnCommand> m_own;
+  // Counts `id`, an own command of put_files, as under way (if it has not
+  // ended already).
+  void track_transfer(TaskId id) {
+    if (m_own.count(id)) m_transfers.insert(id);
+  }
+  std::set<TaskId> m_transfers;  // own commands of put_files under way
 };
 
 }  // namespace runner

@@ -260,37 +260,42 @@ TEST_F(Push, AHostThePushFailsOnFailsTheStepAndRunsNotItsCommand) {
   EXPECT_EQ(testing::count(r.out, "next step"), 0) << r.out;
 }
 
+// A broadcast run of one step that pushes `mib` MiB (data/big.bin) to the
+// first host, then echoes "after the push"; returned once the file has
+// begun to arrive there (nullptr, with a failure, if it does not).
+std::unique_ptr<testing::Process> start_step_push(Push& test, int mib) {
+  test.write_big_file("data/big.bin", mib);
+  test.dir.write("queue.yaml", "- push: data\n  command: echo after the push\n");
+  auto run = std::make_unique<testing::Process>(test.fleet.runner({"broadcast"}));
+  if (testing::wait_until(
+          [&] { return std::filesystem::exists(test.dir.file("home0/data/big.bin")); },
+          std::chrono::seconds(30)))
+    return run;
+  ADD_FAILURE() << run->peek_out() << run->peek_err();
+  return nullptr;
+}
+
 TEST_F(Push, AnInterruptDuringAStepsPushRunsNotItsCommand) {
   START_OR_SKIP(1);
-  write_big_file("data/big.bin", 50);
-  dir.write("queue.yaml", "- push: data\n  command: echo after the push\n");
-  testing::Process run(fleet.runner({"broadcast"}));
-  ASSERT_TRUE(testing::wait_until(
-      [&] { return std::filesystem::exists(dir.file("home0/data/big.bin")); },
-      std::chrono::seconds(30)))
-      << run.peek_out() << run.peek_err();
+  auto run = start_step_push(*this, 50);
+  ASSERT_TRUE(run);
   fleet.host(0).pause_sessions();
-  run.signal(SIGINT);
+  run->signal(SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   fleet.host(0).resume_sessions();
-  ProcessResult r = run.wait();
+  ProcessResult r = run->wait();
   EXPECT_NE(r.status, 0) << r.out << r.err;
   EXPECT_EQ(r.out.find("after the push"), std::string::npos) << r.out;
 }
 
 TEST_F(Push, ASecondInterruptStopsAStepsPushOnItsWay) {
   START_OR_SKIP(1);
-  write_big_file("data/big.bin", 300);
-  dir.write("queue.yaml", "- push: data\n  command: echo after the push\n");
-  testing::Process run(fleet.runner({"broadcast"}));
-  ASSERT_TRUE(testing::wait_until(
-      [&] { return std::filesystem::exists(dir.file("home0/data/big.bin")); },
-      std::chrono::seconds(30)))
-      << run.peek_out() << run.peek_err();
-  run.signal(SIGINT);
+  auto run = start_step_push(*this, 300);
+  ASSERT_TRUE(run);
+  run->signal(SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  run.signal(SIGINT);
-  ProcessResult r = run.wait();
+  run->signal(SIGINT);
+  ProcessResult r = run->wait();
   EXPECT_EQ(r.status, 130) << r.out << r.err;
   EXPECT_EQ(r.out.find("after the push"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("push to " + fleet.name(0) + " failed: "), std::string::npos) << r.err;

@@ -104,5 +104,39 @@ TEST_F(Results, ReportDrawsOneLinePerSeriesInHeadlessChromium) {
   EXPECT_EQ(testing::count(table, "<tr>"), 5) << table;  // a header and four jobs
 }
 
+// The HFTA shape: each job of a sweep writes a CSV of its own on its host;
+// the campaign ends in one table and a plot with no script of the user's.
+TEST(ResultsOfASweep, OneCsvPerJobBecomesOneTableAndAPlot) {
+  TempDir dir;
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 2\n");
+  dir.write("queue.yaml",
+            "- command: mkdir -p out && printf 'step,speedup\\n1,1\\n2,<<batch>>.5\\n' > "
+            "out/<<model>>-<<batch>>.csv\n"
+            "  model: [a, b]\n"
+            "  batch: [1, 2, 4]\n"
+            "  outputs: out/<<model>>-<<batch>>.csv\n");
+  auto runner = [&](std::vector<std::string> args) {
+    return testing::run_process(testing::runner_spec(std::move(args), dir.path()));
+  };
+  ProcessResult run = runner({"queue"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  ProcessResult results = runner({"results", "--format", "tsv"});
+  ASSERT_EQ(results.status, 0) << results.err;
+  std::istringstream lines(results.out);
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_NE(header.find("\tstep\tspeedup"), std::string::npos) << header;
+  int rows = 0;
+  for (std::string line; std::getline(lines, line); ++rows) {
+    // The last row of each job's CSV: step 2, speedup <<batch>>.5.
+    std::string batch = line.substr(line.find('\t') + 1, 1);
+    EXPECT_NE(line.find("\t2\t" + batch + ".5"), std::string::npos) << line;
+  }
+  EXPECT_EQ(rows, 6) << results.out;
+  ProcessResult report = runner({"report", "--plot", "speedup:batch:model", "-o", "-"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_EQ(testing::count(report.out, "<path class=\"series\""), 2);
+}
+
 }  // namespace
 }  // namespace runner

@@ -82,6 +82,36 @@ TEST_P(EveryLoginShell, RunsCommandsExactlyAsShWould) {
   EXPECT_NE(testing::job_lines(r.out).find("sh done"), std::string::npos) << r.out;
 }
 
+// `runner push`: the listing and the tar stream reach the host's `sh` over
+// stdin, as jobs do; a job whose command mentions docker (here: a `docker`
+// of the job's own, so no engine is needed) runs with its `docker`
+// function defined, whatever the login shell.
+TEST_P(EveryLoginShell, PushAndADockerJobRunAsOnAnyHost) {
+  start_host_as(GetParam());
+  if (!user) return;
+  dir.write("data/a.txt", "it's $HOME\n");
+  ProcessResult pushed = runner({"push", "data", "--to", "in"});
+  ASSERT_EQ(pushed.status, 0) << pushed.err << pushed.out;
+  EXPECT_EQ(testing::sh_output("cat " + user->home() + "/in/data/a.txt"), "it's $HOME\n");
+  dir.write("queue.yaml",
+            "- command: command() { echo \"docker $*\"; }; docker ps -a; type docker | head -1\n");
+  ProcessResult r = runner({"queue", "--no-status"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("docker ps -a"), std::string::npos) << r.out;
+  EXPECT_NE(testing::job_lines(r.out).find("docker is a"), std::string::npos) << r.out;
+}
+
+TEST_F(LoginShell, APushToAHostWhoseShellIsBrokenNamesItAndFails) {
+  start_host_as("/bin/false");
+  if (!user) return;
+  dir.write("data/a.txt", "a\n");
+  ProcessResult r = runner({"push", "data"});
+  EXPECT_EQ(r.status, 1) << r.err << r.out;
+  EXPECT_NE(r.err.find(user->name() + "@127.0.0.1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("FAILED"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(user->home() + "/data/a.txt"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Shells, EveryLoginShell,
                          ::testing::Values("/bin/bash", "/usr/bin/tcsh", "/usr/bin/zsh",
                                            "/usr/bin/fish"),

@@ -32,8 +32,12 @@ std::string stop_command() {
 
 }  // namespace
 
+bool mentions_docker(std::string_view command) {
+  return command.find("docker") != std::string_view::npos;
+}
+
 std::string docker_exec_prelude(std::string_view command) {
-  if (command.find("docker") == std::string_view::npos) return {};
+  if (!mentions_docker(command)) return {};
   const std::string stop = stop_command();
   // The watcher: $1 the shell that runs the client, then the stop's $1, $2.
   const std::string watch = "while kill -0 \"$1\" 2>/dev/null; do sleep 1; done; shift; " + stop;
@@ -82,7 +86,7 @@ std::string docker_exec_prelude(std::string_view command) {
 }
 
 std::string with_docker_exec_stop(std::string_view command) {
-  if (docker_exec_prelude(command).empty()) return std::string(command);
+  if (!mentions_docker(command)) return std::string(command);
   return evaluated(command);
 }
 

@@ -30,6 +30,9 @@
 
 namespace runner {
 
+// Whether `command` mentions docker: only then does its shell get the function.
+bool mentions_docker(std::string_view command);
+
 // The definition of the `docker` function, one line ending in "; ", when `command`
 // mentions docker; otherwise nothing.
 std::string docker_exec_prelude(std::string_view command);

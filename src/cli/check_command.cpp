@@ -21,12 +21,6 @@ namespace runner {
 
 namespace {
 
-std::string first_line(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-  return line;
-}
-
 // The `gpu` values hosts.yaml gives this host's slots that nvidia-smi does not list.
 std::vector<std::string> missing_gpus(const Fleet& fleet, const Host& host,
                                       const std::vector<DetectedGpu>& gpus) {
@@ -60,30 +54,24 @@ std::pair<std::string, bool> check_line(const Fleet& fleet, int host, const Host
   } else {
     parts.push_back("local");
   }
-  bool usable = true;
-  const JobExit& exit = probe.exit;
-  if (!exit.error().empty()) {
-    usable = false;
-    parts.front() = "FAILED";
-    parts.push_back("cannot run commands: " + exit.error());
-  } else if (exit.code() == 127) {
+  GpuAnswer answer = read_gpu_answer(probe);
+  bool usable = answer.kind == GpuAnswer::Kind::listed ||
+                answer.kind == GpuAnswer::Kind::no_nvidia_smi;
+  if (!usable) parts.front() = "FAILED";
+  if (answer.kind == GpuAnswer::Kind::cannot_run) {
+    parts.push_back("cannot run commands: " + answer.why);
+  } else if (answer.kind == GpuAnswer::Kind::no_nvidia_smi) {
     parts.push_back("no nvidia-smi");
-  } else if (exit.code() != 0 || !exit.signal().empty()) {
-    usable = false;
-    parts.front() = "FAILED";
-    std::string said = first_line(probe.err.empty() ? probe.out : probe.err);
-    parts.push_back(fmt::format(
-        "nvidia-smi -L failed ({}){}",
-        exit.signal().empty() ? fmt::format("exit {}", exit.code()) : "signal " + exit.signal(),
-        said.empty() ? "" : ": " + said));
+  } else if (answer.kind == GpuAnswer::Kind::failed) {
+    parts.push_back(fmt::format("nvidia-smi -L failed ({})", answer.why));
   } else {
-    std::vector<DetectedGpu> gpus = parse_gpu_listing(probe.out);
     std::vector<std::string> names;
-    for (const DetectedGpu& gpu : gpus) names.push_back(gpu.index + " " + gpu.name);
-    parts.push_back(gpus.empty() ? "nvidia-smi lists no GPUs"
-                                 : fmt::format("{} GPU{}: {}", gpus.size(),
-                                               gpus.size() == 1 ? "" : "s", fmt::join(names, ", ")));
-    std::vector<std::string> missing = missing_gpus(fleet, entry, gpus);
+    for (const DetectedGpu& gpu : answer.gpus) names.push_back(gpu.index + " " + gpu.name);
+    parts.push_back(answer.gpus.empty()
+                        ? "nvidia-smi lists no GPUs"
+                        : fmt::format("{} GPU{}: {}", answer.gpus.size(),
+                                      answer.gpus.size() == 1 ? "" : "s", fmt::join(names, ", ")));
+    std::vector<std::string> missing = missing_gpus(fleet, entry, answer.gpus);
     if (!missing.empty())
       parts.push_back(fmt::format("but hosts.yaml names gpu {}, which nvidia-smi does not list",
                                   fmt::join(missing, ", ")));

@@ -1,9 +1,12 @@
 // See host_probe.h.
 #include "host_probe.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "runner/exec/executor.h"
+#include "runner/exec/gpu_listing.h"
 #include "fleet_connections.h"
 
 namespace runner {
@@ -79,7 +82,37 @@ class Prober final : public ExecutorEvents {
   std::vector<Executor*> m_executors;
 };
 
+// The first line of `text`, without trailing blanks.
+std::string first_line(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
 }  // namespace
+
+GpuAnswer read_gpu_answer(const HostProbe& probe) {
+  GpuAnswer answer;
+  const JobExit& exit = probe.exit;
+  if (!probe.answered) {
+    answer.why = probe.failure;
+  } else if (!exit.error().empty()) {
+    answer.kind = GpuAnswer::Kind::cannot_run;
+    answer.why = exit.error();
+  } else if (exit.code() == 127) {
+    answer.kind = GpuAnswer::Kind::no_nvidia_smi;
+  } else if (exit.code() != 0 || !exit.signal().empty()) {
+    answer.kind = GpuAnswer::Kind::failed;
+    std::string said = first_line(probe.err.empty() ? probe.out : probe.err);
+    answer.why =
+        (exit.signal().empty() ? fmt::format("exit {}", exit.code()) : "signal " + exit.signal()) +
+        (said.empty() ? "" : ": " + said);
+  } else {
+    answer.kind = GpuAnswer::Kind::listed;
+    answer.gpus = parse_gpu_listing(probe.out);
+  }
+  return answer;
+}
 
 std::vector<HostProbe> probe_hosts(const Fleet& fleet, std::shared_ptr<SshContext> ssh,
                                    const std::string& command, Clock::duration connect_timeout,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/config/detected_hosts.h"
 #include "runner/config/hosts.h"
 #include "runner/core/clock.h"
 #include "runner/core/job_exit.h"
@@ -28,6 +29,20 @@ struct HostProbe {
   std::string err;
   std::optional<SshHostInfo> ssh;  // how it was reached; nullopt for a local host
 };
+
+// What a host's answer to k_list_gpus (`nvidia-smi -L`) says.
+struct GpuAnswer {
+  enum class Kind {
+    unreachable,    // no answer: `why`
+    cannot_run,     // connected, but its command did not run: `why`
+    no_nvidia_smi,  // there is none
+    failed,         // nvidia-smi failed: `why` ("exit 9: what it said")
+    listed,         // `gpus` (perhaps none)
+  } kind = Kind::unreachable;
+  std::vector<DetectedGpu> gpus;
+  std::string why;
+};
+GpuAnswer read_gpu_answer(const HostProbe& probe);
 
 // Runs `command` on every host of `fleet` at once and returns each host's
 // answer in the fleet's order. `done(host, probe)` is called as each host's

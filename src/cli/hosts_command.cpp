@@ -23,26 +23,26 @@ namespace {
 
 // What a host's answer says of its GPUs; false when it cannot be used.
 bool read_answer(const HostProbe& probe, DetectedHost& host) {
-  if (!probe.answered) {
-    host.note = probe.failure;
-    return false;
+  GpuAnswer answer = read_gpu_answer(probe);
+  switch (answer.kind) {
+    case GpuAnswer::Kind::unreachable:
+      host.note = answer.why;
+      return false;
+    case GpuAnswer::Kind::cannot_run:
+      host.note = "cannot run commands: " + answer.why;
+      return false;
+    case GpuAnswer::Kind::no_nvidia_smi:
+      host.note = "no nvidia-smi: one slot";
+      return true;
+    case GpuAnswer::Kind::failed:
+      host.note = fmt::format("nvidia-smi -L failed ({}): one slot", answer.why);
+      return true;
+    case GpuAnswer::Kind::listed:
+      host.gpus = std::move(answer.gpus);
+      if (host.gpus.empty()) host.note = "nvidia-smi lists no GPUs: one slot";
+      return true;
   }
-  if (!probe.exit.error().empty()) {
-    host.note = "cannot run commands: " + probe.exit.error();
-    return false;
-  }
-  if (probe.exit.code() == 127) {
-    host.note = "no nvidia-smi: one slot";
-  } else if (!probe.exit.succeeded()) {
-    host.note = fmt::format("nvidia-smi -L failed ({}): one slot",
-                            probe.exit.signal().empty()
-                                ? fmt::format("exit {}", probe.exit.code())
-                                : "signal " + probe.exit.signal());
-  } else {
-    host.gpus = parse_gpu_listing(probe.out);
-    if (host.gpus.empty()) host.note = "nvidia-smi lists no GPUs: one slot";
-  }
-  return true;
+  return false;
 }
 
 }  // namespace

@@ -28,46 +28,49 @@ namespace {
 
 constexpr int k_follow_poll_ms = 100;
 
-// The records appended to a journal since the last look.
+// Whether a journal line may be a run's start or end, or about job `id`:
+// only those are parsed. Called for non-empty lines. Records written here begin {"event":"NAME",
+// "time":"...", with a job's id next; any other line is parsed.
+bool may_concern(std::string_view line, JobId id) {
+  constexpr std::string_view start = "{\"event\":\"";
+  constexpr std::size_t k_head = 120;  // past the event, the time and the job id
+  // Not as written here, or not whole: parsed (and said, if not a record).
+  if (line.substr(0, start.size()) != start || line.back() != '}') return true;
+  std::string_view head = line.substr(start.size(), k_head);
+  if (head.substr(0, 4) == "run_") return true;
+  std::string key = fmt::format("\"job\":{}", id);
+  std::size_t at = head.find(key);
+  if (at == std::string_view::npos) return false;
+  std::size_t after = at + key.size();
+  return after >= head.size() || head[after] == ',' || head[after] == '}';
+}
+
+// The records about job `id` and the runs appended to a journal since the
+// last look, each whole line once.
 class JournalTail {
  public:
-  explicit JournalTail(std::string path) : m_path(std::move(path)) {}
+  JournalTail(std::string state_dir, JobId id) : m_state_dir(std::move(state_dir)), m_id(id) {}
 
   std::vector<nlohmann::json> read_new() {
-    std::vector<nlohmann::json> records;
-    int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return records;
-    char buffer[65536];
-    for (;;) {
-      ssize_t n = ::pread(fd, buffer, sizeof buffer, m_offset);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      m_offset += n;
-      m_carry.append(buffer, static_cast<std::size_t>(n));
+    auto keep = [this](std::string_view line) { return may_concern(line, m_id); };
+    std::optional<JournalRead> read = read_journal_from(m_state_dir, m_position, keep);
+    if (!read) return {};  // not the journal it was: nothing more of it
+    // A line still being written is read again next time.
+    if (read->tail_skipped) read->skipped.pop_back();
+    for (const std::string& skipped : read->skipped) {
+      std::fflush(stderr);
+      write_all(STDERR_FILENO, "runner: warning: " + skipped + "\n");
     }
-    ::close(fd);
-    std::size_t start = 0;
-    for (std::size_t eol; (eol = m_carry.find('\n', start)) != std::string::npos; start = eol + 1) {
-      ++m_line_number;
-      std::string problem;
-      auto record =
-          parse_journal_line(std::string_view(m_carry).substr(start, eol - start), problem);
-      if (!problem.empty()) {
-        std::fflush(stderr);
-        write_all(STDERR_FILENO,
-                  fmt::format("runner: warning: {} line {}: {}\n", m_path, m_line_number, problem));
-      }
-      if (record) records.push_back(std::move(*record));
-    }
-    m_carry.erase(0, start);
-    return records;
+    // One whose newline is not written yet comes again, whole.
+    if (read->unterminated_tail) read->records.pop_back();
+    m_position = read->end;
+    return std::move(read->records);
   }
 
  private:
-  std::string m_path;
-  off_t m_offset = 0;
-  std::size_t m_line_number = 0;
-  std::string m_carry;
+  std::string m_state_dir;
+  JobId m_id;
+  JournalPosition m_position;
 };
 
 // Copies the bytes of `path` from `offset` on to stdout; returns the new offset.
@@ -157,7 +160,7 @@ int show_log(const LogOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   LogCopy log(state_dir, *id, options.rank);
-  JournalTail journal(journal_path(state_dir));
+  JournalTail journal(state_dir, *id);
   std::vector<nlohmann::json> records = journal.read_new();
   Campaign campaign = campaign_from_records(records);
   const CampaignJob* job = campaign.find_job(*id);

@@ -23,6 +23,7 @@
 #include "runner/exec/signal_watcher.h"
 #include "runner/queue/queue_file.h"
 #include "runner/queue/queue_watcher.h"
+#include "runner/report/campaign_index.h"
 #include "runner/state/journal_replay.h"
 #include "runner/state/state_dir.h"
 #include "runner/state/stop_requests.h"
@@ -32,6 +33,19 @@
 namespace runner {
 
 namespace {
+
+// The live journal's size limit: RUNNER_JOURNAL_SEGMENT_BYTES, when set to
+// a number, else the default.
+std::uint64_t journal_segment_bytes() {
+  const char* set = std::getenv("RUNNER_JOURNAL_SEGMENT_BYTES");
+  if (!set || !*set) return k_journal_segment_bytes;
+  char* end = nullptr;
+  unsigned long long bytes = std::strtoull(set, &end, 10);
+  if (*end != '\0' || bytes == 0)
+    throw ConfigError("RUNNER_JOURNAL_SEGMENT_BYTES is '" + std::string(set) +
+                      "': give the journal's size limit in bytes, e.g. 16777216");
+  return bytes;
+}
 
 // Closes connections politely, giving them a moment.
 void shut_down(EventLoop& loop, const std::vector<Executor*>& executors) {
@@ -110,8 +124,8 @@ int run_jobs(const RunOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   ensure_state_dir(state_dir);
-  Journal journal(state_dir);
-  std::vector<OrphanJob> orphans = jobs_to_resume(replay_journal(read_journal(journal.path())),
+  Journal journal(state_dir, false, real_file_system(), journal_segment_bytes());
+  std::vector<OrphanJob> orphans = jobs_to_resume(replay_journal(load_recent_campaign(state_dir).records),
                                                   fleet, journal.path(), options.resume);
   JobLogs logs(state_dir);
   // Records that cannot be written wait in the journal; the reporter's

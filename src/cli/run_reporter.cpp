@@ -172,6 +172,11 @@ void RunReporter::outputs_collected(JobId job, std::optional<int> rank, const st
 Status RunReporter::checkpoint() {
   Status status = m_journal.sync();
   journal_written(status);
+  if (status.ok() && m_journal.wants_rotation()) {
+    Status sealed = m_journal.rotate();
+    if (!sealed.ok() && m_rotation_failures_said.insert(sealed.message()).second)
+      m_console.warn(sealed.message() + "; it goes on growing");
+  }
   return status;
 }
 

@@ -12,7 +12,7 @@
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_file.h"
-#include "runner/report/campaign.h"
+#include "runner/report/campaign_index.h"
 #include "runner/report/status_view.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
@@ -53,7 +53,7 @@ int show_status(const StatusOptions& options) {
   std::string state_dir = options.state_dir.empty() ? state_dir_for(queue_file) : options.state_dir;
   bool clear_screen = options.watch && !options.json && isatty(STDOUT_FILENO) == 1;
   for (bool first = true;; first = false) {
-    Campaign campaign = load_campaign(state_dir);
+    Campaign campaign = load_recent_campaign(state_dir).campaign;
     if (first) std::fputs(skipped_lines_warning(campaign).c_str(), stderr);
     const CampaignRun* run = campaign.latest_run();
     if (!run) {

@@ -57,6 +57,7 @@ class PosixFileSystem final : public FileSystem {
     return ::rename(from.c_str(), to.c_str());
   }
   int unlink(const std::string& path) override { return ::unlink(path.c_str()); }
+  int mkdir(const std::string& path, mode_t mode) override { return ::mkdir(path.c_str(), mode); }
   void start_writeback(int fd, off_t offset, off_t length) override {
     ::sync_file_range(fd, offset, length, SYNC_FILE_RANGE_WRITE);
   }

@@ -160,8 +160,11 @@ std::optional<SystemTime> parse_utc_time(std::string_view text) {
   return std::chrono::system_clock::from_time_t(seconds) + std::chrono::milliseconds(millis);
 }
 
-Campaign campaign_from_records(const std::vector<json>& records, const PidAlive& alive) {
+Campaign campaign_from_records(const std::vector<json>& records, const PidAlive& alive,
+                               const std::map<std::string, RunTally>& tallies,
+                               std::vector<std::ptrdiff_t>* owners) {
   Campaign campaign;
+  if (owners) owners->assign(records.size(), k_run_record);
   std::map<std::string, std::size_t> run_index;
   std::map<JobId, std::size_t> job_index;
   auto run_of = [&](const std::string& id) -> CampaignRun* {
@@ -177,8 +180,13 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
     if (run) run->last_event = std::max(run->last_event, time);
   };
 
-  for (const json& record : records) {
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    const json& record = records[r];
     std::string event = text_of(record, "event");
+    // Whose it is, for a record about a job.
+    auto own = [&](const CampaignJob* job) {
+      if (owners) (*owners)[r] = job ? job - campaign.jobs.data() : k_orphan_record;
+    };
     SystemTime time = time_of(record);
     if (event == "run_start") {
       CampaignRun run;
@@ -190,6 +198,10 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       run.cwd = text_of(record, "cwd");
       run.start = time;
       run.last_event = time;
+      if (auto tally = tallies.find(run.id); tally != tallies.end()) {
+        run.tally = tally->second;
+        if (run.tally.last_event) run.last_event = std::max(time, *run.tally.last_event);
+      }
       if (auto q = record.find("queued"); q != record.end() && q->is_number_integer() && *q >= 0)
         run.queued_at_start = q->get<std::size_t>();
       if (auto slots = record.find("slots"); slots != record.end() && slots->is_array()) {
@@ -226,7 +238,9 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       job_index[job.id] = campaign.jobs.size();
       if (run) run->jobs.push_back(campaign.jobs.size());
       campaign.jobs.push_back(std::move(job));
+      own(&campaign.jobs.back());
     } else if (event == "job_pgid") {
+      own(job_of(record));
       if (CampaignJob* job = job_of(record)) {
         // A gang job's tasks each record theirs; the job is rank 0's.
         int rank = static_cast<int>(number_of(record, "rank"));
@@ -244,6 +258,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       }
     } else if (event == "job_end") {
       CampaignJob* job = job_of(record);
+      own(job);
       if (!job) continue;
       job->end = time;
       if (auto exit = record.find("exit"); exit != record.end() && exit->is_number())
@@ -269,12 +284,14 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
       if (!campaign.runs.empty() && campaign.runs.back().id == job->run)
         touch(run_of(job->run), time);
     } else if (event == "service_ready") {
+      own(job_of(record));
       if (CampaignJob* job = job_of(record)) {
         job->ready_at = time;
         job->ready_variables = params_of(record, "variables");
         touch(run_of(job->run), time);
       }
     } else if (event == "outputs") {
+      own(job_of(record));
       if (CampaignJob* job = job_of(record)) {
         // A rank's files are in a folder of their own below the job's.
         std::string dir = text_of(record, "dir");
@@ -318,10 +335,10 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
 }
 
 Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
-  std::vector<std::string> skipped;
-  Campaign campaign = campaign_from_records(read_journal(journal_path(state_dir), &skipped), alive);
+  std::optional<JournalRead> read = read_journal_from(state_dir);
+  Campaign campaign = campaign_from_records(read->records, alive);
   campaign.state_dir = state_dir;
-  campaign.skipped_lines = std::move(skipped);
+  campaign.skipped_lines = std::move(read->skipped);
   return campaign;
 }
 

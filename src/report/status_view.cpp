@@ -115,65 +115,47 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
   status.elapsed = between(run.start, until);
   status.queued = queued;
 
+  RunTally tally = run.tally;
+  for (std::size_t index : run.jobs) {
+    const CampaignJob& job = campaign.jobs[index];
+    tally_job(tally, job, job_end_time(job, &run, until));
+    // An attempt that is run again counts by its last attempt.
+    if (job.rerun || job.is_service()) continue;
+    if (job.outcome == JobOutcome::running) status.running.push_back(&job);
+    if (job.outcome == JobOutcome::failed || job.outcome == JobOutcome::lost)
+      status.failures.push_back(&job);
+  }
+  status.succeeded = tally.succeeded;
+  status.failed = tally.failed;
+  status.lost = tally.lost;
+  status.unknown = tally.unknown;
+
   std::map<std::pair<std::string, int>, std::size_t> slot_of;
   for (const CampaignSlot& slot : run.slots) {
     slot_of[{slot.host, slot.index}] = status.slots.size();
     SlotStatus entry;
     entry.slot = slot;
     entry.free_since = run.start;
+    if (auto it = tally.slots.find({slot.host, slot.index}); it != tally.slots.end()) {
+      entry.busy = it->second.busy;
+      entry.jobs = it->second.jobs;
+      if (it->second.free_since) entry.free_since = std::max(run.start, *it->second.free_since);
+    }
     status.slots.push_back(std::move(entry));
   }
   for (const auto& [host, message] : run.host_failures) {
     for (SlotStatus& slot : status.slots)
       if (slot.slot.host == host) slot.down = message;
   }
-
-  milliseconds slot_time{0};
-  std::size_t finished = 0;
   for (std::size_t index : run.jobs) {
     const CampaignJob& job = campaign.jobs[index];
-    // An attempt that is run again counts by its last attempt.
-    if (!job.rerun && !job.is_service()) {
-      switch (job.outcome) {
-        case JobOutcome::running:
-          status.running.push_back(&job);
-          break;
-        case JobOutcome::succeeded:
-          ++status.succeeded;
-          break;
-        case JobOutcome::failed:
-          ++status.failed;
-          break;
-        case JobOutcome::lost:
-          ++status.lost;
-          break;
-        case JobOutcome::unknown:
-          ++status.unknown;
-          break;
-      }
-      if (job.outcome == JobOutcome::failed || job.outcome == JobOutcome::lost)
-        status.failures.push_back(&job);
-    }
-    SystemTime end = job_end_time(job, &run, until);
-    // A service's time says nothing of how long the jobs take.
-    if (job.outcome != JobOutcome::running && job.outcome != JobOutcome::unknown &&
-        !job.is_service()) {
-      slot_time += job.duration * static_cast<long long>(slots_held(job));
-      ++finished;
-    }
+    if (job.outcome != JobOutcome::running) continue;
     for (const CampaignTask& task : tasks_of(job)) {
       for (int i : task.slot_indices) {
         auto it = slot_of.find({task.host, i});
         if (it == slot_of.end()) continue;
-        SlotStatus& slot = status.slots[it->second];
-        slot.busy += between(task.start, end);
-        ++slot.jobs;
-        if (job.outcome == JobOutcome::running) {
-          slot.job = &job;
-          slot.rank = task.rank;
-        } else {
-          slot.free_since = std::max(slot.free_since, end);
-        }
+        status.slots[it->second].job = &job;
+        status.slots[it->second].rank = task.rank;
       }
     }
   }
@@ -183,7 +165,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
     if (slot.job) ++status.busy_slots;
   status.services = run_services(campaign, run);
 
-  if (run.alive && finished > 0) {
+  if (run.alive && tally.finished > 0) {
     std::vector<RunningShare> running;
     for (const CampaignJob* job : status.running)
       running.push_back({between(job->start, now), slots_held(*job)});
@@ -191,7 +173,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
         static_cast<std::size_t>(std::count_if(status.slots.begin(), status.slots.end(),
                                                [](const SlotStatus& s) { return s.down.empty(); }));
     std::size_t runs_per_job = run.mode == "broadcast" ? std::max<std::size_t>(1, usable) : 1;
-    status.eta = estimate_remaining(slot_time / static_cast<long long>(finished),
+    status.eta = estimate_remaining(tally.slot_time / static_cast<long long>(tally.finished),
                                     queued.value_or(0) * runs_per_job, running, usable);
   }
   return status;
@@ -234,7 +216,7 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
     std::size_t command_width = width > columns(head) + 20 ? width - columns(head) : 20;
     text += "\n" + head + "COMMAND\n";
     for (const SlotStatus& slot : status.slots) {
-      std::string state = !slot.down.empty()                    ? "down"
+      std::string state = !slot.down.empty()                   ? "down"
                           : slot.job && slot.job->is_service() ? "service"
                           : slot.job                           ? "running"
                                                                : "idle";

@@ -14,6 +14,8 @@
 #include <optional>
 #include <random>
 
+#include "journal_lines.h"
+#include "runner/state/journal_segments.h"
 #include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
 
@@ -21,48 +23,10 @@ namespace runner {
 
 namespace {
 
-constexpr std::size_t k_read_chunk = 1 << 20;
-// How every record written here begins.
-constexpr std::string_view k_record_start = "{\"event\":";
-
 std::string errno_text() { return std::strerror(errno); }
 
 std::string write_error(const std::string& path) {
   return "cannot write to the journal " + path + ": " + errno_text();
-}
-
-// Calls on_line(std::string_view) for every '\n'-terminated line of `fd`,
-// from its current offset to the end, reading in fixed chunks. Returns the
-// unterminated tail (empty when the file ends with '\n').
-template <typename OnLine>
-std::string for_each_line(FileSystem& files, int fd, const std::string& path, OnLine on_line) {
-  std::string carry;
-  std::string chunk(k_read_chunk, '\0');
-  for (;;) {
-    ssize_t n = files.read(fd, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw StateError("cannot read " + path + ": " + errno_text());
-    if (n == 0) break;
-    std::string_view data(chunk.data(), static_cast<std::size_t>(n));
-    for (;;) {
-      std::size_t eol = data.find('\n');
-      if (eol == std::string_view::npos) break;
-      if (carry.empty()) {
-        on_line(data.substr(0, eol));
-      } else {
-        carry.append(data.substr(0, eol));
-        on_line(std::string_view(carry));
-        carry.clear();
-      }
-      data.remove_prefix(eol + 1);
-    }
-    carry.append(data);
-  }
-  return carry;
-}
-
-nlohmann::json parse_record(std::string_view line) {
-  return nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
 }
 
 // The value of a line's top-level "job" key when it is an unsigned integer.
@@ -138,9 +102,12 @@ std::string format_utc_time(std::chrono::system_clock::time_point time) {
                      utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
 }
 
-Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files)
+Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files,
+                 std::uint64_t segment_bytes)
     : m_files(files),
+      m_state_dir(state_dir),
       m_path(journal_path(state_dir)),
+      m_segment_bytes(segment_bytes),
       m_run_id(random_run_id()),
       m_durable(durable) {
   m_fd = m_files.open(m_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -151,13 +118,60 @@ Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files)
     FileDescriptor dir = m_files.open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir.valid()) static_cast<void>(m_files.fsync(dir.get()));
   }
-  auto note_job = [this](std::string_view line) {
-    if (std::optional<JobId> job = job_id_of(line)) m_last_job = std::max(m_last_job, *job);
+  bool found = false;
+  auto note_job = [&](std::string_view line) {
+    if (std::optional<JobId> job = job_id_of(line)) {
+      m_last_job = std::max(m_last_job, *job);
+      found = true;
+    }
   };
   std::string tail = for_each_line(m_files, m_fd.get(), m_path, note_job);
   note_job(tail);
   // Ended by the first write (write_whole), which reports it if it fails.
   m_line_open = !tail.empty();
+  struct stat info {};
+  if (m_files.fstat(m_fd.get(), &info) == 0) m_size = static_cast<std::uint64_t>(info.st_size);
+  // Just after a rotation the live file holds no job yet: the sealed
+  // segments before it do.
+  std::vector<std::uint64_t> sealed = sealed_segments(state_dir);
+  for (auto it = sealed.rbegin(); !found && it != sealed.rend(); ++it) {
+    std::string path = sealed_segment_path(state_dir, *it);
+    FileDescriptor segment = m_files.open(path, O_RDONLY | O_CLOEXEC);
+    if (!segment.valid())
+      throw StateError("cannot open the journal segment " + path + ": " + errno_text());
+    note_job(for_each_line(m_files, segment.get(), path, note_job));
+  }
+}
+
+bool Journal::wants_rotation() const {
+  return m_size >= m_segment_bytes && m_waiting.empty() && !m_unsynced && !m_line_open;
+}
+
+Status Journal::rotate() {
+  std::string dir = sealed_segments_dir(m_state_dir);
+  if (m_files.mkdir(dir, 0755) != 0 && errno != EEXIST)
+    return Status::error("cannot create " + dir + ": " + errno_text());
+  std::vector<std::uint64_t> sealed = sealed_segments(m_state_dir);
+  std::string sealed_path =
+      sealed_segment_path(m_state_dir, sealed.empty() ? 1 : sealed.back() + 1);
+  if (m_files.rename(m_path, sealed_path) != 0)
+    return Status::error("cannot seal the journal " + m_path + " as " + sealed_path + ": " +
+                         errno_text());
+  FileDescriptor fresh = m_files.open(m_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (!fresh.valid()) {
+    Status failed = Status::error("cannot begin a new journal " + m_path + ": " + errno_text());
+    // Go on appending to the sealed file, under its old name again.
+    static_cast<void>(m_files.rename(sealed_path, m_path));
+    return failed;
+  }
+  m_fd = std::move(fresh);
+  m_size = 0;
+  // Both names must survive a crash: the directory entries are synced.
+  for (const std::string& parent : {m_state_dir, dir}) {
+    FileDescriptor handle = m_files.open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (handle.valid()) static_cast<void>(m_files.fsync(handle.get()));
+  }
+  return Status();
 }
 
 Status Journal::write_whole(std::string_view line) {
@@ -178,6 +192,7 @@ Status Journal::write_whole(std::string_view line) {
       return failed;
     }
     rest.remove_prefix(static_cast<std::size_t>(n));
+    m_size += static_cast<std::uint64_t>(n);
   }
   m_unsynced = true;
   return Status();
@@ -189,8 +204,10 @@ void Journal::cut_partial(std::size_t written) {
   // the record's.
   struct stat info {};
   if (m_files.fstat(m_fd.get(), &info) == 0 && info.st_size >= static_cast<off_t>(written) &&
-      m_files.ftruncate(m_fd.get(), info.st_size - static_cast<off_t>(written)) == 0)
+      m_files.ftruncate(m_fd.get(), info.st_size - static_cast<off_t>(written)) == 0) {
+    m_size -= written;
     return;
+  }
   m_line_open = true;
 }
 
@@ -338,8 +355,8 @@ Status Journal::service_ready(JobId job, std::chrono::milliseconds waited,
 }
 
 Status Journal::outputs(JobId job, std::optional<int> rank, std::string_view dir,
-                        const std::vector<OutputFile>& files,
-                        std::string_view missing, std::string_view error) {
+                        const std::vector<OutputFile>& files, std::string_view missing,
+                        std::string_view error) {
   nlohmann::ordered_json record = header("outputs");
   record["job"] = job;
   if (rank) record["rank"] = *rank;
@@ -367,52 +384,6 @@ Status Journal::run_end(std::string_view status) {
   record["run"] = m_run_id;
   record["status"] = status;
   return append(record);
-}
-
-std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem) {
-  problem.clear();
-  if (line.empty()) return std::nullopt;
-  nlohmann::json record = parse_record(line);
-  if (record.is_object()) return record;
-  // Older versions glued the next record to one cut short.
-  std::size_t glued = line.rfind(k_record_start);
-  if (glued != 0 && glued != std::string_view::npos) {
-    record = parse_record(line.substr(glued));
-    if (record.is_object()) {
-      problem =
-          "a record cut short when it was written, with the next one glued to it; skipped the "
-          "cut one";
-      return record;
-    }
-  }
-  problem = "not a whole record (cut short when it was written); skipped";
-  return std::nullopt;
-}
-
-std::vector<nlohmann::json> read_journal(const std::string& path,
-                                         std::vector<std::string>* skipped) {
-  std::vector<nlohmann::json> records;
-  FileSystem& files = real_file_system();
-  FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
-  if (!fd.valid()) {
-    if (errno == ENOENT) return records;
-    throw StateError("cannot open the journal " + path + ": " + errno_text());
-  }
-  std::size_t line_number = 0;
-  auto skip = [&](std::string_view what) {
-    if (skipped) skipped->push_back(fmt::format("{} line {}: {}", path, line_number, what));
-  };
-  auto keep = [&](std::string_view line) {
-    ++line_number;
-    std::string problem;
-    std::optional<nlohmann::json> record = parse_journal_line(line, problem);
-    if (!problem.empty()) skip(problem);
-    if (record) records.push_back(std::move(*record));
-  };
-  std::string tail = for_each_line(files, fd.get(), path, keep);
-  // A complete record whose newline was not written yet is still whole.
-  keep(tail);
-  return records;
 }
 
 }  // namespace runner

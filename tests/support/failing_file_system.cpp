@@ -91,6 +91,9 @@ int FailingFileSystem::fchown(int fd, uid_t owner, gid_t group) {
 }
 
 int FailingFileSystem::unlink(const std::string& path) { return m_real.unlink(path); }
+int FailingFileSystem::mkdir(const std::string& path, mode_t mode) {
+  return m_real.mkdir(path, mode);
+}
 
 void FailingFileSystem::start_writeback(int fd, off_t offset, off_t length) {
   m_real.start_writeback(fd, offset, length);

@@ -44,6 +44,7 @@ class FailingFileSystem : public FileSystem {
   int fchown(int fd, uid_t owner, gid_t group) override;
   int rename(const std::string& from, const std::string& to) override;
   int unlink(const std::string& path) override;
+  int mkdir(const std::string& path, mode_t mode) override;
   void start_writeback(int fd, off_t offset, off_t length) override;
   void drop_cache(int fd, off_t offset, off_t length) override;
 

@@ -68,6 +68,7 @@ class RunReporter final : public RunObserver {
   StatusLine* m_status = nullptr;
   bool m_journal_failing = false;
   std::set<std::string> m_log_failures_said;
+  std::set<std::string> m_rotation_failures_said;  // why the journal could not be sealed
   std::map<JobId, std::string> m_incomplete_logs;  // why each is incomplete
 };
 

@@ -59,6 +59,7 @@ class FileSystem {
   [[nodiscard]] virtual int fchown(int fd, uid_t owner, gid_t group) = 0;
   [[nodiscard]] virtual int rename(const std::string& from, const std::string& to) = 0;
   [[nodiscard]] virtual int unlink(const std::string& path) = 0;
+  [[nodiscard]] virtual int mkdir(const std::string& path, mode_t mode) = 0;
   // Page-cache hints for a long file written behind (sync_file_range with
   // SYNC_FILE_RANGE_WRITE, posix_fadvise with POSIX_FADV_DONTNEED): their
   // failure only means pages stay cached, so they return nothing.

@@ -21,10 +21,9 @@
 #include "runner/core/job_exit.h"
 #include "runner/core/output_file.h"
 #include "runner/report/log_files.h"  // the observing commands read logs beside the journal
+#include "runner/report/run_tally.h"
 
 namespace runner {
-
-using SystemTime = std::chrono::system_clock::time_point;
 
 // How a job ended, or that it has not. `unknown`: its run is gone (killed,
 // crashed) without recording the end.
@@ -113,6 +112,9 @@ struct CampaignRun {
   std::optional<std::size_t> queued_at_start;
   std::vector<std::pair<std::string, std::string>> host_failures;  // host, message
   std::vector<std::size_t> jobs;  // indices into Campaign::jobs, in start order
+  // What its jobs compacted out of the journal's checkpoint added up to
+  // (campaign_index); empty when every job is in `jobs`.
+  RunTally tally;
 };
 
 // Everything one state directory's journal says.
@@ -138,11 +140,19 @@ bool process_alive(long pid);
 // host failures belong to the run their job (or the latest run) belongs
 // to. Jobs without an end are `running` while their run is alive, and
 // `unknown` once it is gone.
+// `tallies`: what each run's compacted jobs added up to, by run id.
+// `owners`, when given, gets for each record the index in Campaign::jobs of
+// the job it is about, k_run_record for a run's own record, or
+// k_orphan_record for one about a job not in the records.
+constexpr std::ptrdiff_t k_run_record = -1;
+constexpr std::ptrdiff_t k_orphan_record = -2;
 Campaign campaign_from_records(const std::vector<nlohmann::json>& records,
-                               const PidAlive& alive = process_alive);
+                               const PidAlive& alive = process_alive,
+                               const std::map<std::string, RunTally>& tallies = {},
+                               std::vector<std::ptrdiff_t>* owners = nullptr);
 
-// Reads state_dir/journal.jsonl. Throws StateError when it cannot be read;
-// a missing journal is an empty campaign.
+// Reads the whole journal (every segment), every job of it. Throws
+// StateError when it cannot be read; a missing journal is an empty campaign.
 Campaign load_campaign(const std::string& state_dir, const PidAlive& alive = process_alive);
 
 // One "runner: warning: …" line per skipped journal line, for stderr.

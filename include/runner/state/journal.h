@@ -51,6 +51,7 @@
 #include "runner/core/output_file.h"
 #include "runner/core/status.h"
 #include "runner/core/job_exit.h"
+#include "runner/state/journal_segments.h"  // its readers
 
 namespace runner {
 
@@ -103,17 +104,23 @@ struct RunStartRecord {
   std::optional<std::size_t> queued;  // jobs in the queue when the run started
 };
 
+// The size past which the live journal file is sealed and a new one begun
+// (journal_segments.h).
+constexpr std::uint64_t k_journal_segment_bytes = 16u << 20;
+
 // Appends events to one state directory's journal.
 class Journal {
  public:
   // Opens (creating) state_dir/journal.jsonl and reads it once to find the
-  // largest job id used so far. A last line cut short by a crash is ended
+  // largest job id used so far (in the latest sealed segments too, when it
+  // holds none). A last line cut short by a crash is ended
   // with a newline (before the first record, if it cannot be done now) so
   // new records stay whole. `durable`: fdatasync after every record. Throws
   // StateError when the file cannot be opened or read. `files` does the
   // file operations (a test's may fail them).
   explicit Journal(const std::string& state_dir, bool durable = false,
-                   FileSystem& files = real_file_system());
+                   FileSystem& files = real_file_system(),
+                   std::uint64_t segment_bytes = k_journal_segment_bytes);
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
@@ -151,6 +158,14 @@ class Journal {
   // Records not written yet.
   std::size_t waiting() const { return m_waiting.size(); }
 
+  // Whether the live file has grown past its size limit, with every record
+  // written and synced: the moment to rotate().
+  bool wants_rotation() const;
+  // Seals the live file as the next segment (state_dir/journal/NNNNNN.jsonl)
+  // and begins a new, empty one. An error says why it could not; the live
+  // file then goes on growing, and a later call tries again.
+  Status rotate();
+
  private:
   Status append(const nlohmann::ordered_json& record);
   Status write_waiting();
@@ -159,7 +174,10 @@ class Journal {
   void cut_partial(std::size_t written);
 
   FileSystem& m_files;
+  std::string m_state_dir;
   std::string m_path;
+  std::uint64_t m_segment_bytes;
+  std::uint64_t m_size = 0;  // of the live file
   std::string m_run_id;
   FileDescriptor m_fd;
   bool m_durable = false;
@@ -174,19 +192,5 @@ std::string journal_path(const std::string& state_dir);
 
 // "2024-05-01T12:34:56.789Z"
 std::string format_utc_time(std::chrono::system_clock::time_point time);
-
-// Every record of the journal at `path`, in order. Lines that are not whole
-// records (cut short by a crash or a full disk) are skipped, and each is
-// described in `skipped` ("journal.jsonl line 12: not a whole record, cut
-// short when it was written; skipped"); a line whose record was cut short
-// and had another glued behind it (by older versions) keeps the latter. A
-// missing file has no records; a file that cannot be read throws StateError.
-std::vector<nlohmann::json> read_journal(const std::string& path,
-                                         std::vector<std::string>* skipped = nullptr);
-
-// One line of a journal, read as read_journal reads it: its record, or
-// nullopt when it holds none. `problem` is set when the line was not a whole
-// record (what was skipped), and empty otherwise.
-std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem);
 
 }  // namespace runner

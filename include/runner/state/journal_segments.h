@@ -1,0 +1,81 @@
+// The journal as files, and reading it back. The journal is the live file
+// state_dir/journal.jsonl and, once that grew past its size limit and the
+// writer moved it aside (Journal::rotate), sealed segments
+// state_dir/journal/000001.jsonl, 000002.jsonl, ..., oldest first: the
+// journal is their concatenation, then the live file. A segment's number
+// stays its own when it is sealed (the live file's is one past the last
+// sealed one), so a position in the journal stays true across rotations.
+//
+// Threading: none.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace runner {
+
+// state_dir/journal: where sealed segments go.
+std::string sealed_segments_dir(const std::string& state_dir);
+
+// The path of sealed segment `number`: state_dir/journal/000012.jsonl.
+std::string sealed_segment_path(const std::string& state_dir, std::uint64_t number);
+
+// The numbers of the sealed segments, oldest first.
+std::vector<std::uint64_t> sealed_segments(const std::string& state_dir);
+
+// Where a reading of the journal has got to: `offset` bytes into segment
+// `segment`, at the end of a whole line.
+struct JournalPosition {
+  std::uint64_t segment = 1;
+  std::uint64_t offset = 0;
+  // The bytes just before `offset` (up to 32), by which a later reading
+  // sees that the segment is still the file that was read.
+  std::string before;
+};
+
+struct JournalRead {
+  // The records after the starting position, in order.
+  std::vector<nlohmann::json> records;
+  // Where a later reading goes on: the end of the last whole line. A record
+  // whose newline is not written yet is read, and read again next time.
+  JournalPosition end;
+  bool unterminated_tail = false;  // the last record is one such
+  bool tail_skipped = false;       // the last of `skipped` is such a line, not whole (yet)
+  // Each line that was not a whole record, described
+  // ("…/journal.jsonl line 12: not a whole record …; skipped").
+  std::vector<std::string> skipped;
+};
+
+// Whether a line is worth parsing; every line when empty.
+using JournalLineFilter = std::function<bool(std::string_view line)>;
+
+// The records of state_dir's journal after `from` (the default: all of
+// them), sealed segments then the live file, parsing only the lines `keep`
+// accepts. nullopt when `from` is not a position of this journal (its
+// segment is gone, or shorter, or holds other bytes there). A missing
+// journal has no records. Throws StateError when a file cannot be read.
+std::optional<JournalRead> read_journal_from(const std::string& state_dir,
+                                             const JournalPosition& from = {},
+                                             const JournalLineFilter& keep = {});
+
+// Every record of the journal at `path`, one file, in order. Lines that are
+// not whole records (cut short by a crash or a full disk) are skipped, and
+// each is described in `skipped` ("journal.jsonl line 12: not a whole
+// record, cut short when it was written; skipped"); a line whose record was
+// cut short and had another glued behind it (by older versions) keeps the
+// latter. A missing file has no records; a file that cannot be read throws
+// StateError.
+std::vector<nlohmann::json> read_journal(const std::string& path,
+                                         std::vector<std::string>* skipped = nullptr);
+
+// One line of a journal, read as read_journal reads it: its record, or
+// nullopt when it holds none. `problem` is set when the line was not a whole
+// record (what was skipped), and empty otherwise.
+std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem);
+
+}  // namespace runner

@@ -1,0 +1,107 @@
+// Reading a campaign from the journal's checkpoint and what came after it,
+// and compacting the two into the next checkpoint.
+#include "runner/report/campaign_index.h"
+
+#include <unordered_map>
+
+#include "runner/state/journal_checkpoint.h"
+
+namespace runner {
+
+namespace {
+
+using nlohmann::json;
+
+std::map<std::string, RunTally> tallies_of(const json& summary) {
+  std::map<std::string, RunTally> tallies;
+  if (auto runs = summary.find("runs"); runs != summary.end() && runs->is_object())
+    for (const auto& [run, tally] : runs->items())
+      if (std::optional<RunTally> read = tally_from_json(tally)) tallies[run] = *read;
+  return tallies;
+}
+
+json summary_of(const std::map<std::string, RunTally>& tallies) {
+  json runs = json::object();
+  for (const auto& [run, tally] : tallies) runs[run] = tally_json(tally);
+  return {{"runs", std::move(runs)}};
+}
+
+// Whether a job is done with: its records can go, its run's tally keeps it.
+// `superseded`: a later attempt of it started.
+bool done_with(const CampaignJob& job, bool superseded) {
+  if (!job.end || job.is_service()) return false;
+  return superseded || (job.outcome == JobOutcome::succeeded && !job.rerun);
+}
+
+// A run_start without its fleet (older versions) gets the slots its jobs
+// used, which the jobs compacted away can no longer tell.
+void keep_slots(json& run_start, const CampaignRun& run) {
+  if (run_start.contains("slots")) return;
+  json slots = json::array();
+  for (const CampaignSlot& slot : run.slots)
+    slots.push_back({{"label", slot.label},
+                     {"host", slot.host},
+                     {"index", slot.index},
+                     {"params", json::object()}});
+  run_start["slots"] = std::move(slots);
+}
+
+}  // namespace
+
+RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive& alive,
+                                    std::size_t checkpoint_after) {
+  std::optional<JournalCheckpoint> checkpoint = load_journal_checkpoint(state_dir);
+  std::optional<JournalRead> read;
+  if (checkpoint) read = read_journal_from(state_dir, checkpoint->position);
+  if (!read) {
+    checkpoint.reset();
+    read = read_journal_from(state_dir);
+  }
+  std::vector<json> records = checkpoint ? std::move(checkpoint->records) : std::vector<json>();
+  records.insert(records.end(), std::make_move_iterator(read->records.begin()),
+                 std::make_move_iterator(read->records.end()));
+  std::map<std::string, RunTally> tallies =
+      checkpoint ? tallies_of(checkpoint->summary) : std::map<std::string, RunTally>();
+  std::vector<std::string> skipped = checkpoint ? checkpoint->skipped : std::vector<std::string>();
+  skipped.insert(skipped.end(), read->skipped.begin(), read->skipped.end());
+
+  std::vector<std::ptrdiff_t> owners;
+  Campaign all = campaign_from_records(records, alive, tallies, &owners);
+  std::unordered_map<JobId, std::size_t> latest;
+  for (std::size_t index = 0; index < all.jobs.size(); ++index) latest[all.jobs[index].id] = index;
+  std::vector<bool> compacted(all.jobs.size());
+  for (const CampaignRun& run : all.runs) {
+    tallies[run.id].last_event = run.last_event;
+    for (std::size_t index : run.jobs) {
+      if (!done_with(all.jobs[index], latest[all.jobs[index].id] != index)) continue;
+      compacted[index] = true;
+      const CampaignJob& job = all.jobs[index];
+      tally_job(tallies[run.id], job, job_end_time(job, &run, run.last_event));
+    }
+  }
+  std::vector<json> kept;
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    std::ptrdiff_t owner = owners[r];
+    if (owner == k_orphan_record) continue;
+    if (owner >= 0 && compacted[static_cast<std::size_t>(owner)]) continue;
+    if (owner == k_run_record && records[r].value("event", "") == "run_start")
+      if (const CampaignRun* run = all.find_run(records[r].value("run", "")))
+        keep_slots(records[r], *run);
+    kept.push_back(std::move(records[r]));
+  }
+
+  // The last record may be one whose newline is not written yet: it is read
+  // again after the checkpoint, so it cannot be in it.
+  if (read->records.size() >= checkpoint_after && !read->unterminated_tail)
+    static_cast<void>(save_journal_checkpoint(
+        state_dir, JournalCheckpoint{read->end, kept, summary_of(tallies), skipped}));
+
+  RecentCampaign recent;
+  recent.campaign = campaign_from_records(kept, alive, tallies);
+  recent.campaign.state_dir = state_dir;
+  recent.campaign.skipped_lines = std::move(skipped);
+  recent.records = std::move(kept);
+  return recent;
+}
+
+}  // namespace runner

@@ -1,0 +1,132 @@
+// The journal's checkpoint file: a header line (position, summary, skipped
+// lines), then the kept records, one per line as in the journal.
+#include "runner/state/journal_checkpoint.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "journal_lines.h"
+#include "runner/core/file_system.h"
+
+namespace runner {
+
+namespace {
+
+// Says which layout the file has; another one is not read.
+constexpr int k_version = 1;
+
+std::string hex_of(std::string_view bytes) {
+  std::string hex;
+  for (unsigned char c : bytes) hex += fmt::format("{:02x}", c);
+  return hex;
+}
+
+std::optional<std::string> bytes_of(const std::string& hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  std::string bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    unsigned value = 0;
+    if (std::sscanf(hex.c_str() + i, "%2x", &value) != 1) return std::nullopt;
+    bytes.push_back(static_cast<char>(value));
+  }
+  return bytes;
+}
+
+std::optional<JournalCheckpoint> header_of(std::string_view line) {
+  nlohmann::json header = nlohmann::json::parse(line, nullptr, false);
+  if (!header.is_object() || header.value("version", 0) != k_version) return std::nullopt;
+  try {
+    JournalCheckpoint checkpoint;
+    checkpoint.position.segment = header.at("segment").get<std::uint64_t>();
+    checkpoint.position.offset = header.at("offset").get<std::uint64_t>();
+    std::optional<std::string> before = bytes_of(header.at("before").get<std::string>());
+    if (!before) return std::nullopt;
+    checkpoint.position.before = *before;
+    checkpoint.summary = header.at("summary");
+    checkpoint.skipped = header.at("skipped").get<std::vector<std::string>>();
+    return checkpoint;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::string journal_checkpoint_path(const std::string& state_dir) {
+  return state_dir + "/journal.checkpoint";
+}
+
+std::optional<JournalCheckpoint> load_journal_checkpoint(const std::string& state_dir) {
+  FileSystem& files = real_file_system();
+  std::string path = journal_checkpoint_path(state_dir);
+  FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
+  if (!fd.valid()) return std::nullopt;
+  std::optional<JournalCheckpoint> checkpoint;
+  bool whole = true;
+  try {
+    std::string tail = for_each_line(files, fd.get(), path, [&](std::string_view line) {
+      if (!whole) return;
+      if (!checkpoint) {
+        checkpoint = header_of(line);
+        whole = checkpoint.has_value();
+        return;
+      }
+      nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+      whole = record.is_object();
+      if (whole) checkpoint->records.push_back(std::move(record));
+    });
+    // Written whole, every line ended: anything else is not this file.
+    if (!tail.empty()) return std::nullopt;
+  } catch (const StateError&) {
+    return std::nullopt;
+  }
+  if (!whole) return std::nullopt;
+  return checkpoint;
+}
+
+Status save_journal_checkpoint(const std::string& state_dir, const JournalCheckpoint& checkpoint) {
+  nlohmann::json header = {{"version", k_version},
+                           {"segment", checkpoint.position.segment},
+                           {"offset", checkpoint.position.offset},
+                           {"before", hex_of(checkpoint.position.before)},
+                           {"summary", checkpoint.summary},
+                           {"skipped", checkpoint.skipped}};
+  auto line_of = [](const nlohmann::json& value) {
+    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  };
+  std::string text = line_of(header);
+  for (const nlohmann::json& record : checkpoint.records) text += line_of(record);
+
+  FileSystem& files = real_file_system();
+  std::string path = journal_checkpoint_path(state_dir);
+  std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
+  auto failed = [&](const std::string& what) {
+    Status status =
+        Status::error(fmt::format("cannot {} {}: {}", what, temporary, std::strerror(errno)));
+    static_cast<void>(files.unlink(temporary));
+    return status;
+  };
+  {
+    FileDescriptor fd = files.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (!fd.valid())
+      return Status::error(fmt::format("cannot create {}: {}", temporary, std::strerror(errno)));
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      ssize_t n = files.write(fd.get(), rest.data(), rest.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (n == 0) errno = ENOSPC;
+        return failed("write");
+      }
+      rest.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+  if (files.rename(temporary, path) != 0) return failed("rename");
+  return Status();
+}
+
+}  // namespace runner

@@ -1,0 +1,192 @@
+// Reading the journal back: its segments, from a position, line by line in
+// one linear pass.
+#include "runner/state/journal_segments.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "journal_lines.h"
+#include "runner/state/journal.h"
+#include "runner/state/state_dir.h"
+
+namespace runner {
+
+namespace {
+
+// How every record written here begins.
+constexpr std::string_view k_record_start = "{\"event\":";
+// How many bytes before a position say which file it is in.
+constexpr std::size_t k_position_check = 32;
+// How many times a reading starts again when the writer rotated under it.
+constexpr int k_listing_attempts = 10;
+
+std::string errno_text() { return std::strerror(errno); }
+
+nlohmann::json parse_record(std::string_view line) {
+  return nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+}
+
+// A segment's number from its file name ("000012.jsonl"), or 0.
+std::uint64_t segment_number(std::string_view name) {
+  constexpr std::string_view suffix = ".jsonl";
+  if (name.size() <= suffix.size() || name.substr(name.size() - suffix.size()) != suffix) return 0;
+  std::uint64_t number = 0;
+  for (char c : name.substr(0, name.size() - suffix.size())) {
+    if (c < '0' || c > '9') return 0;
+    number = number * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return number;
+}
+
+// The bytes of `fd` in [offset - k_position_check, offset).
+std::string bytes_before(FileSystem& files, int fd, std::uint64_t offset) {
+  std::size_t size = static_cast<std::size_t>(std::min<std::uint64_t>(offset, k_position_check));
+  std::string bytes(size, '\0');
+  ssize_t n = files.pread(fd, bytes.data(), size, static_cast<off_t>(offset - size));
+  bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return bytes;
+}
+
+// One segment's lines from `offset` on, parsed into `read`.
+void read_segment(FileSystem& files, int fd, const std::string& path, std::uint64_t number,
+                  std::uint64_t offset, const JournalLineFilter& keep, JournalRead& read) {
+  if (files.lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0)
+    throw StateError("cannot read " + path + ": " + errno_text());
+  std::size_t line_number = 0;
+  std::uint64_t whole = offset;
+  auto take = [&](std::string_view line) {
+    ++line_number;
+    if (keep && !line.empty() && !keep(line)) return;
+    std::string problem;
+    std::optional<nlohmann::json> record = parse_journal_line(line, problem);
+    if (!problem.empty()) {
+      std::string where = offset == 0 ? fmt::format("line {}", line_number)
+                                      : fmt::format("line {} after byte {}", line_number, offset);
+      read.skipped.push_back(fmt::format("{} {}: {}", path, where, problem));
+    }
+    if (record) read.records.push_back(std::move(*record));
+  };
+  auto on_line = [&](std::string_view line) {
+    whole += line.size() + 1;
+    take(line);
+  };
+  std::string tail = for_each_line(files, fd, path, on_line);
+  // A complete record whose newline was not written yet is still whole.
+  std::size_t records = read.records.size();
+  std::size_t skipped = read.skipped.size();
+  take(tail);
+  read.unterminated_tail = read.records.size() > records;
+  read.tail_skipped = read.skipped.size() > skipped;
+  read.end = {number, whole, bytes_before(files, fd, whole)};
+}
+
+}  // namespace
+
+std::string sealed_segments_dir(const std::string& state_dir) { return state_dir + "/journal"; }
+
+std::string sealed_segment_path(const std::string& state_dir, std::uint64_t number) {
+  return fmt::format("{}/{:06}.jsonl", sealed_segments_dir(state_dir), number);
+}
+
+std::vector<std::uint64_t> sealed_segments(const std::string& state_dir) {
+  std::vector<std::uint64_t> numbers;
+  DIR* dir = ::opendir(sealed_segments_dir(state_dir).c_str());
+  if (!dir) {
+    if (errno == ENOENT) return numbers;
+    throw StateError("cannot read " + sealed_segments_dir(state_dir) + ": " + errno_text());
+  }
+  while (dirent* entry = ::readdir(dir))
+    if (std::uint64_t number = segment_number(entry->d_name)) numbers.push_back(number);
+  ::closedir(dir);
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+std::optional<JournalRead> read_journal_from(const std::string& state_dir,
+                                             const JournalPosition& from,
+                                             const JournalLineFilter& keep) {
+  FileSystem& files = real_file_system();
+  std::string live_path = journal_path(state_dir);
+  // The live file is opened between two listings that agree: a rotation in
+  // between would leave a sealed segment unread.
+  std::vector<std::uint64_t> sealed;
+  FileDescriptor live;
+  for (int attempt = 0;; ++attempt) {
+    sealed = sealed_segments(state_dir);
+    live = files.open(live_path, O_RDONLY | O_CLOEXEC);
+    if (!live.valid() && errno != ENOENT)
+      throw StateError("cannot open the journal " + live_path + ": " + errno_text());
+    if (sealed == sealed_segments(state_dir) || attempt == k_listing_attempts) break;
+  }
+  std::uint64_t live_number = sealed.empty() ? 1 : sealed.back() + 1;
+  if (from.segment > live_number) return std::nullopt;
+  if (from.offset > 0 && from.segment < live_number &&
+      std::find(sealed.begin(), sealed.end(), from.segment) == sealed.end())
+    return std::nullopt;
+
+  JournalRead read;
+  read.end = from;
+  auto read_one = [&](std::uint64_t number, int fd, const std::string& path) {
+    std::uint64_t offset = number == from.segment ? from.offset : 0;
+    if (offset > 0 && bytes_before(files, fd, offset) != from.before) return false;
+    read_segment(files, fd, path, number, offset, keep, read);
+    return true;
+  };
+  for (std::uint64_t number : sealed) {
+    if (number < from.segment) continue;
+    std::string path = sealed_segment_path(state_dir, number);
+    FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
+    if (!fd.valid())
+      throw StateError("cannot open the journal segment " + path + ": " + errno_text());
+    if (!read_one(number, fd.get(), path)) return std::nullopt;
+  }
+  if (live.valid()) {
+    if (!read_one(live_number, live.get(), live_path)) return std::nullopt;
+  } else if (from.segment == live_number && from.offset > 0) {
+    return std::nullopt;
+  }
+  return read;
+}
+
+std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem) {
+  problem.clear();
+  if (line.empty()) return std::nullopt;
+  nlohmann::json record = parse_record(line);
+  if (record.is_object()) return record;
+  // Older versions glued the next record to one cut short.
+  std::size_t glued = line.rfind(k_record_start);
+  if (glued != 0 && glued != std::string_view::npos) {
+    record = parse_record(line.substr(glued));
+    if (record.is_object()) {
+      problem =
+          "a record cut short when it was written, with the next one glued to it; skipped the "
+          "cut one";
+      return record;
+    }
+  }
+  problem = "not a whole record (cut short when it was written); skipped";
+  return std::nullopt;
+}
+
+std::vector<nlohmann::json> read_journal(const std::string& path,
+                                         std::vector<std::string>* skipped) {
+  std::vector<nlohmann::json> records;
+  FileSystem& files = real_file_system();
+  FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
+  if (!fd.valid()) {
+    if (errno == ENOENT) return records;
+    throw StateError("cannot open the journal " + path + ": " + errno_text());
+  }
+  JournalRead read;
+  read_segment(files, fd.get(), path, 1, 0, {}, read);
+  if (skipped) skipped->insert(skipped->end(), read.skipped.begin(), read.skipped.end());
+  return std::move(read.records);
+}
+
+}  // namespace runner

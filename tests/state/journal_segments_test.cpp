@@ -1,0 +1,162 @@
+// The journal's segments: the writer seals the live file past its size
+// limit, readers read every segment in order and go on from a position
+// across rotations, job ids continue, and a rotation that fails is said and
+// loses nothing.
+#include "runner/state/journal_segments.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runner/state/journal.h"
+#include "runner/state/state_dir.h"
+#include "support/failing_file_system.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using Operation = testing::FailingFileSystem::Operation;
+
+class JournalSegments : public ::testing::Test {
+ protected:
+  JournalSegments() : m_dir(m_temp.file("queue.runner")) { ensure_state_dir(m_dir); }
+
+  // Writes one job's start and end, and (`seal`) seals the live file when
+  // the writer says it is time, as the run's checkpoint does.
+  static void run_job(Journal& journal, bool seal = true) {
+    JobStartRecord start;
+    start.job = journal.next_job_id();
+    start.command = "train --seed " + std::to_string(start.job);
+    start.slot = "node01 gpu=0";
+    start.host = "node01";
+    ASSERT_TRUE(journal.job_start(start));
+    ASSERT_TRUE(journal.job_end(start.job, JobExit::exited(0), std::chrono::milliseconds(5)));
+    ASSERT_TRUE(journal.sync());
+    if (seal && journal.wants_rotation()) {
+      ASSERT_TRUE(journal.rotate());
+    }
+  }
+
+  std::vector<JobId> job_ids(const std::vector<nlohmann::json>& records) const {
+    std::vector<JobId> ids;
+    for (const nlohmann::json& record : records)
+      if (record.value("event", "") == "job_start") ids.push_back(record.value("job", JobId(0)));
+    return ids;
+  }
+
+  std::vector<JobId> one_to(JobId last) const {
+    std::vector<JobId> ids;
+    for (JobId id = 1; id <= last; ++id) ids.push_back(id);
+    return ids;
+  }
+
+  testing::TempDir m_temp;
+  std::string m_dir;
+};
+
+TEST_F(JournalSegments, TheWriterSealsSegmentsAndTheReaderReadsThemAllInOrder) {
+  Journal journal(m_dir, false, real_file_system(), /*segment_bytes=*/600);
+  ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml"));
+  for (int i = 0; i < 12; ++i) run_job(journal);
+  std::vector<std::uint64_t> sealed = sealed_segments(m_dir);
+  ASSERT_GE(sealed.size(), 3u);
+  EXPECT_EQ(sealed.front(), 1u);
+  EXPECT_EQ(sealed.back(), sealed.size());
+  for (std::uint64_t number : sealed)
+    EXPECT_TRUE(std::filesystem::exists(m_dir + fmt::format("/journal/{:06}.jsonl", number)));
+  std::optional<JournalRead> read = read_journal_from(m_dir);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->records.front().value("event", ""), "run_start");
+  EXPECT_EQ(job_ids(read->records), one_to(12));
+  EXPECT_EQ(read->records.size(), 1u + 2 * 12);
+}
+
+TEST_F(JournalSegments, AReadingGoesOnFromItsPositionAcrossRotations) {
+  Journal journal(m_dir, false, real_file_system(), 600);
+  for (int i = 0; i < 3; ++i) run_job(journal);
+  std::optional<JournalRead> first = read_journal_from(m_dir);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(job_ids(first->records), one_to(3));
+  for (int i = 0; i < 9; ++i) run_job(journal);
+  std::optional<JournalRead> next = read_journal_from(m_dir, first->end);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(job_ids(next->records), std::vector<JobId>({4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  std::optional<JournalRead> nothing = read_journal_from(m_dir, next->end);
+  ASSERT_TRUE(nothing);
+  EXPECT_TRUE(nothing->records.empty());
+}
+
+TEST_F(JournalSegments, APositionInAnotherJournalIsRefused) {
+  {
+    Journal journal(m_dir);
+    for (int i = 0; i < 3; ++i) run_job(journal);
+  }
+  std::optional<JournalRead> read = read_journal_from(m_dir);
+  ASSERT_TRUE(read);
+  // Another journal of the same length in its place.
+  std::string text = m_temp.read("queue.runner/journal.jsonl");
+  std::string other = text;
+  other[other.size() - 3] = other[other.size() - 3] == '1' ? '2' : '1';
+  m_temp.write("queue.runner/journal.jsonl", other);
+  EXPECT_FALSE(read_journal_from(m_dir, read->end));
+  // A shorter one.
+  m_temp.write("queue.runner/journal.jsonl", text.substr(0, text.size() / 2));
+  EXPECT_FALSE(read_journal_from(m_dir, read->end));
+  // Its own again.
+  m_temp.write("queue.runner/journal.jsonl", text);
+  EXPECT_TRUE(read_journal_from(m_dir, read->end));
+}
+
+TEST_F(JournalSegments, JobIdsContinueWhenTheLiveFileWasJustSealed) {
+  {
+    Journal journal(m_dir, false, real_file_system(), 1);
+    for (int i = 0; i < 4; ++i) run_job(journal);
+  }
+  ASSERT_EQ(std::filesystem::file_size(journal_path(m_dir)), 0u);
+  Journal again(m_dir);
+  EXPECT_EQ(again.next_job_id(), 5u);
+}
+
+TEST_F(JournalSegments, ARotationThatFailsIsSaidAndTheJournalGoesOn) {
+  testing::FailingFileSystem files;
+  Journal journal(m_dir, false, files, 1);
+  run_job(journal, false);
+  ASSERT_TRUE(journal.wants_rotation());
+  files.fail(Operation::rename, "journal.jsonl", EACCES);
+  Status sealed = journal.rotate();
+  ASSERT_FALSE(sealed.ok());
+  EXPECT_NE(sealed.message().find("cannot seal the journal"), std::string::npos)
+      << sealed.message();
+  EXPECT_NE(sealed.message().find("Permission denied"), std::string::npos) << sealed.message();
+  run_job(journal, false);
+  files.heal();
+  EXPECT_TRUE(journal.rotate());
+  run_job(journal, false);
+  std::optional<JournalRead> read = read_journal_from(m_dir);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(job_ids(read->records), one_to(3));
+  EXPECT_EQ(sealed_segments(m_dir), std::vector<std::uint64_t>({1}));
+}
+
+TEST_F(JournalSegments, ALineStillBeingWrittenIsReadButNotPassed) {
+  m_temp.write(
+      "queue.runner/journal.jsonl",
+      "{\"event\":\"job_pgid\",\"time\":\"2024-05-01T10:00:00.000Z\",\"job\":1,\"pgid\":7}\n"
+      "{\"event\":\"job_pgid\",\"time\":\"2024-05-01T10:00:00.000Z\",\"job\":2,\"pgid\":8}");
+  std::optional<JournalRead> read = read_journal_from(m_dir);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(read->records.size(), 2u);
+  EXPECT_TRUE(read->unterminated_tail);
+  std::ofstream(journal_path(m_dir), std::ios::app) << "\n";
+  std::optional<JournalRead> next = read_journal_from(m_dir, read->end);
+  ASSERT_TRUE(next);
+  ASSERT_EQ(next->records.size(), 1u);
+  EXPECT_EQ(next->records[0].value("job", 0), 2);
+  EXPECT_FALSE(next->unterminated_tail);
+}
+
+}  // namespace
+}  // namespace runner

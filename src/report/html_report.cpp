@@ -14,9 +14,9 @@
 #include "html_report_model.h"
 #include "html_results.h"
 #include "html_services.h"
-#include "timeline_runs.h"
 #include "runner/report/status_view.h"
 #include "runner/ui/summary.h"
+#include "timeline_runs.h"
 
 namespace runner {
 
@@ -350,8 +350,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   }
   page.raw("</tbody></table>\n");
 
-  if (options.results) page.raw(html_results_section(*options.results, options.plots,
-                                                     options.max_results_rows_in_markup));
+  if (options.results)
+    page.raw(
+        html_results_section(*options.results, options.plots, options.max_results_rows_in_markup));
   std::vector<const CampaignJob*> shown_jobs;
   for (const ReportJob& shown : model.jobs) shown_jobs.push_back(shown.job);
   page.raw(html_outputs_section(shown_jobs));

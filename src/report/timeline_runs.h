@@ -14,10 +14,10 @@ namespace runner {
 
 // Consecutive attempts on one slot, of one outcome, drawn as one bar.
 struct ReportBarRun {
-  std::size_t row = 0;  // in HtmlReportModel::slots
-  SystemTime start;     // the first one's start
-  SystemTime end;       // the last one's end
-  std::size_t first = 0;      // indices into HtmlReportModel::jobs
+  std::size_t row = 0;    // in HtmlReportModel::slots
+  SystemTime start;       // the first one's start
+  SystemTime end;         // the last one's end
+  std::size_t first = 0;  // indices into HtmlReportModel::jobs
   std::size_t last = 0;
   std::size_t first_bar = 0;  // which of the first one's bars (a job on several slots has more)
   std::size_t count = 0;      // attempts in the run

@@ -57,11 +57,11 @@ std::string journal() {
                            R"("command":"train --seed {}","slot":"node01 #{}","host":"node01",)"
                            R"("slot_index":{},"params":{{"seed":"{}"}},"line":1,"attempt":1}})",
                            utc(start), j, j, s, s, j));
-    records.emplace_back(
-        start + took, fmt::format(R"({{"event":"job_end","time":"{}","job":{},"exit":{},)"
-                                  R"("signal":null,"error":null,"lost":false,"rerun":false,)"
-                                  R"("duration_ms":{}}})",
-                                  utc(start + took), j, j % 100 == 0 ? 1 : 0, took));
+    records.emplace_back(start + took,
+                         fmt::format(R"({{"event":"job_end","time":"{}","job":{},"exit":{},)"
+                                     R"("signal":null,"error":null,"lost":false,"rerun":false,)"
+                                     R"("duration_ms":{}}})",
+                                     utc(start + took), j, j % 100 == 0 ? 1 : 0, took));
   }
   long long end = *std::max_element(free_at.begin(), free_at.end());
   records.emplace_back(end, fmt::format(R"({{"event":"run_end","time":"{}","run":"r1",)"

@@ -292,6 +292,24 @@ TEST(HtmlReport, PastTheBarLimitASlotsConsecutiveJobsOfOneOutcomeShareABar) {
       << "up to the limit, a bar per job";
 }
 
+TEST(HtmlReport, AGapWiderThanAPixelEndsARunOfBars) {
+  // One slot, jobs 1 to 30 of 3 s back to back, every 7th failing; from
+  // job 16 on, an hour later.
+  Campaign campaign = campaign_from_records(campaign_records(1, 30), [](long) { return false; });
+  for (CampaignJob& job : campaign.jobs) {
+    if (job.id < 16) continue;
+    job.start += std::chrono::hours(1);
+    *job.end += std::chrono::hours(1);
+  }
+  *campaign.runs[0].end += std::chrono::hours(1);
+  HtmlReportOptions options = options_now();
+  options.max_timeline_bars = 1;
+  std::string page = render_html_report(campaign, options);
+  // 1-6, 7, 8-13, 14, 15 | 16-20, 21, 22-27, 28, 29-30
+  EXPECT_EQ(bar_sizes(page), (std::vector<int>{6, 1, 6, 1, 1, 5, 1, 6, 1, 2}));
+  EXPECT_NE(page.find("<title>5 jobs succeeded, #16 to #20\nfrom "), std::string::npos);
+}
+
 TEST(HtmlReport, PastTheRowLimitTheResultsTableIsDataForTheScript) {
   Campaign campaign = campaign_from_records(campaign_records(2, 4), [](long) { return false; });
   HtmlReportOptions options = options_now();

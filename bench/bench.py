@@ -25,6 +25,7 @@ import time
 from datetime import datetime, timezone
 
 import compare
+import journal_scenario
 import push_scenario
 from table import fmt, markdown_table
 
@@ -41,6 +42,7 @@ FULL = {
     "fleet_hosts": 64, "fleet_slots": 8, "fleet_sleep": 5, "fleet_reps": 2,
     "stream_mib": 256,
     "push_hosts": 4, "push_files": 1000, "push_big_mib": 100,
+    "journal_jobs": 100000, "journal_hosts": 128, "journal_slots": 8,
 }
 # Tiny sizes that only prove the bench still works (CI).
 SMOKE = {
@@ -53,6 +55,7 @@ SMOKE = {
     "fleet_hosts": 4, "fleet_slots": 2, "fleet_sleep": 2, "fleet_reps": 1,
     "stream_mib": 4,
     "push_hosts": 2, "push_files": 20, "push_big_mib": 2,
+    "journal_jobs": 2000, "journal_hosts": 128, "journal_slots": 8,
 }
 
 MARKER = "RUNNER_BENCH_SSHD"
@@ -761,6 +764,9 @@ class Bench:
     def scenario_push(self):
         push_scenario.run(self, Fleet)
 
+    def scenario_journal(self):
+        journal_scenario.run(self, log)
+
     def scenario_stream(self):
         mib = self.sizes["stream_mib"]
         big = os.path.join(self.work, "big.txt")
@@ -924,7 +930,9 @@ def git_commit(root):
         return None
 
 
-SCENARIOS = ["queue", "serial", "jump", "broadcast", "add", "product", "fleet", "stream", "push"]
+SCENARIOS = ["queue", "serial", "jump", "broadcast", "add", "product", "fleet", "stream", "push",
+             "journal"]
+WITHOUT_FLEET = {"journal"}  # scenarios that run no job, so need no sshd
 
 
 def main():
@@ -954,10 +962,11 @@ def main():
             parser.error(f"unknown scenario {name}; choose from {','.join(SCENARIOS)}")
     if not os.access(args.runner, os.X_OK):
         parser.error(f"{args.runner} is not an executable runner binary")
-    for tool in ("ssh", "ssh-keygen", "xargs"):
+    need_fleet = any(name not in WITHOUT_FLEET for name in chosen)
+    for tool in ("ssh", "ssh-keygen", "xargs") if need_fleet else ():
         if not shutil.which(tool):
             parser.error(f"{tool} is missing (bench/run.sh installs it)")
-    if not os.access("/usr/sbin/sshd", os.X_OK):
+    if need_fleet and not os.access("/usr/sbin/sshd", os.X_OK):
         parser.error("/usr/sbin/sshd is missing (install openssh-server, or use bench/run.sh)")
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -976,8 +985,9 @@ def main():
     try:
         hosts = max(sizes["fleet_hosts"] if "fleet" in chosen else 0, sizes["queue_hosts"],
                     sizes["broadcast_hosts"])
-        bench.fleet = Fleet(bench.work, hosts, clean_shell=not args.keep_shell_rc)
-        log(f"fleet: sshd on {hosts} ports of 127.0.0.1; work in {bench.work}")
+        if need_fleet:
+            bench.fleet = Fleet(bench.work, hosts, clean_shell=not args.keep_shell_rc)
+            log(f"fleet: sshd on {hosts} ports of 127.0.0.1; work in {bench.work}")
         for name in chosen:
             log(f"scenario {name} ...")
             try:

@@ -9,12 +9,16 @@ json=$2
 here=$(cd "$(dirname "$0")" && pwd)
 python3 "$here/bench.py" --smoke --runner "$runner" --json "$json"
 python3 - "$json" <<'PY'
-import json, sys
+import json, os, sys
 document = json.load(open(sys.argv[1]))
 expected = {"queue_true_jobs", "serial_true_jobs", "serial_behind_jump", "broadcast_true_steps",
             "add_latency",
             "product_flatness", "fleet_connect", "fleet_peak_rss", "fleet_idle_cpu",
             "stream_throughput", "push_throughput", "push_unchanged"}
+expected |= {f"journal_{name}{when}" for name in ("status", "status_json", "log", "report")
+             for when in ("", "_first")}
+if any(os.access(c, os.X_OK) for c in ("/usr/bin/chromium", "/usr/bin/chromium-browser")):
+    expected.add("journal_page_load")
 scenarios = document["scenarios"]
 missing = sorted(expected - set(scenarios))
 empty = sorted(name for name, entry in scenarios.items()

@@ -16,6 +16,7 @@
 #include "html_services.h"
 #include "runner/report/status_view.h"
 #include "runner/ui/summary.h"
+#include "timeline_runs.h"
 
 namespace runner {
 
@@ -89,7 +90,9 @@ class Page {
   std::string& m_out;
 };
 
-void timeline(Page& page, const HtmlReportModel& model) {
+// One row per slot; a bar per job, or per run of jobs (timeline_runs.h)
+// when `merged`.
+void timeline(Page& page, const HtmlReportModel& model, bool merged) {
   std::size_t longest = 0;
   for (const ReportSlot& row : model.slots) longest = std::max(longest, columns(row.label));
   double label_width = std::clamp<double>(7.0 * static_cast<double>(longest) + 18, 110, 360);
@@ -101,10 +104,18 @@ void timeline(Page& page, const HtmlReportModel& model) {
   auto x_of = [&](SystemTime t) {
     return label_width + k_chart_width * static_cast<double>(time_between(t0, t).count()) / span;
   };
+  auto y_of = [&](std::size_t row) {
+    return k_axis_height + k_row_height * static_cast<double>(row) +
+           (k_row_height - k_bar_height) / 2;
+  };
+  // Merged, jobs closer than a pixel share a bar.
+  std::vector<ReportBarRun> runs =
+      merged ? timeline_runs(model, milliseconds(static_cast<long long>(span / k_chart_width)))
+             : std::vector<ReportBarRun>{};
 
   page.add(R"(<svg id="timeline" viewBox="0 0 {:.0f} {:.0f}" role="img" )"
-           R"(aria-label="one row per slot, one bar per job">)",
-           width, height);
+           R"(aria-label="one row per slot, one bar per {}">)",
+           width, height, merged ? "run of jobs" : "job");
   for (std::size_t r = 0; r < model.slots.size(); ++r) {
     const ReportSlot& row = model.slots[r];
     double y = k_axis_height + k_row_height * static_cast<double>(r);
@@ -143,23 +154,37 @@ void timeline(Page& page, const HtmlReportModel& model) {
 
   // A job's bars share its colour, title and data-job, which the page's
   // script uses to light them up together; a gang job's say their rank.
-  for (const ReportJob& shown : model.jobs) {
+  auto job_bar = [&](const ReportJob& shown, const ReportBar& bar) {
     const CampaignJob& job = *shown.job;
-    std::string title = job_title(shown);
     // A service's bar says its state, paler: it held its slot, it ran no job.
     std::string klass = job.is_service()
                             ? fmt::format("{} service", service_css_class(service_attempt_state(job)))
                             : css_class(job.outcome);
-    for (const ReportBar& bar : shown.bars) {
-      double x = x_of(bar.start);
-      double w = std::max(0.8, x_of(shown.end) - x);
-      double y = k_axis_height + k_row_height * static_cast<double>(bar.row) +
-                 (k_row_height - k_bar_height) / 2;
-      std::string rank = job.is_gang() ? fmt::format(R"( data-rank="{}")", bar.rank) : "";
-      page.add(R"(<rect class="job {}" data-job="{}"{} x="{:.2f}" y="{:.1f}" width="{:.2f}" )"
-               R"(height="{:.0f}"><title>{}</title></rect>)",
-               klass, job.id, rank, x, y, w, k_bar_height, title);
+    double x = x_of(bar.start);
+    std::string rank = job.is_gang() ? fmt::format(R"( data-rank="{}")", bar.rank) : "";
+    page.add(R"(<rect class="job {}" data-job="{}"{} x="{:.2f}" y="{:.1f}" width="{:.2f}" )"
+             R"(height="{:.0f}"><title>{}</title></rect>)",
+             klass, job.id, rank, x, y_of(bar.row), std::max(0.8, x_of(shown.end) - x),
+             k_bar_height, job_title(shown));
+  };
+  if (!merged) {
+    for (const ReportJob& shown : model.jobs)
+      for (const ReportBar& bar : shown.bars) job_bar(shown, bar);
+  }
+  for (const ReportBarRun& run : runs) {
+    const ReportJob& first = model.jobs[run.first];
+    if (run.count == 1) {
+      job_bar(first, first.bars[run.first_bar]);
+      continue;
     }
+    double x = x_of(run.start);
+    page.add(R"(<rect class="jobs {}" data-jobs="{}" x="{:.2f}" y="{:.1f}" width="{:.2f}" )"
+             R"(height="{:.0f}"><title>{} jobs {}, #{} to #{})"
+             "\nfrom {} to {}</title></rect>",
+             css_class(first.job->outcome), run.count, x, y_of(run.row),
+             std::max(0.8, x_of(run.end) - x), k_bar_height, run.count,
+             outcome_name(first.job->outcome), first.job->id, model.jobs[run.last].job->id,
+             local_time(run.start, "%H:%M:%S"), local_time(run.end, "%H:%M:%S"));
   }
   page.raw("</svg>\n");
 }
@@ -247,10 +272,15 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "<span><i class=\"lost\"></i>lost</span><span><i class=\"running\"></i>running</span>"
       "<span><i class=\"unknown\"></i>unknown</span>");
   if (!model.services.empty()) page.raw("<span>paler: services</span>");
+  bool merged = bar_count(model) > options.max_timeline_bars;
+  if (merged)
+    page.raw(
+        "<span>each bar is a run of a slot's consecutive jobs of one outcome (hover for which)"
+        "</span>");
   page.raw(
       "<span>hover a bar for its command; right: share of the time each slot was busy"
       "</span></div>\n");
-  timeline(page, model);
+  timeline(page, model, merged);
 
   // Slot utilisation.
   page.raw(
@@ -320,7 +350,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   }
   page.raw("</tbody></table>\n");
 
-  if (options.results) page.raw(html_results_section(*options.results, options.plots));
+  if (options.results)
+    page.raw(
+        html_results_section(*options.results, options.plots, options.max_results_rows_in_markup));
   std::vector<const CampaignJob*> shown_jobs;
   for (const ReportJob& shown : model.jobs) shown_jobs.push_back(shown.job);
   page.raw(html_outputs_section(shown_jobs));
@@ -337,7 +369,6 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
                     job.outcome == JobOutcome::succeeded ? std::string("0") : describe_end(job),
                     shorten_command(job.command, k_table_command_chars)});
   }
-  std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   std::string heading =
       model.job_attempts == model.job_count
           ? fmt::format("Jobs ({})", model.job_count)
@@ -353,14 +384,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "<button id=\"all\" hidden>show all</button></p>\n"
       "<script type=\"application/json\" id=\"job-data\">",
       heading);
-  // Inside <script>, "</" must not appear; in JSON it can only be in strings.
-  for (char c : json) {
-    if (c == '<') {
-      page.raw("\\u003c");
-    } else {
-      out.push_back(c);
-    }
-  }
+  page.raw(script_json(data));
   page.raw("</script>\n");
   page.raw("<p class=\"muted\">Made by runner at ");
   page.add("{}.</p>\n<script>", local_time(options.now, "%Y-%m-%d %H:%M:%S"));

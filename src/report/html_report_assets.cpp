@@ -28,8 +28,9 @@ svg text{font:11px system-ui,sans-serif;fill:var(--muted)}
 svg .label{fill:var(--ink)}svg .idle{fill:var(--failed);font-weight:600}
 svg .grid{stroke:var(--line);stroke-width:1}svg .band{fill:var(--bg)}
 svg .down{fill:#fce8e6}
-rect.job{fill:var(--c);stroke:#fff;stroke-width:.5}
-rect.job:hover,rect.job.linked{stroke:var(--ink);stroke-width:1.5}rect.job{cursor:pointer}
+rect.job,rect.jobs{fill:var(--c);stroke:#fff;stroke-width:.5}
+rect.job:hover,rect.job.linked,rect.jobs:hover{stroke:var(--ink);stroke-width:1.5}
+rect.job{cursor:pointer}
 rect.job.service{fill-opacity:.45}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:4px 10px;border-bottom:1px solid var(--line);vertical-align:top}
@@ -107,6 +108,26 @@ for (const th of table.tHead.rows[0].cells) {
 more.addEventListener('click', () => { shown += page; draw(); });
 all.addEventListener('click', () => { shown = order.length; draw(); });
 draw();
+// A big results table is data too, drawn 500 rows at a time.
+const results = document.getElementById('results-data');
+if (results) {
+  const rows = JSON.parse(results.textContent);
+  const body = document.getElementById('results').tBodies[0];
+  const more = document.getElementById('results-more');
+  const count = document.getElementById('results-shown');
+  let drawn = 0;
+  const next = () => {
+    const html = [];
+    for (const row of rows.slice(drawn, drawn + page))
+      html.push('<tr>' + row.map(cell => '<td>' + escape(cell) + '</td>').join('') + '</tr>');
+    body.insertAdjacentHTML('beforeend', html.join(''));
+    drawn = Math.min(rows.length, drawn + page);
+    count.textContent = drawn + ' of ' + rows.length + ' rows shown; runner results prints them all';
+    more.hidden = drawn >= rows.length;
+  };
+  more.addEventListener('click', next);
+  next();
+}
 // report.html#sort=duration (or #sort=duration-asc) opens the table sorted.
 const wanted = location.hash.match(/sort=([a-z]+)(?:-(asc|desc))?/);
 if (wanted) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <regex>
 #include <set>
 
@@ -254,6 +255,78 @@ TEST(HtmlReport, TenThousandJobsStayReasonable) {
   EXPECT_EQ(table_data(page).size(), 10'000u);
   // At most max_failure_logs failures carry a log.
   EXPECT_EQ(count(page, "<pre class=\"log\">"), 200);
+}
+
+// The counts of the jobs each bar stands for: 1 for a job's own bar.
+std::vector<int> bar_sizes(const std::string& page) {
+  std::vector<int> sizes;
+  std::regex bar(R"re(<rect class="(job [a-z]+" data-job="\d+|jobs [a-z]+" data-jobs="(\d+))")re");
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), bar); it != std::sregex_iterator();
+       ++it)
+    sizes.push_back((*it)[2].matched ? std::stoi((*it)[2]) : 1);
+  return sizes;
+}
+
+TEST(HtmlReport, PastTheBarLimitASlotsConsecutiveJobsOfOneOutcomeShareABar) {
+  Campaign campaign = campaign_from_records(campaign_records(4, 400), [](long) { return false; });
+  HtmlReportOptions options = options_now();
+  options.max_timeline_bars = 399;
+  std::string page = render_html_report(campaign, options);
+  std::vector<int> sizes = bar_sizes(page);
+  EXPECT_EQ(std::accumulate(sizes.begin(), sizes.end(), 0), 400) << "every job is drawn";
+  EXPECT_LT(sizes.size(), 400u / 3);
+  // Every 7th job fails: each failure keeps a bar of its own between two
+  // runs, so 57 failed bars and at most 57 + 4 runs of successes.
+  EXPECT_EQ(count(page, "<rect class=\"job failed\""), 57);
+  EXPECT_EQ(count(page, "<rect class=\"jobs failed\""), 0);
+  EXPECT_LE(count(page, "<rect class=\"jobs ok\""), 61);
+  // Slot 0 runs jobs 1, 5, 9, 13, 17, then 21 fails.
+  EXPECT_NE(page.find("data-jobs=\"5\""), std::string::npos);
+  EXPECT_NE(page.find("<title>5 jobs succeeded, #1 to #17\nfrom "), std::string::npos);
+  EXPECT_NE(page.find("<span>each bar is a run of a slot's consecutive jobs"), std::string::npos);
+  // The table still has every job.
+  EXPECT_EQ(table_data(page).size(), 400u);
+
+  options.max_timeline_bars = 400;
+  EXPECT_EQ(bar_sizes(render_html_report(campaign, options)), std::vector<int>(400, 1))
+      << "up to the limit, a bar per job";
+}
+
+TEST(HtmlReport, AGapWiderThanAPixelEndsARunOfBars) {
+  // One slot, jobs 1 to 30 of 3 s back to back, every 7th failing; from
+  // job 16 on, an hour later.
+  Campaign campaign = campaign_from_records(campaign_records(1, 30), [](long) { return false; });
+  for (CampaignJob& job : campaign.jobs) {
+    if (job.id < 16) continue;
+    job.start += std::chrono::hours(1);
+    *job.end += std::chrono::hours(1);
+  }
+  *campaign.runs[0].end += std::chrono::hours(1);
+  HtmlReportOptions options = options_now();
+  options.max_timeline_bars = 1;
+  std::string page = render_html_report(campaign, options);
+  // 1-6, 7, 8-13, 14, 15 | 16-20, 21, 22-27, 28, 29-30
+  EXPECT_EQ(bar_sizes(page), (std::vector<int>{6, 1, 6, 1, 1, 5, 1, 6, 1, 2}));
+  EXPECT_NE(page.find("<title>5 jobs succeeded, #16 to #20\nfrom "), std::string::npos);
+}
+
+TEST(HtmlReport, PastTheRowLimitTheResultsTableIsDataForTheScript) {
+  Campaign campaign = campaign_from_records(campaign_records(2, 4), [](long) { return false; });
+  HtmlReportOptions options = options_now();
+  options.results = ResultsTable{{"id", "model"}, {{"1", "a"}, {"2", "</script>"}, {"3", "c"}}};
+  options.max_results_rows_in_markup = 2;
+  std::string page = render_html_report(campaign, options);
+  std::string open = "<script type=\"application/json\" id=\"results-data\">";
+  std::size_t from = page.find(open);
+  ASSERT_NE(from, std::string::npos);
+  from += open.size();
+  json rows = json::parse(page.substr(from, page.find("</script>", from) - from));
+  EXPECT_EQ(rows, json::parse(R"([["1","a"],["2","</script>"],["3","c"]])"));
+  std::size_t table = page.find("<table id=\"results\">");
+  EXPECT_EQ(page.substr(table, page.find("</table>", table) - table).find("<td>"),
+            std::string::npos);
+  options.max_results_rows_in_markup = 3;
+  EXPECT_EQ(render_html_report(campaign, options).find("id=\"results-data\""), std::string::npos);
 }
 
 TEST(HtmlReport, ResultsSectionHasItsPlotsAndTable) {

@@ -6,14 +6,17 @@ then times `runner status`, `runner status --json`, `runner log N` and
 `runner report`, and the report page's load in headless Chromium. No sshd:
 nothing runs a job.
 
-A first call may build something (an index) that later calls reuse, so
-each command's first call and its later calls are recorded apart.
+The journal is sealed in segments as runner seals it. Each command is timed
+with no checkpoint beside the journal (it reads the whole journal), with
+the checkpoint a run leaves at worst (a MiB of journal written after it),
+and after a reading.
 """
 
 import heapq
 import json
 import os
 import random
+import re
 import subprocess
 import tempfile
 import time
@@ -126,9 +129,82 @@ def generate(directory, jobs, hosts, slots_per_host, seed=1):
     add(last_end + 0.01, f'{{"event":"run_end","time":"{stamp(last_end + 0.01)}","run":"{run}",'
                          f'"status":"failed"}}')
     records.sort()
-    with open(os.path.join(state, "journal.jsonl"), "w") as f:
-        f.writelines(line + "\n" for _, _, line in records)
+    write_journal(state, [line for _, _, line in records])
     return middle
+
+
+SEGMENT_BYTES = 4 << 20  # runner's k_journal_segment_bytes
+JOB_ID = re.compile(r'"job":(\d+)')
+
+
+def write_journal(state, lines):
+    """The journal as runner writes it: sealed in journal/000001.jsonl, ...
+    past SEGMENT_BYTES, each with its index (the job ids it holds, as ranges,
+    and whether it holds a run's start or end), then the live journal.jsonl."""
+    sealed = os.path.join(state, "journal")
+    os.makedirs(sealed, exist_ok=True)
+    number, segment, size, jobs, runs = 0, [], 0, set(), False
+
+    def write(path):
+        with open(path, "w") as f:
+            f.writelines(line + "\n" for line in segment)
+
+    for line in lines:
+        segment.append(line)
+        size += len(line) + 1
+        found = JOB_ID.search(line, 0, 120)
+        if found:
+            jobs.add(int(found.group(1)))
+        runs = runs or line.startswith('{"event":"run_')
+        if size < SEGMENT_BYTES:
+            continue
+        number += 1
+        ranges = []
+        for job in sorted(jobs):
+            if ranges and job == ranges[-1][1] + 1:
+                ranges[-1][1] = job
+            else:
+                ranges.append([job, job])
+        with open(os.path.join(sealed, f"{number:06d}.index"), "w") as f:
+            f.write(json.dumps({"jobs": ranges, "runs": runs}, separators=(",", ":")) + "\n")
+        write(os.path.join(sealed, f"{number:06d}.jsonl"))
+        segment, size, jobs, runs = [], 0, set(), False
+    write(os.path.join(state, "journal.jsonl"))
+
+
+def journal_bytes(state):
+    """The journal's size: its sealed segments and the live file."""
+    sealed = os.path.join(state, "journal")
+    return os.path.getsize(os.path.join(state, "journal.jsonl")) + sum(
+        os.path.getsize(os.path.join(sealed, name)) for name in os.listdir(sealed)
+        if name.endswith(".jsonl"))
+
+
+def forget_checkpoint(state):
+    checkpoint = os.path.join(state, "journal.checkpoint")
+    if os.path.exists(checkpoint):
+        os.remove(checkpoint)
+
+
+CHECKPOINT_EVERY_BYTES = 1 << 20  # runner's k_checkpoint_every_bytes
+
+
+def leave_checkpoint_as_a_run_does(runner, state):
+    """The checkpoint a run leaves at worst: its child read the journal up
+    to CHECKPOINT_EVERY_BYTES before its end (or the live file's start)."""
+    forget_checkpoint(state)
+    live = os.path.join(state, "journal.jsonl")
+    with open(live, "rb") as f:
+        text = f.read()
+    cut = text.rfind(b"\n", 0, max(0, len(text) - CHECKPOINT_EVERY_BYTES)) + 1
+    os.rename(live, live + ".whole")
+    try:
+        with open(live, "wb") as f:
+            f.write(text[:cut])
+        subprocess.run([runner, "status", "--state-dir", state], check=True,
+                       stdout=subprocess.DEVNULL)
+    finally:
+        os.replace(live + ".whole", live)
 
 
 def timed(args, what):
@@ -191,23 +267,40 @@ def run(bench, log):
     started = time.perf_counter()
     middle = generate(directory, jobs, hosts, slots)
     state = os.path.join(directory, "queue.runner")
-    journal_mib = os.path.getsize(os.path.join(state, "journal.jsonl")) / (1 << 20)
+    journal_mib = journal_bytes(state) / (1 << 20)
     log(f"journal: {jobs} jobs, {journal_mib:.1f} MiB, written in "
         f"{time.perf_counter() - started:.1f} s")
     page = os.path.join(directory, "report.html")
+    # A run over an empty queue: what a run's start (and --resume) reads of
+    # the journal before its first job. Last: it adds a run to the journal.
+    hosts_file = os.path.join(directory, "hosts.yaml")
+    queue_file = os.path.join(directory, "queue.yaml")
+    with open(hosts_file, "w") as f:
+        f.write("- hostname: localhost\n  gpu: [0]\n")
+    with open(queue_file, "w") as f:
+        f.write("[]\n")
     commands = {  # name: (its arguments, its target in ms)
         "status": (["status"], 100.0),
         "status_json": (["status", "--json"], 100.0),
         "log": (["log", str(middle)], 50.0),
         "report": (["report", "-o", page], 3000.0),
+        "run_start": (["queue", "--resume", "-H", hosts_file, "-Q", queue_file], 1000.0),
     }
     what = f"{jobs} jobs on {hosts} hosts x {slots} slots ({journal_mib:.0f} MiB journal)"
     for name, (args, limit) in commands.items():
         shown = " ".join(args[:2] if name != "report" else args[:1])
-        samples = [timed([bench.runner, *args, "--state-dir", state], "runner " + shown)
-                   for _ in range(reps)]
+        command = [bench.runner, *args, "--state-dir", state]
+        # Cold: no checkpoint, the whole journal is read (a journal of an
+        # older runner, or a deleted checkpoint).
+        forget_checkpoint(state)
+        cold = timed(command, "runner " + shown)
+        # First: the checkpoint as a run leaves it at worst, a MiB of journal
+        # written after it. Later: after a reading.
+        leave_checkpoint_as_a_run_does(bench.runner, state)
+        samples = [timed(command, "runner " + shown) for _ in range(reps)]
         extra = {"page_mib": [os.path.getsize(page) / (1 << 20)]} if name == "report" else {}
-        for suffix, values, when in (("_first", samples[:1], "first call"),
+        for suffix, values, when in (("_cold", [cold], "no checkpoint"),
+                                     ("_first", samples[:1], "a MiB past the run's checkpoint"),
                                      ("", samples[1:], "later calls")):
             bench.record(f"journal_{name}{suffix}", {
                 "what": f"runner {shown}, {when}: {what}", "measure": "ms",

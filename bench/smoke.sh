@@ -15,8 +15,8 @@ expected = {"queue_true_jobs", "serial_true_jobs", "serial_behind_jump", "broadc
             "add_latency",
             "product_flatness", "fleet_connect", "fleet_peak_rss", "fleet_idle_cpu",
             "stream_throughput", "push_throughput", "push_unchanged"}
-expected |= {f"journal_{name}{when}" for name in ("status", "status_json", "log", "report")
-             for when in ("", "_first")}
+expected |= {f"journal_{name}{when}" for name in ("status", "status_json", "log", "report", "run_start")
+             for when in ("", "_first", "_cold")}
 if any(os.access(c, os.X_OK) for c in ("/usr/bin/chromium", "/usr/bin/chromium-browser")):
     expected.add("journal_page_load")
 scenarios = document["scenarios"]

@@ -53,7 +53,8 @@ class JournalTail {
 
   std::vector<nlohmann::json> read_new() {
     auto keep = [this](std::string_view line) { return may_concern(line, m_id); };
-    std::optional<JournalRead> read = read_journal_from(m_state_dir, m_position, keep);
+    auto wanted = [this](const SegmentIndex& index) { return index.runs || index.mentions(m_id); };
+    std::optional<JournalRead> read = read_journal_from(m_state_dir, m_position, keep, wanted);
     if (!read) return {};  // not the journal it was: nothing more of it
     // A line still being written is read again next time.
     if (read->tail_skipped) read->skipped.pop_back();

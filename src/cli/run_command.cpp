@@ -28,6 +28,7 @@
 #include "runner/state/state_dir.h"
 #include "runner/state/stop_requests.h"
 #include "runner/ui/status_line.h"
+#include "journal_checkpointer.h"
 #include "run_fleet.h"
 
 namespace runner {
@@ -43,7 +44,7 @@ std::uint64_t journal_segment_bytes() {
   unsigned long long bytes = std::strtoull(set, &end, 10);
   if (*end != '\0' || bytes == 0)
     throw ConfigError("RUNNER_JOURNAL_SEGMENT_BYTES is '" + std::string(set) +
-                      "': give the journal's size limit in bytes, e.g. 16777216");
+                      "': give the journal's size limit in bytes, e.g. 4194304");
   return bytes;
 }
 
@@ -140,6 +141,8 @@ int run_jobs(const RunOptions& options) {
   static_cast<void>(reporter.checkpoint());
   std::unique_ptr<StatusLine> status_line = make_status_line(options, fleet, console);
   reporter.set_status_line(status_line.get());
+  JournalCheckpointer checkpointer(state_dir);
+  reporter.set_checkpointer(&checkpointer);
 
   QueueFileSource source(queue);
   SchedulerOptions scheduler_options;
@@ -223,6 +226,7 @@ int run_jobs(const RunOptions& options) {
                               journal.waiting() == 1 ? "" : "s"));
     if (status == 0) status = 1;
   }
+  checkpointer.refresh();
   return status;
 }
 

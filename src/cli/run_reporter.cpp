@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "journal_checkpointer.h"
 #include "runner/config/job_render.h"
 #include "runner/ui/exit_text.h"
 #include "runner/ui/summary.h"
@@ -60,12 +61,16 @@ void RunReporter::job_launched(const Job& job) {
   record.metrics = job.spec.metrics;
   record.attempt = job.attempt;
   record.requeues = job.requeues;
-  if (job.spec.service) record.service = job.spec.service->name.empty() ? "true" : job.spec.service->name;
+  if (job.spec.service)
+    record.service = job.spec.service->name.empty() ? "true" : job.spec.service->name;
   if (job.layout) {
     record.nodes = static_cast<int>(job.tasks.size());
     for (const Task& each : job.tasks) {
-      TaskStartRecord rank{each.rank, m_fleet.hosts[each.host].name,
-                           slots_label(m_fleet, each.slots), {}, each.command};
+      TaskStartRecord rank{each.rank,
+                           m_fleet.hosts[each.host].name,
+                           slots_label(m_fleet, each.slots),
+                           {},
+                           each.command};
       for (int slot : each.slots) rank.slot_indices.push_back(m_fleet.slots[slot].index);
       record.tasks.push_back(std::move(rank));
     }
@@ -103,18 +108,17 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
   std::string how = describe_exit(exit);
   if (auto rank = job.failed_rank()) how = fmt::format("rank {}: {}", *rank, how);
   // One that did not start goes back quietly (see below).
-  std::string end = exit.not_started() && job.will_rerun()
-                        ? fmt::format("=== #{} did not start; back to the queue ===", job.id)
-                        : fmt::format("=== #{} done ({}) after {} ===", job.id, how,
-                                      format_duration(duration));
+  std::string end =
+      exit.not_started() && job.will_rerun()
+          ? fmt::format("=== #{} did not start; back to the queue ===", job.id)
+          : fmt::format("=== #{} done ({}) after {} ===", job.id, how, format_duration(duration));
   for (const Task& task : job.tasks) {
     m_console.job_finished(task.id);
     m_console.job_note(task.id, task.slots.front(), task.label, end);
     if (Status whole = m_logs.close(log_of(job, task)); !whole.ok())
       m_incomplete_logs.try_emplace(job.id, whole.message());
   }
-  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun(),
-                                    job.failed_rank()));
+  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun(), job.failed_rank()));
   if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun());
   for (int slot : job.slots()) {
     m_slot_usage[slot].busy += duration;
@@ -161,22 +165,28 @@ void RunReporter::outputs_collected(JobId job, std::optional<int> rank, const st
                                     const FetchedFiles& fetched) {
   std::string whose = rank ? fmt::format("#{} rank {}", job, *rank) : fmt::format("#{}", job);
   if (!fetched.error.empty())
-    m_console.warn(fmt::format("{}: its outputs could not be brought back: {}", whose,
-                               fetched.error));
+    m_console.warn(
+        fmt::format("{}: its outputs could not be brought back: {}", whose, fetched.error));
   else if (!fetched.missing.empty())
     m_console.warn(fmt::format("{}: outputs not found on its host: {}", whose, fetched.missing));
-  journal_written(m_journal.outputs(job, rank, into, fetched.files, fetched.missing,
-                                    fetched.error));
+  journal_written(
+      m_journal.outputs(job, rank, into, fetched.files, fetched.missing, fetched.error));
 }
 
 Status RunReporter::checkpoint() {
   Status status = m_journal.sync();
   journal_written(status);
+  bool sealed_now = false;
   if (status.ok() && m_journal.wants_rotation()) {
     Status sealed = m_journal.rotate();
     if (!sealed.ok() && m_rotation_failures_said.insert(sealed.message()).second)
       m_console.warn(sealed.message() + "; it goes on growing");
+    sealed_now = sealed.ok();
   }
+  bool due =
+      sealed_now || m_journal.bytes_appended() - m_checkpointed_at >= k_checkpoint_every_bytes;
+  if (status.ok() && m_checkpointer && due && m_checkpointer->refresh_in_background())
+    m_checkpointed_at = m_journal.bytes_appended();
   return status;
 }
 

@@ -2,8 +2,11 @@
 #include "runner/core/file_system.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace runner {
@@ -71,6 +74,46 @@ class PosixFileSystem final : public FileSystem {
 FileSystem& real_file_system() {
   static PosixFileSystem files;
   return files;
+}
+
+Status replace_file(FileSystem& files, const std::string& path, std::string_view text) {
+  std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
+  auto failed = [&](const std::string& what) {
+    Status status = Status::error(fmt::format("cannot {} {}: {}", what, temporary,
+                                              std::strerror(errno)));
+    static_cast<void>(files.unlink(temporary));
+    return status;
+  };
+  {
+    FileDescriptor fd = files.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (!fd.valid()) return failed("create");
+    while (!text.empty()) {
+      ssize_t n = files.write(fd.get(), text.data(), text.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        if (n == 0) errno = ENOSPC;
+        return failed("write");
+      }
+      text.remove_prefix(static_cast<std::size_t>(n));
+    }
+    if (fd.close() != 0) return failed("write");
+  }
+  if (files.rename(temporary, path) != 0) return failed("rename");
+  return Status();
+}
+
+std::optional<std::string> read_whole_file(FileSystem& files, const std::string& path) {
+  FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
+  if (!fd.valid()) return std::nullopt;
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = files.read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
 }
 
 }  // namespace runner

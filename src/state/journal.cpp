@@ -23,6 +23,9 @@ namespace runner {
 
 namespace {
 
+// How a run's own records (run_start, run_end) begin.
+constexpr std::string_view k_run_record_start = "{\"event\":\"run_";
+
 std::string errno_text() { return std::strerror(errno); }
 
 std::string write_error(const std::string& path) {
@@ -125,8 +128,14 @@ Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files,
       found = true;
     }
   };
-  std::string tail = for_each_line(m_files, m_fd.get(), m_path, note_job);
-  note_job(tail);
+  // The live file's records go into its segment's index when it is sealed.
+  auto note_live = [&](std::string_view line) {
+    note_job(line);
+    if (std::optional<JobId> job = job_id_of(line)) m_segment_jobs.push_back(*job);
+    if (line.substr(0, k_run_record_start.size()) == k_run_record_start) m_segment_runs = true;
+  };
+  std::string tail = for_each_line(m_files, m_fd.get(), m_path, note_live);
+  note_live(tail);
   // Ended by the first write (write_whole), which reports it if it fails.
   m_line_open = !tail.empty();
   struct stat info {};
@@ -152,8 +161,11 @@ Status Journal::rotate() {
   if (m_files.mkdir(dir, 0755) != 0 && errno != EEXIST)
     return Status::error("cannot create " + dir + ": " + errno_text());
   std::vector<std::uint64_t> sealed = sealed_segments(m_state_dir);
-  std::string sealed_path =
-      sealed_segment_path(m_state_dir, sealed.empty() ? 1 : sealed.back() + 1);
+  std::uint64_t number = sealed.empty() ? 1 : sealed.back() + 1;
+  std::string sealed_path = sealed_segment_path(m_state_dir, number);
+  // Its index first: a reader that finds the segment finds the index. A
+  // segment without one is read whole, so failing to write it loses nothing.
+  static_cast<void>(write_segment_index(m_state_dir, number, m_segment_runs, m_segment_jobs));
   if (m_files.rename(m_path, sealed_path) != 0)
     return Status::error("cannot seal the journal " + m_path + " as " + sealed_path + ": " +
                          errno_text());
@@ -166,6 +178,8 @@ Status Journal::rotate() {
   }
   m_fd = std::move(fresh);
   m_size = 0;
+  m_segment_jobs.clear();
+  m_segment_runs = false;
   // Both names must survive a crash: the directory entries are synced.
   for (const std::string& parent : {m_state_dir, dir}) {
     FileDescriptor handle = m_files.open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -193,6 +207,7 @@ Status Journal::write_whole(std::string_view line) {
     }
     rest.remove_prefix(static_cast<std::size_t>(n));
     m_size += static_cast<std::uint64_t>(n);
+    m_appended += static_cast<std::uint64_t>(n);
   }
   m_unsynced = true;
   return Status();
@@ -206,6 +221,7 @@ void Journal::cut_partial(std::size_t written) {
   if (m_files.fstat(m_fd.get(), &info) == 0 && info.st_size >= static_cast<off_t>(written) &&
       m_files.ftruncate(m_fd.get(), info.st_size - static_cast<off_t>(written)) == 0) {
     m_size -= written;
+    m_appended -= written;
     return;
   }
   m_line_open = true;
@@ -234,6 +250,9 @@ Status Journal::sync() {
 }
 
 Status Journal::append(const nlohmann::ordered_json& record) {
+  if (auto job = record.find("job"); job != record.end() && job->is_number_unsigned())
+    m_segment_jobs.push_back(job->get<JobId>());
+  if (std::string_view(record.value("event", "")).substr(0, 4) == "run_") m_segment_runs = true;
   std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line.push_back('\n');
   m_waiting.push_back(std::move(line));

@@ -101,32 +101,7 @@ Status save_journal_checkpoint(const std::string& state_dir, const JournalCheckp
   std::string text = line_of(header);
   for (const nlohmann::json& record : checkpoint.records) text += line_of(record);
 
-  FileSystem& files = real_file_system();
-  std::string path = journal_checkpoint_path(state_dir);
-  std::string temporary = fmt::format("{}.{}.tmp", path, ::getpid());
-  auto failed = [&](const std::string& what) {
-    Status status =
-        Status::error(fmt::format("cannot {} {}: {}", what, temporary, std::strerror(errno)));
-    static_cast<void>(files.unlink(temporary));
-    return status;
-  };
-  {
-    FileDescriptor fd = files.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (!fd.valid())
-      return Status::error(fmt::format("cannot create {}: {}", temporary, std::strerror(errno)));
-    std::string_view rest = text;
-    while (!rest.empty()) {
-      ssize_t n = files.write(fd.get(), rest.data(), rest.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        if (n == 0) errno = ENOSPC;
-        return failed("write");
-      }
-      rest.remove_prefix(static_cast<std::size_t>(n));
-    }
-  }
-  if (files.rename(temporary, path) != 0) return failed("rename");
-  return Status();
+  return replace_file(real_file_system(), journal_checkpoint_path(state_dir), text);
 }
 
 }  // namespace runner

@@ -110,7 +110,8 @@ std::vector<std::uint64_t> sealed_segments(const std::string& state_dir) {
 
 std::optional<JournalRead> read_journal_from(const std::string& state_dir,
                                              const JournalPosition& from,
-                                             const JournalLineFilter& keep) {
+                                             const JournalLineFilter& keep,
+                                             const SegmentFilter& wanted) {
   FileSystem& files = real_file_system();
   std::string live_path = journal_path(state_dir);
   // The live file is opened between two listings that agree: a rotation in
@@ -140,6 +141,13 @@ std::optional<JournalRead> read_journal_from(const std::string& state_dir,
   };
   for (std::uint64_t number : sealed) {
     if (number < from.segment) continue;
+    if (wanted) {
+      std::optional<SegmentIndex> index = read_segment_index(state_dir, number);
+      if (index && !wanted(*index)) {
+        read.end = {number + 1, 0, ""};
+        continue;
+      }
+    }
     std::string path = sealed_segment_path(state_dir, number);
     FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
     if (!fd.valid())
@@ -152,6 +160,50 @@ std::optional<JournalRead> read_journal_from(const std::string& state_dir,
     return std::nullopt;
   }
   return read;
+}
+
+bool SegmentIndex::mentions(JobId id) const {
+  auto after = std::upper_bound(jobs.begin(), jobs.end(), std::pair<JobId, JobId>(id, ~JobId(0)));
+  return after != jobs.begin() && std::prev(after)->second >= id;
+}
+
+namespace {
+
+std::string segment_index_path(const std::string& state_dir, std::uint64_t number) {
+  return fmt::format("{}/{:06}.index", sealed_segments_dir(state_dir), number);
+}
+
+}  // namespace
+
+Status write_segment_index(const std::string& state_dir, std::uint64_t number, bool runs,
+                           std::vector<JobId> jobs) {
+  std::sort(jobs.begin(), jobs.end());
+  nlohmann::json ranges = nlohmann::json::array();
+  for (std::size_t i = 0; i < jobs.size();) {
+    std::size_t last = i;
+    while (last + 1 < jobs.size() && jobs[last + 1] <= jobs[last] + 1) ++last;
+    ranges.push_back({jobs[i], jobs[last]});
+    i = last + 1;
+  }
+  std::string text = nlohmann::json{{"runs", runs}, {"jobs", std::move(ranges)}}.dump() + "\n";
+  return replace_file(real_file_system(), segment_index_path(state_dir, number), text);
+}
+
+std::optional<SegmentIndex> read_segment_index(const std::string& state_dir,
+                                               std::uint64_t number) {
+  std::optional<std::string> text =
+      read_whole_file(real_file_system(), segment_index_path(state_dir, number));
+  if (!text) return std::nullopt;
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, false);
+  try {
+    SegmentIndex index;
+    index.runs = json.at("runs").get<bool>();
+    for (const nlohmann::json& range : json.at("jobs"))
+      index.jobs.emplace_back(range.at(0).get<JobId>(), range.at(1).get<JobId>());
+    return index;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
 }
 
 std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem) {

@@ -45,6 +45,8 @@ TEST_F(SealedJournal, StatusLogAndReportReadEverySegment) {
   dir.write("queue.yaml", queue);
   ASSERT_EQ(runner({"queue"}).status, 1);
   EXPECT_GE(segments(), 5u);
+  // The run brought the checkpoint up to date as it sealed the journal.
+  EXPECT_TRUE(std::filesystem::exists(dir.file("queue.runner/journal.checkpoint")));
 
   ProcessResult status = runner({"status", "--json"});
   ASSERT_EQ(status.status, 0) << status.err;
@@ -99,6 +101,30 @@ TEST_F(SealedJournal, ResumeFindsTheJobsADeadRunLeftInAnEarlierSegment) {
   EXPECT_EQ(testing::live_processes_running(stuck), 0);
   ProcessResult log = runner({"log", "1"});
   EXPECT_NE(log.out.find("rerun"), std::string::npos) << log.out;
+}
+
+TEST_F(SealedJournal, ARunBringsTheCheckpointUpToDateWhileItRuns) {
+  std::string queue = "- command: true <<i>>\n  i: [";
+  for (int i = 1; i <= 2500; ++i) queue += (i > 1 ? ", " : "") + std::to_string(i);
+  queue += "]\n- while [ ! -e go ]; do sleep 0.02; done\n";
+  dir.write("queue.yaml", queue);
+  testing::ProcessSpec unsealed = testing::runner_spec({"queue"}, dir.path());
+  testing::Process run(unsealed);
+  std::string checkpoint = dir.file("queue.runner/journal.checkpoint");
+  testing::wait_until(
+      [&] {
+        run.peek_out();  // its output must not fill the pipe
+        return std::filesystem::exists(checkpoint);
+      },
+      30s);
+  // Nothing read the journal but the run itself, which has not ended.
+  EXPECT_TRUE(std::filesystem::exists(checkpoint)) << run.peek_err();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.runner/journal")));
+  dir.write("go", "");
+  EXPECT_EQ(run.wait().status, 0);
+  ProcessResult status = runner({"status", "--json"});
+  nlohmann::json json = nlohmann::json::parse(status.out);
+  EXPECT_EQ(json["jobs"]["succeeded"], 2501);
 }
 
 }  // namespace

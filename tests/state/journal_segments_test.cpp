@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
@@ -139,6 +140,42 @@ TEST_F(JournalSegments, ARotationThatFailsIsSaidAndTheJournalGoesOn) {
   ASSERT_TRUE(read);
   EXPECT_EQ(job_ids(read->records), one_to(3));
   EXPECT_EQ(sealed_segments(m_dir), std::vector<std::uint64_t>({1}));
+}
+
+TEST_F(JournalSegments, EachSealedSegmentSaysWhichJobsItHoldsAndAReaderSkipsTheOthers) {
+  {
+    Journal journal(m_dir, false, real_file_system(), 600);
+    ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml"));
+    for (int i = 0; i < 12; ++i) run_job(journal);
+    ASSERT_TRUE(journal.job_pgid(5, 4242));  // a late record of an early job
+  }
+  std::vector<std::uint64_t> sealed = sealed_segments(m_dir);
+  ASSERT_GE(sealed.size(), 3u);
+  for (std::uint64_t number : sealed) {
+    std::optional<SegmentIndex> index = read_segment_index(m_dir, number);
+    ASSERT_TRUE(index) << number;
+    std::set<JobId> held;
+    bool runs = false;
+    for (const nlohmann::json& record : read_journal(sealed_segment_path(m_dir, number))) {
+      if (record.contains("job")) held.insert(record["job"].get<JobId>());
+      runs = runs || record.value("event", "").rfind("run_", 0) == 0;
+    }
+    EXPECT_EQ(index->runs, runs) << number;
+    for (JobId id = 1; id <= 13; ++id) EXPECT_EQ(index->mentions(id), held.count(id) == 1) << id;
+  }
+  auto about_5 = [](const SegmentIndex& index) { return index.mentions(5); };
+  std::optional<JournalRead> some = read_journal_from(m_dir, {}, {}, about_5);
+  std::optional<JournalRead> all = read_journal_from(m_dir);
+  ASSERT_TRUE(some && all);
+  auto records_of_5 = [](const std::vector<nlohmann::json>& records) {
+    std::vector<nlohmann::json> of_5;
+    for (const nlohmann::json& record : records)
+      if (record.value("job", 0) == 5) of_5.push_back(record);
+    return of_5;
+  };
+  EXPECT_EQ(records_of_5(some->records), records_of_5(all->records));
+  EXPECT_EQ(records_of_5(all->records).size(), 3u);
+  EXPECT_LT(some->records.size(), all->records.size() / 2);
 }
 
 TEST_F(JournalSegments, ALineStillBeingWrittenIsReadButNotPassed) {

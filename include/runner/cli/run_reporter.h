@@ -21,6 +21,8 @@
 
 namespace runner {
 
+class JournalCheckpointer;
+
 class RunReporter final : public RunObserver {
  public:
   RunReporter(const Fleet& fleet, Console& console, Journal& journal, JobLogs& logs);
@@ -51,6 +53,8 @@ class RunReporter final : public RunObserver {
   const std::vector<SlotUsage>& slot_usage() const { return m_slot_usage; }
   // Also keeps `status` (may be null) up to date.
   void set_status_line(StatusLine* status) { m_status = status; }
+  // Told every k_checkpoint_every_bytes of journal, and when it is sealed.
+  void set_checkpointer(JournalCheckpointer* checkpointer) { m_checkpointer = checkpointer; }
 
  private:
   // Says a journal failure once, and when the journal is written again.
@@ -66,6 +70,8 @@ class RunReporter final : public RunObserver {
   std::vector<std::string> m_failed_hosts;
   std::vector<SlotUsage> m_slot_usage;
   StatusLine* m_status = nullptr;
+  JournalCheckpointer* m_checkpointer = nullptr;
+  std::uint64_t m_checkpointed_at = 0;  // the journal's bytes_appended() then
   bool m_journal_failing = false;
   std::set<std::string> m_log_failures_said;
   std::set<std::string> m_rotation_failures_said;  // why the journal could not be sealed

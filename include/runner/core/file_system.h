@@ -14,7 +14,11 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include "runner/core/status.h"
 
 namespace runner {
 
@@ -69,5 +73,14 @@ class FileSystem {
 
 // The real POSIX file system: the default of everything that takes one.
 FileSystem& real_file_system();
+
+// Writes `text` as the whole of `path`: into a temporary file beside it,
+// then renamed over it, so a reader sees the old file or the new one. Not
+// synced: for files that can be made again (caches, indexes). The error
+// names the file and the reason.
+Status replace_file(FileSystem& files, const std::string& path, std::string_view text);
+
+// The whole of a file; nullopt when it cannot be opened or read.
+std::optional<std::string> read_whole_file(FileSystem& files, const std::string& path);
 
 }  // namespace runner

@@ -106,7 +106,7 @@ struct RunStartRecord {
 
 // The size past which the live journal file is sealed and a new one begun
 // (journal_segments.h).
-constexpr std::uint64_t k_journal_segment_bytes = 16u << 20;
+constexpr std::uint64_t k_journal_segment_bytes = 4u << 20;
 
 // Appends events to one state directory's journal.
 class Journal {
@@ -158,6 +158,9 @@ class Journal {
   // Records not written yet.
   std::size_t waiting() const { return m_waiting.size(); }
 
+  // Bytes of records this journal wrote.
+  std::uint64_t bytes_appended() const { return m_appended; }
+
   // Whether the live file has grown past its size limit, with every record
   // written and synced: the moment to rotate().
   bool wants_rotation() const;
@@ -177,7 +180,12 @@ class Journal {
   std::string m_state_dir;
   std::string m_path;
   std::uint64_t m_segment_bytes;
-  std::uint64_t m_size = 0;  // of the live file
+  std::uint64_t m_size = 0;      // of the live file
+  std::uint64_t m_appended = 0;  // bytes this journal wrote
+  // For the live file's index when it is sealed: the jobs its records are
+  // about, and whether it holds a run's start or end.
+  std::vector<JobId> m_segment_jobs;
+  bool m_segment_runs = false;
   std::string m_run_id;
   FileDescriptor m_fd;
   bool m_durable = false;

@@ -12,6 +12,9 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+
+#include "runner/core/job_exit.h"
+#include "runner/core/status.h"
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,14 +57,40 @@ struct JournalRead {
 // Whether a line is worth parsing; every line when empty.
 using JournalLineFilter = std::function<bool(std::string_view line)>;
 
+// What a sealed segment holds, as the writer noted it beside the segment
+// (journal/000012.index: the job ids its records are about, as ranges, and
+// whether it holds a run's start or end), so that a reader after one job's
+// records reads only the segments that have some.
+struct SegmentIndex {
+  bool runs = false;
+  std::vector<std::pair<JobId, JobId>> jobs;  // first and last of each range, ascending
+
+  bool mentions(JobId id) const;
+};
+
+// Writes the index of sealed segment `number`: its runs, and the ids of its
+// jobs in any order.
+Status write_segment_index(const std::string& state_dir, std::uint64_t number, bool runs,
+                           std::vector<JobId> jobs);
+
+// nullopt when there is none (a segment sealed by an older version, or a
+// crash between the two) or it cannot be read.
+std::optional<SegmentIndex> read_segment_index(const std::string& state_dir,
+                                               std::uint64_t number);
+
+// Whether a sealed segment is worth reading, by its index.
+using SegmentFilter = std::function<bool(const SegmentIndex& index)>;
+
 // The records of state_dir's journal after `from` (the default: all of
 // them), sealed segments then the live file, parsing only the lines `keep`
-// accepts. nullopt when `from` is not a position of this journal (its
+// accepts and reading only the sealed segments whose index `wanted` accepts
+// (every one without an index). nullopt when `from` is not a position of this journal (its
 // segment is gone, or shorter, or holds other bytes there). A missing
 // journal has no records. Throws StateError when a file cannot be read.
 std::optional<JournalRead> read_journal_from(const std::string& state_dir,
                                              const JournalPosition& from = {},
-                                             const JournalLineFilter& keep = {});
+                                             const JournalLineFilter& keep = {},
+                                             const SegmentFilter& wanted = {});
 
 // Every record of the journal at `path`, one file, in order. Lines that are
 // not whole records (cut short by a crash or a full disk) are skipped, and

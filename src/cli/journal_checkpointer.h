@@ -1,0 +1,43 @@
+// Keeps the journal's checkpoint (report/campaign_index) up to date beside a
+// run, so that `runner status` during and after a long run reads little:
+// every k_checkpoint_every_bytes of journal, and each time the journal is
+// sealed, a child process reads what came
+// after the checkpoint and writes a new one while the run goes on; at the
+// run's end, this process does.
+//
+// Threading: none.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace runner {
+
+// How much journal a run writes between two of its checkpoints: a reading
+// during the run reads at most about this much past one.
+constexpr std::uint64_t k_checkpoint_every_bytes = 1u << 20;
+
+class JournalCheckpointer {
+ public:
+  explicit JournalCheckpointer(std::string state_dir) : m_state_dir(std::move(state_dir)) {}
+  JournalCheckpointer(const JournalCheckpointer&) = delete;
+  JournalCheckpointer& operator=(const JournalCheckpointer&) = delete;
+  // Waits for a child still at work.
+  ~JournalCheckpointer();
+
+  // In a child process, unless one is still at work; false then, or when
+  // no child could be started (the checkpoint stays as it is).
+  bool refresh_in_background();
+  // Now, when the journal went far past the checkpoint.
+  void refresh();
+
+ private:
+  bool child_at_work();
+
+  std::string m_state_dir;
+  pid_t m_child = -1;
+};
+
+}  // namespace runner

@@ -25,6 +25,7 @@ import time
 from datetime import datetime, timezone
 
 import compare
+import fleet_scenario
 import journal_scenario
 import push_scenario
 from table import fmt, markdown_table
@@ -39,7 +40,8 @@ FULL = {
     "broadcast_steps": 100, "broadcast_hosts": 8,
     "add_samples": 25,
     "product_jobs": 10000, "product_window": 1000, "product_reps": 2,
-    "fleet_hosts": 64, "fleet_slots": 8, "fleet_sleep": 5, "fleet_reps": 2,
+    "fleet_sizes": {"fleet": [64, 8], "fleet_large": [128, 8]}, "fleet_sleep": 30,
+    "fleet_reps": 2,
     "stream_mib": 256,
     "push_hosts": 4, "push_files": 1000, "push_big_mib": 100,
     "journal_jobs": 100000, "journal_hosts": 128, "journal_slots": 8,
@@ -52,7 +54,7 @@ SMOKE = {
     "broadcast_steps": 5, "broadcast_hosts": 2,
     "add_samples": 3,
     "product_jobs": 300, "product_window": 100, "product_reps": 1,
-    "fleet_hosts": 4, "fleet_slots": 2, "fleet_sleep": 2, "fleet_reps": 1,
+    "fleet_sizes": {"fleet": [2, 2], "fleet_large": [4, 2]}, "fleet_sleep": 3, "fleet_reps": 1,
     "stream_mib": 4,
     "push_hosts": 2, "push_files": 20, "push_big_mib": 2,
     "journal_jobs": 2000, "journal_hosts": 128, "journal_slots": 8,
@@ -661,105 +663,7 @@ class Bench:
         })
 
     def scenario_fleet(self):
-        s = self.sizes
-        hosts, slots, seconds = s["fleet_hosts"], s["fleet_slots"], s["fleet_sleep"]
-        n = hosts * slots
-        tick = os.sysconf("SC_CLK_TCK")
-        connect, rss, cpu, failures = [], [], [], []
-        for rep in range(s["fleet_reps"]):
-            d = self.fresh_dir("fleet")
-            self.write_hosts(d, hosts, slots)
-            with open(os.path.join(d, "queue.yaml"), "w") as f:
-                f.write(f"- sleep {seconds}\n" * n)
-            journal_dir = os.path.join(d, "queue.runner")
-            out = open(os.path.join(d, "runner.out"), "w")
-            spawned = time.time()
-            proc = subprocess.Popen(self.runner_args("queue", d), stdout=out,
-                                    stderr=subprocess.STDOUT, env=ENV)
-            self.children.append(proc)
-
-            def cpu_ticks():
-                with open(f"/proc/{proc.pid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                return int(fields[11]) + int(fields[12])
-
-            # Wait until every job runs on its host (its pgid is reported).
-            give_up = time.monotonic() + 60
-            while True:
-                if proc.poll() is not None or time.monotonic() > give_up:
-                    raise BenchError("the fleet run ended or stalled before all jobs started:\n" +
-                                     open(os.path.join(d, "runner.out")).read()[-2000:])
-                records = read_journal(journal_dir) if os.path.exists(journal_dir) else []
-                pgids = [r for r in records if r.get("event") == "job_pgid"]
-                running = {r["job"] for r in pgids}
-                never_ran = {r["job"] for r in records if r.get("event") == "job_end"
-                             and r.get("exit") != 0 and r["job"] not in running}
-                if len(running) + len(never_ran) >= n:
-                    break
-                time.sleep(0.05)
-            first_running = min(utc_seconds(r["time"]) for r in pgids)
-            # CPU while everything sleeps: from just after the last start to
-            # just before the first job can end.
-            time.sleep(0.3)
-            window_start, ticks_start = time.time(), cpu_ticks()
-            window_end = first_running + seconds - 0.3
-            time.sleep(max(0.0, window_end - time.time()))
-            window_end, ticks_end = time.time(), cpu_ticks()
-            # Peak RSS from the kernel's high-water mark of runner's own
-            # memory (wait4's ru_maxrss would count this script's pages that
-            # the child had before it exec'd runner).
-            peak_kib = 0
-            while True:
-                try:
-                    with open(f"/proc/{proc.pid}/status") as f:
-                        for line in f:
-                            if line.startswith("VmHWM:"):
-                                peak_kib = max(peak_kib, int(line.split()[1]))
-                except OSError:
-                    pass
-                pid, status = os.waitpid(proc.pid, os.WNOHANG)
-                if pid == proc.pid:
-                    break
-                time.sleep(0.05)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            records = read_journal(journal_dir)
-            failed = sum(1 for r in records if r.get("event") == "job_end" and r.get("exit") != 0)
-            if proc.returncode not in (0, 1):
-                raise BenchError(f"the fleet run exited {proc.returncode}:\n" +
-                                 open(os.path.join(d, "runner.out")).read()[-2000:])
-            if failed:
-                log(f"warning: {failed} of {n} jobs failed in {d}")
-            failures.append(failed)
-            first_start = {}
-            for r in records:
-                if r.get("event") == "job_start":
-                    first_start.setdefault(r["host"], utc_seconds(r["time"]))
-            if len(first_start) != hosts:
-                raise BenchError(f"jobs ran on {len(first_start)} hosts, not {hosts}")
-            connect.append(max(first_start.values()) - spawned)
-            rss.append(peak_kib / 1024)
-            span = window_end - window_start
-            cpu.append(100.0 * (ticks_end - ticks_start) / tick / span if span > 0.2 else None)
-        entry_common = {"samples_note": f"{n} `sleep {seconds}` jobs on {hosts} hosts x {slots} "
-                                        "slots", "failed_jobs": failures}
-        self.record("fleet_connect", {
-            "what": f"{hosts} hosts x {slots} slots: time until a job started on every host",
-            "measure": "s", "higher_is_better": False, "samples": {"runner": connect},
-            "targets": {"runner": {"value_at_most": 2.0}}, **entry_common,
-            "note": "from spawning runner (connecting, authenticating) to the last host's first "
-                    "job start",
-        })
-        self.record("fleet_peak_rss", {
-            "what": f"{hosts} hosts x {slots} slots, {n} jobs: runner's peak RSS",
-            "measure": "MiB", "higher_is_better": False, "samples": {"runner": rss},
-            "targets": {"runner": {"value_at_most": 64.0}}, **entry_common,
-        })
-        cpu = [c for c in cpu if c is not None]
-        self.record("fleet_idle_cpu", {
-            "what": f"{hosts} hosts x {slots} slots: runner's CPU while {n} jobs sleep",
-            "measure": "% of one core", "higher_is_better": False, "samples": {"runner": cpu},
-            "targets": {"runner": {"value_at_most": 2.0}}, **entry_common,
-        })
+        fleet_scenario.run(self, BenchError)
 
     def scenario_push(self):
         push_scenario.run(self, Fleet)
@@ -983,8 +887,8 @@ def main():
     info = machine_info()
     failed = []
     try:
-        hosts = max(sizes["fleet_hosts"] if "fleet" in chosen else 0, sizes["queue_hosts"],
-                    sizes["broadcast_hosts"])
+        hosts = max(fleet_scenario.hosts_needed(sizes) if "fleet" in chosen else 0,
+                    sizes["queue_hosts"], sizes["broadcast_hosts"])
         if need_fleet:
             bench.fleet = Fleet(bench.work, hosts, clean_shell=not args.keep_shell_rc)
             log(f"fleet: sshd on {hosts} ports of 127.0.0.1; work in {bench.work}")

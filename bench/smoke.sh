@@ -13,7 +13,9 @@ import json, os, sys
 document = json.load(open(sys.argv[1]))
 expected = {"queue_true_jobs", "serial_true_jobs", "serial_behind_jump", "broadcast_true_steps",
             "add_latency",
-            "product_flatness", "fleet_connect", "fleet_peak_rss", "fleet_idle_cpu",
+            "product_flatness",
+            *(f"{size}_{figure}" for size in ("fleet", "fleet_large")
+              for figure in ("all_running", "cpu_per_job", "peak_rss", "idle_cpu")),
             "stream_throughput", "push_throughput", "push_unchanged"}
 expected |= {f"journal_{name}{when}" for name in ("status", "status_json", "log", "report", "run_start")
              for when in ("", "_first", "_cold")}
@@ -26,6 +28,7 @@ empty = sorted(name for name, entry in scenarios.items()
 peers = {"queue_true_jobs": ["ssh_controlmaster", "gnu_parallel"],
          "serial_true_jobs": ["ssh_controlmaster"], "serial_behind_jump": ["ssh_controlmaster"],
          "broadcast_true_steps": ["pdsh"],
+         "fleet_all_running": ["ssh_controlmaster"], "fleet_large_all_running": ["ssh_controlmaster"],
          "stream_throughput": ["ssh_controlmaster"],
          "push_throughput": ["scp", "rsync"], "push_unchanged": ["scp", "rsync"]}
 no_peer = sorted(f"{name}/{peer}" for name, wanted in peers.items() if name in scenarios

@@ -215,14 +215,20 @@ class FleetSize:
         meter = CpuMeter(self.fleet,
                           lambda: cpu_of_trees([proc.pid] if proc else [], also=masters))
         spawned = time.time()
+        errors = os.path.join(d, "loop.err")
         proc = subprocess.Popen(["sh", script], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                stdout=subprocess.DEVNULL, stderr=open(errors, "w"))
         self.bench.children.append(proc)
-        first, last = wait_for_bytes(started, self.n, proc, self.error)
+        try:
+            first, last = wait_for_bytes(started, self.n, proc, self.error)
+        except self.error as problem:
+            raise self.error(f"the ControlMaster loop in {d}: {problem}:\n"
+                             + open(errors).read()[-2000:])
         self.note("ssh_controlmaster", spawned, first, last, meter.stop())
-        _, err = proc.communicate()
-        if proc.returncode != 0:
-            raise self.error(f"the ControlMaster loop failed: {err.decode()[-2000:]}")
+        # The script's `wait` says nothing of the clients: their errors do.
+        proc.wait()
+        if os.path.getsize(errors):
+            raise self.error("the ControlMaster loop failed: " + open(errors).read()[-2000:])
         return last - spawned
 
     def measure(self, reps):

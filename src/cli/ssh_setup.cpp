@@ -16,10 +16,10 @@ std::shared_ptr<SshContext> prepare_ssh(const Fleet& fleet, const SshOptions& op
     if (!host.address.local) addresses.push_back(host.address);
   }
   if (addresses.empty()) return context;
-  std::vector<SshConfigProblem> problems = resolve_ssh_config(*context, addresses);
+  std::vector<Status> problems = resolve_ssh_config(*context, addresses);
   if (std::string note = ssh_config_note(*context); !note.empty() && warn) warn(note);
   if (problems.empty()) return context;
-  const SshConfigProblem& first = problems.front();
+  const Status& first = problems.front();
   std::string more = problems.size() > 1
                          ? fmt::format(" (and {} more problems)", problems.size() - 1)
                          : std::string();
@@ -27,7 +27,8 @@ std::shared_ptr<SshContext> prepare_ssh(const Fleet& fleet, const SshOptions& op
                         ? "fix the ssh configuration (~/.ssh/config), or name another with "
                           "--ssh-config FILE"
                         : "fix the ssh configuration";
-  throw ConfigError(first.file, first.line, 0, fmt::format("{}{}; {}", first.message, more, fix));
+  throw ConfigError(first.file(), first.line(), 0,
+                    fmt::format("{}{}; {}", first.message(), more, fix));
 }
 
 }  // namespace runner

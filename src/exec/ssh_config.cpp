@@ -194,9 +194,8 @@ Result<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig
   return out;
 }
 
-std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const SshQuery& query,
-                                                const SshTokenValues& local,
-                                                SshConfigProblem& problem) {
+Result<SshHostConfig> parse_ssh_g_output(std::string_view text, const SshQuery& query,
+                                         const SshTokenValues& local) {
   SshHostConfig config;
   config.alias = query.host;
   config.hostname = query.host;
@@ -218,8 +217,7 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
     } else if (key == "port") {
       std::optional<int> port = parse_number(value);
       if (!port || *port <= 0 || *port > 65535) {
-        problem.message = fmt::format("{}: bad port \"{}\"", query.host, value);
-        return std::nullopt;
+        return Status::error(fmt::format("{}: bad port \"{}\"", query.host, value));
       }
       config.port = *port;
     } else if (key == "identityfile") {
@@ -269,8 +267,8 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
   for (const std::string& file : identity_files) {
     Result<std::string> path = expand_ssh_tokens(file, config, local);
     if (!path) {
-      problem.message = fmt::format("{}: IdentityFile: {}", query.host, path.status().message());
-      return std::nullopt;
+      return Status::error(
+          fmt::format("{}: IdentityFile: {}", query.host, path.status().message()));
     }
     config.identity_files.push_back(*path);
   }
@@ -281,8 +279,8 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
     Result<std::string> command =
         expand_ssh_tokens(config.proxy_command, config, local, SshExpansion::command);
     if (!command) {
-      problem.message = fmt::format("{}: ProxyCommand: {}", query.host, command.status().message());
-      return std::nullopt;
+      return Status::error(
+          fmt::format("{}: ProxyCommand: {}", query.host, command.status().message()));
     }
     config.proxy_command = *command;
   }

@@ -93,23 +93,22 @@ class BuiltinParser {
   BuiltinParser(const SshConfigSource& source, const SshQuery& query, const SshTokenValues& local)
       : m_source(source), m_query(query), m_local(local) {}
 
-  bool read(SshConfigProblem& problem) {
+  Status read() {
     if (!m_source.config_file.empty()) {
       if (access(m_source.config_file.c_str(), R_OK) != 0) {
-        problem = {m_source.config_file, 0,
-                   fmt::format("cannot read the ssh config file: {}", std::strerror(errno))};
-        return false;
+        return Status::at(m_source.config_file, 0,
+                          fmt::format("cannot read the ssh config file: {}", std::strerror(errno)));
       }
-      return read_file(m_source.config_file, true, true, 0, problem);
+      return read_file(m_source.config_file, true, true, 0);
     }
     std::string user_config = m_local.home + "/.ssh/config";
-    if (access(user_config.c_str(), F_OK) == 0 && !read_file(user_config, true, true, 0, problem)) {
-      return false;
+    if (access(user_config.c_str(), F_OK) == 0) {
+      if (Status user = read_file(user_config, true, true, 0); !user.ok()) return user;
     }
     if (access("/etc/ssh/ssh_config", F_OK) == 0) {
-      return read_file("/etc/ssh/ssh_config", false, true, 0, problem);
+      return read_file("/etc/ssh/ssh_config", false, true, 0);
     }
-    return true;
+    return Status();
   }
 
   // The values in `ssh -G` form.
@@ -124,13 +123,9 @@ class BuiltinParser {
   const std::map<std::string, std::vector<std::string>>& values() const { return m_values; }
 
  private:
-  bool read_file(const std::string& path, bool user_config, bool active, int depth,
-                 SshConfigProblem& problem) {
+  Status read_file(const std::string& path, bool user_config, bool active, int depth) {
     std::ifstream in(path);
-    if (!in) {
-      problem = {path, 0, fmt::format("cannot read it: {}", std::strerror(errno))};
-      return false;
-    }
+    if (!in) return Status::at(path, 0, fmt::format("cannot read it: {}", std::strerror(errno)));
     int number = 0;
     bool never_match = !active;
     for (std::string line; std::getline(in, line);) {
@@ -151,8 +146,7 @@ class BuiltinParser {
       }
       if (keyword == "include") {
         if (depth >= k_max_include_depth) {
-          problem = {path, number, "Include nested too deeply"};
-          return false;
+          return Status::at(path, number, "Include nested too deeply");
         }
         for (const std::string& pattern : args) {
           std::string expanded = pattern;
@@ -165,9 +159,10 @@ class BuiltinParser {
           if (glob(expanded.c_str(), 0, nullptr, &found) == 0) {
             for (size_t i = 0; i < found.gl_pathc; ++i) {
               bool saved = active;
-              if (!read_file(found.gl_pathv[i], user_config, active, depth + 1, problem)) {
+              Status included = read_file(found.gl_pathv[i], user_config, active, depth + 1);
+              if (!included.ok()) {
                 globfree(&found);
-                return false;
+                return included;
               }
               active = saved;
             }
@@ -178,12 +173,11 @@ class BuiltinParser {
       }
       if (!active || args.empty()) continue;
       if (keyword == "port" && !parse_number(args[0])) {
-        problem = {path, number, fmt::format("Bad port '{}'", args[0])};
-        return false;
+        return Status::at(path, number, fmt::format("Bad port '{}'", args[0]));
       }
       store(keyword, args);
     }
-    return true;
+    return Status();
   }
 
   void store(const std::string& keyword, const std::vector<std::string>& args) {
@@ -258,12 +252,11 @@ class BuiltinParser {
 
 }  // namespace
 
-std::optional<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& source,
-                                                         const SshQuery& query,
-                                                         const SshTokenValues& local,
-                                                         SshConfigProblem& problem) {
+Result<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& source,
+                                                  const SshQuery& query,
+                                                  const SshTokenValues& local) {
   BuiltinParser parser(source, query, local);
-  if (!parser.read(problem)) return std::nullopt;
+  if (Status parsed = parser.read(); !parsed.ok()) return parsed;
   const auto& values = parser.values();
   std::string text = parser.as_ssh_g_output();
 
@@ -294,16 +287,15 @@ std::optional<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& 
     text += "globalknownhostsfile /etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2\n";
   }
   // The parse below takes the last "hostname" line, the expanded one.
-  std::optional<SshHostConfig> config = parse_ssh_g_output(text, query, local, problem);
+  Result<SshHostConfig> config = parse_ssh_g_output(text, query, local);
   if (!config) return config;
   // Known-hosts paths take tokens too.
   for (auto* files : {&config->user_known_hosts_files, &config->global_known_hosts_files}) {
     for (std::string& file : *files) {
       Result<std::string> path = expand_ssh_tokens(file, *config, local);
       if (!path) {
-        problem.message =
-            fmt::format("{}: known hosts file: {}", query.host, path.status().message());
-        return std::nullopt;
+        return Status::error(
+            fmt::format("{}: known hosts file: {}", query.host, path.status().message()));
       }
       file = *path;
     }

@@ -1,5 +1,5 @@
 // SshConfigResolver: `ssh -G` run for several hosts at once, its answers
-// read by parse_ssh_g_output, its errors turned into problems that name the
+// read by parse_ssh_g_output, its errors turned into failures that name the
 // file and line; the built-in parser when the ssh client cannot be run.
 // Threading: none; resolve() blocks while the `ssh -G` processes run.
 #include <fcntl.h>
@@ -28,9 +28,18 @@ using namespace ssh_config_text;
 // How many `ssh -G` run at once.
 constexpr size_t k_parallel_lookups = 8;
 
+// What went wrong, from what `ssh -G` printed on stderr, and the first place
+// in a file it names.
+struct SshComplaint {
+  std::string text;
+  std::string file;  // empty when no line of it names one
+  int line = 0;
+};
+
 // `ssh` prints "Pseudo-terminal will not be allocated ..." when stdin is not
 // a terminal; the rest of stderr is what went wrong.
-std::string meaningful_stderr(const std::string& text, SshConfigProblem& problem) {
+SshComplaint meaningful_stderr(const std::string& text) {
+  SshComplaint complaint;
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
@@ -40,7 +49,7 @@ std::string meaningful_stderr(const std::string& text, SshConfigProblem& problem
     if (line.find("terminating, ") != std::string::npos) continue;
     // "FILE: line N: message" or "FILE line N: message"
     size_t at = line.find(" line ");
-    if (problem.line == 0 && at != std::string::npos && at > 0) {
+    if (complaint.line == 0 && at != std::string::npos && at > 0) {
       size_t number_end = line.find(':', at + 6);
       std::optional<int> number =
           number_end == std::string::npos
@@ -49,17 +58,18 @@ std::string meaningful_stderr(const std::string& text, SshConfigProblem& problem
       if (number) {
         std::string file = line.substr(0, at);
         if (!file.empty() && file.back() == ':') file.pop_back();
-        problem.file = file;
-        problem.line = *number;
+        complaint.file = file;
+        complaint.line = *number;
         lines.push_back(std::string(trim(std::string_view(line).substr(number_end + 1))));
         continue;
       }
     }
     lines.push_back(line);
   }
-  std::string joined;
-  for (const std::string& line : lines) joined += (joined.empty() ? "" : "; ") + line;
-  return joined;
+  for (const std::string& line : lines) {
+    complaint.text += (complaint.text.empty() ? "" : "; ") + line;
+  }
+  return complaint;
 }
 
 // One `ssh -G` process and what it printed.
@@ -163,8 +173,10 @@ int wait_exit(pid_t pid) {
 SshConfigResolver::SshConfigResolver(SshConfigSource source)
     : m_source(std::move(source)), m_local(local_token_values(m_source.home)) {}
 
-std::vector<SshResolution> SshConfigResolver::resolve(const std::vector<SshQuery>& queries) {
-  std::vector<SshResolution> answers(queries.size());
+std::vector<Result<SshHostConfig>> SshConfigResolver::resolve(
+    const std::vector<SshQuery>& queries) {
+  // Empty while ssh has not answered for the query.
+  std::vector<std::optional<Result<SshHostConfig>>> answers(queries.size());
   std::vector<Lookup> lookups(queries.size());
   size_t next = 0;
   while (next < queries.size() && m_have_ssh.value_or(true)) {
@@ -184,8 +196,8 @@ std::vector<SshResolution> SshConfigResolver::resolve(const std::vector<SshQuery
           ++next;
           break;
         }
-        answers[next].problem.message = fmt::format("cannot run {}: {}", m_source.ssh_program,
-                                                    std::strerror(lookup.spawn_error));
+        answers[next] = Status::error(fmt::format("cannot run {}: {}", m_source.ssh_program,
+                                                  std::strerror(lookup.spawn_error)));
         continue;
       }
       running.push_back(&lookup);
@@ -193,14 +205,15 @@ std::vector<SshResolution> SshConfigResolver::resolve(const std::vector<SshQuery
     drain(running);
     for (Lookup* lookup : running) {
       int status = wait_exit(lookup->pid);
-      SshResolution& answer = answers[lookup->index];
+      std::optional<Result<SshHostConfig>>& answer = answers[lookup->index];
       const SshQuery& query = queries[lookup->index];
       if (status == 0) {
         m_have_ssh = true;
-        answer.config = parse_ssh_g_output(lookup->out_text, query, m_local, answer.problem);
+        answer = parse_ssh_g_output(lookup->out_text, query, m_local);
         continue;
       }
-      std::string why = meaningful_stderr(lookup->err_text, answer.problem);
+      SshComplaint complaint = meaningful_stderr(lookup->err_text);
+      const std::string& why = complaint.text;
       if (status == 127 || why.find("illegal option -- G") != std::string::npos ||
           why.find("unknown option -- G") != std::string::npos) {
         m_have_ssh = false;
@@ -211,19 +224,21 @@ std::vector<SshResolution> SshConfigResolver::resolve(const std::vector<SshQuery
             m_source.ssh_program, why.empty() ? fmt::format("status {}", status) : why);
         continue;
       }
-      answer.problem.message =
+      answer = Status::at(
+          complaint.file, complaint.line,
           fmt::format("the ssh configuration for {} cannot be read: {}", query.host,
-                      why.empty() ? fmt::format("ssh -G exited with status {}", status) : why);
+                      why.empty() ? fmt::format("ssh -G exited with status {}", status) : why));
     }
   }
-  if (m_have_ssh == false) {
-    for (size_t i = 0; i < queries.size(); ++i) {
-      if (answers[i].config || !answers[i].problem.message.empty()) continue;
-      answers[i].config =
-          resolve_with_builtin_parser(m_source, queries[i], m_local, answers[i].problem);
-    }
+  // Those ssh did not answer for, as it cannot be run or has no -G: the
+  // built-in parser.
+  std::vector<Result<SshHostConfig>> resolved;
+  resolved.reserve(queries.size());
+  for (size_t i = 0; i < queries.size(); ++i) {
+    resolved.push_back(answers[i] ? std::move(*answers[i])
+                                  : resolve_with_builtin_parser(m_source, queries[i], m_local));
   }
-  return answers;
+  return resolved;
 }
 
 }  // namespace runner

@@ -112,20 +112,20 @@ SshContext::SshContext(SshOptions options)
 
 SshContext::~SshContext() = default;
 
-const SshResolution& SshContext::lookup(const SshQuery& query) {
+const Result<SshHostConfig>& SshContext::lookup(const SshQuery& query) {
   std::string key = query_key(query);
   auto found = m_resolved.find(key);
   if (found != m_resolved.end()) return found->second;
-  std::vector<SshResolution> answers = m_resolver.resolve({query});
-  return m_resolved[key] = std::move(answers.front());
+  std::vector<Result<SshHostConfig>> answers = m_resolver.resolve({query});
+  return m_resolved.insert_or_assign(key, std::move(answers.front())).first->second;
 }
 
-std::vector<SshConfigProblem> SshContext::resolve(const std::vector<HostAddress>& addresses) {
+std::vector<Status> SshContext::resolve(const std::vector<HostAddress>& addresses) {
   std::vector<SshQuery> wanted;
   for (const HostAddress& address : addresses) {
     if (!address.local) wanted.push_back(query_of(address));
   }
-  std::vector<SshConfigProblem> problems;
+  std::vector<Status> problems;
   std::set<std::string> reported;
   for (int round = 0; round <= k_max_jump_depth && !wanted.empty(); ++round) {
     std::vector<SshQuery> batch;
@@ -135,25 +135,25 @@ std::vector<SshConfigProblem> SshContext::resolve(const std::vector<HostAddress>
       if (m_resolved.count(key) || !batched.insert(key).second) continue;
       batch.push_back(query);
     }
-    std::vector<SshResolution> answers = m_resolver.resolve(batch);
+    std::vector<Result<SshHostConfig>> answers = m_resolver.resolve(batch);
     for (size_t i = 0; i < batch.size(); ++i) {
-      m_resolved[query_key(batch[i])] = std::move(answers[i]);
+      m_resolved.insert_or_assign(query_key(batch[i]), std::move(answers[i]));
     }
     // The jump hosts named by what was just resolved come next.
     std::vector<SshQuery> next;
     for (const SshQuery& query : wanted) {
-      const SshResolution& answer = m_resolved[query_key(query)];
-      if (!answer.config) {
-        if (reported.insert(answer.problem.message).second) problems.push_back(answer.problem);
+      const Result<SshHostConfig>& answer = m_resolved.at(query_key(query));
+      if (!answer) {
+        const Status& problem = answer.status();
+        if (reported.insert(problem.message()).second) problems.push_back(problem);
         continue;
       }
-      for (const std::string& hop : answer.config->proxy_jump) {
+      for (const std::string& hop : answer->proxy_jump) {
         std::optional<SshQuery> hop_query = parse_jump_hop(hop);
         if (!hop_query) {
-          SshConfigProblem problem{
-              "", 0,
-              fmt::format("{}: ProxyJump hop \"{}\" is not [user@]host[:port]", query.host, hop)};
-          if (reported.insert(problem.message).second) problems.push_back(problem);
+          Status problem = Status::error(
+              fmt::format("{}: ProxyJump hop \"{}\" is not [user@]host[:port]", query.host, hop));
+          if (reported.insert(problem.message()).second) problems.push_back(problem);
           continue;
         }
         next.push_back(*hop_query);
@@ -247,18 +247,18 @@ Status SshContext::route(const SshHostConfig& config, int depth,
                           "ssh configuration",
                           config.alias, hop)};
     }
-    const SshResolution& answer = lookup(*query);
-    if (!answer.config) {
+    const Result<SshHostConfig>& answer = lookup(*query);
+    if (!answer) {
       return {ErrorKind::connect, fmt::format("{}: its jump host {} cannot be resolved: {}",
-                                              config.alias, hop, answer.problem.message)};
+                                              config.alias, hop, answer.status().message())};
     }
     // Like `ssh -J a,b`: only the first hop's own ProxyJump (or
     // ProxyCommand) applies; the others are reached through the one before.
     if (i == 0) {
-      if (Status routed = route(*answer.config, depth + 1, hops); !routed.ok()) return routed;
-      if (Status usable = proxy_supported(*answer.config, hop); !usable.ok()) return usable;
+      if (Status routed = route(*answer, depth + 1, hops); !routed.ok()) return routed;
+      if (Status usable = proxy_supported(*answer, hop); !usable.ok()) return usable;
     }
-    ssh::HostTarget target = make_target(*answer.config);
+    ssh::HostTarget target = make_target(*answer);
     if (i > 0) target.proxy_command.clear();
     target.host = -1;
     hops.push_back(std::move(target));
@@ -267,16 +267,17 @@ Status SshContext::route(const SshHostConfig& config, int depth,
 }
 
 Result<ssh::HostTarget> SshContext::target_for(int host, const HostAddress& address) {
-  const SshResolution& answer = lookup(query_of(address));
-  if (!answer.config) {
-    std::string where = answer.problem.file.empty() ? std::string()
-                        : answer.problem.line > 0
-                            ? fmt::format(" ({}:{})", answer.problem.file, answer.problem.line)
-                            : fmt::format(" ({})", answer.problem.file);
+  const Result<SshHostConfig>& answer = lookup(query_of(address));
+  if (!answer) {
+    const Status& problem = answer.status();
+    std::string where = problem.file().empty() ? std::string()
+                        : problem.line() > 0
+                            ? fmt::format(" ({}:{})", problem.file(), problem.line())
+                            : fmt::format(" ({})", problem.file());
     return Status{ErrorKind::connect, fmt::format("{}: its ssh configuration cannot be used{}: {}",
-                                                  address.host, where, answer.problem.message)};
+                                                  address.host, where, problem.message())};
   }
-  const SshHostConfig& config = *answer.config;
+  const SshHostConfig& config = *answer;
   if (Status usable = proxy_supported(config, address.host); !usable.ok()) return usable;
   ssh::HostTarget target = make_target(config);
   target.host = host;

@@ -35,8 +35,9 @@ class SshContext {
 
   // Resolves the configuration of every address and of the jump hosts they
   // name, running as few rounds of `ssh -G` as possible. Returns what makes
-  // the configuration unusable (nothing when all is well).
-  std::vector<SshConfigProblem> resolve(const std::vector<HostAddress>& addresses);
+  // the configuration unusable, each naming the file and line at fault where
+  // known (nothing when all is well).
+  std::vector<Status> resolve(const std::vector<HostAddress>& addresses);
   // Says so when the built-in parser had to be used.
   const std::string& note() const { return m_resolver.note(); }
 
@@ -78,14 +79,14 @@ class SshContext {
     int asked = 0;
   };
 
-  const SshResolution& lookup(const SshQuery& query);
+  const Result<SshHostConfig>& lookup(const SshQuery& query);
   ssh::HostTarget make_target(const SshHostConfig& config) const;
   // Appends the jump hosts in front of `config` to `hops`, nearest first.
   Status route(const SshHostConfig& config, int depth, std::vector<ssh::HostTarget>& hops);
 
   SshOptions m_options;
   SshConfigResolver m_resolver;
-  std::map<std::string, SshResolution> m_resolved;  // by query
+  std::map<std::string, Result<SshHostConfig>> m_resolved;  // by query
   std::map<std::string, std::weak_ptr<ssh::JumpLink>> m_links;
   std::map<std::string, Server> m_servers;
   std::map<std::string, Passphrase> m_passphrases;

@@ -387,8 +387,8 @@ std::shared_ptr<SshContext> make_ssh_context(const SshOptions& options) {
   return std::make_shared<SshContext>(options);
 }
 
-std::vector<SshConfigProblem> resolve_ssh_config(SshContext& context,
-                                                 const std::vector<HostAddress>& addresses) {
+std::vector<Status> resolve_ssh_config(SshContext& context,
+                                       const std::vector<HostAddress>& addresses) {
   return context.resolve(addresses);
 }
 

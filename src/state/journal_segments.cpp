@@ -63,14 +63,13 @@ void read_segment(FileSystem& files, int fd, const std::string& path, std::uint6
   auto take = [&](std::string_view line) {
     ++line_number;
     if (keep && !line.empty() && !keep(line)) return;
-    std::string problem;
-    std::optional<nlohmann::json> record = parse_journal_line(line, problem);
-    if (!problem.empty()) {
+    JournalLine parsed = parse_journal_line(line);
+    if (!parsed.skipped.empty()) {
       std::string where = offset == 0 ? fmt::format("line {}", line_number)
                                       : fmt::format("line {} after byte {}", line_number, offset);
-      read.skipped.push_back(fmt::format("{} {}: {}", path, where, problem));
+      read.skipped.push_back(fmt::format("{} {}: {}", path, where, parsed.skipped));
     }
-    if (record) read.records.push_back(std::move(*record));
+    if (parsed.record) read.records.push_back(std::move(*parsed.record));
   };
   auto on_line = [&](std::string_view line) {
     whole += line.size() + 1;
@@ -206,24 +205,21 @@ std::optional<SegmentIndex> read_segment_index(const std::string& state_dir,
   }
 }
 
-std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem) {
-  problem.clear();
-  if (line.empty()) return std::nullopt;
+JournalLine parse_journal_line(std::string_view line) {
+  if (line.empty()) return {};
   nlohmann::json record = parse_record(line);
-  if (record.is_object()) return record;
+  if (record.is_object()) return {std::move(record), {}};
   // Older versions glued the next record to one cut short.
   std::size_t glued = line.rfind(k_record_start);
   if (glued != 0 && glued != std::string_view::npos) {
     record = parse_record(line.substr(glued));
     if (record.is_object()) {
-      problem =
-          "a record cut short when it was written, with the next one glued to it; skipped the "
-          "cut one";
-      return record;
+      return {std::move(record),
+              "a record cut short when it was written, with the next one glued to it; skipped "
+              "the cut one"};
     }
   }
-  problem = "not a whole record (cut short when it was written); skipped";
-  return std::nullopt;
+  return {std::nullopt, "not a whole record (cut short when it was written); skipped"};
 }
 
 std::vector<nlohmann::json> read_journal(const std::string& path,

@@ -36,5 +36,19 @@ TEST(Status, AFailureWithoutAKindHasNoneToDecideBy) {
   EXPECT_TRUE(Status().ok());
 }
 
+TEST(Status, AFailureAtAPlaceNamesTheFileAndLineApartFromItsMessage) {
+  Status bad = Status::at("/home/me/.ssh/config", 12, "Bad port '22x'");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.file(), "/home/me/.ssh/config");
+  EXPECT_EQ(bad.line(), 12);
+  EXPECT_EQ(bad.message(), "Bad port '22x'");
+  Result<int> failed = bad;
+  EXPECT_EQ(failed.status().file(), "/home/me/.ssh/config");
+  EXPECT_EQ(failed.status().line(), 12);
+  Status unplaced = Status::error("cannot write the journal");
+  EXPECT_EQ(unplaced.file(), "");
+  EXPECT_EQ(unplaced.line(), 0);
+}
+
 }  // namespace
 }  // namespace runner

@@ -28,10 +28,9 @@ SshTokenValues test_locals() {
 }
 
 SshHostConfig parse_or_fail(const std::string& text, const SshQuery& query) {
-  SshConfigProblem problem;
-  std::optional<SshHostConfig> config = parse_ssh_g_output(text, query, test_locals(), problem);
-  EXPECT_TRUE(config) << problem.message;
-  return config.value_or(SshHostConfig{});
+  Result<SshHostConfig> config = parse_ssh_g_output(text, query, test_locals());
+  EXPECT_TRUE(config) << config.status().message();
+  return config ? *config : SshHostConfig{};
 }
 
 // Host "node" at node.example.org:2200, user bob.
@@ -114,9 +113,10 @@ TEST(SshGOutput, StrictHostKeyCheckingSpellings) {
 }
 
 TEST(SshGOutput, BadPortIsAProblem) {
-  SshConfigProblem problem;
-  EXPECT_FALSE(parse_ssh_g_output("port 99999\n", {"h", "", 0}, test_locals(), problem));
-  EXPECT_NE(problem.message.find("99999"), std::string::npos) << problem.message;
+  Result<SshHostConfig> config = parse_ssh_g_output("port 99999\n", {"h", "", 0}, test_locals());
+  EXPECT_FALSE(config);
+  const std::string& message = config.status().message();
+  EXPECT_NE(message.find("99999"), std::string::npos) << message;
 }
 
 // What expand_ssh_tokens gave, or why it gave nothing.
@@ -166,11 +166,12 @@ TEST(SshGOutput, ProxyCommandGetsTheFinalHostPortAndUser) {
   EXPECT_FALSE(config.proxy_use_fdpass);
   EXPECT_TRUE(
       parse_or_fail("proxycommand relay\nproxyusefdpass yes\n", {"h", "", 0}).proxy_use_fdpass);
-  SshConfigProblem problem;
-  EXPECT_FALSE(
-      parse_ssh_g_output("proxycommand relay %d\n", {"gpu-7", "", 0}, test_locals(), problem));
-  EXPECT_NE(problem.message.find("ProxyCommand"), std::string::npos) << problem.message;
-  EXPECT_NE(problem.message.find("%d"), std::string::npos) << problem.message;
+  Result<SshHostConfig> unexpanded =
+      parse_ssh_g_output("proxycommand relay %d\n", {"gpu-7", "", 0}, test_locals());
+  EXPECT_FALSE(unexpanded);
+  const std::string& message = unexpanded.status().message();
+  EXPECT_NE(message.find("ProxyCommand"), std::string::npos) << message;
+  EXPECT_NE(message.find("%d"), std::string::npos) << message;
 }
 
 TEST(JumpHops, ParsesEveryForm) {
@@ -251,15 +252,17 @@ class SshConfigFiles : public ::testing::Test {
 };
 
 void expect_fleet_resolution(SshConfigResolver& resolver, const TempDir& dir) {
-  std::vector<SshResolution> answers = resolver.resolve({{"node-a", "", 0},
-                                                         {"node-b", "root", 0},
-                                                         {"node-c", "", 0},
-                                                         {"node-x", "", 0},
-                                                         {"elsewhere", "", 2022}});
+  std::vector<Result<SshHostConfig>> answers = resolver.resolve({{"node-a", "", 0},
+                                                                  {"node-b", "root", 0},
+                                                                  {"node-c", "", 0},
+                                                                  {"node-x", "", 0},
+                                                                  {"elsewhere", "", 2022}});
   ASSERT_EQ(answers.size(), 5u);
-  for (const SshResolution& answer : answers) ASSERT_TRUE(answer.config) << answer.problem.message;
+  for (const Result<SshHostConfig>& answer : answers) {
+    ASSERT_TRUE(answer) << answer.status().message();
+  }
 
-  const SshHostConfig& a = *answers[0].config;
+  const SshHostConfig& a = *answers[0];
   EXPECT_EQ(a.hostname, "node-a.cluster");
   EXPECT_EQ(a.user, "gpu");
   EXPECT_EQ(a.port, 2201) << "the Include comes first, and the first value wins";
@@ -271,22 +274,22 @@ void expect_fleet_resolution(SshConfigResolver& resolver, const TempDir& dir) {
   EXPECT_EQ(a.proxy_jump, std::vector<std::string>{"ops@bastion:2200"});
   EXPECT_EQ(a.server_alive_interval, 9);
 
-  const SshHostConfig& b = *answers[1].config;
+  const SshHostConfig& b = *answers[1];
   EXPECT_EQ(b.hostname, "127.0.0.2");
   EXPECT_EQ(b.user, "root") << "a user written in hosts.yaml wins, like ssh -l";
   EXPECT_EQ(b.identity_files.front(), dir.file("keys") + "/root-node-b");
 
-  const SshHostConfig& c = *answers[2].config;
+  const SshHostConfig& c = *answers[2];
   ASSERT_TRUE(c.connect_timeout);
   EXPECT_EQ(c.connect_timeout->count(), 4);
   EXPECT_EQ(c.port, 2299);
 
-  const SshHostConfig& x = *answers[3].config;
+  const SshHostConfig& x = *answers[3];
   EXPECT_EQ(x.user, "other") << "!node-x excludes it from node-*";
   EXPECT_EQ(x.hostname, "node-x");
   EXPECT_TRUE(x.proxy_jump.empty());
 
-  const SshHostConfig& elsewhere = *answers[4].config;
+  const SshHostConfig& elsewhere = *answers[4];
   EXPECT_EQ(elsewhere.port, 2022) << "a port written in hosts.yaml wins, like ssh -p";
   EXPECT_EQ(elsewhere.user, "fallback");
   EXPECT_TRUE(elsewhere.default_identity_files);
@@ -317,11 +320,11 @@ TEST_F(SshConfigFiles, BrokenConfigurationNamesFileAndLine) {
       m_dir.write("broken_config", "Host x\n  Port 22x\n");
     }
     SshConfigResolver resolver(config);
-    std::vector<SshResolution> answers = resolver.resolve({{"x", "", 0}});
-    ASSERT_FALSE(answers[0].config) << (builtin ? "builtin" : "ssh");
-    EXPECT_EQ(answers[0].problem.file, broken);
-    EXPECT_GT(answers[0].problem.line, 0) << answers[0].problem.message;
-    EXPECT_FALSE(answers[0].problem.message.empty());
+    std::vector<Result<SshHostConfig>> answers = resolver.resolve({{"x", "", 0}});
+    ASSERT_FALSE(answers[0]) << (builtin ? "builtin" : "ssh");
+    EXPECT_EQ(answers[0].status().file(), broken);
+    EXPECT_GT(answers[0].status().line(), 0) << answers[0].status().message();
+    EXPECT_FALSE(answers[0].status().message().empty());
   }
 }
 
@@ -334,22 +337,22 @@ TEST_F(SshConfigFiles, WithoutConfigFileTheBuiltinParserReadsHomeSshConfig) {
   config.ssh_program = m_dir.file("no-such-ssh");
   config.home = home.path();
   SshConfigResolver resolver(config);
-  std::vector<SshResolution> answers = resolver.resolve({{"fake-home-alias", "", 0}});
-  ASSERT_TRUE(answers[0].config) << answers[0].problem.message;
-  EXPECT_EQ(answers[0].config->hostname, "10.9.8.7");
-  EXPECT_EQ(answers[0].config->port, 2345) << "Include is relative to ~/.ssh";
-  EXPECT_EQ(answers[0].config->user_known_hosts_files.front(), home.path() + "/.ssh/known_hosts");
+  std::vector<Result<SshHostConfig>> answers = resolver.resolve({{"fake-home-alias", "", 0}});
+  ASSERT_TRUE(answers[0]) << answers[0].status().message();
+  EXPECT_EQ(answers[0]->hostname, "10.9.8.7");
+  EXPECT_EQ(answers[0]->port, 2345) << "Include is relative to ~/.ssh";
+  EXPECT_EQ(answers[0]->user_known_hosts_files.front(), home.path() + "/.ssh/known_hosts");
 }
 
 TEST_F(SshConfigFiles, ResolvesManyHostsAtOnce) {
   std::vector<SshQuery> queries;
   for (int i = 0; i < 20; ++i) queries.push_back({"node-" + std::to_string(i), "", 0});
   SshConfigResolver resolver(source(!have_ssh()));
-  std::vector<SshResolution> answers = resolver.resolve(queries);
+  std::vector<Result<SshHostConfig>> answers = resolver.resolve(queries);
   ASSERT_EQ(answers.size(), 20u);
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(answers[i].config) << answers[i].problem.message;
-    EXPECT_EQ(answers[i].config->hostname, "node-" + std::to_string(i) + ".cluster");
+    ASSERT_TRUE(answers[i]) << answers[i].status().message();
+    EXPECT_EQ(answers[i]->hostname, "node-" + std::to_string(i) + ".cluster");
   }
 }
 

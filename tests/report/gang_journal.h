@@ -32,9 +32,8 @@ inline std::vector<nlohmann::json> journal_records(std::string_view text) {
   std::vector<nlohmann::json> records;
   for (std::size_t eol; (eol = text.find('\n')) != std::string_view::npos;
        text.remove_prefix(eol + 1)) {
-    std::string problem;
-    if (auto record = parse_journal_line(text.substr(0, eol), problem))
-      records.push_back(std::move(*record));
+    JournalLine line = parse_journal_line(text.substr(0, eol));
+    if (line.record) records.push_back(std::move(*line.record));
   }
   return records;
 }

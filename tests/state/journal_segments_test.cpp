@@ -1,7 +1,7 @@
 // The journal's segments: the writer seals the live file past its size
 // limit, readers read every segment in order and go on from a position
-// across rotations, job ids continue, and a rotation that fails is said and
-// loses nothing.
+// across rotations, job ids continue, a rotation that fails is said and
+// loses nothing, and a line that is not a whole record is skipped and said.
 #include "runner/state/journal_segments.h"
 
 #include <fmt/format.h>
@@ -193,6 +193,35 @@ TEST_F(JournalSegments, ALineStillBeingWrittenIsReadButNotPassed) {
   ASSERT_EQ(next->records.size(), 1u);
   EXPECT_EQ(next->records[0].value("job", 0), 2);
   EXPECT_FALSE(next->unterminated_tail);
+}
+
+TEST(JournalLine, AWholeRecordIsReadAndNothingSkipped) {
+  JournalLine line = parse_journal_line(R"({"event":"job_end","job":4})");
+  ASSERT_TRUE(line.record);
+  EXPECT_EQ((*line.record)["job"], 4);
+  EXPECT_EQ(line.skipped, "");
+}
+
+TEST(JournalLine, ARecordCutShortIsSkippedAndSaidSo) {
+  JournalLine line = parse_journal_line(R"({"event":"job_end","jo)");
+  EXPECT_FALSE(line.record);
+  EXPECT_EQ(line.skipped, "not a whole record (cut short when it was written); skipped");
+}
+
+TEST(JournalLine, ARecordGluedBehindOneCutShortIsKeptAndTheCutOneSkipped) {
+  JournalLine line =
+      parse_journal_line(R"({"event":"job_end","jo{"event":"job_start","job":5})");
+  ASSERT_TRUE(line.record);
+  EXPECT_EQ((*line.record)["job"], 5);
+  EXPECT_EQ(line.skipped,
+            "a record cut short when it was written, with the next one glued to it; skipped the "
+            "cut one");
+}
+
+TEST(JournalLine, AnEmptyLineHoldsNothingAndSkipsNothing) {
+  JournalLine line = parse_journal_line("");
+  EXPECT_FALSE(line.record);
+  EXPECT_EQ(line.skipped, "");
 }
 
 }  // namespace

@@ -33,12 +33,25 @@ class [[nodiscard]] Status {
   static Status error(std::string message) { return Status(ErrorKind::failed, std::move(message)); }
   Status(ErrorKind kind, std::string message)
       : m_message(std::move(message)), m_kind(kind), m_failed(true) {}
+  // A failure caused by what `file` says at `line` (0: the file as a whole),
+  // for bad configuration that the user must find and fix: whoever reports
+  // it names the place ("~/.ssh/config:12: Bad port '22x'").
+  static Status at(std::string file, int line, std::string message) {
+    Status status = error(std::move(message));
+    status.m_file = std::move(file);
+    status.m_line = line;
+    return status;
+  }
 
   bool ok() const { return !m_failed; }
   explicit operator bool() const { return ok(); }
   // Empty for success.
   const std::string& message() const { return m_message; }
   ErrorKind kind() const { return m_kind; }
+  // Where the cause is, for a Status made by at(): not part of message().
+  // Empty and 0 when not known.
+  const std::string& file() const { return m_file; }
+  int line() const { return m_line; }
 
   // Keeps the first failure of two.
   Status& update(const Status& other) {
@@ -48,6 +61,8 @@ class [[nodiscard]] Status {
 
  private:
   std::string m_message;
+  std::string m_file;
+  int m_line = 0;
   ErrorKind m_kind = ErrorKind::failed;
   bool m_failed = false;
 };

@@ -104,18 +104,10 @@ Result<std::string> expand_ssh_tokens(std::string_view text, const SshHostConfig
                                       const SshTokenValues& local,
                                       SshExpansion kind = SshExpansion::path);
 
-// A configuration that cannot be used: where and why.
-struct SshConfigProblem {
-  std::string file;  // empty when not known
-  int line = 0;      // 0 when not known
-  std::string message;
-};
-
 // Parses the output of `ssh -G` for `query`. Identity files are expanded;
 // the rest is taken as printed.
-std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const SshQuery& query,
-                                                const SshTokenValues& local,
-                                                SshConfigProblem& problem);
+Result<SshHostConfig> parse_ssh_g_output(std::string_view text, const SshQuery& query,
+                                         const SshTokenValues& local);
 
 // The built-in subset of ssh_config, for machines without the ssh client:
 // Host blocks (patterns with * ? and !), Match blocks with `all`, `host`,
@@ -126,17 +118,11 @@ std::optional<SshHostConfig> parse_ssh_g_output(std::string_view text, const Ssh
 // ProxyCommand, ProxyUseFdpass, ConnectTimeout, ServerAliveInterval,
 // ServerAliveCountMax, IdentityAgent, BatchMode and Compression. The first
 // value found wins, as in OpenSSH; IdentityFile accumulates. Other keywords
-// are ignored.
-std::optional<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& source,
-                                                         const SshQuery& query,
-                                                         const SshTokenValues& local,
-                                                         SshConfigProblem& problem);
-
-// One query's answer.
-struct SshResolution {
-  std::optional<SshHostConfig> config;
-  SshConfigProblem problem;  // when config is empty
-};
+// are ignored. A failure names the file and line at fault where there is one
+// (Status::file(), Status::line()).
+Result<SshHostConfig> resolve_with_builtin_parser(const SshConfigSource& source,
+                                                  const SshQuery& query,
+                                                  const SshTokenValues& local);
 
 // Resolves hosts through `ssh -G` (several at once), or the built-in parser
 // when the ssh client cannot be run.
@@ -144,8 +130,9 @@ class SshConfigResolver {
  public:
   explicit SshConfigResolver(SshConfigSource source);
 
-  // One answer per query, in order.
-  std::vector<SshResolution> resolve(const std::vector<SshQuery>& queries);
+  // One answer per query, in order: the host's configuration, or why it
+  // cannot be used, naming the file and line at fault where ssh does.
+  std::vector<Result<SshHostConfig>> resolve(const std::vector<SshQuery>& queries);
   // Non-empty once the built-in parser was used: says so and why.
   const std::string& note() const { return m_note; }
 

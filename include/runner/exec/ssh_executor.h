@@ -15,7 +15,7 @@
 #include "runner/config/hosts.h"
 #include "runner/core/clock.h"
 #include "runner/exec/executor.h"
-#include "runner/exec/ssh_config.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
@@ -66,9 +66,10 @@ std::shared_ptr<SshContext> make_ssh_context(const SshOptions& options);
 
 // Resolves the ssh configuration of every non-local address (and of the jump
 // hosts they name) up front, several `ssh -G` at once. Returns what makes the
-// configuration unusable; empty when all is well.
-std::vector<SshConfigProblem> resolve_ssh_config(SshContext& context,
-                                                 const std::vector<HostAddress>& addresses);
+// configuration unusable, each naming the file and line at fault where known
+// (Status::file(), Status::line()); empty when all is well.
+std::vector<Status> resolve_ssh_config(SshContext& context,
+                                       const std::vector<HostAddress>& addresses);
 // Non-empty when the built-in parser was used instead of `ssh -G`: say it.
 std::string ssh_config_note(const SshContext& context);
 

@@ -102,9 +102,17 @@ std::optional<JournalRead> read_journal_from(const std::string& state_dir,
 std::vector<nlohmann::json> read_journal(const std::string& path,
                                          std::vector<std::string>* skipped = nullptr);
 
-// One line of a journal, read as read_journal reads it: its record, or
-// nullopt when it holds none. `problem` is set when the line was not a whole
-// record (what was skipped), and empty otherwise.
-std::optional<nlohmann::json> parse_journal_line(std::string_view line, std::string& problem);
+// One line of a journal, read as read_journal reads it. Not a failure when
+// it is not a whole record: the reading goes on without what was skipped.
+struct JournalLine {
+  // Its record; none for an empty line or one cut short.
+  std::optional<nlohmann::json> record;
+  // What was skipped of it when it was not a whole record ("not a whole
+  // record (cut short when it was written); skipped"); empty when nothing
+  // was. A record cut short with the next one glued behind it (by older
+  // versions) has both: the glued record, and the cut one skipped.
+  std::string skipped;
+};
+JournalLine parse_journal_line(std::string_view line);
 
 }  // namespace runner

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 import compare
 import fleet_scenario
 import journal_scenario
+from journal_records import read_journal
 import push_scenario
 from table import fmt, markdown_table
 
@@ -293,19 +294,6 @@ def timed(args, what, **kwargs):
     start = time.perf_counter()
     run_checked(args, what, **kwargs)
     return time.perf_counter() - start
-
-
-def read_journal(state_dir):
-    records = []
-    with open(os.path.join(state_dir, "journal.jsonl")) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError:
-                    pass
-    return records
 
 
 def utc_seconds(text):

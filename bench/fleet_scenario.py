@@ -18,6 +18,8 @@ import os
 import subprocess
 import time
 
+from journal_records import read_journal
+
 TICK = os.sysconf("SC_CLK_TCK")
 POLL = 0.005
 
@@ -132,15 +134,8 @@ def peak_rss_until_exit(proc):
 
 
 def failed_jobs(journal_dir):
-    failed = 0
-    with open(os.path.join(journal_dir, "journal.jsonl")) as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            failed += record.get("event") == "job_end" and record.get("exit") != 0
-    return failed
+    return sum(1 for record in read_journal(journal_dir)
+               if record.get("event") == "job_end" and record.get("exit") != 0)
 
 
 class FleetSize:

@@ -48,15 +48,4 @@ bool JournalCheckpointer::refresh_in_background() {
   _exit(0);
 }
 
-void JournalCheckpointer::refresh() {
-  while (child_at_work()) {
-    if (waitpid(m_child, nullptr, 0) >= 0 || errno != EINTR) m_child = -1;
-  }
-  try {
-    static_cast<void>(load_recent_campaign(m_state_dir));
-  } catch (const std::exception&) {
-    // As above: the next reader reads it.
-  }
-}
-
 }  // namespace runner

@@ -1,9 +1,8 @@
 // Keeps the journal's checkpoint (report/campaign_index) up to date beside a
 // run, so that `runner status` during and after a long run reads little:
 // every k_checkpoint_every_bytes of journal, and each time the journal is
-// sealed, a child process reads what came
-// after the checkpoint and writes a new one while the run goes on; at the
-// run's end, this process does.
+// sealed, a child process reads what came after the checkpoint and writes a
+// new one while the run goes on.
 //
 // Threading: none.
 #pragma once
@@ -30,8 +29,6 @@ class JournalCheckpointer {
   // In a child process, unless one is still at work; false then, or when
   // no child could be started (the checkpoint stays as it is).
   bool refresh_in_background();
-  // Now, when the journal went far past the checkpoint.
-  void refresh();
 
  private:
   bool child_at_work();

@@ -226,7 +226,6 @@ int run_jobs(const RunOptions& options) {
                               journal.waiting() == 1 ? "" : "s"));
     if (status == 0) status = 1;
   }
-  checkpointer.refresh();
   return status;
 }
 

@@ -13,12 +13,6 @@
 
 namespace runner {
 
-namespace {
-
-// Marks a slot promised to a job that is being taken from the queue.
-constexpr JobId k_reserved = ~JobId{0};
-}  // namespace
-
 Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
                      SchedulerOptions options, std::function<JobId()> next_job_id)
     : m_fleet(backend.fleet()),
@@ -181,8 +175,7 @@ void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
   // Every other job done, and the services ready (or given up on): the end.
-  if (!m_services.empty() && only_services_left() && !service_starting() &&
-      nothing_left_to_run())
+  if (!m_services.empty() && only_services_left() && !service_starting() && nothing_left_to_run())
     tear_down_next_service(now);
   set_aside_refusing_hosts();
   clean_live_hosts();
@@ -265,163 +258,6 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
   for (std::size_t h = 0; h < m_hosts.size(); ++h) consider(m_hosts[h].reconnect_at);
   consider(next_gpu_check());
   return due;
-}
-
-bool Scheduler::can_take_now() const {
-  if (m_stopping || m_tearing_down || m_unrecorded || !m_queue_dirty) return false;
-  // The jobs after a service wait until it is ready.
-  if (service_starting()) return false;
-  if (m_options.mode == Mode::broadcast)
-    return !m_pushing && !m_hosts.any(HostState::connecting) &&
-           !m_hosts.any(HostState::cleaning) && only_services_left();
-  for (std::size_t s = 0; s < m_slot_job.size(); ++s)
-    if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
-        gpu_gate_open(static_cast<int>(s)))
-      return true;
-  // No slot is free, and if services alone hold them none will be: the
-  // queue's head is looked at, to say that it cannot run.
-  return !m_services.empty() && only_services_left();
-}
-
-bool Scheduler::out_of_time(Clock::time_point now) const {
-  if (!m_options.take_until) return false;
-  if (m_succeeded == 0) return now >= *m_options.take_until;
-  return now + m_succeeded_time / m_succeeded > *m_options.take_until;
-}
-
-bool Scheduler::pump_reruns(Clock::time_point now) {
-  while (!m_reruns.empty()) {
-    Job& rerun = m_reruns.front();
-    if (rerun.pinned_host >= 0 && !m_hosts.usable(rerun.pinned_host)) {
-      m_observer.warning(fmt::format("#{} runs on each host, and {} is no longer used; it does "
-                                     "not run there again",
-                                     rerun.id, m_fleet.hosts[rerun.pinned_host].name));
-      ++m_failures;
-      m_reruns.pop_front();
-      continue;
-    }
-    auto placement = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot, rerun.pinned_host);
-    if (!placement) return false;
-    auto commands = render(rerun.spec, *placement);
-    if (!commands) return false;
-    Job taken = std::move(rerun);
-    m_reruns.pop_front();
-    begin(std::move(taken), std::move(*placement), std::move(*commands), now);
-    if (service_starting()) return false;  // what comes after waits for it
-  }
-  return true;
-}
-
-void Scheduler::pump_queue(Clock::time_point now) {
-  m_queue_dirty = false;
-  bool reruns_wait = !m_reruns.empty() && out_of_time(now);
-  if (!reruns_wait && !pump_reruns(now)) return;  // FIFO: the queue file waits behind them
-  // Jobs the queue lets us take, each with the slots reserved for it: one
-  // copy, or (`every: host`) a copy on each host.
-  struct Copy {
-    Placement placement;
-    std::vector<std::string> commands;
-  };
-  std::vector<std::vector<Copy>> placements;
-  bool rendered_ok = true;
-  bool service_taken = false;  // what comes after it waits until it is ready
-  bool no_time = false;  // the allocation ends before another job would
-  TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
-    if (service_taken) return false;
-    if (!job.push.empty()) {
-      // Said once it is the head, when what this batch took cannot clear it.
-      if (!placements.empty()) return false;
-      report_once(fmt::format("the next job (queue line {}) has `push:`, which only a step of "
-                              "`runner broadcast` takes (or use `runner push`); edit the queue to "
-                              "go on",
-                              job.line));
-      rendered_ok = false;  // said: nothing else to say of it
-      return false;
-    }
-    if (out_of_time(now)) {
-      no_time = true;
-      return false;
-    }
-    std::vector<Placement> where;
-    if (job.every_host) {
-      auto copies = place_on_every_host(job);
-      if (!copies) return false;
-      where = std::move(*copies);
-    } else if (auto placement = place(job)) {
-      where.push_back(std::move(*placement));
-    } else {
-      return false;
-    }
-    std::vector<Copy> copies;
-    for (Placement& placement : where) {
-      auto commands = render(job, placement);
-      rendered_ok = commands.has_value();
-      if (!rendered_ok) return false;
-      copies.push_back({std::move(placement), std::move(*commands)});
-    }
-    for (const Copy& copy : copies)
-      for (const auto& slots : copy.placement)
-        for (int slot : slots) m_slot_job[slot] = k_reserved;
-    placements.push_back(std::move(copies));
-    service_taken = job.service.has_value();
-    return true;
-  });
-  for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
-    for (const Copy& copy : placements[i])
-      for (const auto& slots : copy.placement)
-        for (int slot : slots) m_slot_job[slot] = 0;  // not taken after all
-  if (!batch.taken.empty()) {
-    m_queue_empty = false;
-    m_last_report.clear();
-  }
-  for (std::size_t i = 0; i < batch.taken.size(); ++i)
-    for (Copy& copy : placements[i]) {
-      Job job = new_job(batch.taken[i]);
-      if (job.spec.every_host) job.pinned_host = m_fleet.slots[copy.placement.front().front()].host;
-      begin(std::move(job), std::move(copy.placement), std::move(copy.commands), now);
-    }
-
-  if (no_time || reruns_wait) {
-    m_queue_empty = false;
-    auto left = std::chrono::duration_cast<std::chrono::seconds>(*m_options.take_until - now);
-    m_observer.notice(fmt::format(
-        "the allocation ends in {}s, sooner than another job would end ({} succeeded so far); "
-        "no more jobs start, and the queue keeps the rest for the next allocation (--resume)",
-        std::max<long long>(0, left.count()), m_succeeded));
-    m_stopping = true;
-    return;
-  }
-  // The jobs after a service taken wait until it is ready, not for slots.
-  if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped); head && !service_taken) {
-    m_queue_empty = false;
-    // Services keep their slots until the run ends.
-    bool nothing_will_free = only_services_left() && !m_hosts.any(HostState::connecting) &&
-                             !m_hosts.any(HostState::cleaning) &&
-                             !m_hosts.any(HostState::reconnecting) && !gpu_gates_waiting();
-    if (!rendered_ok || nothing_will_free) {
-      // Nothing will change until the user edits the queue.
-      if (rendered_ok) report_once(why_not_placeable(head->job));
-      if (!m_options.daemon) m_unrunnable = true;
-    }
-    return;
-  }
-  handle_stop(batch, now);
-}
-
-void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
-  if (std::holds_alternative<QueueEmpty>(batch.stopped)) {
-    m_queue_empty = true;
-    if (batch.taken.empty()) m_last_report.clear();
-    return;
-  }
-  if (const auto* unavailable = std::get_if<QueueUnavailable>(&batch.stopped)) {
-    m_queue_empty = false;
-    report_once(
-        unavailable->parse_error
-            ? fmt::format("{}; fix the file, the run goes on when it parses", unavailable->reason)
-            : fmt::format("queue {}; waiting", unavailable->reason));
-    m_retry_at = now + m_options.retry_interval;
-  }
 }
 
 std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,

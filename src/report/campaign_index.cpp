@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "runner/state/journal_checkpoint.h"
+#include "runner/state/state_dir.h"
 
 namespace runner {
 
@@ -48,25 +49,13 @@ void keep_slots(json& run_start, const CampaignRun& run) {
 
 }  // namespace
 
-RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive& alive,
-                                    std::size_t checkpoint_after) {
-  std::optional<JournalCheckpoint> checkpoint = load_journal_checkpoint(state_dir);
-  std::optional<JournalRead> read;
-  if (checkpoint) read = read_journal_from(state_dir, checkpoint->position);
-  if (!read) {
-    checkpoint.reset();
-    read = read_journal_from(state_dir);
-  }
-  std::vector<json> records = checkpoint ? std::move(checkpoint->records) : std::vector<json>();
-  records.insert(records.end(), std::make_move_iterator(read->records.begin()),
-                 std::make_move_iterator(read->records.end()));
-  std::map<std::string, RunTally> tallies =
-      checkpoint ? tallies_of(checkpoint->summary) : std::map<std::string, RunTally>();
-  std::vector<std::string> skipped = checkpoint ? checkpoint->skipped : std::vector<std::string>();
-  skipped.insert(skipped.end(), read->skipped.begin(), read->skipped.end());
+namespace {
 
+// What still matters of `records` (folded on `tallies`), the jobs done with
+// summed into their runs' tallies.
+std::vector<json> compact(std::vector<json> records, std::map<std::string, RunTally>& tallies) {
   std::vector<std::ptrdiff_t> owners;
-  Campaign all = campaign_from_records(records, alive, tallies, &owners);
+  Campaign all = campaign_from_records(records, nullptr, tallies, &owners);
   std::unordered_map<JobId, std::size_t> latest;
   for (std::size_t index = 0; index < all.jobs.size(); ++index) latest[all.jobs[index].id] = index;
   std::vector<bool> compacted(all.jobs.size());
@@ -89,12 +78,51 @@ RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive
         keep_slots(records[r], *run);
     kept.push_back(std::move(records[r]));
   }
+  return kept;
+}
+
+}  // namespace
+
+RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive& alive,
+                                    std::size_t checkpoint_after) {
+  std::optional<JournalCheckpoint> checkpoint = load_journal_checkpoint(state_dir);
+  if (!checkpoint) checkpoint.emplace();
+  // A segment at a time, each compacted onto what came before: a long
+  // journal read without a checkpoint is never all in memory at once.
+  std::vector<json> kept = std::move(checkpoint->records);
+  std::map<std::string, RunTally> tallies = tallies_of(checkpoint->summary);
+  std::vector<std::string> skipped = std::move(checkpoint->skipped);
+  JournalPosition position = checkpoint->position;
+  std::size_t read_records = 0;
+  bool unterminated_tail = false;
+  for (bool from_start = position.segment == 1 && position.offset == 0;;) {
+    std::optional<JournalRead> read = read_journal_from(state_dir, position, {}, {}, 1);
+    if (!read) {
+      // Not the journal the checkpoint was made of: read it from its start.
+      if (from_start) throw StateError("the journal in " + state_dir + " changed while read");
+      from_start = true;
+      kept.clear();
+      tallies.clear();
+      skipped.clear();
+      position = {};
+      read_records = 0;
+      continue;
+    }
+    read_records += read->records.size();
+    kept.insert(kept.end(), std::make_move_iterator(read->records.begin()),
+                std::make_move_iterator(read->records.end()));
+    kept = compact(std::move(kept), tallies);
+    skipped.insert(skipped.end(), read->skipped.begin(), read->skipped.end());
+    position = read->end;
+    unterminated_tail = read->unterminated_tail;
+    if (read->whole) break;
+  }
 
   // The last record may be one whose newline is not written yet: it is read
   // again after the checkpoint, so it cannot be in it.
-  if (read->records.size() >= checkpoint_after && !read->unterminated_tail)
+  if (read_records >= checkpoint_after && !unterminated_tail)
     static_cast<void>(save_journal_checkpoint(
-        state_dir, JournalCheckpoint{read->end, kept, summary_of(tallies), skipped}));
+        state_dir, JournalCheckpoint{position, kept, summary_of(tallies), skipped}));
 
   RecentCampaign recent;
   recent.campaign = campaign_from_records(kept, alive, tallies);

@@ -110,7 +110,8 @@ std::vector<std::uint64_t> sealed_segments(const std::string& state_dir) {
 std::optional<JournalRead> read_journal_from(const std::string& state_dir,
                                              const JournalPosition& from,
                                              const JournalLineFilter& keep,
-                                             const SegmentFilter& wanted) {
+                                             const SegmentFilter& wanted,
+                                             std::size_t segments_at_most) {
   FileSystem& files = real_file_system();
   std::string live_path = journal_path(state_dir);
   // The live file is opened between two listings that agree: a rotation in
@@ -152,6 +153,12 @@ std::optional<JournalRead> read_journal_from(const std::string& state_dir,
     if (!fd.valid())
       throw StateError("cannot open the journal segment " + path + ": " + errno_text());
     if (!read_one(number, fd.get(), path)) return std::nullopt;
+    // Read to its end: the next reading begins with the next segment.
+    read.end = {number + 1, 0, ""};
+    if (--segments_at_most == 0) {
+      read.whole = false;
+      return read;
+    }
   }
   if (live.valid()) {
     if (!read_one(live_number, live.get(), live_path)) return std::nullopt;
@@ -188,8 +195,7 @@ Status write_segment_index(const std::string& state_dir, std::uint64_t number, b
   return replace_file(real_file_system(), segment_index_path(state_dir, number), text);
 }
 
-std::optional<SegmentIndex> read_segment_index(const std::string& state_dir,
-                                               std::uint64_t number) {
+std::optional<SegmentIndex> read_segment_index(const std::string& state_dir, std::uint64_t number) {
   std::optional<std::string> text =
       read_whole_file(real_file_system(), segment_index_path(state_dir, number));
   if (!text) return std::nullopt;

@@ -192,6 +192,25 @@ TEST(CampaignIndex, SaysWhatTheWholeJournalSaysAfterEveryRecord) {
   EXPECT_GT(sealed, 3);
 }
 
+TEST(CampaignIndex, ASealedJournalReadWithoutACheckpointIsCompactedASegmentAtATime) {
+  TempDir dir;
+  std::vector<json> all = campaign_records();
+  int sealed = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    append(journal_path(dir.path()), all[i]);
+    if (i % 5 == 4) {
+      std::filesystem::create_directories(sealed_segments_dir(dir.path()));
+      std::filesystem::rename(journal_path(dir.path()), sealed_segment_path(dir.path(), ++sealed));
+    }
+  }
+  RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive);
+  Campaign whole = campaign_from_records(all, r2_alive);
+  whole.state_dir = dir.path();
+  EXPECT_EQ(views(recent.campaign, recent.records), views(whole, all));
+  EXPECT_LT(recent.records.size(), all.size() / 2);
+  EXPECT_GT(sealed, 5);
+}
+
 TEST(CampaignIndex, AJournalThatIsNotTheCheckpointsAnyMoreIsReadFromItsStart) {
   TempDir dir;
   std::vector<json> all = campaign_records();

@@ -9,16 +9,17 @@
 // Threading: none.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
-
-#include "runner/core/job_exit.h"
-#include "runner/core/status.h"
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "runner/core/job_exit.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
@@ -49,6 +50,7 @@ struct JournalRead {
   JournalPosition end;
   bool unterminated_tail = false;  // the last record is one such
   bool tail_skipped = false;       // the last of `skipped` is such a line, not whole (yet)
+  bool whole = true;               // read to the live file's end; false: `end` goes on
   // Each line that was not a whole record, described
   // ("…/journal.jsonl line 12: not a whole record …; skipped").
   std::vector<std::string> skipped;
@@ -75,8 +77,7 @@ Status write_segment_index(const std::string& state_dir, std::uint64_t number, b
 
 // nullopt when there is none (a segment sealed by an older version, or a
 // crash between the two) or it cannot be read.
-std::optional<SegmentIndex> read_segment_index(const std::string& state_dir,
-                                               std::uint64_t number);
+std::optional<SegmentIndex> read_segment_index(const std::string& state_dir, std::uint64_t number);
 
 // Whether a sealed segment is worth reading, by its index.
 using SegmentFilter = std::function<bool(const SegmentIndex& index)>;
@@ -84,13 +85,15 @@ using SegmentFilter = std::function<bool(const SegmentIndex& index)>;
 // The records of state_dir's journal after `from` (the default: all of
 // them), sealed segments then the live file, parsing only the lines `keep`
 // accepts and reading only the sealed segments whose index `wanted` accepts
-// (every one without an index). nullopt when `from` is not a position of this journal (its
-// segment is gone, or shorter, or holds other bytes there). A missing
+// (every one without an index), and no more than `segments_at_most`
+// segments (then `whole` is false, and a reading from `end` goes on). nullopt when `from` is not a
+// position of this journal (its segment is gone, or shorter, or holds other bytes there). A missing
 // journal has no records. Throws StateError when a file cannot be read.
 std::optional<JournalRead> read_journal_from(const std::string& state_dir,
                                              const JournalPosition& from = {},
                                              const JournalLineFilter& keep = {},
-                                             const SegmentFilter& wanted = {});
+                                             const SegmentFilter& wanted = {},
+                                             std::size_t segments_at_most = SIZE_MAX);
 
 // Every record of the journal at `path`, one file, in order. Lines that are
 // not whole records (cut short by a crash or a full disk) are skipped, and

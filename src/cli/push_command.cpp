@@ -7,14 +7,13 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <set>
 
+#include "host_round.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"
 #include "runner/exec/executor.h"
 #include "runner/ui/console.h"
-#include "fleet_connections.h"
 
 namespace runner {
 
@@ -43,41 +42,38 @@ Fleet only_hosts(const Fleet& fleet, const std::vector<std::string>& names,
   return chosen;
 }
 
-// Each host's push: started once it is ready, done when put_files answers
-// or the host fails.
-class Pusher final : public ExecutorEvents {
+// Each host's push: begun once it is connected, done when put_files
+// answers or the host fails.
+class Pusher final : public HostRound {
  public:
   Pusher(const Fleet& fleet, const std::vector<PushFile>& files, std::string to)
-      : m_fleet(fleet), m_files(files), m_to(std::move(to)), m_results(fleet.hosts.size()) {}
+      : HostRound("the copy"),
+        m_fleet(fleet),
+        m_files(files),
+        m_to(std::move(to)),
+        m_results(fleet.hosts.size()) {}
 
-  void set_executors(std::vector<Executor*> executors) { m_executors = std::move(executors); }
-
-  void host_ready(int host) override {
-    m_executors[host]->put_files(m_files, m_to, [this, host](const PutResult& result) {
-      finish(host, result);
-    });
-  }
-  void host_failed(int host, const Status& error) override {
-    PutResult failed;
-    failed.error = error.message();
-    failed.lost = true;
-    finish(host, failed);
-  }
-  // put_files runs the runner's own commands only: nothing comes here.
-  void task_started(TaskId, long) override {}
-  void task_output(TaskId, OutputStream, std::string_view) override {}
-  void task_exited(TaskId, const JobExit&) override {}
-  void signal_failed(TaskId, int, const std::string&) override {}
-
-  bool all_done() const { return m_done.size() == m_results.size(); }
   const std::vector<PutResult>& results() const { return m_results; }
 
  private:
+  void begin(int host, Executor& executor) override {
+    executor.put_files(m_files, m_to,
+                       [this, host](const PutResult& result) { finish(host, result); });
+  }
+
+  void failed(int host, const std::string& why) override {
+    PutResult failed;
+    failed.error = why;
+    failed.lost = true;
+    finish(host, failed);
+  }
+
   void finish(int host, const PutResult& result) {
-    if (!m_done.insert(host).second) return;
+    if (!done(host)) return;
     m_results[host] = result;
+    ++m_finished;
     const std::string& name = m_fleet.hosts[host].name;
-    std::string progress = fmt::format("[{}/{}]", m_done.size(), m_results.size());
+    std::string progress = fmt::format("[{}/{}]", m_finished, m_results.size());
     if (!result.error.empty()) {
       fmt::print(stderr, "{} {}: FAILED: {}\n", progress, name, result.error);
       return;
@@ -90,8 +86,7 @@ class Pusher final : public ExecutorEvents {
   const std::vector<PushFile>& m_files;
   std::string m_to;
   std::vector<PutResult> m_results;
-  std::set<int> m_done;
-  std::vector<Executor*> m_executors;
+  std::size_t m_finished = 0;
 };
 
 }  // namespace
@@ -113,11 +108,7 @@ int push_files(const PushOptions& options) {
   std::fflush(stdout);
 
   Pusher pusher(fleet, *files, options.to);
-  FleetConnections connections(fleet, context, pusher);
-  pusher.set_executors(connections.executors());
-  connections.connect();
-  while (!pusher.all_done()) connections.run_once(std::chrono::milliseconds(200));
-  connections.close();
+  pusher.run(fleet, context);
 
   std::vector<std::string> failed;
   PutResult total;
@@ -128,8 +119,9 @@ int push_files(const PushOptions& options) {
     total.bytes += result.bytes;
     total.skipped += result.skipped;
   }
-  std::string summary = fmt::format("pushed to {} of {} hosts: {}", fleet.hosts.size() - failed.size(),
-                                    fleet.hosts.size(), put_summary(total));
+  std::string summary =
+      fmt::format("pushed to {} of {} hosts: {}", fleet.hosts.size() - failed.size(),
+                  fleet.hosts.size(), put_summary(total));
   if (failed.empty()) {
     fmt::print(stdout, "{}\n", summary);
     return 0;

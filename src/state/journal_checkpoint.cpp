@@ -3,13 +3,10 @@
 #include "runner/state/journal_checkpoint.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 
 #include "journal_lines.h"
+#include "runner/state/journal_text.h"
 #include "runner/core/file_system.h"
 
 namespace runner {
@@ -19,23 +16,6 @@ namespace {
 // Says which layout the file has; another one is not read.
 constexpr int k_version = 1;
 
-std::string hex_of(std::string_view bytes) {
-  std::string hex;
-  for (unsigned char c : bytes) hex += fmt::format("{:02x}", c);
-  return hex;
-}
-
-std::optional<std::string> bytes_of(const std::string& hex) {
-  if (hex.size() % 2 != 0) return std::nullopt;
-  std::string bytes;
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    unsigned value = 0;
-    if (std::sscanf(hex.c_str() + i, "%2x", &value) != 1) return std::nullopt;
-    bytes.push_back(static_cast<char>(value));
-  }
-  return bytes;
-}
-
 std::optional<JournalCheckpoint> header_of(std::string_view line) {
   nlohmann::json header = nlohmann::json::parse(line, nullptr, false);
   if (!header.is_object() || header.value("version", 0) != k_version) return std::nullopt;
@@ -43,9 +23,7 @@ std::optional<JournalCheckpoint> header_of(std::string_view line) {
     JournalCheckpoint checkpoint;
     checkpoint.position.segment = header.at("segment").get<std::uint64_t>();
     checkpoint.position.offset = header.at("offset").get<std::uint64_t>();
-    std::optional<std::string> before = bytes_of(header.at("before").get<std::string>());
-    if (!before) return std::nullopt;
-    checkpoint.position.before = *before;
+    checkpoint.position.before = journal_text(header.at("before"));
     checkpoint.summary = header.at("summary");
     checkpoint.skipped = header.at("skipped").get<std::vector<std::string>>();
     return checkpoint;
@@ -92,7 +70,7 @@ Status save_journal_checkpoint(const std::string& state_dir, const JournalCheckp
   nlohmann::json header = {{"version", k_version},
                            {"segment", checkpoint.position.segment},
                            {"offset", checkpoint.position.offset},
-                           {"before", hex_of(checkpoint.position.before)},
+                           {"before", nlohmann::json(exact_text(checkpoint.position.before))},
                            {"summary", checkpoint.summary},
                            {"skipped", checkpoint.skipped}};
   auto line_of = [](const nlohmann::json& value) {

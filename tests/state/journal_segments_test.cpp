@@ -12,6 +12,7 @@
 #include <set>
 
 #include "runner/state/journal.h"
+#include "runner/state/journal_checkpoint.h"
 #include "runner/state/state_dir.h"
 #include "support/failing_file_system.h"
 #include "support/temp_dir.h"
@@ -176,6 +177,27 @@ TEST_F(JournalSegments, EachSealedSegmentSaysWhichJobsItHoldsAndAReaderSkipsTheO
   EXPECT_EQ(records_of_5(some->records), records_of_5(all->records));
   EXPECT_EQ(records_of_5(all->records).size(), 3u);
   EXPECT_LT(some->records.size(), all->records.size() / 2);
+}
+
+TEST_F(JournalSegments, ACheckpointKeepsItsPositionByteForByte) {
+  JournalCheckpoint checkpoint;
+  // The bytes before a position can end in the middle of a character.
+  checkpoint.position = {3, 4096, "\"command\":\"caf\xc3"};
+  checkpoint.records = {{{"event", "run_start"}, {"run", "r1"}}};
+  checkpoint.summary = {{"runs", nlohmann::json::object()}};
+  checkpoint.skipped = {"journal.jsonl line 2: not a whole record"};
+  ASSERT_TRUE(save_journal_checkpoint(m_dir, checkpoint));
+  std::optional<JournalCheckpoint> loaded = load_journal_checkpoint(m_dir);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->position.segment, 3u);
+  EXPECT_EQ(loaded->position.offset, 4096u);
+  EXPECT_EQ(loaded->position.before, checkpoint.position.before);
+  EXPECT_EQ(loaded->records, checkpoint.records);
+  EXPECT_EQ(loaded->summary, checkpoint.summary);
+  EXPECT_EQ(loaded->skipped, checkpoint.skipped);
+  // Anything else in its place is no checkpoint.
+  m_temp.write("queue.runner/journal.checkpoint", "{\"version\":1}\n");
+  EXPECT_FALSE(load_journal_checkpoint(m_dir));
 }
 
 TEST_F(JournalSegments, ALineStillBeingWrittenIsReadButNotPassed) {

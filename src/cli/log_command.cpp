@@ -28,21 +28,13 @@ namespace {
 
 constexpr int k_follow_poll_ms = 100;
 
-// Whether a journal line may be a run's start or end, or about job `id`:
-// only those are parsed. Called for non-empty lines. Records written here begin {"event":"NAME",
-// "time":"...", with a job's id next; any other line is parsed.
+// Whether a journal line may be about job `id` or a run (a line about no
+// job): only those are parsed, and a line that is not whole, to say so.
+// Called for non-empty lines.
 bool may_concern(std::string_view line, JobId id) {
-  constexpr std::string_view start = "{\"event\":\"";
-  constexpr std::size_t k_head = 120;  // past the event, the time and the job id
-  // Not as written here, or not whole: parsed (and said, if not a record).
-  if (line.substr(0, start.size()) != start || line.back() != '}') return true;
-  std::string_view head = line.substr(start.size(), k_head);
-  if (head.substr(0, 4) == "run_") return true;
-  std::string key = fmt::format("\"job\":{}", id);
-  std::size_t at = head.find(key);
-  if (at == std::string_view::npos) return false;
-  std::size_t after = at + key.size();
-  return after >= head.size() || head[after] == ',' || head[after] == '}';
+  if (line.back() != '}') return true;
+  std::optional<JobId> job = journal_line_job(line);
+  return !job || *job == id;
 }
 
 // The records about job `id` and the runs appended to a journal since the

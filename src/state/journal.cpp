@@ -32,45 +32,6 @@ std::string write_error(const std::string& path) {
   return "cannot write to the journal " + path + ": " + errno_text();
 }
 
-// The value of a line's top-level "job" key when it is an unsigned integer.
-// Scans only as far as that key (the third one in records written here) and
-// does not need the rest of the line: a job whose start record was cut short
-// by a crash may have run, so its id must not be handed out again.
-std::optional<JobId> job_id_of(std::string_view line) {
-  int depth = 0;
-  std::size_t i = 0;
-  const std::size_t n = line.size();
-  auto skip_blanks = [&] {
-    while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-  };
-  while (i < n) {
-    char c = line[i];
-    if (c == '"') {
-      std::size_t start = ++i;
-      while (i < n && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
-      if (i >= n) return std::nullopt;
-      bool is_job = depth == 1 && line.substr(start, i - start) == "job";
-      ++i;
-      if (!is_job) continue;
-      skip_blanks();
-      if (i >= n || line[i] != ':') continue;
-      ++i;
-      skip_blanks();
-      JobId value = 0;
-      std::size_t digits = 0;
-      for (; i < n && line[i] >= '0' && line[i] <= '9' && digits < 19; ++i, ++digits) {
-        value = value * 10 + static_cast<JobId>(line[i] - '0');
-      }
-      if (digits > 0) return value;
-      continue;
-    }
-    if (c == '{' || c == '[') ++depth;
-    if (c == '}' || c == ']') --depth;
-    ++i;
-  }
-  return std::nullopt;
-}
-
 std::string random_run_id() {
   std::random_device device;
   return fmt::format("{:08x}", device());
@@ -123,7 +84,7 @@ Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files,
   }
   bool found = false;
   auto note_job = [&](std::string_view line) {
-    if (std::optional<JobId> job = job_id_of(line)) {
+    if (std::optional<JobId> job = journal_line_job(line)) {
       m_last_job = std::max(m_last_job, *job);
       found = true;
     }
@@ -131,7 +92,7 @@ Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files,
   // The live file's records go into its segment's index when it is sealed.
   auto note_live = [&](std::string_view line) {
     note_job(line);
-    if (std::optional<JobId> job = job_id_of(line)) m_segment_jobs.push_back(*job);
+    if (std::optional<JobId> job = journal_line_job(line)) m_segment_jobs.push_back(*job);
     if (line.substr(0, k_run_record_start.size()) == k_run_record_start) m_segment_runs = true;
   };
   std::string tail = for_each_line(m_files, m_fd.get(), m_path, note_live);

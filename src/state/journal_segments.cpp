@@ -168,6 +168,41 @@ std::optional<JournalRead> read_journal_from(const std::string& state_dir,
   return read;
 }
 
+std::optional<JobId> journal_line_job(std::string_view line) {
+  int depth = 0;
+  std::size_t i = 0;
+  const std::size_t n = line.size();
+  auto skip_blanks = [&] {
+    while (i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+  };
+  while (i < n) {
+    char c = line[i];
+    if (c == '"') {
+      std::size_t start = ++i;
+      while (i < n && line[i] != '"') i += line[i] == '\\' ? 2 : 1;
+      if (i >= n) return std::nullopt;
+      bool is_job = depth == 1 && line.substr(start, i - start) == "job";
+      ++i;
+      if (!is_job) continue;
+      skip_blanks();
+      if (i >= n || line[i] != ':') continue;
+      ++i;
+      skip_blanks();
+      JobId value = 0;
+      std::size_t digits = 0;
+      for (; i < n && line[i] >= '0' && line[i] <= '9' && digits < 19; ++i, ++digits) {
+        value = value * 10 + static_cast<JobId>(line[i] - '0');
+      }
+      if (digits > 0) return value;
+      continue;
+    }
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    ++i;
+  }
+  return std::nullopt;
+}
+
 bool SegmentIndex::mentions(JobId id) const {
   auto after = std::upper_bound(jobs.begin(), jobs.end(), std::pair<JobId, JobId>(id, ~JobId(0)));
   return after != jobs.begin() && std::prev(after)->second >= id;

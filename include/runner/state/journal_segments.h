@@ -95,6 +95,12 @@ std::optional<JournalRead> read_journal_from(const std::string& state_dir,
                                              const SegmentFilter& wanted = {},
                                              std::size_t segments_at_most = SIZE_MAX);
 
+// The value of a journal line's top-level "job" key when it is an unsigned
+// integer, without parsing the line: it scans only as far as that key (the
+// third one in records written here), so a line cut short after it still
+// says whose it is.
+std::optional<JobId> journal_line_job(std::string_view line);
+
 // Every record of the journal at `path`, one file, in order. Lines that are
 // not whole records (cut short by a crash or a full disk) are skipped, and
 // each is described in `skipped` ("journal.jsonl line 12: not a whole

@@ -42,7 +42,7 @@ FULL = {
     "add_samples": 25,
     "product_jobs": 10000, "product_window": 1000, "product_reps": 2,
     "fleet_sizes": {"fleet": [64, 8], "fleet_large": [128, 8]}, "fleet_sleep": 30,
-    "fleet_reps": 2,
+    "fleet_reps": 3,
     "stream_mib": 256,
     "push_hosts": 4, "push_files": 1000, "push_big_mib": 100,
     "journal_jobs": 100000, "journal_hosts": 128, "journal_slots": 8,
@@ -368,11 +368,15 @@ class Bench:
         self.print_entry(name, entry)
 
     def interleave(self, reps, tools):
-        """Runs each (name, thunk) once per repetition, rotating the order."""
+        """Runs each (name, thunk) once per repetition, rotating the order.
+        Each starts with nothing left to write back: runner syncs its journal
+        and queue file, and what the machine (a build, an earlier sample)
+        left dirty would otherwise slow its syncs."""
         samples = {name: [] for name, _ in tools}
         for rep in range(reps):
             order = tools[rep % len(tools):] + tools[:rep % len(tools)]
             for name, thunk in order:
+                os.sync()
                 samples[name].append(thunk())
         return samples
 

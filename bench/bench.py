@@ -68,8 +68,9 @@ def log(message):
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
 
-class BenchError(Exception):
-    pass
+class BenchError(RuntimeError):
+    """A scenario that could not be measured; the scenario modules raise
+    RuntimeError itself."""
 
 
 # ---------------------------------------------------------------------------
@@ -888,7 +889,7 @@ def main():
             log(f"scenario {name} ...")
             try:
                 getattr(bench, f"scenario_{name}")()
-            except (BenchError, OSError, subprocess.SubprocessError) as error:
+            except (RuntimeError, OSError, subprocess.SubprocessError) as error:
                 log(f"scenario {name} failed: {error}")
                 failed.append(name)
     except KeyboardInterrupt:

@@ -163,8 +163,17 @@ std::optional<SystemTime> parse_utc_time(std::string_view text) {
 Campaign campaign_from_records(const std::vector<json>& records, const PidAlive& alive,
                                const std::map<std::string, RunTally>& tallies,
                                std::vector<std::ptrdiff_t>* owners) {
+  auto each = [&records](const RecordFold& fold) {
+    for (const json& record : records) fold(record);
+  };
+  return campaign_from_records(each, alive, tallies, owners);
+}
+
+Campaign campaign_from_records(const RecordSource& records, const PidAlive& alive,
+                               const std::map<std::string, RunTally>& tallies,
+                               std::vector<std::ptrdiff_t>* owners) {
   Campaign campaign;
-  if (owners) owners->assign(records.size(), k_run_record);
+  if (owners) owners->clear();
   std::map<std::string, std::size_t> run_index;
   std::map<JobId, std::size_t> job_index;
   auto run_of = [&](const std::string& id) -> CampaignRun* {
@@ -180,12 +189,12 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
     if (run) run->last_event = std::max(run->last_event, time);
   };
 
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    const json& record = records[r];
+  records([&](const json& record) {
     std::string event = text_of(record, "event");
+    if (owners) owners->push_back(k_run_record);
     // Whose it is, for a record about a job.
     auto own = [&](const CampaignJob* job) {
-      if (owners) (*owners)[r] = job ? job - campaign.jobs.data() : k_orphan_record;
+      if (owners) owners->back() = job ? job - campaign.jobs.data() : k_orphan_record;
     };
     SystemTime time = time_of(record);
     if (event == "run_start") {
@@ -259,7 +268,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
     } else if (event == "job_end") {
       CampaignJob* job = job_of(record);
       own(job);
-      if (!job) continue;
+      if (!job) return;
       job->end = time;
       if (auto exit = record.find("exit"); exit != record.end() && exit->is_number())
         job->exit = exit->get<int>();
@@ -320,7 +329,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
         touch(run, time);
       }
     }
-  }
+  });
 
   for (CampaignRun& run : campaign.runs) {
     run.alive = !run.end && alive && alive(run.pid);

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "journal_lines.h"
+#include "journal_record_parse.h"
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
 
@@ -27,10 +28,6 @@ constexpr std::size_t k_position_check = 32;
 constexpr int k_listing_attempts = 10;
 
 std::string errno_text() { return std::strerror(errno); }
-
-nlohmann::json parse_record(std::string_view line) {
-  return nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-}
 
 // A segment's number from its file name ("000012.jsonl"), or 0.
 std::uint64_t segment_number(std::string_view name) {
@@ -253,12 +250,12 @@ std::optional<SegmentIndex> read_segment_index(const std::string& state_dir, std
 
 JournalLine parse_journal_line(std::string_view line) {
   if (line.empty()) return {};
-  nlohmann::json record = parse_record(line);
+  nlohmann::json record = parse_journal_record(line);
   if (record.is_object()) return {std::move(record), line, {}};
   // Older versions glued the next record to one cut short.
   std::size_t glued = line.rfind(k_record_start);
   if (glued != 0 && glued != std::string_view::npos) {
-    record = parse_record(line.substr(glued));
+    record = parse_journal_record(line.substr(glued));
     if (record.is_object()) {
       return {std::move(record), line.substr(glued),
               "a record cut short when it was written, with the next one glued to it; skipped "

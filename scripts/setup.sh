@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libssh2-1-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libgtest-dev
+  libsimdjson-dev  # parses journal lines a few times faster than nlohmann-json: a cold reading of a long journal (src/state/journal_record_parse.cpp)
   libssl-dev  # libcrypto's SHA-256 of the files outputs: brings back (src/exec/file_digest.cpp)
   help2man  # the man page, written from runner --help at build time (cmake/man_page.sh)
 )

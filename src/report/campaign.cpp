@@ -143,7 +143,43 @@ bool process_alive(long pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+namespace {
+
+// The digits of text[at, at + count), or -1 when one is not a digit.
+int digits_at(std::string_view text, std::size_t at, std::size_t count) {
+  int value = 0;
+  for (std::size_t i = at; i < at + count; ++i) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value;
+}
+
+// A time of exactly the form runner writes ("2024-05-01T12:34:56.789",
+// whatever follows), without the sscanf and timegm below: a long journal
+// holds hundreds of thousands. nullopt for any other form.
+std::optional<SystemTime> parse_written_utc_time(std::string_view text) {
+  constexpr std::string_view k_form = "0000-00-00T00:00:00.000";
+  if (text.size() < k_form.size()) return std::nullopt;
+  for (std::size_t i = 0; i < k_form.size(); ++i)
+    if (k_form[i] != '0' && text[i] != k_form[i]) return std::nullopt;
+  int year = digits_at(text, 0, 4), month = digits_at(text, 5, 2), day = digits_at(text, 8, 2),
+      hour = digits_at(text, 11, 2), minute = digits_at(text, 14, 2),
+      second = digits_at(text, 17, 2), millis = digits_at(text, 20, 3);
+  if (std::min({year, day, hour, minute, second, millis}) < 0 || month < 1 || month > 12)
+    return std::nullopt;
+  // As timegm counts them: a day past the month's end goes on into the next.
+  using namespace std::chrono;
+  sys_days first =
+      year_month_day(std::chrono::year(year), std::chrono::month(month), std::chrono::day(1));
+  return SystemTime(first + days(day - 1) + hours(hour) + minutes(minute) + seconds(second) +
+                    milliseconds(millis));
+}
+
+}  // namespace
+
 std::optional<SystemTime> parse_utc_time(std::string_view text) {
+  if (std::optional<SystemTime> written = parse_written_utc_time(text)) return written;
   int year, month, day, hour, minute, second, millis = 0;
   std::string copy(text);
   int matched = std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &year, &month, &day,
@@ -163,8 +199,17 @@ std::optional<SystemTime> parse_utc_time(std::string_view text) {
 Campaign campaign_from_records(const std::vector<json>& records, const PidAlive& alive,
                                const std::map<std::string, RunTally>& tallies,
                                std::vector<std::ptrdiff_t>* owners) {
+  auto each = [&records](const RecordFold& fold) {
+    for (const json& record : records) fold(record);
+  };
+  return campaign_from_records(each, alive, tallies, owners);
+}
+
+Campaign campaign_from_records(const RecordSource& records, const PidAlive& alive,
+                               const std::map<std::string, RunTally>& tallies,
+                               std::vector<std::ptrdiff_t>* owners) {
   Campaign campaign;
-  if (owners) owners->assign(records.size(), k_run_record);
+  if (owners) owners->clear();
   std::map<std::string, std::size_t> run_index;
   std::map<JobId, std::size_t> job_index;
   auto run_of = [&](const std::string& id) -> CampaignRun* {
@@ -180,12 +225,12 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
     if (run) run->last_event = std::max(run->last_event, time);
   };
 
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    const json& record = records[r];
+  records([&](const json& record) {
     std::string event = text_of(record, "event");
+    if (owners) owners->push_back(k_run_record);
     // Whose it is, for a record about a job.
     auto own = [&](const CampaignJob* job) {
-      if (owners) (*owners)[r] = job ? job - campaign.jobs.data() : k_orphan_record;
+      if (owners) owners->back() = job ? job - campaign.jobs.data() : k_orphan_record;
     };
     SystemTime time = time_of(record);
     if (event == "run_start") {
@@ -259,7 +304,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
     } else if (event == "job_end") {
       CampaignJob* job = job_of(record);
       own(job);
-      if (!job) continue;
+      if (!job) return;
       job->end = time;
       if (auto exit = record.find("exit"); exit != record.end() && exit->is_number())
         job->exit = exit->get<int>();
@@ -320,7 +365,7 @@ Campaign campaign_from_records(const std::vector<json>& records, const PidAlive&
         touch(run, time);
       }
     }
-  }
+  });
 
   for (CampaignRun& run : campaign.runs) {
     run.alive = !run.end && alive && alive(run.pid);

@@ -51,11 +51,47 @@ void keep_slots(json& run_start, const CampaignRun& run) {
 
 namespace {
 
-// What still matters of `records` (folded on `tallies`), the jobs done with
-// summed into their runs' tallies.
-std::vector<json> compact(std::vector<json> records, std::map<std::string, RunTally>& tallies) {
+// Records to fold: the ones kept so far, then a part of the journal as it
+// is read. Each record read is folded and dropped at once, its text kept,
+// so that what is kept of it can be parsed again.
+struct Folding {
+  std::vector<json> kept;
+  std::string texts;                   // the texts of the records read, one after the other
+  std::vector<std::size_t> text_ends;  // where each one ends in `texts`
+
+  json record(std::size_t index) {
+    if (index < kept.size()) return std::move(kept[index]);
+    index -= kept.size();
+    std::size_t begin = index == 0 ? 0 : text_ends[index - 1];
+    return json::parse(texts.begin() + static_cast<std::ptrdiff_t>(begin),
+                       texts.begin() + static_cast<std::ptrdiff_t>(text_ends[index]));
+  }
+};
+
+// Reads the journal from `position`, a segment at most, and compacts what
+// it read onto `kept` (folded on `tallies`): what still matters, the jobs
+// done with summed into their runs' tallies. nullopt, with `kept` and
+// `tallies` as they were, when `position` is not one of this journal.
+std::optional<JournalRead> read_compacted(const std::string& state_dir,
+                                          const JournalPosition& position, std::vector<json>& kept,
+                                          std::map<std::string, RunTally>& tallies) {
+  Folding folding{std::move(kept), {}, {}};
+  std::optional<JournalRead> read;
+  auto records = [&](const RecordFold& fold) {
+    for (const json& record : folding.kept) fold(record);
+    read = read_journal_from(state_dir, position, {}, {}, 1,
+                             [&](json&& record, std::string_view text) {
+                               fold(record);
+                               folding.texts.append(text);
+                               folding.text_ends.push_back(folding.texts.size());
+                             });
+  };
   std::vector<std::ptrdiff_t> owners;
   Campaign all = campaign_from_records(records, nullptr, tallies, &owners);
+  if (!read) {
+    kept = std::move(folding.kept);
+    return read;
+  }
   std::unordered_map<JobId, std::size_t> latest;
   for (std::size_t index = 0; index < all.jobs.size(); ++index) latest[all.jobs[index].id] = index;
   std::vector<bool> compacted(all.jobs.size());
@@ -68,17 +104,17 @@ std::vector<json> compact(std::vector<json> records, std::map<std::string, RunTa
       tally_job(tallies[run.id], job, job_end_time(job, &run, run.last_event));
     }
   }
-  std::vector<json> kept;
-  for (std::size_t r = 0; r < records.size(); ++r) {
+  kept.clear();
+  for (std::size_t r = 0; r < owners.size(); ++r) {
     std::ptrdiff_t owner = owners[r];
     if (owner == k_orphan_record) continue;
     if (owner >= 0 && compacted[static_cast<std::size_t>(owner)]) continue;
-    if (owner == k_run_record && records[r].value("event", "") == "run_start")
-      if (const CampaignRun* run = all.find_run(records[r].value("run", "")))
-        keep_slots(records[r], *run);
-    kept.push_back(std::move(records[r]));
+    json record = folding.record(r);
+    if (owner == k_run_record && record.value("event", "") == "run_start")
+      if (const CampaignRun* run = all.find_run(record.value("run", ""))) keep_slots(record, *run);
+    kept.push_back(std::move(record));
   }
-  return kept;
+  return read;
 }
 
 }  // namespace
@@ -87,8 +123,9 @@ RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive
                                     std::size_t checkpoint_after) {
   std::optional<JournalCheckpoint> checkpoint = load_journal_checkpoint(state_dir);
   if (!checkpoint) checkpoint.emplace();
-  // A segment at a time, each compacted onto what came before: a long
-  // journal read without a checkpoint is never all in memory at once.
+  // A segment at a time, each compacted onto what came before, each record
+  // folded as it is parsed: a long journal read without a checkpoint is
+  // never all in memory at once, nor a segment's records parsed at once.
   std::vector<json> kept = std::move(checkpoint->records);
   std::map<std::string, RunTally> tallies = tallies_of(checkpoint->summary);
   std::vector<std::string> skipped = std::move(checkpoint->skipped);
@@ -96,7 +133,7 @@ RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive
   std::size_t read_records = 0;
   bool unterminated_tail = false;
   for (bool from_start = position.segment == 1 && position.offset == 0;;) {
-    std::optional<JournalRead> read = read_journal_from(state_dir, position, {}, {}, 1);
+    std::optional<JournalRead> read = read_compacted(state_dir, position, kept, tallies);
     if (!read) {
       // Not the journal the checkpoint was made of: read it from its start.
       if (from_start) throw StateError("the journal in " + state_dir + " changed while read");
@@ -108,10 +145,7 @@ RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive
       read_records = 0;
       continue;
     }
-    read_records += read->records.size();
-    kept.insert(kept.end(), std::make_move_iterator(read->records.begin()),
-                std::make_move_iterator(read->records.end()));
-    kept = compact(std::move(kept), tallies);
+    read_records += read->record_count;
     skipped.insert(skipped.end(), read->skipped.begin(), read->skipped.end());
     position = read->end;
     unterminated_tail = read->unterminated_tail;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "journal_lines.h"
+#include "journal_record_parse.h"
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
 
@@ -27,10 +28,6 @@ constexpr std::size_t k_position_check = 32;
 constexpr int k_listing_attempts = 10;
 
 std::string errno_text() { return std::strerror(errno); }
-
-nlohmann::json parse_record(std::string_view line) {
-  return nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
-}
 
 // A segment's number from its file name ("000012.jsonl"), or 0.
 std::uint64_t segment_number(std::string_view name) {
@@ -55,7 +52,8 @@ std::string bytes_before(FileSystem& files, int fd, std::uint64_t offset) {
 
 // One segment's lines from `offset` on, parsed into `read`.
 void read_segment(FileSystem& files, int fd, const std::string& path, std::uint64_t number,
-                  std::uint64_t offset, const JournalLineFilter& keep, JournalRead& read) {
+                  std::uint64_t offset, const JournalLineFilter& keep,
+                  const JournalRecordSink& sink, JournalRead& read) {
   if (files.lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0)
     throw StateError("cannot read " + path + ": " + errno_text());
   std::size_t line_number = 0;
@@ -69,7 +67,13 @@ void read_segment(FileSystem& files, int fd, const std::string& path, std::uint6
                                       : fmt::format("line {} after byte {}", line_number, offset);
       read.skipped.push_back(fmt::format("{} {}: {}", path, where, parsed.skipped));
     }
-    if (parsed.record) read.records.push_back(std::move(*parsed.record));
+    if (!parsed.record) return;
+    ++read.record_count;
+    if (sink) {
+      sink(std::move(*parsed.record), parsed.text);
+    } else {
+      read.records.push_back(std::move(*parsed.record));
+    }
   };
   auto on_line = [&](std::string_view line) {
     whole += line.size() + 1;
@@ -77,10 +81,10 @@ void read_segment(FileSystem& files, int fd, const std::string& path, std::uint6
   };
   std::string tail = for_each_line(files, fd, path, on_line);
   // A complete record whose newline was not written yet is still whole.
-  std::size_t records = read.records.size();
+  std::size_t records = read.record_count;
   std::size_t skipped = read.skipped.size();
   take(tail);
-  read.unterminated_tail = read.records.size() > records;
+  read.unterminated_tail = read.record_count > records;
   read.tail_skipped = read.skipped.size() > skipped;
   read.end = {number, whole, bytes_before(files, fd, whole)};
 }
@@ -107,11 +111,9 @@ std::vector<std::uint64_t> sealed_segments(const std::string& state_dir) {
   return numbers;
 }
 
-std::optional<JournalRead> read_journal_from(const std::string& state_dir,
-                                             const JournalPosition& from,
-                                             const JournalLineFilter& keep,
-                                             const SegmentFilter& wanted,
-                                             std::size_t segments_at_most) {
+std::optional<JournalRead> read_journal_from(
+    const std::string& state_dir, const JournalPosition& from, const JournalLineFilter& keep,
+    const SegmentFilter& wanted, std::size_t segments_at_most, const JournalRecordSink& sink) {
   FileSystem& files = real_file_system();
   std::string live_path = journal_path(state_dir);
   // The live file is opened between two listings that agree: a rotation in
@@ -136,7 +138,7 @@ std::optional<JournalRead> read_journal_from(const std::string& state_dir,
   auto read_one = [&](std::uint64_t number, int fd, const std::string& path) {
     std::uint64_t offset = number == from.segment ? from.offset : 0;
     if (offset > 0 && bytes_before(files, fd, offset) != from.before) return false;
-    read_segment(files, fd, path, number, offset, keep, read);
+    read_segment(files, fd, path, number, offset, keep, sink, read);
     return true;
   };
   for (std::uint64_t number : sealed) {
@@ -248,19 +250,19 @@ std::optional<SegmentIndex> read_segment_index(const std::string& state_dir, std
 
 JournalLine parse_journal_line(std::string_view line) {
   if (line.empty()) return {};
-  nlohmann::json record = parse_record(line);
-  if (record.is_object()) return {std::move(record), {}};
+  nlohmann::json record = parse_journal_record(line);
+  if (record.is_object()) return {std::move(record), line, {}};
   // Older versions glued the next record to one cut short.
   std::size_t glued = line.rfind(k_record_start);
   if (glued != 0 && glued != std::string_view::npos) {
-    record = parse_record(line.substr(glued));
+    record = parse_journal_record(line.substr(glued));
     if (record.is_object()) {
-      return {std::move(record),
+      return {std::move(record), line.substr(glued),
               "a record cut short when it was written, with the next one glued to it; skipped "
               "the cut one"};
     }
   }
-  return {std::nullopt, "not a whole record (cut short when it was written); skipped"};
+  return {std::nullopt, {}, "not a whole record (cut short when it was written); skipped"};
 }
 
 std::vector<nlohmann::json> read_journal(const std::string& path,
@@ -273,7 +275,7 @@ std::vector<nlohmann::json> read_journal(const std::string& path,
     throw StateError("cannot open the journal " + path + ": " + errno_text());
   }
   JournalRead read;
-  read_segment(files, fd.get(), path, 1, 0, {}, read);
+  read_segment(files, fd.get(), path, 1, 0, {}, {}, read);
   if (skipped) skipped->insert(skipped->end(), read.skipped.begin(), read.skipped.end());
   return std::move(read.records);
 }

@@ -294,6 +294,19 @@ TEST(Campaign, UtcTimesRoundTrip) {
   EXPECT_EQ(parse_utc_time("yesterday"), std::nullopt);
 }
 
+TEST(Campaign, UtcTimesOfOtherFormsReadAsTimegmReadsThem) {
+  auto at = [](long long ms) { return SystemTime(milliseconds(ms)); };
+  EXPECT_EQ(parse_utc_time("1970-01-01T00:00:00.000Z"), at(0));
+  EXPECT_EQ(parse_utc_time("2024-02-29T23:59:59.999Z"), at(1709251199999));
+  EXPECT_EQ(parse_utc_time("2024-05-01T12:34:56Z"), at(1714566896000));
+  EXPECT_EQ(parse_utc_time("2024-05-01T12:34:56.7Z"), at(1714566896007));
+  // Past the month's end, or past the year's, goes on into the next.
+  EXPECT_EQ(parse_utc_time("2023-02-31T00:00:00.000Z"), parse_utc_time("2023-03-03T00:00:00.000Z"));
+  EXPECT_EQ(parse_utc_time("2023-13-01T00:00:00.000Z"), parse_utc_time("2024-01-01T00:00:00.000Z"));
+  EXPECT_EQ(parse_utc_time("2024-05-01T24:00:00.000Z"), parse_utc_time("2024-05-02T00:00:00.000Z"));
+  EXPECT_EQ(parse_utc_time("2024-05-01T12:34"), std::nullopt);
+}
+
 TEST(Campaign, LogTailKeepsTheLastLinesWithoutEscapes) {
   TempDir dir;
   std::string text;

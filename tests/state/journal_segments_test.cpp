@@ -217,6 +217,26 @@ TEST_F(JournalSegments, ALineStillBeingWrittenIsReadButNotPassed) {
   EXPECT_FALSE(next->unterminated_tail);
 }
 
+TEST_F(JournalSegments, ASinkTakesEachRecordWithTheBytesItWasParsedFrom) {
+  const std::string first = R"({"event":"job_pgid","job":1,"pgid":7})";
+  const std::string glued = R"({"event":"job_pgid","job":2,"pgid":8})";
+  const std::string last = R"({"event":"job_pgid","job":3,"pgid":9})";
+  m_temp.write("queue.runner/journal.jsonl", first + "\n{\"event\":\"job_end\",\"jo\n" +
+                                                 "{\"event\":\"job_e" + glued + "\n" + last);
+  std::vector<std::pair<JobId, std::string>> taken;
+  std::optional<JournalRead> read = read_journal_from(
+      m_dir, {}, {}, {}, SIZE_MAX, [&](nlohmann::json&& record, std::string_view text) {
+        taken.emplace_back(record.value("job", JobId(0)), std::string(text));
+      });
+  ASSERT_TRUE(read);
+  EXPECT_TRUE(read->records.empty());
+  EXPECT_EQ(read->record_count, 3u);
+  std::vector<std::pair<JobId, std::string>> expected{{1, first}, {2, glued}, {3, last}};
+  EXPECT_EQ(taken, expected);
+  EXPECT_EQ(read->skipped.size(), 2u);
+  EXPECT_TRUE(read->unterminated_tail);
+}
+
 TEST(JournalLine, AWholeRecordIsReadAndNothingSkipped) {
   JournalLine line = parse_journal_line(R"({"event":"job_end","job":4})");
   ASSERT_TRUE(line.record);

@@ -151,6 +151,16 @@ Campaign campaign_from_records(const std::vector<nlohmann::json>& records,
                                const std::map<std::string, RunTally>& tallies = {},
                                std::vector<std::ptrdiff_t>* owners = nullptr);
 
+// The same fold over records that come one at a time: `records` calls the
+// function it is given with each record, in order, and may drop the record
+// once that returns. A long journal is folded so without all its records
+// parsed at once.
+using RecordFold = std::function<void(const nlohmann::json& record)>;
+using RecordSource = std::function<void(const RecordFold& fold)>;
+Campaign campaign_from_records(const RecordSource& records, const PidAlive& alive = process_alive,
+                               const std::map<std::string, RunTally>& tallies = {},
+                               std::vector<std::ptrdiff_t>* owners = nullptr);
+
 // Reads the whole journal (every segment), every job of it. Throws
 // StateError when it cannot be read; a missing journal is an empty campaign.
 Campaign load_campaign(const std::string& state_dir, const PidAlive& alive = process_alive);

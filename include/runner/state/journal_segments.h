@@ -43,8 +43,10 @@ struct JournalPosition {
 };
 
 struct JournalRead {
-  // The records after the starting position, in order.
+  // The records after the starting position, in order (none when a
+  // JournalRecordSink took them).
   std::vector<nlohmann::json> records;
+  std::size_t record_count = 0;  // how many records were read
   // Where a later reading goes on: the end of the last whole line. A record
   // whose newline is not written yet is read, and read again next time.
   JournalPosition end;
@@ -82,18 +84,26 @@ std::optional<SegmentIndex> read_segment_index(const std::string& state_dir, std
 // Whether a sealed segment is worth reading, by its index.
 using SegmentFilter = std::function<bool(const SegmentIndex& index)>;
 
+// Takes each record as it is read, with its text (the bytes of the line it
+// was parsed from, or of the part of it that held the record), instead of
+// JournalRead::records.
+using JournalRecordSink = std::function<void(nlohmann::json&& record, std::string_view text)>;
+
 // The records of state_dir's journal after `from` (the default: all of
 // them), sealed segments then the live file, parsing only the lines `keep`
 // accepts and reading only the sealed segments whose index `wanted` accepts
 // (every one without an index), and no more than `segments_at_most`
-// segments (then `whole` is false, and a reading from `end` goes on). nullopt when `from` is not a
-// position of this journal (its segment is gone, or shorter, or holds other bytes there). A missing
-// journal has no records. Throws StateError when a file cannot be read.
+// segments (then `whole` is false, and a reading from `end` goes on), each
+// record to `sink` when one is given. nullopt when `from` is not a
+// position of this journal (its segment is gone, or shorter, or holds other bytes there; `sink` may
+// have had records of the segments before). A missing journal has no records. Throws StateError
+// when a file cannot be read.
 std::optional<JournalRead> read_journal_from(const std::string& state_dir,
                                              const JournalPosition& from = {},
                                              const JournalLineFilter& keep = {},
                                              const SegmentFilter& wanted = {},
-                                             std::size_t segments_at_most = SIZE_MAX);
+                                             std::size_t segments_at_most = SIZE_MAX,
+                                             const JournalRecordSink& sink = {});
 
 // The value of a journal line's top-level "job" key when it is an unsigned
 // integer, without parsing the line: it scans only as far as that key (the
@@ -116,6 +126,8 @@ std::vector<nlohmann::json> read_journal(const std::string& path,
 struct JournalLine {
   // Its record; none for an empty line or one cut short.
   std::optional<nlohmann::json> record;
+  // The bytes the record was parsed from: the line, or its glued part.
+  std::string_view text;
   // What was skipped of it when it was not a whole record ("not a whole
   // record (cut short when it was written); skipped"); empty when nothing
   // was. A record cut short with the next one glued behind it (by older

@@ -299,13 +299,17 @@ def run(bench, log):
         leave_checkpoint_as_a_run_does(bench.runner, state)
         samples = [timed(command, "runner " + shown) for _ in range(reps)]
         extra = {"page_mib": [os.path.getsize(page) / (1 << 20)]} if name == "report" else {}
-        for suffix, values, when in (("_cold", [cold], "no checkpoint"),
-                                     ("_first", samples[:1], "a MiB past the run's checkpoint"),
-                                     ("", samples[1:], "later calls")):
+        # The targets are for a campaign's journal as runner keeps it, with
+        # its checkpoint; the cold reading happens once (it writes one).
+        kept = {"value_at_most": limit}
+        for suffix, values, when, target in (
+                ("_cold", [cold], "no checkpoint", {"reference": True}),
+                ("_first", samples[:1], "a MiB past the run's checkpoint", kept),
+                ("", samples[1:], "later calls", kept)):
             bench.record(f"journal_{name}{suffix}", {
                 "what": f"runner {shown}, {when}: {what}", "measure": "ms",
                 "higher_is_better": False, "samples": {"runner": values},
-                "targets": {"runner": {"value_at_most": limit}}, **extra,
+                "targets": {"runner": target}, **extra,
             })
     page_mib = os.path.getsize(page) / (1 << 20)
     log(f"report page: {page_mib:.1f} MiB")

@@ -699,12 +699,21 @@ class Bench:
         tools = [("runner", runner), ("ssh_controlmaster", cm_cat)]
         floor = self.floor_binary()
         if floor:
-            def libssh2_floor():
+            def floor_run(*output):
                 result = run_checked([floor, "127.0.0.1", str(self.fleet.ports[0]),
-                                      self.fleet.user, self.fleet.key, "1", f"cat {big}"],
-                                     "the libssh2 floor")
+                                      self.fleet.user, self.fleet.key, "1", f"cat {big}",
+                                      *output], "the libssh2 floor")
                 return mib / (float(result.stdout.strip()) / 1000)
-            tools.append(("libssh2_floor", libssh2_floor))
+
+            def floor_to_file():
+                kept = os.path.join(self.fresh_dir("stream-floor"), "output")
+                speed = floor_run(kept)
+                if os.path.getsize(kept) != mib * MIB:
+                    raise BenchError(f"the floor's file holds {os.path.getsize(kept)} bytes, "
+                                     f"not {mib * MIB}")
+                os.unlink(kept)
+                return speed
+            tools += [("libssh2_floor", floor_run), ("libssh2_floor_to_file", floor_to_file)]
         samples = self.interleave(self.sizes["reps"], tools)
         self.record("stream_throughput", {
             "what": f"one job writing {mib} MiB to stdout", "measure": "MiB/s",
@@ -712,10 +721,13 @@ class Bench:
             # The limit is what libssh2 1.10 itself reaches (it decrypts one
             # AES block per call); OpenSSH's `ssh cat` is a reference.
             "targets": {"libssh2_floor": {"ratio_at_least": 0.95},
+                        "libssh2_floor_to_file": {"reference": True},
                         "ssh_controlmaster": {"reference": True}},
             "peer_commands": {"ssh_controlmaster": "ssh -F CONFIG h0 cat FILE > /dev/null",
                               "libssh2_floor": "bench/floor.c: one blocking libssh2 channel "
-                                               "running `cat FILE`, output discarded"},
+                                               "running `cat FILE`, output discarded",
+                              "libssh2_floor_to_file": "the same, writing the output to a "
+                                                       "new file as it arrives"},
             "note": "runner: bytes in the job's log over the job's duration in the journal",
         })
 

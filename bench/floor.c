@@ -2,11 +2,14 @@
  * client that runs one command COUNT times, one after another, over one
  * session (open a channel, exec, read to EOF, close), and prints the
  * milliseconds per run. What is left is sshd forking a shell per command,
- * or, for a command with much output, what libssh2 can receive.
+ * or, for a command with much output, what libssh2 can receive. The
+ * output is discarded, or with OUTPUT written to that file as it arrives
+ * (what a client that keeps it must add).
  *
- *   floor HOST PORT USER KEY COUNT COMMAND
+ *   floor HOST PORT USER KEY COUNT COMMAND [OUTPUT]
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <libssh2.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,9 +34,14 @@ static int fail(const char* what, LIBSSH2_SESSION* session) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    fprintf(stderr, "usage: floor HOST PORT USER KEY COUNT COMMAND\n");
+  if (argc != 7 && argc != 8) {
+    fprintf(stderr, "usage: floor HOST PORT USER KEY COUNT COMMAND [OUTPUT]\n");
     return 2;
+  }
+  int output = -1;
+  if (argc == 8) {
+    output = open(argv[7], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (output < 0) return fail("cannot create the output file", NULL);
   }
   int count = atoi(argv[5]);
   const char* command = argv[6];
@@ -59,13 +67,17 @@ int main(int argc, char** argv) {
     LIBSSH2_CHANNEL* channel = libssh2_channel_open_session(session);
     if (!channel) return fail("channel open", session);
     if (libssh2_channel_exec(channel, command) != 0) return fail("exec", session);
-    while (libssh2_channel_read(channel, buffer, sizeof buffer) > 0) {
+    ssize_t got;
+    while ((got = libssh2_channel_read(channel, buffer, sizeof buffer)) > 0) {
+      if (output >= 0 && write(output, buffer, (size_t)got) != got)
+        return fail("cannot write the output file", NULL);
     }
     libssh2_channel_close(channel);
     libssh2_channel_wait_closed(channel);
     if (libssh2_channel_get_exit_status(channel) != 0) return fail("the command failed", NULL);
     libssh2_channel_free(channel);
   }
+  if (output >= 0 && close(output) != 0) return fail("cannot write the output file", NULL);
   printf("%.3f\n", (now_ms() - start) / count);
   libssh2_session_disconnect(session, "done");
   libssh2_session_free(session);

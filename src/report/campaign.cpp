@@ -380,8 +380,14 @@ Campaign campaign_from_records(const RecordSource& records, const PidAlive& aliv
 }
 
 Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
-  std::optional<JournalRead> read = read_journal_from(state_dir);
-  Campaign campaign = campaign_from_records(read->records, alive);
+  // Each record folded as it is parsed, then dropped: a long journal is
+  // never all in memory at once.
+  std::optional<JournalRead> read;
+  auto records = [&](const RecordFold& fold) {
+    read = read_journal_from(state_dir, {}, {}, {}, SIZE_MAX,
+                             [&](json&& record, std::string_view) { fold(record); });
+  };
+  Campaign campaign = campaign_from_records(records, alive);
   campaign.state_dir = state_dir;
   campaign.skipped_lines = std::move(read->skipped);
   return campaign;

@@ -84,15 +84,16 @@ Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files,
   }
   bool found = false;
   auto note_job = [&](std::string_view line) {
-    if (std::optional<JobId> job = journal_line_job(line)) {
+    std::optional<JobId> job = journal_line_job(line);
+    if (job) {
       m_last_job = std::max(m_last_job, *job);
       found = true;
     }
+    return job;
   };
   // The live file's records go into its segment's index when it is sealed.
   auto note_live = [&](std::string_view line) {
-    note_job(line);
-    if (std::optional<JobId> job = journal_line_job(line)) m_segment_jobs.push_back(*job);
+    if (std::optional<JobId> job = note_job(line)) m_segment_jobs.push_back(*job);
     if (line.substr(0, k_run_record_start.size()) == k_run_record_start) m_segment_runs = true;
   };
   std::string tail = for_each_line(m_files, m_fd.get(), m_path, note_live);

@@ -41,7 +41,7 @@ bool JournalCheckpointer::refresh_in_background() {
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   try {
-    static_cast<void>(load_recent_campaign(m_state_dir, process_alive, /*checkpoint_after=*/1));
+    static_cast<void>(read_recent_records(m_state_dir, /*checkpoint_after=*/1));
   } catch (const std::exception&) {
     // A journal that cannot be read now is read by the next reader.
   }

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "journal_checkpointer.h"
+#include "run_fleet.h"
 #include "runner/cli/options.h"
 #include "runner/cli/resume.h"
 #include "runner/cli/run_reporter.h"
@@ -28,8 +30,6 @@
 #include "runner/state/state_dir.h"
 #include "runner/state/stop_requests.h"
 #include "runner/ui/status_line.h"
-#include "journal_checkpointer.h"
-#include "run_fleet.h"
 
 namespace runner {
 
@@ -126,8 +126,9 @@ int run_jobs(const RunOptions& options) {
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   ensure_state_dir(state_dir);
   Journal journal(state_dir, false, real_file_system(), journal_segment_bytes());
-  std::vector<OrphanJob> orphans = jobs_to_resume(replay_journal(load_recent_campaign(state_dir).records),
-                                                  fleet, journal.path(), options.resume);
+  std::vector<OrphanJob> orphans =
+      jobs_to_resume(replay_journal(read_recent_records(state_dir).records), fleet, journal.path(),
+                     options.resume);
   JobLogs logs(state_dir);
   // Records that cannot be written wait in the journal; the reporter's
   // checkpoint says so, and no job starts before they are written.

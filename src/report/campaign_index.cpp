@@ -119,8 +119,7 @@ std::optional<JournalRead> read_compacted(const std::string& state_dir,
 
 }  // namespace
 
-RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive& alive,
-                                    std::size_t checkpoint_after) {
+RecentRecords read_recent_records(const std::string& state_dir, std::size_t checkpoint_after) {
   std::optional<JournalCheckpoint> checkpoint = load_journal_checkpoint(state_dir);
   if (!checkpoint) checkpoint.emplace();
   // A segment at a time, each compacted onto what came before, each record
@@ -158,11 +157,17 @@ RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive
     static_cast<void>(save_journal_checkpoint(
         state_dir, JournalCheckpoint{position, kept, summary_of(tallies), skipped}));
 
+  return {std::move(kept), std::move(tallies), std::move(skipped)};
+}
+
+RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive& alive,
+                                    std::size_t checkpoint_after) {
+  RecentRecords read = read_recent_records(state_dir, checkpoint_after);
   RecentCampaign recent;
-  recent.campaign = campaign_from_records(kept, alive, tallies);
+  recent.campaign = campaign_from_records(read.records, alive, read.tallies);
   recent.campaign.state_dir = state_dir;
-  recent.campaign.skipped_lines = std::move(skipped);
-  recent.records = std::move(kept);
+  recent.campaign.skipped_lines = std::move(read.skipped);
+  recent.records = std::move(read.records);
   return recent;
 }
 

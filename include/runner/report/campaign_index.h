@@ -10,6 +10,7 @@
 // Threading: none.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -26,12 +27,29 @@ struct RecentCampaign {
   std::vector<nlohmann::json> records;
 };
 
+// What a reading through the checkpoint finds, before it is folded into a
+// campaign: what a run's start (--resume) and the checkpoint's upkeep need.
+struct RecentRecords {
+  // Every record of the runs and of the jobs not done with.
+  std::vector<nlohmann::json> records;
+  // The jobs done with, summed per run.
+  std::map<std::string, RunTally> tallies;
+  // The lines that were not whole records, described.
+  std::vector<std::string> skipped;
+};
+
 // How many records a reading goes past the checkpoint before it writes a
 // new one.
 constexpr std::size_t k_checkpoint_after_records = 2000;
 
-// Throws StateError when the journal cannot be read. A checkpoint that
-// cannot be written is left as it was.
+// Reads the checkpoint and the journal after it, and writes a new checkpoint
+// when it read at least `checkpoint_after` records past the old one. Throws
+// StateError when the journal cannot be read. A checkpoint that cannot be
+// written is left as it was.
+RecentRecords read_recent_records(const std::string& state_dir,
+                                  std::size_t checkpoint_after = k_checkpoint_after_records);
+
+// read_recent_records, folded into a campaign.
 RecentCampaign load_recent_campaign(const std::string& state_dir,
                                     const PidAlive& alive = process_alive,
                                     std::size_t checkpoint_after = k_checkpoint_after_records);

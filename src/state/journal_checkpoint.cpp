@@ -4,8 +4,8 @@
 
 #include <fcntl.h>
 
-
 #include "journal_lines.h"
+#include "journal_record_parse.h"
 #include "runner/state/journal_text.h"
 #include "runner/core/file_system.h"
 
@@ -53,7 +53,7 @@ std::optional<JournalCheckpoint> load_journal_checkpoint(const std::string& stat
         whole = checkpoint.has_value();
         return;
       }
-      nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+      nlohmann::json record = parse_journal_record(line);
       whole = record.is_object();
       if (whole) checkpoint->records.push_back(std::move(record));
     });

@@ -436,6 +436,13 @@ std::vector<CampaignTask> tasks_of(const CampaignJob& job) {
   return {CampaignTask{0, job.host, job.slot, job.slot_indices, job.command, job.pgid, job.start}};
 }
 
+std::size_t slots_held(const CampaignJob& job) {
+  if (!job.is_gang()) return job.slot_indices.size();
+  std::size_t slots = 0;
+  for (const CampaignTask& task : job.tasks) slots += task.slot_indices.size();
+  return slots;
+}
+
 std::string end_log_path(const std::string& state_dir, const CampaignJob& job) {
   if (!job.is_gang()) return job_log_path(state_dir, job.id);
   return task_log_path(state_dir, job.id, job.failed_rank.value_or(job.tasks.front().rank));

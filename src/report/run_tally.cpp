@@ -43,9 +43,7 @@ void tally_job(RunTally& tally, const CampaignJob& job, SystemTime end) {
   // A service's time says nothing of how long the jobs take.
   if (job.outcome != JobOutcome::running && job.outcome != JobOutcome::unknown &&
       !job.is_service()) {
-    std::size_t slots = 0;
-    for (const CampaignTask& task : tasks_of(job)) slots += task.slot_indices.size();
-    tally.slot_time += job.duration * static_cast<long long>(slots);
+    tally.slot_time += job.duration * static_cast<long long>(slots_held(job));
     ++tally.finished;
   }
   for (const CampaignTask& task : tasks_of(job)) {

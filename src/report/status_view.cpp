@@ -42,13 +42,6 @@ std::string pad(std::string_view text, std::size_t width) {
   return padded;
 }
 
-// Slots a job holds on all its hosts.
-std::size_t slots_held(const CampaignJob& job) {
-  std::size_t slots = 0;
-  for (const CampaignTask& task : tasks_of(job)) slots += task.slot_indices.size();
-  return slots;
-}
-
 // "#12", or "#12 rank 1" for a gang job's task.
 std::string job_on_slot(const SlotStatus& slot) {
   if (!slot.job) return "-";

@@ -188,6 +188,9 @@ const CampaignTask* find_task(const CampaignJob& job, int rank);
 // 0 on the job's slots), for views that draw every slot a job held.
 std::vector<CampaignTask> tasks_of(const CampaignJob& job);
 
+// The slots a job holds on all its hosts: its tasks' slots together.
+std::size_t slots_held(const CampaignJob& job);
+
 // The log that tells how the job ended: a gang job's failed rank's (else
 // rank 0's), or the job's one log.
 std::string end_log_path(const std::string& state_dir, const CampaignJob& job);

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <utility>
+#include <vector>
 
 #include "runner/exec/launcher.h"
 #include "runner/exec/shell.h"
@@ -225,24 +226,28 @@ SshConnection::Outcome SshConnection::send_exec(Channel& channel, bool& answer_l
 }
 
 SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
-  char buffer[32 * 1024];
+  // A share of each stream is gathered before it is passed on, so that a job
+  // that writes fast reaches its log in few large writes. A job that writes
+  // as fast as the link carries would otherwise keep this loop (and the
+  // whole event loop) to itself: after a share, come back at once
+  // (m_progressed) for the rest. One buffer serves every connection.
+  static thread_local std::vector<char> buffer(k_output_share);
   for (int stream : {0, SSH_EXTENDED_DATA_STDERR}) {
-    // A job that writes as fast as the link carries would otherwise keep
-    // this loop (and the whole event loop) to itself: take a share, and
-    // come back at once (m_progressed) for the rest.
-    for (size_t taken = 0; taken < k_output_share;) {
-      ssize_t got = libssh2_channel_read_ex(channel.handle, stream, buffer, sizeof buffer);
-      if (got > 0) {
-        m_progressed = true;
-        taken += static_cast<size_t>(got);
-        std::string_view bytes(buffer, static_cast<size_t>(got));
-        take_channel_output(channel, stream, bytes);
-        continue;
-      }
-      if (got == 0) break;
+    size_t filled = 0;
+    ssize_t got = 0;
+    while (filled < buffer.size()) {
+      got = libssh2_channel_read_ex(channel.handle, stream, buffer.data() + filled,
+                                    buffer.size() - filled);
+      if (got <= 0) break;
+      filled += static_cast<size_t>(got);
+    }
+    if (filled > 0) {
+      m_progressed = true;
+      take_channel_output(channel, stream, std::string_view(buffer.data(), filled));
+    }
+    if (got < 0) {
       Outcome outcome = classify(static_cast<int>(got), &channel);
       if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
-      break;
     }
   }
   return Outcome::blocked;

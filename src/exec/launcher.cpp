@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "runner/exec/shell.h"
@@ -69,6 +70,34 @@ constexpr std::string_view k_held_function =
     "  done\n"
     "  return 1\n"
     "}\n";
+
+// Where `token` first starts in `text`, or npos. Every
+// byte of a job's output passes here. 16 positions at a time are checked
+// for the token's first and last bytes, which in output rarely stand as
+// far apart as in the token; only where both do is the rest compared.
+size_t find_token(std::string_view text, std::string_view token) {
+  using Bytes = unsigned char __attribute__((vector_size(16)));
+  const size_t last = token.size() - 1;
+  const Bytes first_byte = Bytes{} + static_cast<unsigned char>(token.front());
+  const Bytes last_byte = Bytes{} + static_cast<unsigned char>(token.back());
+  size_t start = 0;
+  for (; token.size() >= 2 && start + last + sizeof(Bytes) <= text.size(); start += sizeof(Bytes)) {
+    Bytes firsts, lasts;
+    memcpy(&firsts, text.data() + start, sizeof firsts);
+    memcpy(&lasts, text.data() + start + last, sizeof lasts);
+    auto both = (firsts == first_byte) & (lasts == last_byte);
+    std::uint64_t halves[2];
+    memcpy(halves, &both, sizeof halves);
+    if ((halves[0] | halves[1]) == 0) continue;
+    for (size_t i = 0; i < sizeof(Bytes); ++i) {
+      if (both[i] != 0 && memcmp(text.data() + start + i + 1, token.data() + 1, last - 1) == 0)
+        return start + i;
+    }
+  }
+  const void* at = memmem(text.data() + start, text.size() - start, token.data(), token.size());
+  return at ? static_cast<size_t>(static_cast<const char*>(at) - text.data())
+            : std::string_view::npos;
+}
 
 }  // namespace
 
@@ -154,11 +183,8 @@ bool EndMarkerScanner::feed(std::string_view bytes,
     m_held.append(bytes);
     text = m_held;
   }
-  // memmem skips ahead by pairs of bytes; find() stops at every byte that
-  // matches the token's first, which is a letter common in output.
-  const void* at = memmem(text.data(), text.size(), m_token.data(), m_token.size());
-  if (at != nullptr) {
-    size_t found = static_cast<size_t>(static_cast<const char*>(at) - text.data());
+  size_t found = find_token(text, m_token);
+  if (found != std::string_view::npos) {
     if (found > 0) emit(text.substr(0, found));
     std::string rest(text.substr(found + m_token.size()));
     m_held = std::move(rest);

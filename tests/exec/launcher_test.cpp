@@ -67,6 +67,33 @@ TEST(EndMarkerScanner, StreamCutAnywhereGivesTheSameResult) {
   EXPECT_EQ(bytewise.status(), 42);
 }
 
+TEST(EndMarkerScanner, FindsTheTokenAtEveryOffsetAmongLookAlikes) {
+  // Look-alikes share the token's first and last bytes (or all but one
+  // byte), which is what a search that checks those first must sort out.
+  std::string near_miss = k_token;
+  near_miss[k_token.size() / 2] = 'X';
+  std::string same_ends = k_token.substr(0, 1) + std::string(k_token.size() - 2, 'z') +
+                          k_token.substr(k_token.size() - 1);
+  for (const std::string& filler : {std::string("r"), std::string("abc\n"), near_miss, same_ends}) {
+    for (size_t before = 0; before < 70; ++before) {
+      std::string job;
+      while (job.size() < before) job += filler;
+      job.resize(before);
+      std::string after = near_miss + same_ends;
+      EndMarkerScanner scanner(k_token);
+      Fed fed = feed_all(scanner, {job + k_token + " 3\n" + after});
+      EXPECT_TRUE(fed.ended) << "after " << before << " bytes of " << filler;
+      EXPECT_EQ(fed.job, job) << "after " << before << " bytes of " << filler;
+      EXPECT_EQ(scanner.status(), 3);
+      EXPECT_EQ(scanner.take_rest(), after);
+      EndMarkerScanner unended(k_token);
+      Fed output = feed_all(unended, {job + near_miss + same_ends + "\n"});
+      EXPECT_FALSE(output.ended);
+      EXPECT_EQ(output.job, job + near_miss + same_ends + "\n");
+    }
+  }
+}
+
 TEST(EndMarkerScanner, OutputWithoutTrailingNewlineEndsAtTheToken) {
   EndMarkerScanner scanner(k_token);
   Fed fed = feed_all(scanner, {"no newline", k_token + " 0\n"});

@@ -72,6 +72,9 @@ TaskId Executor::run_command_reading(const std::string& command, const std::stri
 
 void Executor::stop_transfers() {
   for (TaskId id : m_transfers) signal_task(id, SIGKILL);
+  // Its tar is killed once no host waits for the archive.
+  for (AwaitedArchive& awaited : std::exchange(m_awaited_archives, {}))
+    awaited.then(Status::error("stopped while its archive was being made"));
 }
 
 void Executor::start_task_with(TaskId task, const std::string& command, const TaskSetup& setup) {

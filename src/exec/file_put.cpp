@@ -1,109 +1,25 @@
 // Executor::put_files: local files copied to a host over its own
 // connection. The host lists what it has of them; the files it lacks or
-// has with another size, time or mode go as one tar archive, written here
-// to a temporary file (shared by the hosts that lack the same files) and
-// sent as the stdin of a `tar -x` there. Threading: none.
+// has with another size, time or mode go as one tar archive (a
+// PushArchive, shared by the hosts that lack the same files), sent once it
+// is made as the stdin of a `tar -x` there. Threading: none; the archive is
+// made by a process of its own while the event loop goes on.
 #include <fmt/format.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <memory>
+#include <optional>
 
+#include "push_archive.h"
 #include "runner/core/lines.h"
 #include "runner/exec/executor.h"
-#include "runner/exec/program_output.h"
 
 namespace runner {
 
-namespace {
-
 namespace fs = std::filesystem;
-
-// The last lines of what a failed command said, on one line.
-std::string what_it_said(const std::string& output) {
-  std::string said;
-  for_each_line(output, [&](std::string_view line) {
-    if (!line.empty()) said = said.empty() ? std::string(line) : said + "; " + std::string(line);
-  });
-  constexpr std::size_t k_kept = 600;
-  return said.size() > k_kept ? "..." + said.substr(said.size() - k_kept) : said;
-}
-
-// A fresh folder for the archive; removed with everything in it.
-class TemporaryFolder {
- public:
-  TemporaryFolder() {
-    std::string pattern = (fs::temp_directory_path() / "runner-push-XXXXXX").string();
-    if (::mkdtemp(pattern.data())) m_path = pattern;
-  }
-  ~TemporaryFolder() {
-    std::error_code ignored;
-    if (!m_path.empty()) fs::remove_all(m_path, ignored);
-  }
-  TemporaryFolder(const TemporaryFolder&) = delete;
-  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
-  const std::string& path() const { return m_path; }
-
- private:
-  std::string m_path;
-};
-
-// Writes the archive of `files` (each under its path) as `folder`/push.tar.
-Status write_archive(const std::vector<PushFile>& files, const std::string& folder) {
-  std::map<std::string, std::string> names_by_root;  // NUL-separated, for tar -T
-  for (const PushFile& file : files) names_by_root[file.root] += file.path + '\0';
-  std::vector<std::string> argv = {"tar", "-cf", folder + "/push.tar", "--dereference",
-                                   "--no-recursion", "--null", "--verbatim-files-from"};
-  int index = 0;
-  for (const auto& [root, names] : names_by_root) {
-    std::string list = fmt::format("{}/names.{}", folder, index++);
-    std::ofstream out(list, std::ios::binary);
-    out << names;
-    if (!out.flush()) return Status::error("cannot write " + list);
-    // Each -C is taken from where the one before left tar: absolute, then.
-    argv.insert(argv.end(), {"-C", fs::absolute(root).string(), "-T", list});
-  }
-  Result<std::string> made = program_output(argv);
-  if (!made) return Status::error("the archive could not be made: " + made.status().message());
-  return Status();
-}
-
-// The archives being sent, by what they hold: hosts that lack the same
-// files (every host, on a first push) share one. An archive goes when the
-// last host it was sent to is done with it.
-std::map<std::string, std::weak_ptr<TemporaryFolder>>& archives_in_use() {
-  static std::map<std::string, std::weak_ptr<TemporaryFolder>> archives;
-  return archives;
-}
-
-std::string archive_key(const std::vector<PushFile>& files) {
-  std::string key;
-  for (const PushFile& file : files)
-    key += fmt::format("{}:{}{}:{}{} {} {}\n", file.root.size(), file.root, file.path.size(),
-                       file.path, file.size, file.mtime, file.mode);
-  return key;
-}
-
-// The folder holding push.tar of `files`: one being sent already, or a new one.
-Result<std::shared_ptr<TemporaryFolder>> archive_of(const std::vector<PushFile>& files) {
-  auto& archives = archives_in_use();
-  std::erase_if(archives, [](const auto& entry) { return entry.second.expired(); });
-  std::string key = archive_key(files);
-  if (auto found = archives.find(key); found != archives.end()) return found->second.lock();
-  auto folder = std::make_shared<TemporaryFolder>();
-  if (folder->path().empty())
-    return Status::error("cannot make a temporary folder for the archive");
-  if (Status written = write_archive(files, folder->path()); !written.ok()) return written;
-  archives[key] = folder;
-  return folder;
-}
-
-}  // namespace
 
 Result<std::vector<PushFile>> local_push_files(const std::vector<std::string>& sources) {
   std::vector<PushFile> files;
@@ -155,8 +71,8 @@ void Executor::put_files(const std::vector<PushFile>& files, const std::string& 
         PutResult result;
         if (!exit.succeeded()) {
           result.lost = exit.lost();
-          result.error = "listing what is under " + to + " failed: " +
-                         (exit.error().empty() ? what_it_said(errors) : exit.error());
+          result.error = "listing what is under " + to +
+                         " failed: " + (exit.error().empty() ? last_words(errors) : exit.error());
           done(result);
           return;
         }
@@ -166,34 +82,69 @@ void Executor::put_files(const std::vector<PushFile>& files, const std::string& 
           done(result);
           return;
         }
-        Result<std::shared_ptr<TemporaryFolder>> archive = archive_of(send);
+        Result<std::shared_ptr<PushArchive>> archive = PushArchive::of(send);
         if (!archive) {
           result.error = archive.status().message();
           done(result);
           return;
         }
-        std::shared_ptr<TemporaryFolder> folder = *archive;
         for (const PushFile& file : send) result.bytes += file.size;
-        TaskId unpacking = run_command_reading(
-            unpack_command(to), folder->path() + "/push.tar",
-            [folder, result, sent = send.size(), to, done](const JobExit& exit,
-                                                           const std::string& output) mutable {
-              if (exit.succeeded()) {
-                result.sent = sent;
-              } else {
-                result.bytes = 0;
-                result.lost = exit.lost();
-                result.error = fmt::format(
-                    "unpacking into {} failed: {}", to,
-                    !exit.error().empty() ? exit.error()
-                    : !output.empty()     ? what_it_said(output)
-                                          : fmt::format("tar ended with status {}", exit.code()));
-              }
-              done(result);
-            });
-        track_transfer(unpacking);
+        await_archive(*archive, [this, archive = *archive, result, sent = send.size(), to,
+                                 done](const Status& made) mutable {
+          if (!made.ok()) {
+            result.bytes = 0;
+            result.error = made.message();
+            done(result);
+            return;
+          }
+          TaskId unpacking = run_command_reading(
+              unpack_command(to), archive->path(),
+              [archive, result, sent, to, done](const JobExit& exit,
+                                                const std::string& output) mutable {
+                if (exit.succeeded()) {
+                  result.sent = sent;
+                } else {
+                  result.bytes = 0;
+                  result.lost = exit.lost();
+                  result.error = fmt::format(
+                      "unpacking into {} failed: {}", to,
+                      !exit.error().empty() ? exit.error()
+                      : !output.empty()     ? last_words(output)
+                                            : fmt::format("tar ended with status {}", exit.code()));
+                }
+                done(result);
+              });
+          track_transfer(unpacking);
+        });
       });
   track_transfer(listing_command);
+}
+
+void Executor::await_archive(std::shared_ptr<PushArchive> archive,
+                             std::function<void(const Status&)> then) {
+  if (std::optional<Status> made = archive->made()) {
+    then(*made);
+    return;
+  }
+  m_awaited_archives.push_back({std::move(archive), std::move(then)});
+}
+
+void Executor::poll_archive_fds(std::vector<pollfd>& out) const {
+  for (const AwaitedArchive& awaited : m_awaited_archives)
+    if (int fd = awaited.archive->pending_fd(); fd >= 0) out.push_back({fd, POLLIN, 0});
+}
+
+void Executor::step_archives() {
+  for (size_t i = 0; i < m_awaited_archives.size();) {
+    std::optional<Status> made = m_awaited_archives[i].archive->made();
+    if (!made) {
+      ++i;
+      continue;
+    }
+    AwaitedArchive awaited = std::move(m_awaited_archives[i]);
+    m_awaited_archives.erase(m_awaited_archives.begin() + static_cast<std::ptrdiff_t>(i));
+    awaited.then(*made);
+  }
 }
 
 }  // namespace runner

@@ -84,6 +84,7 @@ class LocalExecutor final : public Executor {
         if (fd >= 0) out.push_back({fd, POLLIN, 0});
       out.push_back({job.pidfd, POLLIN, 0});
     }
+    poll_archive_fds(out);
   }
 
   void step(Clock::time_point) override {
@@ -100,6 +101,7 @@ class LocalExecutor final : public Executor {
         ++it;
       }
     }
+    step_archives();
   }
 
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }

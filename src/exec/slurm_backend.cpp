@@ -37,28 +37,13 @@ namespace runner {
 
 namespace {
 
-// The full path of `program` on PATH; `program` itself when not found
-// (spawning it then says so).
-std::string on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(start, end - start) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return program;
-}
-
 class SrunLaunch final : public LocalLaunch {
  public:
   SrunLaunch(std::string job_id, std::string node, std::optional<SlotShare> share)
       : m_job_id(std::move(job_id)),
         m_node(std::move(node)),
         m_share(share),
-        m_srun(on_path("srun")) {}
+        m_srun(program_on_path("srun")) {}
 
   ~SrunLaunch() override {
     for (pid_t pid : m_signallers) waitpid(pid, nullptr, 0);

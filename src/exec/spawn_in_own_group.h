@@ -10,6 +10,8 @@
 
 #include <sys/types.h>
 
+#include <string>
+
 namespace runner {
 
 // A child's stdin, stdout and stderr: descriptors of runner's that become
@@ -26,5 +28,9 @@ struct ChildStreams {
 // returns the error number.
 [[nodiscard]] int spawn_in_own_group(pid_t& pid, const char* path, const char* const argv[],
                                      const ChildStreams& streams);
+
+// The full path of `program` on PATH; `program` itself when not found
+// (spawning it then says so).
+std::string program_on_path(const std::string& program);
 
 }  // namespace runner

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "support/loopback_fleet.h"
@@ -301,6 +302,76 @@ TEST_F(Push, ASecondInterruptStopsAStepsPushOnItsWay) {
   EXPECT_NE(r.err.find("push to " + fleet.name(0) + " failed: "), std::string::npos) << r.err;
   EXPECT_LT(std::filesystem::file_size(dir.file("home0/data/big.bin")), 300u << 20)
       << "the copy was cut short";
+}
+
+// A `tar` before the real one on PATH that, making an archive, first
+// leaves its pid in `tar.pid`, then waits (at most a minute) for a file
+// named `release`, then fails with `tar_words` on stderr if they are given.
+testing::ProcessSpec runner_with_slow_tar(Push& test, std::vector<std::string> args,
+                                          const std::string& tar_words = "") {
+  std::string real_tar = testing::sh_output("command -v tar");
+  while (!real_tar.empty() && real_tar.back() == '\n') real_tar.pop_back();
+  std::string pid_file = test.dir.file("tar.pid"), release = test.dir.file("release");
+  std::string fail = tar_words.empty() ? "" : "  echo '" + tar_words + "' >&2; exit 2\n";
+  test.dir.write("bin/tar", "#!/bin/sh\ncase \"$1\" in -c*)\n  echo $$ > '" + pid_file +
+                                "'\n  i=0; while [ ! -e '" + release +
+                                "' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done\n" + fail +
+                                "esac\nexec " + real_tar + " \"$@\"\n");
+  std::filesystem::permissions(test.dir.file("bin/tar"), std::filesystem::perms::owner_all);
+  std::filesystem::create_directories(test.dir.file("tmp"));
+  testing::ProcessSpec spec = test.fleet.runner(std::move(args));
+  spec.env["PATH"] = test.dir.file("bin") + ":" + std::getenv("PATH");
+  spec.env["TMPDIR"] = test.dir.file("tmp");
+  spec.timeout = std::chrono::seconds(30);
+  return spec;
+}
+
+// The pid the slow tar left, once it has (0 if it does not within 10 s).
+long slow_tar_pid(Push& test) {
+  if (!testing::wait_until([&] { return std::filesystem::exists(test.dir.file("tar.pid")); },
+                           std::chrono::seconds(10)))
+    return 0;
+  testing::wait_until([&] { return !test.dir.read("tar.pid").empty(); }, std::chrono::seconds(5));
+  return std::atol(test.dir.read("tar.pid").c_str());
+}
+
+TEST_F(Push, ASecondInterruptStopsAStepsPushWhileItsArchiveIsMade) {
+  START_OR_SKIP(2);
+  dir.write("data/a.txt", "alpha\n");
+  dir.write("queue.yaml", "- push: data\n  command: echo after the push\n");
+  testing::Process run(runner_with_slow_tar(*this, {"broadcast"}));
+  long tar = slow_tar_pid(*this);
+  ASSERT_GT(tar, 0) << run.peek_out() << run.peek_err();
+  run.signal(SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  run.signal(SIGINT);
+  ProcessResult r = run.wait();
+  bool tar_gone = testing::wait_until([&] { return ::kill(tar, 0) != 0; }, std::chrono::seconds(5));
+  dir.write("release", "");
+  if (!tar_gone) ::kill(tar, SIGKILL);
+  EXPECT_EQ(r.status, 130) << "runner answered the interrupts while tar ran\n" << r.out << r.err;
+  EXPECT_EQ(r.out.find("after the push"), std::string::npos) << r.out;
+  for (int i = 0; i < 2; ++i)
+    EXPECT_NE(r.err.find("push to " + fleet.name(i) + " failed: "), std::string::npos) << r.err;
+  EXPECT_TRUE(tar_gone) << "the archive's tar was stopped too";
+  EXPECT_TRUE(std::filesystem::is_empty(dir.file("tmp"))) << "the archive's folder was removed";
+}
+
+TEST_F(Push, AnArchiveThatCannotBeMadeIsNamedWithWhatTarSaid) {
+  START_OR_SKIP(1);
+  dir.write("data/a.txt", "alpha\n");
+  dir.write("release", "");
+  ProcessResult r =
+      testing::run_process(runner_with_slow_tar(*this, {"push", "data"}, "tar: data/a.txt: boom"));
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  std::string said = r.out + r.err;
+  bool named = false;
+  std::istringstream lines(said);
+  for (std::string line; std::getline(lines, line);)
+    named = named || (line.find(fleet.name(0)) != std::string::npos &&
+                      line.find("tar: data/a.txt: boom") != std::string::npos);
+  EXPECT_TRUE(named) << "the host's failure says what tar said\n" << said;
+  EXPECT_TRUE(std::filesystem::is_empty(dir.file("tmp"))) << "the archive's folder was removed";
 }
 
 }  // namespace

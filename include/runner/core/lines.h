@@ -2,6 +2,7 @@
 // without one included), for the small parsers of what commands print.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace runner {
@@ -15,6 +16,19 @@ void for_each_line(std::string_view text, Each each) {
     each(text.substr(begin, end - begin));
     begin = end + 1;
   }
+}
+
+// What a failed command said (its non-empty lines joined by "; ") on one
+// line, only the last 600 bytes of it when longer.
+inline std::string last_words(std::string_view output) {
+  std::string said;
+  for_each_line(output, [&](std::string_view line) {
+    if (line.empty()) return;
+    if (!said.empty()) said += "; ";
+    said += line;
+  });
+  constexpr std::size_t k_kept = 600;
+  return said.size() > k_kept ? "..." + said.substr(said.size() - k_kept) : said;
 }
 
 }  // namespace runner

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -95,6 +96,8 @@ Result<std::vector<PushFile>> local_push_files(const std::vector<std::string>& s
 // Ids of the runner's own commands on a host (Executor::run_command); task
 // ids stay far below.
 inline constexpr TaskId k_first_own_command_id = TaskId{1} << 62;
+
+class PushArchive;
 
 // One host: its connection(s) and the tasks running there. Implementations
 // (SSH, local processes) start tasks and signal them; the typed operations
@@ -181,8 +184,19 @@ class Executor : public Pollable {
   void report_output(TaskId task, OutputStream stream, std::string_view bytes);
   void report_exited(TaskId task, const JobExit& exit);
   void report_signal_failed(TaskId task, int signal, const std::string& why);
+  // put_files waits here for archives being made: implementations poll
+  // these descriptors with their own and call step_archives() in step().
+  void poll_archive_fds(std::vector<pollfd>& out) const;
+  void step_archives();
 
  private:
+  struct AwaitedArchive {
+    std::shared_ptr<PushArchive> archive;
+    std::function<void(const Status&)> then;
+  };
+  // Runs `then` once `archive` is made (or could not be).
+  void await_archive(std::shared_ptr<PushArchive> archive, std::function<void(const Status&)> then);
+
   struct OwnCommand {
     CommandDone done;
     std::string output;
@@ -200,6 +214,7 @@ class Executor : public Pollable {
     if (m_own.count(id)) m_transfers.insert(id);
   }
   std::set<TaskId> m_transfers;  // own commands of put_files under way
+  std::vector<AwaitedArchive> m_awaited_archives;
 };
 
 }  // namespace runner

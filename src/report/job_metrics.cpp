@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -117,18 +118,36 @@ Params output_numbers(std::string_view file_name, std::string_view text) {
   return {};
 }
 
-Params job_metrics(const std::string& state_dir, const CampaignJob& job) {
+std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir) {
+  std::unordered_set<JobId> jobs;
+  std::error_code error;
+  for (fs::directory_iterator it(outputs_dir(state_dir), error), end; !error && it != end;
+       it.increment(error)) {
+    std::string name = it->path().filename().string();
+    JobId id = 0;
+    auto [rest, failed] = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (failed == std::errc() && rest == name.data() + name.size()) jobs.insert(id);
+  }
+  return jobs;
+}
+
+Params job_metrics(const std::string& state_dir, const CampaignJob& job,
+                   const std::unordered_set<JobId>& collected) {
   Params metrics;
   // Where the run brought them, if that is still there (it is named as
   // the run saw it: a relative path is the run's working directory's).
   std::error_code error;
-  fs::path outputs = !job.outputs_folder.empty() && fs::is_directory(job.outputs_folder, error)
-                         ? fs::path(job.outputs_folder)
-                         : fs::path(outputs_dir(state_dir)) / std::to_string(job.id);
+  fs::path outputs;
+  if (!job.outputs_folder.empty() && fs::is_directory(job.outputs_folder, error))
+    outputs = job.outputs_folder;
+  else if (collected.count(job.id))
+    outputs = fs::path(outputs_dir(state_dir)) / std::to_string(job.id);
   std::vector<fs::path> files;
-  for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;
-       it.increment(error))
-    if (it->is_regular_file(error)) files.push_back(it->path());
+  if (!outputs.empty()) {
+    for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;
+         it.increment(error))
+      if (it->is_regular_file(error)) files.push_back(it->path());
+  }
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files)
     for (const auto& [name, value] : output_numbers(file.filename().string(), read_file(file)))
@@ -146,8 +165,10 @@ Params job_metrics(const std::string& state_dir, const CampaignJob& job) {
 }
 
 ResultsTable read_results(const Campaign& campaign) {
-  return results_table(
-      campaign, [&](const CampaignJob& job) { return job_metrics(campaign.state_dir, job); });
+  std::unordered_set<JobId> collected = jobs_with_outputs(campaign.state_dir);
+  return results_table(campaign, [&](const CampaignJob& job) {
+    return job_metrics(campaign.state_dir, job, collected);
+  });
 }
 
 }  // namespace runner

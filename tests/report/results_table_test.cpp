@@ -119,7 +119,8 @@ TEST(ResultsTable, AMetricFromTheLogReplacesAnOutputOfTheSameName) {
   job.metrics = {{"loss", "loss=([0-9.]+)"}, {"missing", "nope (1)"}};
   state.write("logs/7.log", "loss=0.5\n");
   state.write("outputs/7/r.json", R"({"loss": 9, "acc": 1})");
-  EXPECT_EQ(job_metrics(state.path(), job), (Params{{"loss", "0.5"}, {"acc", "1"}}));
+  EXPECT_EQ(job_metrics(state.path(), job, jobs_with_outputs(state.path())),
+            (Params{{"loss", "0.5"}, {"acc", "1"}}));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "runner/config/params.h"
 #include "runner/report/campaign.h"
@@ -26,8 +27,14 @@ Params output_numbers(std::string_view file_name, std::string_view text);
 // path order, a later file's field replacing an earlier one's), then its
 // `metrics:` patterns' last matches in its log (rank 0's for a job that
 // spans hosts), which replace an output's field of the same name. A
-// missing log or outputs directory gives nothing.
-Params job_metrics(const std::string& state_dir, const CampaignJob& job);
+// missing log or outputs directory gives nothing. `collected`:
+// jobs_with_outputs(state_dir), listed once for every job.
+Params job_metrics(const std::string& state_dir, const CampaignJob& job,
+                   const std::unordered_set<JobId>& collected);
+
+// The ids of the jobs with a folder in state_dir/outputs/. Most jobs bring
+// nothing back: one listing costs less than a look for each job.
+std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir);
 
 // results_table of the campaign, each job's metrics read from its state
 // directory.

@@ -1,8 +1,9 @@
 // One log file per job, state_dir/logs/<id>.log, holding the raw bytes of
 // its stdout and stderr in the order they arrived; a job that spans hosts
 // has one per rank, state_dir/logs/<id>.<rank>.log. Output is buffered per
-// job (a few KiB) and written when the buffer fills, on flush() (call it
-// when the event loop goes idle, so `tail -f` keeps up) and on close().
+// job (a few KiB) and written when the buffer fills, on flush() (a run
+// calls it before each wait of its event loop, so `tail -f` keeps up) and
+// on close().
 // At most `max_open_files` descriptors are held at once; the least recently
 // written log is closed and reopened in append mode when needed again, so
 // hundreds of concurrent jobs do not exhaust the descriptor limit.

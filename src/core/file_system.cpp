@@ -67,6 +67,9 @@ class PosixFileSystem final : public FileSystem {
   void drop_cache(int fd, off_t offset, off_t length) override {
     ::posix_fadvise(fd, offset, length, POSIX_FADV_DONTNEED);
   }
+  void reserve(int fd, off_t offset, off_t length) override {
+    ::fallocate(fd, FALLOC_FL_KEEP_SIZE, offset, length);
+  }
 };
 
 }  // namespace

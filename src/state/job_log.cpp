@@ -3,12 +3,13 @@
 #include "runner/state/job_log.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "runner/state/state_dir.h"
 
@@ -18,6 +19,9 @@ namespace {
 
 // How much of a log is written between write-behind steps.
 constexpr std::uint64_t k_write_behind = 8u << 20;
+
+// How far past its end a long log has disk space reserved.
+constexpr std::uint64_t k_reserve_ahead = 16u << 20;
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -44,6 +48,14 @@ std::string JobLogs::path(LogId job) const {
 
 void JobLogs::close_fd(Log& log) {
   if (!log.fd.valid()) return;
+  if (log.reserved > 0) {
+    // Releases the space reserved past the end: a truncation to the
+    // file's own size, as it is now, which keeps every byte.
+    struct stat info {};
+    if (m_files.fstat(log.fd.get(), &info) == 0)
+      static_cast<void>(m_files.ftruncate(log.fd.get(), info.st_size));
+    log.reserved = 0;
+  }
   // Every write was checked when it was made; a log is never fsync'd.
   static_cast<void>(log.fd.close());
   --m_open_files;
@@ -125,6 +137,10 @@ void JobLogs::write_behind(Log& log) {
   m_files.start_writeback(log.fd.get(), static_cast<off_t>(log.written_back),
                           static_cast<off_t>(log.end - log.written_back));
   log.written_back = log.end;
+  std::uint64_t from = std::max(log.reserved, log.end);
+  m_files.reserve(log.fd.get(), static_cast<off_t>(from),
+                  static_cast<off_t>(log.end + k_reserve_ahead - from));
+  log.reserved = log.end + k_reserve_ahead;
 }
 
 Status JobLogs::drain(LogId job, Log& log) {

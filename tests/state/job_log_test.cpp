@@ -4,8 +4,11 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <tuple>
+#include <utility>
 
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
@@ -74,6 +77,42 @@ TEST_F(JobLogsTest, LongLogsWrittenBehindKeepEveryByteAcrossReruns) {
   }
   EXPECT_TRUE(log_text(1) == expected) << "job 1's log differs";
   EXPECT_EQ(log_text(2), "fresh\n");
+}
+
+TEST_F(JobLogsTest, ALongLogHasSpaceReservedAheadWhileOpenAndNoneOnceClosed) {
+  auto allocated = [&](JobId job) {
+    struct stat info {};
+    EXPECT_EQ(::stat((m_dir + "/logs/" + std::to_string(job) + ".log").c_str(), &info), 0);
+    return std::pair<std::uint64_t, std::uint64_t>(
+        info.st_size, static_cast<std::uint64_t>(info.st_blocks) * 512);
+  };
+  std::string chunk(32 * 1024, 'x');
+  std::uint64_t written = 0;
+  JobLogs logs(m_dir, 2);
+  ASSERT_TRUE(logs.open(1));
+  for (int i = 0; i < 24 * 32; ++i, written += chunk.size()) ASSERT_TRUE(logs.append(1, chunk));
+  ASSERT_TRUE(logs.flush());
+  auto [size, blocks] = allocated(1);
+  EXPECT_EQ(size, written);
+  EXPECT_GT(blocks, size + (4u << 20)) << "space is reserved past the end while it grows";
+  // A log whose descriptor is closed to make room, then the log's close:
+  // either way nothing stays reserved, and every byte stays.
+  ASSERT_TRUE(logs.open(2));
+  ASSERT_TRUE(logs.open(3));
+  ASSERT_TRUE(logs.append(2, "a"));
+  ASSERT_TRUE(logs.append(3, "b"));
+  ASSERT_TRUE(logs.flush());
+  std::tie(size, blocks) = allocated(1);
+  EXPECT_EQ(size, written);
+  EXPECT_LE(blocks, size + 4096) << "released when its descriptor is closed for another log";
+  ASSERT_TRUE(logs.append(1, chunk));
+  written += chunk.size();
+  for (int i = 0; i < 8 * 32; ++i, written += chunk.size()) ASSERT_TRUE(logs.append(1, chunk));
+  EXPECT_TRUE(logs.close(1));
+  std::tie(size, blocks) = allocated(1);
+  EXPECT_EQ(size, written);
+  EXPECT_LE(blocks, size + 4096) << "released when the log is closed";
+  EXPECT_EQ(log_text(1), std::string(written, 'x'));
 }
 
 TEST_F(JobLogsTest, FlushMakesOutputVisibleWhileTheJobRuns) {

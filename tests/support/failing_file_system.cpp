@@ -103,4 +103,8 @@ void FailingFileSystem::drop_cache(int fd, off_t offset, off_t length) {
   m_real.drop_cache(fd, offset, length);
 }
 
+void FailingFileSystem::reserve(int fd, off_t offset, off_t length) {
+  m_real.reserve(fd, offset, length);
+}
+
 }  // namespace runner::testing

@@ -47,6 +47,7 @@ class FailingFileSystem : public FileSystem {
   int mkdir(const std::string& path, mode_t mode) override;
   void start_writeback(int fd, off_t offset, off_t length) override;
   void drop_cache(int fd, off_t offset, off_t length) override;
+  void reserve(int fd, off_t offset, off_t length) override;
 
  private:
   struct Failure {

@@ -69,6 +69,11 @@ class FileSystem {
   // failure only means pages stay cached, so they return nothing.
   virtual void start_writeback(int fd, off_t offset, off_t length) = 0;
   virtual void drop_cache(int fd, off_t offset, off_t length) = 0;
+  // Reserves disk blocks past the file's end (fallocate with
+  // FALLOC_FL_KEEP_SIZE: its size stays), so writes there need not
+  // allocate them; ftruncate to the size releases what is left. Failure
+  // (a file system without it, a full disk) only means no reservation.
+  virtual void reserve(int fd, off_t offset, off_t length) = 0;
 };
 
 // The real POSIX file system: the default of everything that takes one.

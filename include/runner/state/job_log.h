@@ -14,6 +14,10 @@
 // A long log is written behind: every few MiB its writeback is started and
 // the part written before is dropped from the page cache, so a job that
 // prints gigabytes neither fills memory with them nor slows on fresh pages.
+// It also has disk space reserved a few MiB past its end, so that writing
+// it does not allocate blocks as it goes; what is left is released when its
+// descriptor closes (a runner killed meanwhile leaves that much reserved
+// past the end of each long log it was writing).
 //
 // Threading: none.
 #pragma once
@@ -88,6 +92,7 @@ class JobLogs {
     // page cache was released (file offsets).
     std::uint64_t written_back = 0;
     std::uint64_t released = 0;
+    std::uint64_t reserved = 0;   // disk space reserved up to here (file offset)
     bool created = false;         // opened (and emptied, unless kept) once
     bool keep_earlier = false;    // the first opening appends
     std::uint64_t lost = 0;       // bytes dropped since open()

@@ -79,7 +79,9 @@ void Executor::stop_transfers() {
 
 void Executor::start_task_with(TaskId task, const std::string& command, const TaskSetup& setup) {
   start_task_on_slots(
-      task, setup.empty() ? command : set_up_command(setup.environment, setup.files, command),
+      task,
+      setup.empty() ? command
+                    : set_up_command(setup.environment, setup.files, command, std::to_string(task)),
       setup.slots);
 }
 

@@ -60,10 +60,13 @@ std::string job_wrapper(std::string_view command) {
 
 std::string set_up_command(const std::vector<std::pair<std::string, std::string>>& environment,
                            const std::vector<std::pair<std::string, std::string>>& files,
-                           std::string_view command) {
+                           std::string_view command, std::string_view writer) {
   std::string script;
-  for (const auto& [path, content] : files)
-    script += "printf '%s' " + shell_quote(content) + " > " + shell_quote(path) + " || exit 1\n";
+  for (const auto& [path, content] : files) {
+    std::string temporary = shell_quote(path + ".runner-" + std::string(writer) + ".tmp");
+    script += "printf '%s' " + shell_quote(content) + " > " + temporary + " && mv -f " + temporary +
+              " " + shell_quote(path) + " || { rm -f " + temporary + "; exit 1; }\n";
+  }
   for (const auto& [name, value] : environment)
     script += "export " + name + "=" + shell_quote(value) + "\n";
   script += command;

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,16 +147,35 @@ TEST(SetUpCommand, WritesItsFilesExportsItsVariablesThenRunsTheCommand) {
   testing::TempDir dir;
   for (const std::string& text : k_nasty) {
     std::string path = dir.file("host file");
-    std::string script = set_up_command({{"RUNNER_RANK", text}, {"OTHER", "2"}},
-                                        {{path, text + "\nend\n"}},
-                                        "printf '%s|%s|' \"$RUNNER_RANK\" \"$OTHER\"; cat \"" +
-                                            path + "\"");
+    std::string script =
+        set_up_command({{"RUNNER_RANK", text}, {"OTHER", "2"}}, {{path, text + "\nend\n"}},
+                       "printf '%s|%s|' \"$RUNNER_RANK\" \"$OTHER\"; cat \"" + path + "\"", "7");
     EXPECT_EQ(testing::sh_output(script), text + "|2|" + text + "\nend\n") << "for: " << text;
   }
 }
 
+TEST(SetUpCommand, AReaderNeverSeesTheFileHalfWrittenWhileOthersWriteIt) {
+  // Two writers of the same path, as two ranks on one host: each writes it
+  // whole beside the path and renames it on, so the other's reading finds
+  // it whole (or its own) every time, never emptied.
+  testing::TempDir dir;
+  std::string path = dir.file("hostfile");
+  std::string content(16 * 1024, 'h');
+  std::string rewrite = set_up_command({}, {{path, content}}, "true", "1");
+  std::string reader =
+      set_up_command({}, {{path, content}},
+                     "i=0; while [ $i -lt 200 ]; do [ \"$(wc -c < " + shell_quote(path) +
+                         ")\" -eq 16384 ] || echo torn; i=$((i + 1)); done",
+                     "2");
+  std::string script = "( i=0; while [ $i -lt 200 ]; do " + rewrite + "\n i=$((i + 1)); done ) & " +
+                       reader + "\nwait";
+  EXPECT_EQ(testing::sh_output(script), "");
+  EXPECT_EQ(dir.read("hostfile"), content);
+  EXPECT_FALSE(std::filesystem::exists(path + ".runner-1.tmp"));
+}
+
 TEST(SetUpCommand, AFileThatCannotBeWrittenStopsTheCommand) {
-  std::string script = set_up_command({}, {{"/nonexistent-dir/hostfile", "x"}}, "echo ran");
+  std::string script = set_up_command({}, {{"/nonexistent-dir/hostfile", "x"}}, "echo ran", "7");
   EXPECT_EQ(testing::sh_output(script + "; echo after"), "");
 }
 

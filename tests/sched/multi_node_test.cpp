@@ -51,9 +51,12 @@ TEST(MultiNode, EachRankRunsOnADifferentHostWithItsVariablesAndEnvironment) {
         << sent[0];
     EXPECT_TRUE(contains(sent[0], "export RUNNER_RANK='" + rank + "'")) << sent[0];
     EXPECT_TRUE(contains(sent[0], "export RUNNER_MASTER_PORT='29500'")) << sent[0];
-    EXPECT_TRUE(contains(sent[0], "printf '%s' '10.0.0.1 slots=2\n10.0.0.2 slots=2\n10.0.0.3 "
-                                  "slots=2\n' > '/tmp/runner-run-1.hostfile'"))
+    // Written beside its path, then renamed onto it.
+    EXPECT_TRUE(contains(sent[0],
+                         "printf '%s' '10.0.0.1 slots=2\n10.0.0.2 slots=2\n10.0.0.3 "
+                         "slots=2\n' > '/tmp/runner-run-1.hostfile.runner-"))
         << sent[0];
+    EXPECT_TRUE(contains(sent[0], ".tmp' '/tmp/runner-run-1.hostfile' || {")) << sent[0];
   }
   // The ports in use were read on rank 0's host only.
   EXPECT_EQ(h.control_sent(0).size(), 1u);

@@ -25,9 +25,13 @@ std::string job_wrapper(std::string_view command);
 // `command` preceded by writing `files` (path, content; the command is not
 // run when one cannot be written, and sh says why on stderr) and exporting
 // `environment`: as `sh -c` runs it, the same as start_task's command.
+// Each file is written beside its path and renamed onto it, so a task that
+// reads it never sees it half written, though other tasks (ranks on one
+// host, or on a shared file system) write the same path meanwhile;
+// `writer` (a task id) keeps their temporary names apart.
 std::string set_up_command(const std::vector<std::pair<std::string, std::string>>& environment,
                            const std::vector<std::pair<std::string, std::string>>& files,
-                           std::string_view command);
+                           std::string_view command, std::string_view writer);
 
 // Parses the first stdout line the wrapper prints ("runner-pgid 123").
 std::optional<long> parse_pgid_line(std::string_view line);

@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 
 #include "runner/core/file_system.h"
 #include "runner/core/lines.h"
@@ -39,14 +38,6 @@ std::string archive_key(const std::vector<PushFile>& files) {
     key += fmt::format("{}:{}{}:{}{} {} {}\n", file.root.size(), file.root, file.path.size(),
                        file.path, file.size, file.mtime, file.mode);
   return key;
-}
-
-// What tar wrote to `path`, on one line.
-std::string what_tar_said(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return last_words(text.str());
 }
 
 }  // namespace
@@ -120,7 +111,8 @@ std::optional<Status> PushArchive::made() {
                     : WIFEXITED(status)
                         ? fmt::format("tar exited with status {}", WEXITSTATUS(status))
                         : fmt::format("tar was killed by signal {}", WTERMSIG(status));
-  std::string said = what_tar_said(m_folder + "/tar.err");
+  std::string said =
+      last_words(read_whole_file(real_file_system(), m_folder + "/tar.err").value_or(""));
   m_made =
       Status::error("the archive could not be made: " + how + (said.empty() ? "" : ": " + said));
   return m_made;

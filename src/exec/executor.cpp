@@ -70,6 +70,16 @@ TaskId Executor::run_command_reading(const std::string& command, const std::stri
   return id;
 }
 
+void Executor::poll_fds(std::vector<pollfd>& out) {
+  poll_host_fds(out);
+  poll_archive_fds(out);
+}
+
+void Executor::step(Clock::time_point now) {
+  step_host(now);
+  step_archives();
+}
+
 void Executor::stop_transfers() {
   for (TaskId id : m_transfers) signal_task(id, SIGKILL);
   // Its tar is killed once no host waits for the archive.

@@ -78,16 +78,15 @@ class LocalExecutor final : public Executor {
   bool idle() const override { return m_jobs.empty(); }
   std::string address() const override { return m_launch->address(); }
 
-  void poll_fds(std::vector<pollfd>& out) override {
+  void poll_host_fds(std::vector<pollfd>& out) override {
     for (auto& [id, job] : m_jobs) {
       for (int fd : job.pipes)
         if (fd >= 0) out.push_back({fd, POLLIN, 0});
       out.push_back({job.pidfd, POLLIN, 0});
     }
-    poll_archive_fds(out);
   }
 
-  void step(Clock::time_point) override {
+  void step_host(Clock::time_point) override {
     for (auto it = m_jobs.begin(); it != m_jobs.end();) {
       JobId id = it->first;
       LocalJob& job = it->second;
@@ -101,7 +100,6 @@ class LocalExecutor final : public Executor {
         ++it;
       }
     }
-    step_archives();
   }
 
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }

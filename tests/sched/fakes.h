@@ -88,10 +88,10 @@ class FakeTransport final : public Executor {
     return reached_as.empty() ? "10.0.0." + std::to_string(host() + 1) : reached_as;
   }
   std::string reached_as;  // address(); empty: 10.0.0.<host + 1>
-  void poll_fds(std::vector<pollfd>&) override {}
+  void poll_host_fds(std::vector<pollfd>&) override {}
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
-  void step(Clock::time_point) override {
+  void step_host(Clock::time_point) override {
     if (m_drop) {
       m_drop = false;
       auto jobs = std::move(m_jobs);

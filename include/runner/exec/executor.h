@@ -128,6 +128,10 @@ class Executor : public Pollable {
   }
   // Sends `signal` (SIGTERM, SIGKILL, ...) to the task's whole process group.
   virtual void signal_task(TaskId task, int signal) = 0;
+  // Pollable: the implementation's descriptors and step, then the
+  // archives put_files waits for.
+  void poll_fds(std::vector<pollfd>& out) final;
+  void step(Clock::time_point now) final;
   // Closes connections once no task runs. idle() is true when done.
   virtual void shutdown() = 0;
   virtual bool idle() const = 0;
@@ -184,10 +188,10 @@ class Executor : public Pollable {
   void report_output(TaskId task, OutputStream stream, std::string_view bytes);
   void report_exited(TaskId task, const JobExit& exit);
   void report_signal_failed(TaskId task, int signal, const std::string& why);
-  // put_files waits here for archives being made: implementations poll
-  // these descriptors with their own and call step_archives() in step().
-  void poll_archive_fds(std::vector<pollfd>& out) const;
-  void step_archives();
+  // What an implementation polls, and does on each wake-up of the loop:
+  // its own part of poll_fds() and step().
+  virtual void poll_host_fds(std::vector<pollfd>& out) = 0;
+  virtual void step_host(Clock::time_point now) = 0;
 
  private:
   struct AwaitedArchive {
@@ -196,6 +200,11 @@ class Executor : public Pollable {
   };
   // Runs `then` once `archive` is made (or could not be).
   void await_archive(std::shared_ptr<PushArchive> archive, std::function<void(const Status&)> then);
+  // The archives put_files waits for while they are made: their pidfds
+  // are polled with the host's descriptors, and they are looked at on
+  // every step.
+  void poll_archive_fds(std::vector<pollfd>& out) const;
+  void step_archives();
 
   struct OwnCommand {
     CommandDone done;

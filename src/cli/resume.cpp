@@ -68,15 +68,16 @@ int host_index(const Fleet& fleet, const std::string& name) {
 
 // The process groups that ranks 1 and up of a job spanning hosts left, on
 // hosts still in the hosts file.
-std::vector<std::pair<int, long>> other_ranks(const UnfinishedJob& job, const Fleet& fleet) {
-  std::vector<std::pair<int, long>> groups;
+std::vector<std::pair<int, ProcessGroup>> other_ranks(const UnfinishedJob& job,
+                                                      const Fleet& fleet) {
+  std::vector<std::pair<int, ProcessGroup>> groups;
   auto tasks = job.start.find("tasks");
   if (tasks == job.start.end() || !tasks->is_array()) return groups;
   for (const nlohmann::json& task : *tasks) {
-    auto pgid = job.rank_pgids.find(field<int>(task, "rank", 0));
-    if (pgid == job.rank_pgids.end()) continue;
+    auto group = job.rank_groups.find(field<int>(task, "rank", 0));
+    if (group == job.rank_groups.end()) continue;
     int host = host_index(fleet, journal_text(task, "host"));
-    if (host >= 0) groups.emplace_back(host, pgid->second);
+    if (host >= 0) groups.emplace_back(host, group->second);
   }
   return groups;
 }
@@ -97,7 +98,7 @@ std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& 
     OrphanJob orphan;
     orphan.id = job.id;
     orphan.spec = spec_of(job.start);
-    orphan.pgid = job.running ? job.pgid : 0;
+    if (job.running) orphan.group = job.group;
     orphan.attempt = field<int>(job.start, "attempt", 1);
     orphan.requeues = field<int>(job.start, "requeues", 0);
     orphan.was_running = job.running;
@@ -111,7 +112,7 @@ std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& 
   for (std::size_t i = 0; i < replay.unfinished.size() && i < 10; ++i) {
     const UnfinishedJob& job = replay.unfinished[i];
     list += fmt::format("\n  #{} on {}{}: {}", job.id, job.host,
-                        job.pgid ? fmt::format(" (process group {})", job.pgid) : "",
+                        job.group.id ? fmt::format(" (process group {})", job.group.id) : "",
                         journal_text(job.start, "command"));
   }
   if (replay.unfinished.size() > 10)

@@ -1,9 +1,11 @@
 #include "runner/exec/executor.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <algorithm>
 #include <charconv>
+#include <random>
 #include <utility>
 
 #include "runner/config/multi_node.h"
@@ -32,22 +34,37 @@ std::vector<std::string> routable_addresses(const std::string& text) {
 // How much of an own command's output is kept for its caller.
 constexpr std::size_t k_own_output_limit = 65536;
 
-// The groups a leftovers_command printed, one decimal id a line.
-std::vector<long> parse_killed_groups(const std::string& output) {
-  std::vector<long> killed;
+// The groups a kill_leftovers_command printed, one "<word> <id>" a line:
+// those after `word` ("killed" or "kept").
+std::vector<long> groups_said(const std::string& output, std::string_view word) {
+  std::vector<long> groups;
   std::size_t begin = 0;
   while (begin < output.size()) {
     std::size_t end = output.find('\n', begin);
     if (end == std::string::npos) end = output.size();
+    std::string_view line(output.data() + begin, end - begin);
     long pgid = 0;
-    auto [ptr, ec] = std::from_chars(output.data() + begin, output.data() + end, pgid);
-    if (ec == std::errc() && ptr == output.data() + end) killed.push_back(pgid);
+    if (line.size() > word.size() && line.substr(0, word.size()) == word &&
+        line[word.size()] == ' ') {
+      auto [ptr, ec] =
+          std::from_chars(line.data() + word.size() + 1, line.data() + line.size(), pgid);
+      if (ec == std::errc() && ptr == line.data() + line.size()) groups.push_back(pgid);
+    }
     begin = end + 1;
   }
-  return killed;
+  return groups;
 }
 
 }  // namespace
+
+Executor::Executor(int host, ExecutorEvents& events)
+    : m_host(host),
+      m_events(events),
+      m_mark_prefix(fmt::format("{:08x}{:08x}", std::random_device{}(), std::random_device{}())) {}
+
+std::string Executor::group_mark(TaskId task) const {
+  return fmt::format("{}-{}", m_mark_prefix, task);
+}
 
 void Executor::run_command(const std::string& command, CommandDone done) {
   run_command_streaming(command, nullptr, std::move(done));
@@ -114,12 +131,13 @@ void Executor::survey_network(std::function<void(Result<NetworkSurvey>)> done) {
               });
 }
 
-void Executor::kill_leftovers(const std::vector<long>& groups,
+void Executor::kill_leftovers(const std::vector<ProcessGroup>& groups,
                               std::function<void(const LeftoverCheck&)> done) {
   run_command(kill_leftovers_command(groups),
               [done = std::move(done)](const JobExit& exit, const std::string& output) {
                 LeftoverCheck check;
-                check.killed = parse_killed_groups(output);
+                check.killed = groups_said(output, "killed");
+                check.kept = groups_said(output, "kept");
                 check.lost = exit.lost();
                 if (!exit.succeeded()) check.error = exit.error().empty() ? output : exit.error();
                 done(check);

@@ -99,6 +99,14 @@ size_t find_token(std::string_view text, std::string_view token) {
             : std::string_view::npos;
 }
 
+// This sh becomes the job's wrapper with `mark` in its environment: the
+// group's leader carries the mark too.
+std::string marked_wrapper(std::string_view command, std::string_view mark) {
+  std::string variable(k_job_mark_variable);
+  return variable + "=" + shell_quote(mark) + "; export " + variable + "; exec sh -c " +
+         shell_quote(job_wrapper(command));
+}
+
 }  // namespace
 
 std::string launcher_script(std::string_view token) {
@@ -109,8 +117,8 @@ std::string launcher_script(std::string_view token) {
          "\nexec 3>&1 4>&2 2>/dev/null\n" + std::string(k_held_function) + ready_line(token, "4");
 }
 
-std::string launcher_job_line(std::string_view command, std::string_view token,
-                              long previous_group) {
+std::string launcher_job_line(std::string_view command, std::string_view token, long previous_group,
+                              std::string_view mark) {
   // The job runs in the foreground (a background job would ignore SIGINT
   // and SIGQUIT). Its shell takes fd 4 as its stderr itself: a redirection
   // on the command line would also be the launcher's while it waits.
@@ -119,7 +127,8 @@ std::string launcher_job_line(std::string_view command, std::string_view token,
   // `since` is read before the job starts: every process it starts comes
   // after it. Where there is no /proc, nothing is looked for.
   std::string line =
-      "since=; read _ _ _ _ since </proc/loadavg; setsid sh -c " + shell_quote(wrapper) +
+      "since=; read _ _ _ _ since </proc/loadavg; " + std::string(k_job_mark_variable) + "=" +
+      shell_quote(mark) + " setsid sh -c " + shell_quote(wrapper) +
       " </dev/null; job_status=$?; ! held \"$since\" || echo \"" + std::string(token) + " " +
       std::string(k_held_word) + "\"; echo \"" + std::string(token) + " $job_status\"";
   if (previous_group > 0) {
@@ -133,13 +142,15 @@ std::string launcher_control_line(std::string_view control, std::string_view tok
   return "{ " + std::string(control) + "; } </dev/null >/dev/null 2>&4" + end_markers(token, "4");
 }
 
-std::string job_channel_script(std::string_view command, std::string_view token) {
+std::string job_channel_script(std::string_view command, std::string_view token,
+                               std::string_view mark) {
   // The whole line is read before it runs, so stdin can be emptied first.
-  return ready_line(token, "2") + "exec </dev/null; " + job_wrapper(command) + "\n";
+  return ready_line(token, "2") + "exec </dev/null; " + marked_wrapper(command, mark) + "\n";
 }
 
-std::string input_channel_script(std::string_view command, std::string_view token) {
-  return ready_line(token, "2") + job_wrapper(command) + "\n";
+std::string input_channel_script(std::string_view command, std::string_view token,
+                                 std::string_view mark) {
+  return ready_line(token, "2") + marked_wrapper(command, mark) + "\n";
 }
 
 std::string control_channel_script(std::string_view control, std::string_view token) {

@@ -108,7 +108,8 @@ class LocalExecutor final : public Executor {
   // Starts the task's process on `slots` slots, its stdin the file `input`.
   void launch(JobId id, const std::string& command, int slots, const std::string& input) {
     LocalJob job;
-    std::string error = spawn(m_launch->command_for(id, command, slots), input, job);
+    std::string error =
+        spawn(m_launch->command_for(id, command, slots), input, group_mark(id), job);
     if (!error.empty()) {
       report_exited(id, JobExit::not_started_because(error));
       return;
@@ -118,7 +119,10 @@ class LocalExecutor final : public Executor {
     report_started(id, pid);
   }
 
-  static std::string spawn(const LaunchCommand& launch, const std::string& input, LocalJob& job) {
+  // Starts `launch`, its stdin the file `input`, with runner's environment
+  // and `mark` as the job's mark (process_group.h).
+  static std::string spawn(const LaunchCommand& launch, const std::string& input,
+                           const std::string& mark, LocalJob& job) {
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
     if (pipe2(err, O_CLOEXEC) != 0) {
@@ -135,8 +139,15 @@ class LocalExecutor final : public Executor {
     std::vector<const char*> argv;
     for (const std::string& word : launch.argv) argv.push_back(word.c_str());
     argv.push_back(nullptr);
+    std::string prefix = std::string(k_job_mark_variable) + "=";
+    std::string mark_entry = prefix + mark;
+    std::vector<const char*> environment;
+    for (char** entry = environ; *entry; ++entry)
+      if (!std::string_view(*entry).starts_with(prefix)) environment.push_back(*entry);
+    environment.push_back(mark_entry.c_str());
+    environment.push_back(nullptr);
     int rc = spawn_in_own_group(job.pid, launch.path.c_str(), argv.data(),
-                                ChildStreams{stdin_fd, out[1], err[1]});
+                                ChildStreams{stdin_fd, out[1], err[1]}, environment.data());
     close(stdin_fd);
     close(out[1]);
     close(err[1]);

@@ -95,12 +95,32 @@ std::string kill_group_command(long pgid, int signal) {
          " 2>/dev/null";
 }
 
-std::string kill_leftovers_command(const std::vector<long>& groups) {
+std::string kill_leftovers_command(const std::vector<ProcessGroup>& groups) {
+  // ours GROUP MARK: some process of GROUP has MARK in its environment. A
+  // process's stat is "pid (comm) state ppid pgrp ..."; comm may hold
+  // spaces and parentheses, so the fields are counted after its last ") ".
+  std::string command = fmt::format(
+      "ours() {{\n"
+      "  group=$1 mark={}=$2\n"
+      "  for dir in /proc/[0-9]*; do\n"
+      "    {{ read -r stat <\"$dir/stat\"; }} 2>/dev/null || continue\n"
+      "    set -- ${{stat##*) }}\n"
+      "    [ \"${{3-}}\" = \"$group\" ] || continue\n"
+      "    tr '\\000' '\\n' <\"$dir/environ\" 2>/dev/null | grep -qxF \"$mark\" && return 0\n"
+      "  done\n"
+      "  return 1\n"
+      "}}\n",
+      k_job_mark_variable);
   // `kill -s 0 --`: dash takes no `--` after `-0`.
-  std::string command;
-  for (long pgid : groups)
+  for (const ProcessGroup& group : groups) {
+    std::string check =
+        group.mark.empty() ? "true" : fmt::format("ours {} {}", group.id, shell_quote(group.mark));
     command += fmt::format(
-        "if kill -s 0 -- -{0} 2>/dev/null; then kill -s KILL -- -{0}; echo {0}; fi; ", pgid);
+        "if kill -s 0 -- -{0} 2>/dev/null; then\n"
+        "  if {1}; then kill -s KILL -- -{0}; echo killed {0}; else echo kept {0}; fi\n"
+        "fi\n",
+        group.id, check);
+  }
   return command + "true";
 }
 

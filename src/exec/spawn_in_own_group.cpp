@@ -38,7 +38,7 @@ bool install_stream(int from, int to) {
 
 // In the child, between vfork and exec: system calls only, no allocation.
 [[noreturn]] void become(const char* path, const char* const argv[], const ChildStreams& streams,
-                         int report_fd) {
+                         const char* const environment[], int report_fd) {
   int error = 0;
   if (setpgid(0, 0) != 0) error = errno;
   struct sigaction ignore = {};
@@ -63,7 +63,8 @@ bool install_stream(int from, int to) {
                       install_stream(streams.error, 2)))
     error = errno;
   if (error == 0) {
-    execve(path, const_cast<char* const*>(argv), environ);
+    execve(path, const_cast<char* const*>(argv),
+           environment ? const_cast<char* const*>(environment) : environ);
     error = errno;
   }
   ssize_t written = write(report_fd, &error, sizeof error);
@@ -74,7 +75,7 @@ bool install_stream(int from, int to) {
 }  // namespace
 
 int spawn_in_own_group(pid_t& pid, const char* path, const char* const argv[],
-                       const ChildStreams& streams) {
+                       const ChildStreams& streams, const char* const environment[]) {
   // Closed by a successful exec: end of file says the program runs.
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0) return errno;
@@ -84,7 +85,7 @@ int spawn_in_own_group(pid_t& pid, const char* path, const char* const argv[],
   sigfillset(&all);
   sigprocmask(SIG_SETMASK, &all, &previous);
   pid = vfork();
-  if (pid == 0) become(path, argv, streams, report[1]);
+  if (pid == 0) become(path, argv, streams, environment, report[1]);
   // Here the child runs its program, or has exited: it is in its own group
   // already, so runner need not call setpgid for it.
   int vfork_error = errno;

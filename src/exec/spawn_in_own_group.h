@@ -23,11 +23,12 @@ struct ChildStreams {
   int error = k_kept_stream;
 };
 
-// Starts `path` with `argv` (null-terminated) and runner's environment.
-// Returns once it runs `path` or could not: sets `pid` and returns 0, or
-// returns the error number.
+// Starts `path` with `argv` (null-terminated) and `environment`
+// (null-terminated; nullptr: runner's own). Returns once it runs `path` or
+// could not: sets `pid` and returns 0, or returns the error number.
 [[nodiscard]] int spawn_in_own_group(pid_t& pid, const char* path, const char* const argv[],
-                                     const ChildStreams& streams);
+                                     const ChildStreams& streams,
+                                     const char* const environment[] = nullptr);
 
 // The full path of `program` on PATH; `program` itself when not found
 // (spawning it then says so).

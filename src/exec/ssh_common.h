@@ -86,6 +86,7 @@ struct ChannelWork {
   TaskId job = 0;
   std::string command;           // job: the user's command
   std::string input;             // job: a local file sent as its stdin (none: empty)
+  std::string mark;              // job: its processes' mark (process_group.h)
   long pgid = 0;                 // signal: the target group
   int signal = 0;                // signal: the signal number
   std::weak_ptr<Tunnel> tunnel;  // tunnel: gone when the next host gave up

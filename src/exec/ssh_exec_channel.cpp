@@ -69,9 +69,9 @@ SshConnection::Outcome SshConnection::step_exec(Channel& channel) {
           exec.line = control_channel_script(
               kill_group_command(channel.work.pgid, channel.work.signal), token);
         else if (channel.work.input.empty())
-          exec.line = job_channel_script(channel.work.command, token);
+          exec.line = job_channel_script(channel.work.command, token, channel.work.mark);
         else
-          exec.line = input_channel_script(channel.work.command, token);
+          exec.line = input_channel_script(channel.work.command, token, channel.work.mark);
         exec.line_sent = 0;
         channel.step = Step::write_script;
       }

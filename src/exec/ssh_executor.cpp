@@ -88,6 +88,7 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
     work.job = job;
     work.command = command;
     work.input = input;
+    work.mark = group_mark(job);
     m_pending.push_back(std::move(work));
     m_requested = true;
   }

@@ -87,7 +87,8 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
       } else {
         const std::string& token = exec.out_marker->token();
         exec.line += channel.work.kind == ChannelWork::Kind::job
-                         ? launcher_job_line(channel.work.command, token, exec.previous_group)
+                         ? launcher_job_line(channel.work.command, token, exec.previous_group,
+                                             channel.work.mark)
                          : launcher_control_line(
                                kill_group_command(channel.work.pgid, channel.work.signal), token);
         channel.exec_attempted = true;

@@ -21,9 +21,9 @@ void Scheduler::adopt_orphans(std::vector<OrphanJob> orphans) {
   for (OrphanJob& orphan : orphans) {
     // A job that spans hosts is run again once, for rank 0; what its other
     // ranks left is killed as a lost job's leftovers.
-    for (auto [host, pgid] : std::exchange(orphan.other_ranks, {}))
-      if (!m_options.keep_orphans) m_hosts[host].leftover_groups.push_back(pgid);
-    if (orphan.host >= 0 && orphan.pgid > 0) {
+    for (auto& [host, group] : std::exchange(orphan.other_ranks, {}))
+      if (!m_options.keep_orphans) m_hosts[host].leftover_groups.push_back(std::move(group));
+    if (orphan.host >= 0 && orphan.group.id > 0) {
       m_hosts[orphan.host].orphans.push_back(std::move(orphan));
       continue;
     }
@@ -106,9 +106,9 @@ void Scheduler::clean_host(int host) {
   // The losses are on disk before their leftovers are killed; if the journal
   // cannot be written, the observer has said so, and the kill goes ahead.
   static_cast<void>(m_observer.checkpoint());
-  std::vector<long> groups = std::exchange(m_hosts[host].leftover_groups, {});
+  std::vector<ProcessGroup> groups = std::exchange(m_hosts[host].leftover_groups, {});
   std::vector<OrphanJob> orphans = std::exchange(m_hosts[host].orphans, {});
-  for (const OrphanJob& orphan : orphans) groups.push_back(orphan.pgid);
+  for (const OrphanJob& orphan : orphans) groups.push_back(orphan.group);
   const std::string& name = m_fleet.hosts[host].name;
   m_executors[host]->kill_leftovers(
       groups, [this, host, name, orphans = std::move(orphans)](const LeftoverCheck& check) mutable {
@@ -119,6 +119,11 @@ void Scheduler::clean_host(int host) {
         if (killed > 0)
           m_observer.notice(fmt::format("{}: killed {} leftover process group{} of lost jobs", name,
                                         killed, killed == 1 ? "" : "s"));
+        for (long kept : check.kept)
+          m_observer.warning(fmt::format(
+              "{}: left process group {} alone: a lost job's group had that id, but none of its "
+              "processes now carries the job's {}, so it is taken to be someone else's",
+              name, kept, k_job_mark_variable));
         for (OrphanJob& orphan : orphans) rerun_orphan(std::move(orphan));
         if (check.lost) return;  // host_failed has decided what comes next
         m_hosts[host].state = HostState::ready;
@@ -129,8 +134,8 @@ void Scheduler::clean_host(int host) {
 
 void Scheduler::requeue_orphans(int host, const std::string& why) {
   for (OrphanJob& orphan : std::exchange(m_hosts[host].orphans, {})) {
-    m_observer.warning(fmt::format("job #{} (process group {} on {}): {}", orphan.id, orphan.pgid,
-                                   m_fleet.hosts[host].name, why));
+    m_observer.warning(fmt::format("job #{} (process group {} on {}): {}", orphan.id,
+                                   orphan.group.id, m_fleet.hosts[host].name, why));
     rerun_orphan(std::move(orphan));
   }
 }

@@ -301,10 +301,11 @@ Status Journal::job_start(const JobStartRecord& start) {
   return append(record);
 }
 
-Status Journal::job_pgid(JobId job, long pgid, std::optional<int> rank) {
+Status Journal::job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank) {
   nlohmann::ordered_json record = header("job_pgid");
   record["job"] = job;
-  record["pgid"] = pgid;
+  record["pgid"] = group.id;
+  if (!group.mark.empty()) record["mark"] = group.mark;
   if (rank) record["rank"] = *rank;
   return append(record);
 }

@@ -33,23 +33,24 @@ JournalReplay replay_journal(const std::vector<nlohmann::json>& records) {
       runs.erase(text(record, "run"));
     } else if (event == "job_start") {
       JobId id = number<JobId>(record, "job");
-      jobs[id] = UnfinishedJob{id, text(record, "host"), 0, true, record, {}};
+      jobs[id] = UnfinishedJob{id, text(record, "host"), {}, true, record, {}};
     } else if (event == "job_pgid") {
       auto it = jobs.find(number<JobId>(record, "job"));
       if (it == jobs.end()) continue;
       int rank = record.contains("rank") ? number<int>(record, "rank") : 0;
+      ProcessGroup group{number<long>(record, "pgid"), text(record, "mark")};
       if (rank == 0)
-        it->second.pgid = number<long>(record, "pgid");
+        it->second.group = std::move(group);
       else
-        it->second.rank_pgids[rank] = number<long>(record, "pgid");
+        it->second.rank_groups[rank] = std::move(group);
     } else if (event == "job_end") {
       auto it = jobs.find(number<JobId>(record, "job"));
       if (it == jobs.end()) continue;
       auto rerun = record.find("rerun");
       if (rerun != record.end() && rerun->is_boolean() && rerun->get<bool>()) {
         it->second.running = false;
-        it->second.pgid = 0;
-        it->second.rank_pgids.clear();
+        it->second.group = {};
+        it->second.rank_groups.clear();
       } else {
         jobs.erase(it);
       }

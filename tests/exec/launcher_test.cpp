@@ -24,6 +24,7 @@ namespace runner {
 namespace {
 
 const std::string k_token = "runner-end-0123456789abcdef";
+const std::string k_mark = "0123abcd-7";
 
 struct Fed {
   std::string job;
@@ -294,12 +295,12 @@ TEST(Launcher, RunsJobsOneAfterAnotherExactlyAsShDoes) {
       "set -- a b; echo $# \"$@\"",
   };
   for (const std::string& command : commands) {
-    LocalLauncher::Result result = launcher.run(launcher_job_line(command, k_token, 0));
+    LocalLauncher::Result result = launcher.run(launcher_job_line(command, k_token, 0, k_mark));
     ASSERT_TRUE(result.ended) << command;
     EXPECT_EQ(result.word, "0") << command << "\n" << result.err;
     EXPECT_EQ(without_pgid_line(result.out), testing::sh_output(command)) << command;
   }
-  LocalLauncher::Result name = launcher.run(launcher_job_line("echo $0 $#", k_token, 0));
+  LocalLauncher::Result name = launcher.run(launcher_job_line("echo $0 $#", k_token, 0, k_mark));
   EXPECT_EQ(without_pgid_line(name.out), "sh 0\n") << "as `sh -c`: no arguments";
   EXPECT_EQ(launcher.finish(), 0);
 }
@@ -309,7 +310,7 @@ TEST(Launcher, JobsKeepTheDefaultActionOfInterrupts) {
   // SIGQUIT; the launcher runs jobs in the foreground.
   LocalLauncher launcher;
   LocalLauncher::Result result =
-      launcher.run(launcher_job_line("grep SigIgn /proc/$$/status", k_token, 0));
+      launcher.run(launcher_job_line("grep SigIgn /proc/$$/status", k_token, 0, k_mark));
   std::string line = without_pgid_line(result.out);
   ASSERT_EQ(line.rfind("SigIgn:", 0), 0u) << line;
   unsigned long long ignored =
@@ -321,7 +322,7 @@ TEST(Launcher, JobsKeepTheDefaultActionOfInterrupts) {
 TEST(Launcher, ReportsTheExitStatusAndStderr) {
   LocalLauncher launcher;
   LocalLauncher::Result result =
-      launcher.run(launcher_job_line("echo oops >&2; exit 3", k_token, 0));
+      launcher.run(launcher_job_line("echo oops >&2; exit 3", k_token, 0, k_mark));
   EXPECT_EQ(result.word, "3");
   EXPECT_EQ(result.err, "oops\n");
 }
@@ -329,7 +330,7 @@ TEST(Launcher, ReportsTheExitStatusAndStderr) {
 TEST(Launcher, ADeathBySignalLeavesNoNoteAndNoWordsOfTheLauncher) {
   LocalLauncher launcher;
   LocalLauncher::Result killed =
-      launcher.run(launcher_job_line("echo before; kill -SEGV $$", k_token, 0));
+      launcher.run(launcher_job_line("echo before; kill -SEGV $$", k_token, 0, k_mark));
   EXPECT_EQ(killed.word, "139");
   EXPECT_FALSE(killed.exited_note);
   EXPECT_EQ(without_pgid_line(killed.out), "before\n");
@@ -337,7 +338,7 @@ TEST(Launcher, ADeathBySignalLeavesNoNoteAndNoWordsOfTheLauncher) {
   // The same status from an exit leaves the note, also when the job moved
   // its stdout away.
   LocalLauncher::Result exited =
-      launcher.run(launcher_job_line("exec >/dev/null; exit 139", k_token, 0));
+      launcher.run(launcher_job_line("exec >/dev/null; exit 139", k_token, 0, k_mark));
   EXPECT_EQ(exited.word, "139");
   EXPECT_TRUE(exited.exited_note);
 }
@@ -347,13 +348,13 @@ TEST(Launcher, TheLoginShellsStartupOutputComesBeforeTheReadyMarker) {
   EXPECT_EQ(launcher.ready().word, k_ready_word);
   EXPECT_EQ(launcher.ready().out, "banner\n");
   EXPECT_EQ(launcher.ready().err, "banner\n");
-  LocalLauncher::Result job = launcher.run(launcher_job_line("echo mine", k_token, 0));
+  LocalLauncher::Result job = launcher.run(launcher_job_line("echo mine", k_token, 0, k_mark));
   EXPECT_EQ(without_pgid_line(job.out), "mine\n");
   EXPECT_EQ(job.err, "");
 }
 
 TEST(Launcher, TheTokenNeverAppearsWholeInAJobsCommandLine) {
-  std::string line = launcher_job_line("ps -o args= -p $$", k_token, 0);
+  std::string line = launcher_job_line("ps -o args= -p $$", k_token, 0, k_mark);
   LocalLauncher launcher;
   LocalLauncher::Result job = launcher.run(line);
   EXPECT_EQ(job.word, "0");
@@ -365,7 +366,7 @@ TEST(Launcher, EachJobLeadsASessionAndGroupOfItsOwn) {
   std::vector<long> groups;
   for (int i = 0; i < 2; ++i) {
     LocalLauncher::Result result =
-        launcher.run(launcher_job_line("ps -o pid=,pgid=,sid= -p $$", k_token, 0));
+        launcher.run(launcher_job_line("ps -o pid=,pgid=,sid= -p $$", k_token, 0, k_mark));
     long pgid = 0;
     std::istringstream ids(without_pgid_line(result.out, &pgid));
     long pid = 0, group = 0, session = 0;
@@ -384,19 +385,19 @@ TEST(Launcher, BusyWhileThePreviousJobsGroupLives) {
   // so the test reaps it rather than waiting for init to.
   ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   LocalLauncher launcher;
-  LocalLauncher::Result first =
-      launcher.run(launcher_job_line("sleep 30 >/dev/null 2>&1 & echo started", k_token, 0));
+  LocalLauncher::Result first = launcher.run(
+      launcher_job_line("sleep 30 >/dev/null 2>&1 & echo started", k_token, 0, k_mark));
   long group = 0;
   EXPECT_EQ(without_pgid_line(first.out, &group), "started\n");
   LocalLauncher::Result second =
-      launcher.run(launcher_job_line("echo must not run", k_token, group));
+      launcher.run(launcher_job_line("echo must not run", k_token, group, k_mark));
   EXPECT_EQ(second.word, k_launcher_busy);
   EXPECT_EQ(second.out, "");
   // Once the group is empty, the next job runs.
   kill(-static_cast<pid_t>(group), SIGKILL);
   while (waitpid(-static_cast<pid_t>(group), nullptr, 0) > 0) {
   }
-  LocalLauncher::Result third = launcher.run(launcher_job_line("echo ran", k_token, group));
+  LocalLauncher::Result third = launcher.run(launcher_job_line("echo ran", k_token, group, k_mark));
   EXPECT_EQ(third.word, "0");
   EXPECT_EQ(without_pgid_line(third.out), "ran\n");
   prctl(PR_SET_CHILD_SUBREAPER, 0);
@@ -416,7 +417,7 @@ TEST(Launcher, SaysWhenAProcessTheJobStartedStillHoldsItsOutput) {
       "echo none"};
   const bool held[] = {true, false, false};
   for (int i = 0; i < 3; ++i) {
-    LocalLauncher::Result result = launcher.run(launcher_job_line(commands[i], k_token, 0));
+    LocalLauncher::Result result = launcher.run(launcher_job_line(commands[i], k_token, 0, k_mark));
     EXPECT_EQ(result.held_note, held[i]) << commands[i];
     EXPECT_EQ(result.word, "0") << commands[i];
     std::string out = without_pgid_line(result.out);
@@ -433,7 +434,7 @@ TEST(Launcher, SaysWhenAProcessTheJobStartedStillHoldsItsOutput) {
 
 TEST(Launcher, ControlLineRunsInTheLauncher) {
   LocalLauncher launcher;
-  LocalLauncher::Result job = launcher.run(launcher_job_line("echo ok", k_token, 0));
+  LocalLauncher::Result job = launcher.run(launcher_job_line("echo ok", k_token, 0, k_mark));
   long group = 0;
   without_pgid_line(job.out, &group);
   // Signalling a group that no longer exists is no failure.
@@ -459,7 +460,7 @@ TEST(ChannelScripts, AJobsChannelRunsTheCommandAsShWouldWithStdinEmpty) {
   testing::ProcessResult r = testing::run_process({{"/bin/sh", "-c", std::string(k_login_command)},
                                                    "",
                                                    {},
-                                                   job_channel_script(command, k_token)});
+                                                   job_channel_script(command, k_token, k_mark)});
   std::string ready = k_token + " " + std::string(k_ready_word) + "\n";
   ASSERT_EQ(r.out.rfind(ready, 0), 0u) << r.out;
   EXPECT_EQ(without_pgid_line(r.out.substr(ready.size())), "it's|!x|second sh\ndone\n");

@@ -155,21 +155,46 @@ TEST_F(Local, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
       << "the scheduler saw the runner's own command as a job";
 }
 
-TEST_F(Local, KillLeftoversKillsTheGroupsThatStillLiveAndSaysWhich) {
+TEST_F(Local, KillLeftoversKillsTheJobsGroupsThatStillLiveAndLeavesOthers) {
   transport->start_task(1, "sleep 30");
   run_until([&] { return events.pgid.count(1) > 0; });
-  long living = events.pgid[1];
-  long gone = 0;  // a group that ended: a job's that ran and exited
-  transport->start_task(2, "true");
+  ProcessGroup living{events.pgid[1], transport->group_mark(1)};
+  transport->start_task(2, "true");  // a group that ended: a job's that ran and exited
   run_until([&] { return events.exits.count(2) > 0; });
-  gone = events.pgid[2];
+  ProcessGroup gone{events.pgid[2], transport->group_mark(2)};
+  // A job whose shell ended and left a process in its group.
+  transport->start_task(4, "sleep 30 >/dev/null 2>&1 &");
+  run_until([&] { return events.exits.count(4) > 0; });
+  ProcessGroup left{events.pgid[4], transport->group_mark(4)};
+  ASSERT_EQ(testing::live_group_members(left.id), 1);
+  // A group that has a lost job's id now, but is someone else's; and one
+  // recorded without a mark, by a runner that did not mark its jobs.
+  testing::ProcessSpec sleeper;
+  sleeper.args = {"/bin/sleep", "30"};
+  testing::Process stranger(sleeper);
+  ProcessGroup reused{stranger.pid(), transport->group_mark(3)};
+  testing::Process unmarked_job(sleeper);
+  ProcessGroup unmarked{unmarked_job.pid(), ""};
 
   std::optional<LeftoverCheck> check;
-  transport->kill_leftovers({living, gone}, [&](const LeftoverCheck& c) { check = c; });
+  transport->kill_leftovers({living, gone, left, reused, unmarked},
+                            [&](const LeftoverCheck& c) { check = c; });
   run_until([&] { return check.has_value() && events.exits.count(1) > 0; });
-  EXPECT_EQ(check->killed, std::vector<long>{living});
+  EXPECT_EQ(check->killed, (std::vector<long>{living.id, left.id, unmarked.id}));
+  EXPECT_EQ(check->kept, std::vector<long>{reused.id});
   EXPECT_TRUE(check->error.empty()) << check->error;
   EXPECT_EQ(events.exits[1].signal(), "KILL");
+  EXPECT_EQ(testing::live_group_members(left.id), 0);
+  EXPECT_EQ(testing::live_group_members(stranger.pid()), 1);
+}
+
+TEST_F(Local, EachTasksProcessesCarryItsOwnMark) {
+  transport->start_task(1, "tr '\\000' '\\n' </proc/$$/environ | grep RUNNER_JOB_MARK");
+  transport->start_task(2, "printenv RUNNER_JOB_MARK");
+  run_until_exited(2);
+  EXPECT_EQ(events.out[1], "RUNNER_JOB_MARK=" + transport->group_mark(1) + "\n");
+  EXPECT_EQ(events.out[2], transport->group_mark(2) + "\n");
+  EXPECT_NE(transport->group_mark(1), transport->group_mark(2));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -221,6 +222,39 @@ TEST_F(LocalRecovery, ResumeRerunsTheExactBytesOfACommandThatIsNotUtf8) {
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   EXPECT_EQ(testing::live_processes_running(stuck), 0);
   EXPECT_EQ(dir.read("result"), "caf\xe9");
+}
+
+TEST_F(LocalRecovery, ResumeLeavesAloneAProcessGroupThatIsNoLongerTheJobs) {
+  std::string stuck = marker_sleep(".625");
+  dir.write("queue.yaml",
+            "- if [ -e tried ]; then echo second; else touch tried; " + stuck + "; fi\n");
+  {
+    testing::Process run(testing::runner_spec({"queue"}, dir.path()));
+    testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
+    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
+    run.signal(SIGKILL);
+    run.wait();
+  }
+  // While no runner watched, the job ended, and its group's number went to
+  // someone else's processes: the journal's record now names a stranger.
+  nlohmann::json recorded;
+  for (const auto& record : journal_of(dir))
+    if (record["event"] == "job_pgid") recorded = record;
+  ASSERT_TRUE(recorded.is_object());
+  ASSERT_EQ(kill(-recorded["pgid"].get<pid_t>(), SIGKILL), 0);
+  testing::wait_until([&] { return testing::live_processes_running(stuck) == 0; }, 10s);
+  testing::ProcessSpec sleeper;
+  sleeper.args = {"/bin/sleep", "300"};
+  Process stranger(sleeper);
+  recorded["pgid"] = stranger.pid();
+  std::ofstream(dir.file("queue.runner/journal.jsonl"), std::ios::app) << recorded.dump() << "\n";
+
+  ProcessResult resumed = runner({"queue", "--resume"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(testing::live_group_members(stranger.pid()), 1) << "a stranger's process was killed";
+  EXPECT_NE(resumed.err.find("process group " + std::to_string(stranger.pid())), std::string::npos)
+      << resumed.err;
+  EXPECT_NE(dir.read("queue.runner/logs/1.log").find("second"), std::string::npos);
 }
 
 TEST_F(LocalRecovery, DefaultTimeoutFromTheCommandLine) {

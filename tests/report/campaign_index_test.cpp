@@ -154,7 +154,7 @@ std::string views(const Campaign& campaign, const std::vector<json>& records) {
   JournalReplay replay = replay_journal(records);
   for (const UnfinishedJob& job : replay.unfinished)
     text += fmt::format("unfinished #{} on {} pgid {} running {} start {}\n", job.id, job.host,
-                        job.pgid, job.running, job.start.dump());
+                        job.group.id, job.running, job.start.dump());
   for (const OpenRun& run : replay.open_runs) text += "open run " + run.run + "\n";
   return text;
 }

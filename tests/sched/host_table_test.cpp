@@ -30,7 +30,7 @@ TEST(HostTable, SaysWhetherAnyHostIsInAStateAndWhetherAnyIsUsable) {
   hosts[1].state = HostState::reconnecting;
   EXPECT_TRUE(hosts.any_usable());
   EXPECT_FALSE(hosts[0].needs_cleaning());
-  hosts[0].leftover_groups.push_back(1234);
+  hosts[0].leftover_groups.push_back({1234, "m"});
   EXPECT_TRUE(hosts[0].needs_cleaning());
 }
 

@@ -71,6 +71,10 @@ TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
   ASSERT_EQ(cleanup.size(), 1u);
   EXPECT_NE(cleanup[0].find("kill -s KILL -- -" + std::to_string(pgid)), std::string::npos)
       << cleanup[0];
+  // Only if it is still the job's: one of its processes carries the job's mark.
+  EXPECT_NE(cleanup[0].find("ours 1001 '" + r.transports[0]->group_mark(1) + "'"),
+            std::string::npos)
+      << cleanup[0];
   EXPECT_GT(r.jobs_sent(0).size(), 1u) << "host a rejoined the pool";
 }
 
@@ -234,7 +238,7 @@ TEST(Recovery, CancelStopsEveryJobAndRunsItsCancelCommand) {
 TEST(Recovery, OrphansOfADeadRunAreKilledThenRunFirst) {
   Campaign r(two_hosts());
   r.source.add("from the queue");
-  OrphanJob orphan{41, JobSpec{"interrupted job", {}, 1, 1}, 0, 777, 1, 0};
+  OrphanJob orphan{41, JobSpec{"interrupted job", {}, 1, 1}, 0, ProcessGroup{777, "0a-3"}, 1, 0};
   r.next_id = 42;
   r.scheduler->adopt_orphans({orphan});
   r.scheduler->start();
@@ -242,6 +246,7 @@ TEST(Recovery, OrphansOfADeadRunAreKilledThenRunFirst) {
   auto cleanup = r.control_sent(0);
   ASSERT_EQ(cleanup.size(), 1u);
   EXPECT_NE(cleanup[0].find("-- -777"), std::string::npos);
+  EXPECT_NE(cleanup[0].find("ours 777 '0a-3'"), std::string::npos) << cleanup[0];
   // The orphan ran again under its own id, and before the queue's job.
   auto ends = r.ends_of(41);
   ASSERT_EQ(ends.size(), 1u);
@@ -255,7 +260,7 @@ TEST(Recovery, OrphansOfADeadRunAreKilledThenRunFirst) {
 
 TEST(Recovery, OrphanWithoutProcessGroupIsRunAgainWithAWarning) {
   Campaign r(two_hosts());
-  r.scheduler->adopt_orphans({OrphanJob{7, JobSpec{"x", {}, 1, 1}, 1, 0, 1, 0}});
+  r.scheduler->adopt_orphans({OrphanJob{7, JobSpec{"x", {}, 1, 1}, 1, ProcessGroup{}, 1, 0}});
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);
   EXPECT_EQ(r.ends_of(7).size(), 1u);

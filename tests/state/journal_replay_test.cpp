@@ -15,7 +15,7 @@ TEST(JournalReplay, FinishedRunLeavesNothing) {
   auto replay = replay_journal(records({
       R"({"event":"run_start","run":"r1","pid":10,"time":"t0"})",
       R"({"event":"job_start","job":1,"run":"r1","host":"a"})",
-      R"({"event":"job_pgid","job":1,"pgid":500})",
+      R"({"event":"job_pgid","job":1,"pgid":500,"mark":"ab-1"})",
       R"({"event":"job_end","job":1,"exit":0,"rerun":false})",
       R"({"event":"run_end","run":"r1","status":"ok"})",
   }));
@@ -27,7 +27,7 @@ TEST(JournalReplay, DeadRunLeavesItsRunningAndWaitingJobs) {
   auto replay = replay_journal(records({
       R"({"event":"run_start","run":"r1","pid":10,"time":"t0"})",
       R"({"event":"job_start","job":1,"run":"r1","host":"a","template":"x"})",
-      R"({"event":"job_pgid","job":1,"pgid":500})",
+      R"({"event":"job_pgid","job":1,"pgid":500,"mark":"ab-1"})",
       R"({"event":"job_start","job":2,"run":"r1","host":"b"})",
       R"({"event":"job_end","job":2,"exit":null,"lost":true,"rerun":true})",
       R"({"event":"job_start","job":3,"run":"r1","host":"b"})",
@@ -36,13 +36,13 @@ TEST(JournalReplay, DeadRunLeavesItsRunningAndWaitingJobs) {
   }));
   ASSERT_EQ(replay.unfinished.size(), 3u);
   EXPECT_EQ(replay.unfinished[0].id, 1u);
-  EXPECT_EQ(replay.unfinished[0].pgid, 500);
+  EXPECT_EQ(replay.unfinished[0].group, (ProcessGroup{500, "ab-1"}));
   EXPECT_TRUE(replay.unfinished[0].running);
   EXPECT_EQ(replay.unfinished[0].start["template"], "x");
   EXPECT_EQ(replay.unfinished[1].id, 2u);
   EXPECT_FALSE(replay.unfinished[1].running);
   EXPECT_EQ(replay.unfinished[2].id, 4u);
-  EXPECT_EQ(replay.unfinished[2].pgid, 0);
+  EXPECT_EQ(replay.unfinished[2].group, ProcessGroup{});
   ASSERT_EQ(replay.open_runs.size(), 1u);
   EXPECT_EQ(replay.open_runs[0].pid, 10);
 }
@@ -58,7 +58,7 @@ TEST(JournalReplay, ARerunThatStartedAgainCountsByItsLatestStart) {
   }));
   ASSERT_EQ(replay.unfinished.size(), 1u);
   EXPECT_EQ(replay.unfinished[0].host, "b");
-  EXPECT_EQ(replay.unfinished[0].pgid, 71);
+  EXPECT_EQ(replay.unfinished[0].group.id, 71);
 }
 
 }  // namespace
@@ -72,11 +72,11 @@ TEST(JournalReplay, AJobThatSpansHostsKeepsEachRanksProcessGroup) {
       R"({"event":"run_start","run":"r1","pid":999999999,"time":"t"})",
       R"({"event":"job_start","job":1,"host":"a","nodes":2,"tasks":[{"rank":0,"host":"a"},{"rank":1,"host":"b"}]})",
       R"({"event":"job_pgid","job":1,"pgid":100,"rank":0})",
-      R"({"event":"job_pgid","job":1,"pgid":200,"rank":1})",
+      R"({"event":"job_pgid","job":1,"pgid":200,"rank":1,"mark":"ab-2"})",
   }));
   ASSERT_EQ(replay.unfinished.size(), 1u);
-  EXPECT_EQ(replay.unfinished[0].pgid, 100);
-  EXPECT_EQ(replay.unfinished[0].rank_pgids, (std::map<int, long>{{1, 200}}));
+  EXPECT_EQ(replay.unfinished[0].group, ProcessGroup{100});
+  EXPECT_EQ(replay.unfinished[0].rank_groups, (std::map<int, ProcessGroup>{{1, {200, "ab-2"}}}));
 }
 
 }  // namespace

@@ -148,7 +148,7 @@ TEST_F(JournalSegments, EachSealedSegmentSaysWhichJobsItHoldsAndAReaderSkipsTheO
     Journal journal(m_dir, false, real_file_system(), 600);
     ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml"));
     for (int i = 0; i < 12; ++i) run_job(journal);
-    ASSERT_TRUE(journal.job_pgid(5, 4242));  // a late record of an early job
+    ASSERT_TRUE(journal.job_pgid(5, {4242, "m"}));  // a late record of an early job
   }
   std::vector<std::uint64_t> sealed = sealed_segments(m_dir);
   ASSERT_GE(sealed.size(), 3u);

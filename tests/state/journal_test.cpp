@@ -47,7 +47,7 @@ TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
     start.params = {{"model", "llama 7B"}, {"batch", "4"}};
     start.line = 3;
     EXPECT_TRUE(journal.job_start(start));
-    EXPECT_TRUE(journal.job_pgid(id, 4242));
+    EXPECT_TRUE(journal.job_pgid(id, {4242, "4a3f-7"}));
     JobExit exit = JobExit::exited(3);
     EXPECT_TRUE(journal.job_end(id, exit, std::chrono::milliseconds(1234)));
     JobExit killed = JobExit::killed("TERM");
@@ -85,6 +85,7 @@ TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
 
   EXPECT_EQ(records[2]["event"], "job_pgid");
   EXPECT_EQ(records[2]["pgid"], 4242);
+  EXPECT_EQ(records[2]["mark"], "4a3f-7");
 
   EXPECT_EQ(records[3]["event"], "job_end");
   EXPECT_EQ(records[3]["job"], 1);
@@ -263,7 +264,7 @@ TEST_F(JournalTest, AJobThatSpansHostsRecordsEveryRank) {
   start.nodes = 2;
   start.tasks = {{0, "a", "a gpu=0", {0}, "train 0"}, {1, "b", "b gpu=1", {1}, "train 1"}};
   ASSERT_TRUE(journal.job_start(start).ok());
-  ASSERT_TRUE(journal.job_pgid(4, 100, 1).ok());
+  ASSERT_TRUE(journal.job_pgid(4, {100, "m"}, 1).ok());
   ASSERT_TRUE(journal.job_end(4, JobExit::exited(3), std::chrono::milliseconds(5), false, 1).ok());
   ASSERT_TRUE(journal.job_end(5, JobExit::exited(0), std::chrono::milliseconds(5)).ok());
   std::vector<json> records = read_journal(journal.path());

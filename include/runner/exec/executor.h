@@ -24,6 +24,7 @@
 #include "runner/core/job_exit.h"
 #include "runner/core/output_file.h"
 #include "runner/core/pollable.h"
+#include "runner/core/process_group.h"
 #include "runner/core/result.h"
 #include "runner/core/status.h"
 #include "runner/exec/push_plan.h"
@@ -57,6 +58,7 @@ class ExecutorEvents {
 // once the runner looked for them (Executor::kill_leftovers).
 struct LeftoverCheck {
   std::vector<long> killed;  // groups that still existed, now sent SIGKILL
+  std::vector<long> kept;    // groups that exist but are no longer the job's
   std::string error;         // non-empty: the host could not be asked, or
                              // its shell failed (what it said)
   bool lost = false;         // the host was lost before it answered
@@ -105,7 +107,7 @@ class PushArchive;
 // are built here on top, so the scheduler never writes shell.
 class Executor : public Pollable {
  public:
-  Executor(int host, ExecutorEvents& events) : m_host(host), m_events(events) {}
+  Executor(int host, ExecutorEvents& events);
 
   // Starts connecting. Reports host_ready or host_failed (possibly at once).
   virtual void connect() = 0;
@@ -151,10 +153,15 @@ class Executor : public Pollable {
   // run_command, its stdin the local file `input`.
   TaskId run_command_reading(const std::string& command, const std::string& input,
                              CommandDone done);
-  // Sends SIGKILL to those of `groups` (process group ids on this host)
-  // that still exist, and says which did.
-  void kill_leftovers(const std::vector<long>& groups,
+  // Sends SIGKILL to those of `groups` (process groups on this host) that
+  // still exist and are still the job's (see process_group.h), and says
+  // which were killed and which were left alone.
+  void kill_leftovers(const std::vector<ProcessGroup>& groups,
                       std::function<void(const LeftoverCheck&)> done);
+  // The mark the processes of `task` carry (process_group.h): unique to
+  // this executor and the task. Implementations put it in the environment
+  // of the process whose group they report with task_started.
+  std::string group_mark(TaskId task) const;
   // Copies the files that `patterns` (shell words, globs expanded by the
   // host's sh in the login directory, e.g. `results/*.json`) name on the
   // host into the local folder `into` (made if missing), keeping their
@@ -215,6 +222,7 @@ class Executor : public Pollable {
 
   int m_host;
   ExecutorEvents& m_events;
+  std::string m_mark_prefix;  // random: group_mark's part that is this executor's
   TaskId m_next_own_id = k_first_own_command_id;
   std::map<TaskId, OwnCommand> m_own;
   // Counts `id`, an own command of put_files, as under way (if it has not

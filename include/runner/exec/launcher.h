@@ -8,13 +8,15 @@
 // the login shell's start-up output (a .bashrc banner), no job's.
 //
 // A launcher channel (launcher_script) then reads one line per job
-// (launcher_job_line): the job runs in the foreground as `setsid sh -c
-// '<wrapper>' </dev/null` (its own session and process group, stdin empty),
-// the wrapper prints "runner-pgid <pid>" (see shell.h), and after it ends
-// the launcher prints "<token> <status>\n" on stdout and "<token>\n" on
-// stderr. The job's output is everything on each stream before its marker.
-// The job's shell, when it exits with a status above 128 (and not when a
-// signal kills it), leaves "<token> exited" on the launcher's stdout: such
+// (launcher_job_line): the job runs in the foreground as
+// `RUNNER_JOB_MARK=<mark> setsid sh -c '<wrapper>' </dev/null` (its own
+// session and process group, stdin empty, the job's mark in the environment
+// of each of its processes: see process_group.h), the wrapper prints
+// "runner-pgid <pid>" (see shell.h), and after it ends the launcher prints
+// "<token> <status>\n" on stdout and "<token>\n" on stderr. The job's
+// output is everything on each stream before its marker. The job's shell,
+// when it exits with a status above 128 (and not when a signal kills it),
+// leaves "<token> exited" on the launcher's stdout: such
 // a status without that note is a death by signal status - 128. The
 // launcher's own messages (dash's "Segmentation fault") go to /dev/null,
 // not to the job's stderr.
@@ -34,8 +36,8 @@
 // channel of its own too (input_channel_script).
 //
 // Where `setsid` is missing, each job has a channel of its own whose sh
-// runs the wrapper itself (job_channel_script; sshd made it a session
-// leader, and reports its exit status or signal). A signal for a job goes
+// becomes the wrapper with the mark exported (job_channel_script; sshd made
+// it a session leader, and reports its exit status or signal). A signal for a job goes
 // to an idle launcher as a control line, or on a channel of its own
 // (control_channel_script); both end in "<token> <status>", and a status
 // other than 0 means the signal did not reach a group that still exists.
@@ -75,8 +77,9 @@ std::string launcher_script(std::string_view token);
 // The line that runs `command` as a job, ending in the markers.
 // `previous_group`: the process group of the job before on this launcher
 // (0: none), which must be empty for this one to run.
-std::string launcher_job_line(std::string_view command, std::string_view token,
-                              long previous_group);
+// `mark`: the job's mark (process_group.h).
+std::string launcher_job_line(std::string_view command, std::string_view token, long previous_group,
+                              std::string_view mark);
 
 // The line that runs `control` (an sh command: a signal to a job's group)
 // in the launcher, ending in the markers; its stderr is the control's.
@@ -84,13 +87,15 @@ std::string launcher_control_line(std::string_view control, std::string_view tok
 
 // The whole stdin of a channel that runs one job where there is no
 // `setsid`: the ready marker, then the job's wrapper, stdin empty.
-std::string job_channel_script(std::string_view command, std::string_view token);
+std::string job_channel_script(std::string_view command, std::string_view token,
+                               std::string_view mark);
 
 // The start of the stdin of a channel whose job reads the rest of it: the
 // ready marker, then the job's wrapper, its stdin the channel's. What
 // follows (the job's input) must be sent only once the wrapper's
 // "runner-pgid" line came back: sh may read ahead of the line it runs.
-std::string input_channel_script(std::string_view command, std::string_view token);
+std::string input_channel_script(std::string_view command, std::string_view token,
+                                 std::string_view mark);
 
 // The whole stdin of a channel that runs `control` alone: the ready
 // marker, then the control, ending in the markers.

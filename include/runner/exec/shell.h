@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runner/core/process_group.h"
+
 namespace runner {
 
 // `text` as one POSIX shell word: single-quoted, each ' written as '\''.
@@ -42,8 +44,11 @@ std::optional<long> parse_pgid_line(std::string_view line);
 std::string kill_group_command(long pgid, int signal);
 
 // The sh command that sends SIGKILL to those of `groups` that still exist
-// and prints each one's id on a line of its own.
-std::string kill_leftovers_command(const std::vector<long>& groups);
+// and are still the job's: some process of the group carries its mark in
+// its environment (a group recorded without a mark is taken as the job's).
+// For each group that exists it prints "killed <id>", or "kept <id>" for
+// one that is not the job's any more (or cannot be told so: no /proc).
+std::string kill_leftovers_command(const std::vector<ProcessGroup>& groups);
 
 // The signal's name without "SIG" ("TERM" for SIGTERM), as SSH reports
 // exit signals; the decimal number for a signal without a portable name.

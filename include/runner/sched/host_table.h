@@ -13,6 +13,7 @@
 #include "runner/config/queue_entry.h"
 #include "runner/core/clock.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/process_group.h"
 
 namespace runner {
 
@@ -22,13 +23,13 @@ struct OrphanJob {
   JobId id = 0;
   JobSpec spec;
   int host = -1;  // index into Fleet::hosts; -1: no longer in hosts.yaml
-  long pgid = 0;  // 0: never recorded
+  ProcessGroup group;  // id 0: never recorded
   int attempt = 1;
   int requeues = 0;
   bool was_running = true;  // false: it had ended and waited to run again
   // A job that spans hosts: the process groups its other ranks left (host
-  // index, pgid), killed with rank 0's before it runs again.
-  std::vector<std::pair<int, long>> other_ranks;
+  // index, group), killed with rank 0's before it runs again.
+  std::vector<std::pair<int, ProcessGroup>> other_ranks;
 };
 
 enum class HostState {
@@ -45,7 +46,7 @@ struct HostRecord {
   bool was_ready = false;  // it has been ready once: a loss is worth a reconnect
   int reconnect_tries = 0;
   std::optional<Clock::time_point> reconnect_at;
-  std::vector<long> leftover_groups;  // pgids of lost jobs, to kill when it is back
+  std::vector<ProcessGroup> leftover_groups;  // of lost jobs, to kill when it is back
   std::vector<OrphanJob> orphans;     // --resume jobs to check there
   std::string start_refusal;          // why a job could not start there
   bool gpu_check_in_flight = false;   // its GPUs are being looked at (gpu_free)

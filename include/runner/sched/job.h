@@ -34,6 +34,7 @@ struct Task {
   std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
   std::string command;     // rendered for its slots
   long pgid = 0;           // its process group on its host; 0 until it starts
+  std::string mark;        // the mark its processes carry (process_group.h)
   TaskSetup setup;         // a multi-node job's rank: its environment and hostfile
   std::optional<JobExit> exit;  // once it ended (a job's tasks end one by one)
   bool started() const { return pgid != 0; }

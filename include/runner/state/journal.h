@@ -11,7 +11,8 @@
 //               them; nodes and tasks
 //               [{rank, host, slot, slot_indices, command}], every rank's,
 //               for a job of `nodes:`, whose other fields are rank 0's)
-//   job_pgid    {job, pgid} (+ rank, for a job of `nodes:`)
+//   job_pgid    {job, pgid, mark} (+ rank, for a job of `nodes:`); mark:
+//               what the job's processes carry (process_group.h)
 //   job_end     {job, exit (int or null), signal, error (string or null),
 //                lost, timed_out, cancelled, rerun, duration_ms}
 //               (+ failed_rank: the rank whose end stopped the others)
@@ -49,6 +50,7 @@
 #include "runner/config/params.h"
 #include "runner/core/file_system.h"
 #include "runner/core/output_file.h"
+#include "runner/core/process_group.h"
 #include "runner/core/status.h"
 #include "runner/core/job_exit.h"
 #include "runner/state/journal_segments.h"  // its readers
@@ -137,7 +139,7 @@ class Journal {
   // run_start with the working directory, the fleet and the queued count.
   Status run_start(const RunStartRecord& record);
   Status job_start(const JobStartRecord& record);
-  Status job_pgid(JobId job, long pgid, std::optional<int> rank = std::nullopt);
+  Status job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank = std::nullopt);
   // `rerun`: the job goes back to the queue and will start again.
   Status job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
                  bool rerun = false, std::optional<int> failed_rank = std::nullopt);

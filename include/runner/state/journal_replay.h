@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runner/core/job_exit.h"
+#include "runner/core/process_group.h"
 
 namespace runner {
 
@@ -19,12 +20,12 @@ namespace runner {
 struct UnfinishedJob {
   JobId id = 0;
   std::string host;        // from its last job_start
-  long pgid = 0;           // 0: never recorded
+  ProcessGroup group;      // id 0: never recorded
   bool running = true;     // false: it had ended and waited to run again
   nlohmann::json start;    // its last job_start record
   // A job that spans hosts: the process groups of ranks 1 and up (rank 0's
-  // is `pgid`, on `host`); their hosts are in `start`'s tasks.
-  std::map<int, long> rank_pgids;
+  // is `group`, on `host`); their hosts are in `start`'s tasks.
+  std::map<int, ProcessGroup> rank_groups;
 };
 
 // A run that started and never wrote run_end.

@@ -119,7 +119,7 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
       }
       // The port runner tries first; the run takes one that is free then.
       layout.master_port = k_first_master_port;
-      layout.hostfile = fmt::format("/tmp/runner-RUN-{}.hostfile", number);
+      layout.hostfile = fmt::format("/tmp/runner-RUN-{}-LAUNCH.hostfile", number);
       for (std::size_t rank = 0; rank < nodes; ++rank)
         add(entry, job, layout.ranks[rank], when,
             multi_node_variables(job, layout, static_cast<int>(rank)), static_cast<int>(rank));

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <set>
+
 #include "runner/sched/scheduler.h"
 #include "runner/ui/exit_text.h"
 
@@ -52,7 +54,7 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
                                    id, m_fleet.hosts[master_host].name, survey.status().message()));
   int port = choose_master_port(survey ? survey->ports_in_use : std::set<int>{},
                                 master_ports_on(master_host));
-  job.layout = layout_for(id, placement, port);
+  job.layout = layout_for(id, ++m_multi_node_launches, placement, port);
   reach_master_from_elsewhere(*job.layout, survey ? survey->addresses : std::vector<std::string>{});
   auto commands = render(job.spec, placement, &*job.layout);
   if (!commands) {
@@ -75,7 +77,8 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
   }
 }
 
-NodeLayout Scheduler::layout_for(JobId id, const Placement& placement, int port) const {
+NodeLayout Scheduler::layout_for(JobId id, std::uint64_t launch, const Placement& placement,
+                                 int port) const {
   NodeLayout layout;
   layout.ranks = placement;
   for (const auto& slots : placement) {
@@ -83,8 +86,27 @@ NodeLayout Scheduler::layout_for(JobId id, const Placement& placement, int port)
     layout.addresses.push_back(node_address(m_fleet, slots, m_executors[host]->address()));
   }
   layout.master_port = port;
-  layout.hostfile = fmt::format("/tmp/runner-{}-{}.hostfile", m_options.run_id, id);
+  layout.hostfile = fmt::format("/tmp/runner-{}-{}-{}.hostfile", m_options.run_id, id, launch);
   return layout;
+}
+
+void Scheduler::remove_hostfile(const Job& job) {
+  if (!job.layout) return;
+  // Where a rank ran (a lost one's host is gone, or will be cleaned).
+  std::set<int> hosts;
+  for (const Task& task : job.tasks)
+    if (task.started() && task.exit && !task.exit->lost()) hosts.insert(task.host);
+  for (int host : hosts) {
+    ++m_after_commands;
+    m_executors[host]->remove_files(
+        {job.layout->hostfile},
+        [this, id = job.id](const JobExit& exit, const std::string& output) {
+          --m_after_commands;
+          if (!exit.succeeded() && !exit.lost())
+            m_observer.warning(fmt::format("#{}: its hostfile could not be removed: {}", id,
+                                           output.empty() ? exit.error() : output));
+        });
+  }
 }
 
 void Scheduler::reach_master_from_elsewhere(NodeLayout& layout,

@@ -151,6 +151,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     counts = service_ended(job, end.exit, end.again);
   }
   collect_outputs(job);
+  remove_hostfile(job);
   // A host where a process could not start is set aside (in the next step).
   bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
   if (refused && m_hosts[task.host].start_refusal.empty())
@@ -267,7 +268,7 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
   // Before its master port is chosen, a multi-node job's commands are
   // rendered to see that they can be.
   std::optional<NodeLayout> provisional;
-  if (job.nodes && !layout) layout = &provisional.emplace(layout_for(0, placement, 0));
+  if (job.nodes && !layout) layout = &provisional.emplace(layout_for(0, 0, placement, 0));
   std::vector<std::string> commands;
   for (std::size_t rank = 0; rank < placement.size(); ++rank) {
     const std::vector<int>& slots = placement[rank];

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -37,15 +38,23 @@ struct LocalMultiNode : ::testing::Test {
 };
 
 TEST_F(LocalMultiNode, EachRankSeesItsVariablesEnvironmentAndHostfileAndHasItsOwnLog) {
-  dir.write("queue.yaml",
-            "- command: >-\n"
-            "    echo rank <<rank>> of <<nnodes>> on <<hostname>> master <<master_addr>>:<<master_port>>"
-            " env $RUNNER_RANK/$RUNNER_NNODES/$RUNNER_MASTER_ADDR:$RUNNER_MASTER_PORT;"
-            " cat <<hostfile>>; test \"$RUNNER_HOSTFILE\" = <<hostfile>> && echo same file\n"
-            "  nodes: 2\n"
-            "  slots: 2\n");
+  dir.write(
+      "queue.yaml",
+      "- command: >-\n"
+      "    echo rank <<rank>> of <<nnodes>> on <<hostname>> master <<master_addr>>:<<master_port>>"
+      " env $RUNNER_RANK/$RUNNER_NNODES/$RUNNER_MASTER_ADDR:$RUNNER_MASTER_PORT;"
+      " cat <<hostfile>>; test \"$RUNNER_HOSTFILE\" = <<hostfile>> && echo same file;"
+      " echo <<hostfile>> > hostfile-of-<<rank>>\n"
+      "  nodes: 2\n"
+      "  slots: 2\n");
   ProcessResult r = testing::run_process(spec({"queue"}));
   ASSERT_EQ(r.status, 0) << r.err;
+  // Once the job ended, its hostfile is gone from the nodes.
+  std::string hostfile = dir.read("hostfile-of-0");
+  ASSERT_FALSE(hostfile.empty());
+  hostfile.pop_back();
+  EXPECT_EQ(dir.read("hostfile-of-1"), hostfile + "\n");
+  EXPECT_FALSE(std::filesystem::exists(hostfile)) << hostfile;
   std::string rank0 = dir.read("queue.runner/logs/1.0.log");
   std::string rank1 = dir.read("queue.runner/logs/1.1.log");
   EXPECT_EQ(rank0,

@@ -45,22 +45,27 @@ TEST(MultiNode, EachRankRunsOnADifferentHostWithItsVariablesAndEnvironment) {
     auto sent = h.jobs_sent(host);
     ASSERT_EQ(sent.size(), 1u) << host;
     std::string rank = std::to_string(host);
-    EXPECT_TRUE(contains(sent[0], "train --rank " + rank + " --of 3 --master 10.0.0.1:29500 "
-                                  "--hosts 10.0.0.1,10.0.0.2,10.0.0.3 --per-node 2 --file "
-                                  "/tmp/runner-run-1.hostfile gpu=0,1"))
+    EXPECT_TRUE(contains(sent[0], "train --rank " + rank +
+                                      " --of 3 --master 10.0.0.1:29500 "
+                                      "--hosts 10.0.0.1,10.0.0.2,10.0.0.3 --per-node 2 --file "
+                                      "/tmp/runner-run-1-1.hostfile gpu=0,1"))
         << sent[0];
     EXPECT_TRUE(contains(sent[0], "export RUNNER_RANK='" + rank + "'")) << sent[0];
     EXPECT_TRUE(contains(sent[0], "export RUNNER_MASTER_PORT='29500'")) << sent[0];
     // Written beside its path, then renamed onto it.
     EXPECT_TRUE(contains(sent[0],
                          "printf '%s' '10.0.0.1 slots=2\n10.0.0.2 slots=2\n10.0.0.3 "
-                         "slots=2\n' > '/tmp/runner-run-1.hostfile.runner-"))
+                         "slots=2\n' > '/tmp/runner-run-1-1.hostfile.runner-"))
         << sent[0];
-    EXPECT_TRUE(contains(sent[0], ".tmp' '/tmp/runner-run-1.hostfile' || {")) << sent[0];
+    EXPECT_TRUE(contains(sent[0], ".tmp' '/tmp/runner-run-1-1.hostfile' || {")) << sent[0];
   }
-  // The ports in use were read on rank 0's host only.
-  EXPECT_EQ(h.control_sent(0).size(), 1u);
-  EXPECT_TRUE(h.control_sent(1).empty());
+  // The ports in use were read on rank 0's host only; once the job ended,
+  // its hostfile was removed from every host.
+  for (std::size_t host = 0; host < 3; ++host) {
+    auto control = h.control_sent(host);
+    ASSERT_EQ(control.size(), host == 0 ? 2u : 1u) << host;
+    EXPECT_EQ(control.back(), "rm -f -- '/tmp/runner-run-1-1.hostfile'") << host;
+  }
   ASSERT_EQ(h.observer.finished.size(), 1u);
   EXPECT_EQ(h.observer.finished[0].first.tasks.size(), 3u);
 }
@@ -146,7 +151,7 @@ TEST(MultiNode, TwoJobsThatEachNeedMostHostsNeverDeadlock) {
 TEST(MultiNode, ARankThatFailsStopsTheOthersAndTheJobEndsAsThatRank) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}, {"c", {"0"}}}));
   for (auto* t : h.transports)
-    t->outcome = [](const std::string& c) { return lasting(contains(c, "/proc") ? 1 : 1'000'000); };
+    t->outcome = [](const std::string& c) { return lasting(contains(c, "train") ? 1'000'000 : 1); };
   h.transports[1]->outcome = [](const std::string&) {
     return FakeTransport::Outcome{.exit = JobExit::exited(3), .steps = 3};
   };
@@ -189,6 +194,16 @@ TEST(MultiNode, RetriesRunTheWholeJobAgain) {
   ASSERT_EQ(h.observer.finished.size(), 2u);
   EXPECT_EQ(h.observer.finished[1].first.attempt, 2);
   EXPECT_TRUE(h.observer.finished[1].second.succeeded());
+  // Each launch had a hostfile of its own, removed when it ended: the
+  // removal of the first cannot meet the second's.
+  EXPECT_EQ(sent_with(h, 1, "/tmp/runner-run-1-1.hostfile"), 1);
+  EXPECT_EQ(sent_with(h, 1, "/tmp/runner-run-1-2.hostfile"), 1);
+  for (std::size_t host = 0; host < 2; ++host) {
+    auto control = h.control_sent(host);
+    for (const char* removal :
+         {"rm -f -- '/tmp/runner-run-1-1.hostfile'", "rm -f -- '/tmp/runner-run-1-2.hostfile'"})
+      EXPECT_EQ(std::count(control.begin(), control.end(), removal), 1) << host << removal;
+  }
 }
 
 TEST(MultiNode, AHostLostUnderOneRankPutsTheWholeJobBack) {

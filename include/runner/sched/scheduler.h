@@ -187,8 +187,12 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void reach_master_from_elsewhere(NodeLayout& layout,
                                    const std::vector<std::string>& master_addresses);
   // Where a multi-node job's ranks run and how they meet (`port` 0: not
-  // chosen yet, to check that its commands render).
-  NodeLayout layout_for(JobId id, const Placement& placement, int port) const;
+  // chosen yet, to check that its commands render). `launch` numbers the
+  // multi-node launches of the run: each has a hostfile of its own, so that
+  // a job launched again never meets the removal of its last launch's.
+  NodeLayout layout_for(JobId id, std::uint64_t launch, const Placement& placement, int port) const;
+  // Removes a multi-node job's hostfile from the hosts where its ranks ran.
+  void remove_hostfile(const Job& job);
   // Ports given to the multi-node jobs whose rank 0 runs on `host`.
   std::set<int> master_ports_on(int host) const;
   // A job takes the task's end: the job's own end for a job of one task;
@@ -313,7 +317,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::vector<JobId> m_services;  // running services, in the order they started
   Params m_service_variables;     // what ready services' ready_log gave
   bool m_tearing_down = false;    // the run ends: services are being stopped
-  int m_after_commands = 0;       // `after:` commands still running
+  int m_after_commands = 0;       // `after:` commands and hostfile removals still running
+  std::uint64_t m_multi_node_launches = 0;
   int m_fetches = 0;              // outputs still being brought back
   Clock::duration m_succeeded_time{};  // the durations of the jobs that succeeded
   int m_succeeded = 0;

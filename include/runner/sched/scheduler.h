@@ -318,7 +318,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   Params m_service_variables;     // what ready services' ready_log gave
   bool m_tearing_down = false;    // the run ends: services are being stopped
   int m_after_commands = 0;       // `after:` commands and hostfile removals still running
-  std::uint64_t m_multi_node_launches = 0;
+  std::uint64_t m_multi_node_launches = 0;  // numbers each one's hostfile
   int m_fetches = 0;              // outputs still being brought back
   Clock::duration m_succeeded_time{};  // the durations of the jobs that succeeded
   int m_succeeded = 0;

@@ -92,7 +92,7 @@ void RunReporter::job_launched(const Job& job) {
 }
 
 void RunReporter::task_started(const Job& job, const Task& task) {
-  journal_written(m_journal.job_pgid(job.id, ProcessGroup{task.pgid, task.mark},
+  journal_written(m_journal.job_pgid(job.id, task.group,
                                      job.layout ? std::optional<int>(task.rank) : std::nullopt));
 }
 

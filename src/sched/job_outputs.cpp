@@ -19,7 +19,7 @@ void Scheduler::collect_outputs(const Job& job) {
   if (job.spec.outputs.empty() || m_options.outputs_dir.empty()) return;
   for (const Task& task : job.tasks) {
     // Nothing ran there, or its host is gone with the files.
-    if (!task.started() || !task.exit || task.exit->lost()) continue;
+    if (!task.ended_on_its_host()) continue;
     Result<std::string> rendered =
         render_for_job(job.spec.outputs, job.spec, m_fleet, task.slots, builtins_for(job, task));
     if (!rendered) {

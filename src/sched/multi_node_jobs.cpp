@@ -96,7 +96,7 @@ void Scheduler::remove_hostfile(const Job& job) {
   // Where a rank ran (a lost one's host is gone, or will be cleaned).
   std::set<int> hosts;
   for (const Task& task : job.tasks)
-    if (task.started() && task.exit && !task.exit->lost()) hosts.insert(task.host);
+    if (task.ended_on_its_host()) hosts.insert(task.host);
   for (int host : hosts) {
     ++m_after_commands;
     m_executors[host]->remove_files(

@@ -90,8 +90,7 @@ void Scheduler::task_started(TaskId id, long pgid) {
   Task* task = nullptr;
   Job* job = job_of(id, &task);
   if (!job) return;
-  task->pgid = pgid;
-  task->mark = m_executors[task->host]->group_mark(id);
+  task->group = {pgid, m_executors[task->host]->group_mark(id)};
   if (std::all_of(job->tasks.begin(), job->tasks.end(),
                   [](const Task& t) { return t.started(); })) {
     Running& running = job->running();
@@ -137,7 +136,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   }
   for (const Task& each : job.tasks)
     if (each.exit && each.exit->lost() && each.started() && !m_options.keep_orphans)
-      m_hosts[each.host].leftover_groups.push_back({each.pgid, each.mark});
+      m_hosts[each.host].leftover_groups.push_back(each.group);
   // The task whose end is the job's.
   const Task& task = job.tasks[job.failed_rank().value_or(0)];
 

@@ -18,6 +18,7 @@
 #include "runner/config/queue_entry.h"
 #include "runner/core/clock.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/process_group.h"
 #include "runner/exec/executor.h"
 
 namespace runner {
@@ -33,11 +34,12 @@ struct Task {
   std::vector<int> slots;  // indices into Fleet::slots, all of `host`
   std::string label;       // "node01 gpu=0", "node01 gpu=2,3"
   std::string command;     // rendered for its slots
-  long pgid = 0;           // its process group on its host; 0 until it starts
-  std::string mark;        // the mark its processes carry (process_group.h)
+  ProcessGroup group;      // its process group on its host; id 0 until it starts
   TaskSetup setup;         // a multi-node job's rank: its environment and hostfile
   std::optional<JobExit> exit;  // once it ended (a job's tasks end one by one)
-  bool started() const { return pgid != 0; }
+  bool started() const { return group.id != 0; }
+  // It ran and ended on a host that is still there (not lost with it).
+  bool ended_on_its_host() const { return started() && exit && !exit->lost(); }
 };
 
 // Where a job is in its life, once the scheduler holds it (before that it

@@ -27,7 +27,7 @@ class RunObserver {
   // The job has its slots; its tasks' commands go to their hosts once the
   // journal holds this.
   virtual void job_launched(const Job& job) = 0;
-  // One of its tasks' processes started: `task.pgid` is known.
+  // One of its tasks' processes started: `task.group` is known.
   virtual void task_started(const Job& job, const Task& task) = 0;
   virtual void task_output(const Job& job, const Task& task, OutputStream stream,
                            std::string_view bytes) = 0;

@@ -308,6 +308,11 @@ class Bench:
         self.sizes = sizes
         self.runner = os.path.abspath(args.runner)
         self.work = tempfile.mkdtemp(prefix="runner-bench.", dir=args.work_dir)
+        self.file_system = work_file_system(self.work)
+        if self.file_system and self.file_system.get("journal") is False:
+            log(f"the work directory is on ext4 without a journal ({self.file_system['source']}): "
+                "a file created there skips the inodes freed in the last minutes, so runner's "
+                "per-job files cost more after deletions (bench/README.md)")
         self.fleet = None
         self.children = []
         self.results = {}
@@ -831,6 +836,27 @@ def machine_info():
     }
 
 
+def work_file_system(path):
+    """The file system `path` is on: its type, its source, and, for ext4,
+    whether it has a journal. ext4 without one skips, at every file creation,
+    each free inode of the group freed in the last minute (six while its
+    block is dirty: fs/ext4/ialloc.c, find_inode_bit), so what runner's
+    per-job files cost there depends on what was deleted before."""
+    r = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", path],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or len(r.stdout.split()) != 2:
+        return None
+    kind, source = r.stdout.split()
+    found = {"type": kind, "source": source}
+    if kind == "ext4":
+        try:
+            with open(f"/sys/fs/ext4/{os.path.basename(source)}/journal_task") as f:
+                found["journal"] = f.read().strip() != "<none>"
+        except OSError:
+            pass
+    return found
+
+
 def git_commit(root):
     try:
         r = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
@@ -893,6 +919,7 @@ def main():
     signal.signal(signal.SIGTERM, interrupted)
     started = time.time()
     info = machine_info()
+    info["work_file_system"] = bench.file_system
     failed = []
     try:
         hosts = max(fleet_scenario.hosts_needed(sizes) if "fleet" in chosen else 0,

@@ -29,6 +29,7 @@ import fleet_scenario
 import journal_scenario
 from journal_records import read_journal
 import push_scenario
+from work_file_system import work_file_system
 from table import fmt, markdown_table
 
 MIB = 1024 * 1024
@@ -834,27 +835,6 @@ def machine_info():
         "pdsh": first(["pdsh", "-V"]) if shutil.which("pdsh") else None,
         "load_average_at_start": os.getloadavg(),
     }
-
-
-def work_file_system(path):
-    """The file system `path` is on: its type, its source, and, for ext4,
-    whether it has a journal. ext4 without one skips, at every file creation,
-    each free inode of the group freed in the last minute (six while its
-    block is dirty: fs/ext4/ialloc.c, find_inode_bit), so what runner's
-    per-job files cost there depends on what was deleted before."""
-    r = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", path],
-                       capture_output=True, text=True)
-    if r.returncode != 0 or len(r.stdout.split()) != 2:
-        return None
-    kind, source = r.stdout.split()
-    found = {"type": kind, "source": source}
-    if kind == "ext4":
-        try:
-            with open(f"/sys/fs/ext4/{os.path.basename(source)}/journal_task") as f:
-                found["journal"] = f.read().strip() != "<none>"
-        except OSError:
-            pass
-    return found
 
 
 def git_commit(root):

@@ -13,10 +13,11 @@ see it."""
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
+
+from work_file_system import work_file_system
 
 
 def churn(directory, jobs, block):
@@ -46,14 +47,13 @@ def main():
         sys.exit(__doc__)
     jobs = int(sys.argv[2]) if len(sys.argv) > 2 else 6000
     block = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
-    found = subprocess.run(["findmnt", "-n", "-o", "FSTYPE,SOURCE", "-T", sys.argv[1]],
-                           capture_output=True, text=True).stdout.split("\n")[0]
+    found = work_file_system(sys.argv[1]) or {"type": "?", "source": "?"}
     directory = tempfile.mkdtemp(prefix="file-churn.", dir=sys.argv[1])
     try:
         costs = churn(directory, jobs, block)
     finally:
         shutil.rmtree(directory)
-    print(f"{' '.join(found.split())}: µs per job, per {block} jobs: "
+    print(f"{found['type']} {found['source']}: µs per job, per {block} jobs: "
           + " ".join(f"{cost:.0f}" for cost in costs))
 
 

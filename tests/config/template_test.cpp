@@ -1,5 +1,5 @@
-// Command templates: both syntaxes, `replace`, and pass-through of shell
-// text that only looks like a template.
+// Command templates: both syntaxes, helpers, blocks and comments
+// (template_shell_text_test.cpp: what stays shell text).
 #include "runner/config/template.h"
 
 #include <gtest/gtest.h>
@@ -7,24 +7,14 @@
 #include <map>
 #include <tuple>
 
+#include "template_render.h"
+
 namespace runner {
 namespace {
 
-std::string render(std::string_view text, const std::map<std::string, std::string>& vars) {
-  return render_template(text, [&](std::string_view name) -> std::optional<std::string> {
-    auto found = vars.find(std::string(name));
-    if (found == vars.end()) return std::nullopt;
-    return found->second;
-  });
-}
-
-// Renders with no variables at all: any recognised expression throws.
-std::string render_plain(std::string_view text) { return render(text, {}); }
-
-const std::map<std::string, std::string> k_vars = {{"gpu", "3"},         {"model", "meta/llama-7B"},
-                                                   {"batch-size", "8"},  {"dotted.name", "d"},
-                                                   {"under_score", "u"}, {"x1", "one"},
-                                                   {"replace", "r"},     {"empty", ""}};
+using testing::k_vars;
+using testing::render;
+using testing::render_plain;
 
 TEST(Template, AngleSyntax) {
   EXPECT_EQ(render("python run.py --gpu <<gpu>>", k_vars), "python run.py --gpu 3");
@@ -139,78 +129,6 @@ TEST(Template, UndefinedReplaceVariableThrows) {
   } catch (const UndefinedVariable& error) {
     EXPECT_EQ(error.name, "nope");
   }
-}
-
-TEST(Template, HeredocsPassThrough) {
-  const std::string text = "cat <<EOF > out.txt\nhello\nEOF\ncat <<-END\n\tx\nEND\ncat << 'Q'\nQ\n";
-  EXPECT_EQ(render_plain(text), text);
-  EXPECT_TRUE(template_variables(text).empty());
-}
-
-// Shell text that holds `<<` and `>>` and is not a template expression.
-TEST(Template, ShellTextIsNotATemplate) {
-  for (std::string text : {
-           "cat <<EOF >> out.txt\nhello\nEOF",
-           "cat <<EOF >>out.txt\nhello\nEOF",
-           "cat << EOF >> out.txt\nhello\nEOF",
-           "cat <<'EOF' >> out.txt\nx\nEOF",
-           "cat <<-EOF >> out.txt\n\tx\nEOF",
-           "python - <<PY >> log 2>&1\nprint(1)\nPY",
-           "echo $(( 1 << 4 >> 2 ))",
-           "echo $((1<<4>>2))",
-           "echo $((x<<y>>z)) $(( (a<<b>>c) ))",
-           "echo $(( $(( 1<<2 )) <<gpu>> 1 ))",
-           "python -c 'print(1<<2>>1)'",
-       }) {
-    EXPECT_EQ(render_plain(text), text) << text;
-    EXPECT_TRUE(template_variables(text).empty()) << text;
-  }
-}
-
-TEST(Template, TemplatesStillWorkNextToShellText) {
-  EXPECT_EQ(
-      render("cat <<EOF >> out_<<gpu>>.txt\n{{ model }}\nEOF\necho $((1<<4>>2)) <<gpu>>", k_vars),
-      "cat <<EOF >> out_3.txt\nmeta/llama-7B\nEOF\necho $((1<<4>>2)) 3");
-  EXPECT_EQ(template_variables("cat <<EOF >> out_<<gpu>>.txt\n$(( {{ batch }} * 2 ))"),
-            (std::vector<std::string>{"gpu", "batch"}));
-}
-
-TEST(Template, UndefinedTightAngleNameIsStillAnError) {
-  EXPECT_THROW(render_plain("cat <<EOF>>out.txt"), UndefinedVariable);
-  EXPECT_EQ(template_variables("cat <<EOF>>out.txt"), (std::vector<std::string>{"EOF"}));
-}
-
-// A backslash before `<<` or `{{` keeps the expression as written; two
-// backslashes are one literal backslash before a rendered expression.
-TEST(Template, BackslashEscapesAnExpression) {
-  const std::pair<std::string, std::string> cases[] = {
-      {"\\<<gpu>>", "<<gpu>>"},
-      {"cat \\<<EOF>>out.txt", "cat <<EOF>>out.txt"},
-      {"\\<<replace model \"/\" \"-\">>", "<<replace model \"/\" \"-\">>"},
-      {"\\\\<<gpu>>", "\\3"},
-      {"a\\b <<gpu>>", "a\\b 3"},
-      {"\\<< gpu >>", "\\<< gpu >>"},
-  };
-  for (const auto& [text, expected] : cases) {
-    EXPECT_EQ(render(text, k_vars), expected) << text;
-  }
-  EXPECT_TRUE(template_variables("\\<<nope>>").empty());
-  EXPECT_EQ(template_variables("\\\\<<gpu>>"), (std::vector<std::string>{"gpu"}));
-}
-
-TEST(Template, BackslashEscapesABraceExpressionAsHandlebarsDoes) {
-  const std::pair<std::string, std::string> cases[] = {
-      {"\\{{ gpu }}", "{{ gpu }}"},
-      {"echo \\{{gpu}} {{gpu}}", "echo {{gpu}} 3"},
-      {"\\{{{ gpu }}}", "{{{ gpu }}}"},
-      {"\\{{ replace model \"/\" \"-\" }}", "{{ replace model \"/\" \"-\" }}"},
-      {"\\\\{{ gpu }}", "\\3"},
-      {"\\{ gpu }", "\\{ gpu }"},
-  };
-  for (const auto& [text, expected] : cases) {
-    EXPECT_EQ(render(text, k_vars), expected) << text;
-  }
-  EXPECT_TRUE(template_variables("\\{{ nope }}").empty());
 }
 
 TEST(Template, CommentsRenderToNothing) {
@@ -467,34 +385,6 @@ TEST(Template, UnbalancedBlocksAreErrors) {
     std::string message = template_error(text);
     EXPECT_NE(message.find(expected), std::string::npos) << text << ": " << message;
   }
-}
-
-TEST(Template, HereStringPassesThrough) {
-  EXPECT_EQ(render_plain("grep x <<< \"$line\""), "grep x <<< \"$line\"");
-}
-
-TEST(Template, ShiftsPassThrough) {
-  EXPECT_EQ(render_plain("echo $((1<<2)) $((8>>1)) $((1 << 4))"),
-            "echo $((1<<2)) $((8>>1)) $((1 << 4))");
-}
-
-TEST(Template, RedirectionsPassThrough) {
-  EXPECT_EQ(render_plain("a >> log 2>&1 < in <<EOF"), "a >> log 2>&1 < in <<EOF");
-}
-
-TEST(Template, JsonAndLoneBracesPassThrough) {
-  for (std::string text : {"{\"a\": 1}", "{\"a\": {\"b\": [1, 2]}}", "{{", "}}", "{{ }}", "{{}}",
-                           "<<>>", "<< >>", "{ {x} }", "{{x}", "{x}}", "x={{", "{{\"a\": 1}}"}) {
-    EXPECT_EQ(render_plain(text), text) << text;
-    EXPECT_TRUE(template_variables(text).empty()) << text;
-  }
-}
-
-TEST(Template, GoTemplatesOfOtherToolsPassThrough) {
-  const std::string text =
-      "docker ps --format '{{.Names}}' && docker inspect -f '{{ .State.Running }}' c && "
-      "docker inspect -f '{{json .Config}}' c";
-  EXPECT_EQ(render_plain(text), text);
 }
 
 TEST(Template, ExpressionsDoNotSpanLines) {

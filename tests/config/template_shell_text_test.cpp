@@ -1,0 +1,120 @@
+// What stays shell text in a command template: heredocs, shifts, JSON and
+// other tools' templates; and what a backslash escapes.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/config/template.h"
+#include "template_render.h"
+
+namespace runner {
+namespace {
+
+using testing::k_vars;
+using testing::render;
+using testing::render_plain;
+
+TEST(TemplateShellText, HeredocsPassThrough) {
+  const std::string text = "cat <<EOF > out.txt\nhello\nEOF\ncat <<-END\n\tx\nEND\ncat << 'Q'\nQ\n";
+  EXPECT_EQ(render_plain(text), text);
+  EXPECT_TRUE(template_variables(text).empty());
+}
+
+// Shell text that holds `<<` and `>>` and is not a template expression.
+TEST(TemplateShellText, ShellTextIsNotATemplate) {
+  for (std::string text : {
+           "cat <<EOF >> out.txt\nhello\nEOF",
+           "cat <<EOF >>out.txt\nhello\nEOF",
+           "cat << EOF >> out.txt\nhello\nEOF",
+           "cat <<'EOF' >> out.txt\nx\nEOF",
+           "cat <<-EOF >> out.txt\n\tx\nEOF",
+           "python - <<PY >> log 2>&1\nprint(1)\nPY",
+           "echo $(( 1 << 4 >> 2 ))",
+           "echo $((1<<4>>2))",
+           "echo $((x<<y>>z)) $(( (a<<b>>c) ))",
+           "echo $(( $(( 1<<2 )) <<gpu>> 1 ))",
+           "python -c 'print(1<<2>>1)'",
+       }) {
+    EXPECT_EQ(render_plain(text), text) << text;
+    EXPECT_TRUE(template_variables(text).empty()) << text;
+  }
+}
+
+TEST(TemplateShellText, TemplatesStillWorkNextToShellText) {
+  EXPECT_EQ(
+      render("cat <<EOF >> out_<<gpu>>.txt\n{{ model }}\nEOF\necho $((1<<4>>2)) <<gpu>>", k_vars),
+      "cat <<EOF >> out_3.txt\nmeta/llama-7B\nEOF\necho $((1<<4>>2)) 3");
+  EXPECT_EQ(template_variables("cat <<EOF >> out_<<gpu>>.txt\n$(( {{ batch }} * 2 ))"),
+            (std::vector<std::string>{"gpu", "batch"}));
+}
+
+TEST(TemplateShellText, UndefinedTightAngleNameIsStillAnError) {
+  EXPECT_THROW(render_plain("cat <<EOF>>out.txt"), UndefinedVariable);
+  EXPECT_EQ(template_variables("cat <<EOF>>out.txt"), (std::vector<std::string>{"EOF"}));
+}
+
+// A backslash before `<<` or `{{` keeps the expression as written; two
+// backslashes are one literal backslash before a rendered expression.
+TEST(TemplateShellText, BackslashEscapesAnExpression) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"\\<<gpu>>", "<<gpu>>"},
+      {"cat \\<<EOF>>out.txt", "cat <<EOF>>out.txt"},
+      {"\\<<replace model \"/\" \"-\">>", "<<replace model \"/\" \"-\">>"},
+      {"\\\\<<gpu>>", "\\3"},
+      {"a\\b <<gpu>>", "a\\b 3"},
+      {"\\<< gpu >>", "\\<< gpu >>"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(render(text, k_vars), expected) << text;
+  }
+  EXPECT_TRUE(template_variables("\\<<nope>>").empty());
+  EXPECT_EQ(template_variables("\\\\<<gpu>>"), (std::vector<std::string>{"gpu"}));
+}
+
+TEST(TemplateShellText, BackslashEscapesABraceExpressionAsHandlebarsDoes) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"\\{{ gpu }}", "{{ gpu }}"},
+      {"echo \\{{gpu}} {{gpu}}", "echo {{gpu}} 3"},
+      {"\\{{{ gpu }}}", "{{{ gpu }}}"},
+      {"\\{{ replace model \"/\" \"-\" }}", "{{ replace model \"/\" \"-\" }}"},
+      {"\\\\{{ gpu }}", "\\3"},
+      {"\\{ gpu }", "\\{ gpu }"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(render(text, k_vars), expected) << text;
+  }
+  EXPECT_TRUE(template_variables("\\{{ nope }}").empty());
+}
+
+TEST(TemplateShellText, HereStringPassesThrough) {
+  EXPECT_EQ(render_plain("grep x <<< \"$line\""), "grep x <<< \"$line\"");
+}
+
+TEST(TemplateShellText, ShiftsPassThrough) {
+  EXPECT_EQ(render_plain("echo $((1<<2)) $((8>>1)) $((1 << 4))"),
+            "echo $((1<<2)) $((8>>1)) $((1 << 4))");
+}
+
+TEST(TemplateShellText, RedirectionsPassThrough) {
+  EXPECT_EQ(render_plain("a >> log 2>&1 < in <<EOF"), "a >> log 2>&1 < in <<EOF");
+}
+
+TEST(TemplateShellText, JsonAndLoneBracesPassThrough) {
+  for (std::string text : {"{\"a\": 1}", "{\"a\": {\"b\": [1, 2]}}", "{{", "}}", "{{ }}", "{{}}",
+                           "<<>>", "<< >>", "{ {x} }", "{{x}", "{x}}", "x={{", "{{\"a\": 1}}"}) {
+    EXPECT_EQ(render_plain(text), text) << text;
+    EXPECT_TRUE(template_variables(text).empty()) << text;
+  }
+}
+
+TEST(TemplateShellText, GoTemplatesOfOtherToolsPassThrough) {
+  const std::string text =
+      "docker ps --format '{{.Names}}' && docker inspect -f '{{ .State.Running }}' c && "
+      "docker inspect -f '{{json .Config}}' c";
+  EXPECT_EQ(render_plain(text), text);
+}
+
+}  // namespace
+}  // namespace runner

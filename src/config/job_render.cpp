@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "runner/config/allocation.h"
 #include "runner/config/config_error.h"
 #include "runner/config/multi_node.h"
 #include "runner/config/template.h"
@@ -22,10 +23,11 @@ constexpr std::string_view k_cancel_key = "cancel";
 constexpr std::string_view k_nodes_key = "nodes";
 constexpr std::string_view k_hostname_variable = "hostname";
 constexpr std::string_view k_slots_variable = "slots";
+constexpr std::string_view k_allocation_variable = "allocation_policy";
 constexpr std::size_t k_max_listed_hosts = 5;
 
 bool is_builtin(std::string_view name) {
-  return name == k_hostname_variable || name == k_slots_variable;
+  return name == k_hostname_variable || name == k_slots_variable || name == k_allocation_variable;
 }
 
 void add_unshadowed(Params& variables, std::string name, std::string value) {
@@ -250,6 +252,7 @@ Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<i
   for (int id : slot_ids)
     indices += (indices.empty() ? "" : ",") + std::to_string(fleet.slots[id].index);
   add_unshadowed(variables, std::string(k_slots_variable), indices);
+  add_unshadowed(variables, std::string(k_allocation_variable), allocation_name(job.allocation));
 
   const std::vector<int> distinct = one_slot_per_element(fleet, slot_ids);
   for (const auto& [key, unused] : first.params) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runner/config/allocation.h"
 #include "runner/config/config_error.h"
 #include "runner/config/template.h"
 
@@ -169,9 +170,19 @@ TEST(JobVariables, OrderAndShadowing) {
   EXPECT_EQ(job_variables(job("x", {{"model", "m"}, {"gpu", "9"}}, 2), fleet, {0, 1}),
             (Params{{"hostname", "node01"},
                     {"slots", "0,1"},
+                    {"allocation_policy", "first_fit"},
                     {"container", "c0,c0"},
                     {"gpu", "0,1"},
                     {"model", "m"}}));
+}
+
+// Pegasus renders the policy it obeys: `--policy {{allocation_policy}}`.
+TEST(JobVariables, AllocationPolicyIsAVariableAsInPegasus) {
+  Fleet fleet = test_fleet();
+  JobSpec buddy = job("--policy {{allocation_policy}} --gpus <<slots>>", {}, 2);
+  buddy.allocation = Allocation::buddy;
+  EXPECT_EQ(rendered(render_job(buddy, fleet, {2, 3})), "--policy buddy --gpus 2,3");
+  EXPECT_EQ(rendered(render_job(job("<<allocation_policy>>"), fleet, {0})), "first_fit");
 }
 
 TEST(JobVariables, HostnameIsAlwaysTheSlotsHost) {
@@ -304,6 +315,13 @@ TEST(ValidateJobs, JobParameterDefinesIt) {
 TEST(ValidateJobs, BuiltinsAreAlwaysDefined) {
   EXPECT_NO_THROW(
       validate_jobs({plain_entry("<<hostname>> {{ slots }}")}, test_fleet(), "queue.yaml"));
+}
+
+TEST(ValidateJobs, AllocationPolicyIsDefined) {
+  EXPECT_NO_THROW(validate_jobs({entry({key("command", {"run --policy {{allocation_policy}}"}),
+                                        key("allocation_policy", {"buddy"}), key("slots", {"2"})}),
+                                 plain_entry("<<allocation_policy>>")},
+                                test_fleet(), "queue.yaml"));
 }
 
 TEST(ValidateJobs, ReservedKeysAreNotVariables) {

@@ -7,6 +7,7 @@
 
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/text.h"
 
 namespace runner {
 namespace {
@@ -55,6 +56,21 @@ TEST_F(TemplateRun, UnknownHelperIsRefusedBeforeAnythingRuns) {
   EXPECT_NE(r.err.find("\\{{ shout model }}"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
   EXPECT_EQ(dir.read("queue.yaml"), queue);
+}
+
+// Pegasus' job-slots example passes `--policy {{allocation_policy}}`.
+TEST_F(TemplateRun, AllocationPolicyRendersAsInPegasus) {
+  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 2\n");
+  dir.write("queue.yaml",
+            "- command: echo policy {{allocation_policy}} on {{slots}}\n"
+            "  slots: 2\n"
+            "  allocation_policy: buddy\n"
+            "- echo default <<allocation_policy>>\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string lines = testing::job_lines(r.out);
+  EXPECT_NE(lines.find("] policy buddy on 0,1\n"), std::string::npos) << r.out;
+  EXPECT_NE(lines.find("] default first_fit\n"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -19,11 +19,12 @@ enum class JobPlacement { queue, broadcast };
 
 // The variables of `job` on `slot_ids` (Fleet::slots indices, all of one
 // host, in allocation order), each name once: `builtins` first (a
-// multi-node job's `rank`, ...: multi_node.h), then `hostname` (Host::name) and
-// `slots` (the Slot::index values, comma-joined), then every host parameter
-// that all the given slots define, its values comma-joined in slot order
-// ("2,3") with one value for the slots one `slots: N` element gives, then
-// the job's parameters. An earlier name shadows a later one:
+// multi-node job's `rank`, ...: multi_node.h), then `hostname` (Host::name),
+// `slots` (the Slot::index values, comma-joined) and `allocation_policy`
+// (allocation_name of job.allocation, as Pegasus renders it), then every
+// host parameter that all the given slots define, its values comma-joined
+// in slot order ("2,3") with one value for the slots one `slots: N` element
+// gives, then the job's parameters. An earlier name shadows a later one:
 // as in Pegasus, a host parameter wins over a job parameter of the same
 // name, and `hostname` is always the slots' host.
 // Throws std::invalid_argument for no slots or slots of several hosts.
@@ -55,7 +56,7 @@ Result<std::string> render_for_job(std::string_view text, const JobSpec& job, co
 //  - has `nodes: N` in broadcast mode, or more nodes than the fleet has
 //    hosts with its slots;
 //  - uses a variable that neither the job, nor a builtin (`hostname`,
-//    `slots`; with `nodes:`, multi_node.h's; `NAME.GROUP` after an entry
+//    `slots`, `allocation_policy`; with `nodes:`, multi_node.h's; `NAME.GROUP` after an entry
 //    with `service: NAME`), nor every slot of every host that could run it defines
 //    (queue: hosts with at least job.slots slots; broadcast: all hosts).
 void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,

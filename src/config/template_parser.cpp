@@ -192,6 +192,11 @@ class Parser {
   }
 
   void open_block(TemplateTag tag) {
+    if (m_open.size() >= k_max_template_depth)
+      fail(fmt::format(
+          "`{}`: blocks are nested too deeply here (more than {} levels, an `else if` counting "
+          "as one); a command needs a few: remove the extra nesting",
+          tag.source, k_max_template_depth));
     const std::string& name = tag.expr.text;
     if (!is_block_helper(name))
       fail(

@@ -10,6 +10,10 @@
 
 namespace runner {
 
+// How deep blocks (an `{{else if}}` counting as one more) and subexpressions
+// may nest: deeper is a mistake, and would exhaust the stack.
+constexpr std::size_t k_max_template_depth = 100;
+
 // A value to compute: a variable path (`gpu`, `this`, `@index`, `../x`), a
 // literal, or a helper call (`replace model "/" "-"`, `(eq gpu "0")`).
 struct TemplateExpr {
@@ -34,7 +38,8 @@ struct TemplateTag {
 
 // Reads the tag whose opener (`{{`, `{{{`, `<<`, a raw block's `{{{{`) is at
 // `pos`; nullopt when the text there is not a tag, and so is shell text.
-// Inside shell arithmetic `<<` is a shift, never a tag.
+// Inside shell arithmetic `<<` is a shift, never a tag. Throws TemplateError
+// for subexpressions nested deeper than k_max_template_depth.
 std::optional<TemplateTag> read_tag(std::string_view text, std::size_t pos, bool in_arithmetic);
 
 // A piece of a parsed template.
@@ -48,7 +53,8 @@ struct TemplateNode {
 };
 
 // Parses a template. Throws TemplateError for an unknown helper, a wrong
-// number of arguments or unbalanced blocks.
+// number of arguments, unbalanced blocks, or nesting deeper than
+// k_max_template_depth.
 std::vector<TemplateNode> parse_template(std::string_view text);
 
 }  // namespace runner

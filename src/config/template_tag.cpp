@@ -1,8 +1,11 @@
 // Reads one template tag: the delimiters of both syntaxes, comments, raw
 // blocks, and the Handlebars expression inside. A `<<...>>` tag touches its
 // delimiters, so `<< EOF` and `<<EOF >> log` stay shell text. Pure.
+#include <fmt/format.h>
+
 #include <utility>
 
+#include "runner/config/template.h"
 #include "template_syntax.h"
 
 namespace runner {
@@ -38,7 +41,10 @@ constexpr Delimiters k_angle{"<<", ">>", true};
 class TagReader {
  public:
   TagReader(std::string_view text, std::size_t pos, Delimiters delimiters)
-      : m_text(text), m_pos(pos), m_delimiters(delimiters) {}
+      : m_text(text),
+        m_start(pos - delimiters.opener.size()),
+        m_pos(pos),
+        m_delimiters(delimiters) {}
 
   std::optional<TemplateTag> read(bool blocks_allowed) {
     TemplateTag tag;
@@ -122,7 +128,9 @@ class TagReader {
     if (peek('(')) {
       ++m_pos;
       skip_spaces();
+      if (++m_depth > k_max_template_depth) fail_too_deep();
       auto inner = read_expression();
+      --m_depth;
       if (!inner) return std::nullopt;
       skip_spaces();
       if (!peek(')')) return std::nullopt;
@@ -241,6 +249,14 @@ class TagReader {
     }
   }
 
+  [[noreturn]] void fail_too_deep() const {
+    constexpr std::size_t k_shown = 30;
+    throw TemplateError{fmt::format(
+        "`{}...`: subexpressions are nested too deeply here (more than {} levels); a condition "
+        "needs a few: remove the extra nesting",
+        m_text.substr(m_start, k_shown), k_max_template_depth)};
+  }
+
   bool peek(char c) const { return m_pos < m_text.size() && m_text[m_pos] == c; }
 
   // Skips the whitespace next to a delimiter; false if a tight tag has some.
@@ -253,8 +269,10 @@ class TagReader {
   }
 
   std::string_view m_text;
+  std::size_t m_start;  // where the tag's opener is
   std::size_t m_pos;
   Delimiters m_delimiters;
+  std::size_t m_depth = 0;  // subexpressions open at m_pos
 };
 
 // `{{{{raw}}}} ... {{{{/raw}}}}` (or with `<<<<`, `>>>>`): the body as written.

@@ -76,6 +76,15 @@ bool contains(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
+// 20,000 `{{#if x}}` blocks, one in the other.
+std::string deeply_nested() {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "{{#if x}}";
+  text += "y";
+  for (int i = 0; i < 20000; ++i) text += "{{/if}}";
+  return text;
+}
+
 // --- job_variables / render_job -------------------------------------------
 
 TEST(RenderJob, OneSlot) {
@@ -157,6 +166,15 @@ TEST(RenderJob, HostParameterMissingOnASlotIsUndefined) {
   EXPECT_EQ(rendered(render_job(job("<<gpu>>"), mixed, {0})), "0");
   EXPECT_EQ(render_job(job("<<gpu>>", {}, 2), mixed, {0, 1}).status().kind(), ErrorKind::undefined);
   EXPECT_EQ(render_job(job("<<nic>>", {}, 2), mixed, {0, 1}).status().kind(), ErrorKind::undefined);
+}
+
+// A daemon renders a job appended to its queue: too deep is an error it
+// reports, not a crash.
+TEST(RenderJob, TemplateNestedTooDeeplyIsAnError) {
+  Result<std::string> command = render_job(job(deeply_nested(), {{"x", "1"}}), test_fleet(), {0});
+  ASSERT_FALSE(command);
+  EXPECT_TRUE(contains(command.status().message(), "nested too deeply"))
+      << command.status().message();
 }
 
 TEST(RenderJob, NonTemplateTextPassesThrough) {
@@ -322,6 +340,16 @@ TEST(ValidateJobs, AllocationPolicyIsDefined) {
                                         key("allocation_policy", {"buddy"}), key("slots", {"2"})}),
                                  plain_entry("<<allocation_policy>>")},
                                 test_fleet(), "queue.yaml"));
+}
+
+// Blocks nested past the template limit are refused at the entry's line,
+// before anything runs, as YAML nested too deeply is.
+TEST(ValidateJobs, TemplateNestedTooDeeplyIsRefusedAtItsLine) {
+  ConfigError error = validation_error(
+      {plain_entry("ls"), entry({key("command", {deeply_nested()}), key("x", {"1"})}, 7)},
+      test_fleet());
+  EXPECT_EQ(error.line(), 7);
+  EXPECT_TRUE(contains(error.detail(), "nested too deeply")) << error.detail();
 }
 
 TEST(ValidateJobs, ReservedKeysAreNotVariables) {

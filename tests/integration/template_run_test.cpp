@@ -1,7 +1,9 @@
 // The real binary renders Handlebars templates on a local slot: blocks,
-// helpers and shell heredocs in one command, and an unknown helper refused
-// before anything runs.
+// helpers and shell heredocs in one command, and templates refused before
+// anything runs or, appended to a live queue, before the job starts.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 
@@ -12,6 +14,8 @@
 namespace runner {
 namespace {
 
+using namespace std::chrono_literals;
+using testing::Process;
 using testing::ProcessResult;
 using testing::TempDir;
 
@@ -71,6 +75,57 @@ TEST_F(TemplateRun, AllocationPolicyRendersAsInPegasus) {
   std::string lines = testing::job_lines(r.out);
   EXPECT_NE(lines.find("] policy buddy on 0,1\n"), std::string::npos) << r.out;
   EXPECT_NE(lines.find("] default first_fit\n"), std::string::npos) << r.out;
+}
+
+// `{{#if x}}` 20,000 deep: `echo {{#if x}}...y...{{/if}}...`.
+std::string deeply_nested_command() {
+  std::string command = "echo ";
+  for (int i = 0; i < 20000; ++i) command += "{{#if x}}";
+  command += "y";
+  for (int i = 0; i < 20000; ++i) command += "{{/if}}";
+  return command;
+}
+
+TEST_F(TemplateRun, DeepNestingIsRefusedAtItsLineBeforeAnythingRuns) {
+  const std::string queue = "- touch ran\n- command: '" + deeply_nested_command() + "'\n  x: 1\n";
+  dir.write("queue.yaml", queue);
+  ProcessResult r = runner({"queue", "--dry-run"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("queue.yaml:2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nested too deeply"), std::string::npos) << r.err;
+  EXPECT_EQ(runner({"queue"}).status, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
+  EXPECT_TRUE(dir.read("queue.yaml") == queue) << "queue.yaml changed";
+}
+
+// Appended to a live queue, the job is reported at its line and waits, with
+// the file as it is, while the running job goes on; a fix lets it run.
+TEST_F(TemplateRun, DeepNestingAppendedToALiveQueueWaitsForAFix) {
+  dir.write("queue.yaml", "- sleep 1; echo long job done\n");
+  Process run(testing::runner_spec({"queue", "--daemon"}, dir.path()));
+  ASSERT_TRUE(run.wait_for_output("run 'sleep 1", 10s)) << run.peek_err();
+  const std::string appended =
+      "- command: '" + deeply_nested_command() + "'\n  x: 1\n- echo behind\n";
+  std::string before = dir.read("queue.yaml");
+  int line = 1;
+  for (char c : before) line += c == '\n' ? 1 : 0;
+  dir.write("appended.yaml", appended);
+  ProcessResult append =
+      testing::run_process({{"/bin/sh", "-c", "cat appended.yaml >> queue.yaml"}, dir.path()});
+  ASSERT_EQ(append.status, 0) << append.err;
+
+  EXPECT_TRUE(run.wait_for_output(fmt::format("queue line {}", line), 10s)) << run.peek_err();
+  EXPECT_NE(run.peek_err().find("nested too deeply"), std::string::npos) << run.peek_err();
+  EXPECT_TRUE(run.wait_for_output("] long job done", 10s)) << run.peek_err();
+  EXPECT_TRUE(dir.read("queue.yaml") == before + appended) << "queue.yaml changed";
+  EXPECT_EQ(testing::job_lines(run.peek_out()).find("] behind"), std::string::npos);
+
+  dir.write("queue.yaml", "- echo fixed\n- echo behind\n");
+  EXPECT_TRUE(run.wait_for_output("] behind", 10s)) << run.peek_err();
+  run.signal(SIGINT);
+  ProcessResult r = run.wait();
+  EXPECT_EQ(r.status, 130) << r.err;
+  EXPECT_NE(testing::job_lines(r.out).find("] fixed\n"), std::string::npos) << r.out;
 }
 
 }  // namespace

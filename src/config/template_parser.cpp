@@ -3,6 +3,8 @@
 // every helper and its arguments before anything renders. Pure.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "runner/config/template.h"
 #include "template_helpers.h"
 #include "template_syntax.h"
@@ -55,22 +57,9 @@ class Parser {
       if (pos >= arithmetic_until && m_text.substr(pos, 3) == "$((")
         arithmetic_until = arithmetic_end(m_text, pos);
       bool in_arithmetic = pos < arithmetic_until;
-      if (c == '\\' && pos + 1 < m_text.size()) {
-        bool doubled = m_text[pos + 1] == '\\';
-        std::size_t at = pos + (doubled ? 2 : 1);
-        if (at < m_text.size()) {
-          if (auto tag = read_tag(m_text, at, in_arithmetic)) {
-            if (doubled) {
-              add_text("\\");  // `\\{{x}}` is a backslash and the value
-              pos = at;
-            } else {
-              add_text(tag->source);  // `\{{x}}` is `{{x}}` as written
-              pos = tag->end;
-            }
-            m_text_from = pos;
-            continue;
-          }
-        }
+      if (c == '\\') {
+        pos = m_text_from = escape_end(pos, in_arithmetic);
+        continue;
       }
       std::optional<TemplateTag> tag;
       if (c == '{' || c == '<') tag = read_tag(m_text, pos, in_arithmetic);
@@ -120,6 +109,33 @@ class Parser {
       indent.resize(indent.size() - (start - line_start));
     }
     return after;
+  }
+
+  // Adds the backslashes that start at `pos`, and what they escape, and
+  // returns the offset past them. As in Handlebars, backslashes before `{{`
+  // lose one: `\{{` (and `\{{{{`) is text, whatever follows; `\\{{x}}` is a
+  // backslash and the value. In runner's syntax only a tag is escaped:
+  // `\<<x>>` is `<<x>>` as written, `\\<<x>>` a backslash and the value.
+  std::size_t escape_end(std::size_t pos, bool in_arithmetic) {
+    std::size_t run = std::min(m_text.find_first_not_of('\\', pos), m_text.size());
+    std::size_t count = run - pos;
+    bool braces = m_text.substr(run, 2) == "{{";
+    std::optional<TemplateTag> tag;
+    if (!braces && run < m_text.size() && m_text[run] == '<')
+      tag = read_tag(m_text, run, in_arithmetic);
+    if (!braces && !tag) {
+      add_text(m_text.substr(pos, count));
+      return run;
+    }
+    add_text(m_text.substr(pos, count - 1));
+    if (count > 1) return run;  // what follows is read as any text
+    if (tag) {
+      add_text(tag->source);
+      return tag->end;
+    }
+    std::size_t opener = m_text.substr(run, 4) == "{{{{" ? 4 : 2;
+    add_text(m_text.substr(run, opener));
+    return run + opener;
   }
 
   // `{{~`: drops the whitespace the text so far ends with.

@@ -116,5 +116,25 @@ TEST(TemplateShellText, GoTemplatesOfOtherToolsPassThrough) {
   EXPECT_EQ(render_plain(text), text);
 }
 
+// As in Handlebars, a backslash before `{{` is dropped even when no tag
+// follows: `\{{.Names}}` reaches docker as `{{.Names}}`.
+TEST(TemplateShellText, BackslashBeforeBracesIsDroppedWhateverFollows) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"docker ps --format '\\{{.Names}}'", "docker ps --format '{{.Names}}'"},
+      {"docker inspect -f '\\{{json .Config}}' c", "docker inspect -f '{{json .Config}}' c"},
+      {"\\{{", "{{"},
+      {"x \\{{ gpu", "x {{ gpu"},
+      {"\\{{a {{gpu}} b}}", "{{a 3 b}}"},
+      {"\\{{{{raw}}}}", "{{{{raw}}}}"},
+      {"\\\\{{.Names}}", "\\{{.Names}}"},
+      {"\\\\\\{{gpu}}", "\\\\3"},
+      {"a\\\\ b\\", "a\\\\ b\\"},
+  };
+  for (const auto& [text, expected] : cases) {
+    EXPECT_EQ(render(text, k_vars), expected) << text;
+  }
+  EXPECT_TRUE(template_variables("\\{{.Names}} \\{{ nope }}").empty());
+}
+
 }  // namespace
 }  // namespace runner

@@ -1,6 +1,6 @@
 // The real binary renders Handlebars templates on a local slot: blocks,
-// helpers and shell heredocs in one command, and templates refused before
-// anything runs or, appended to a live queue, before the job starts.
+// helpers and shell heredocs in one command, escapes, and templates refused
+// before anything runs or, appended to a live queue, before the job starts.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -60,6 +60,19 @@ TEST_F(TemplateRun, UnknownHelperIsRefusedBeforeAnythingRuns) {
   EXPECT_NE(r.err.find("\\{{ shout model }}"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
   EXPECT_EQ(dir.read("queue.yaml"), queue);
+}
+
+// As in Handlebars, `\{{` is `{{` even when no tag follows.
+TEST_F(TemplateRun, BackslashBeforeBracesReachesTheShellAsBraces) {
+  dir.write("queue.yaml",
+            "- command: |\n"
+            "    echo format '\\{{.Names}}' gpu \\{{gpu}} is {{gpu}}\n"
+            "  gpu: 3\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(testing::job_lines(r.out).find("] format {{.Names}} gpu {{gpu}} is 3\n"),
+            std::string::npos)
+      << r.out;
 }
 
 // Pegasus' job-slots example passes `--policy {{allocation_policy}}`.

@@ -3,8 +3,8 @@
 // and in runner's `<<...>>` syntax: variables, helpers, blocks, comments.
 // Whitespace inside `{{ }}` is ignored; an angle expression touches its
 // delimiters. No HTML escaping. Text that is not a well-formed tag
-// (heredocs, shell arithmetic, JSON) is left as it is; `\<<x>>` and
-// `\{{x}}` keep a tag as written.
+// (heredocs, shell arithmetic, JSON) is left as it is. `\{{` is `{{`,
+// whatever follows; `\<<x>>` keeps a tag as written.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,5 @@
 // Renders a parsed template (template_parser.cpp) with a job's variables,
-// and lists the variables a template uses. Variables are text; `#each`
+// and lists the variables a template must have. Variables are text; `#each`
 // walks the comma-separated items of a value. Pure and stateless.
 #include "runner/config/template.h"
 
@@ -61,6 +61,10 @@ class Renderer {
         m_out += node.text;
         return;
       case TemplateNode::Kind::output:
+        if (node.shell_unless_defined) {
+          m_out += m_lookup(node.expr.text).value_or(node.text);
+          return;
+        }
         m_out += evaluate(node.expr).to_string();
         return;
       case TemplateNode::Kind::block:
@@ -152,7 +156,7 @@ void collect(const TemplateExpr& expr, std::vector<std::string>& names) {
 
 void collect(const std::vector<TemplateNode>& nodes, std::vector<std::string>& names) {
   for (const TemplateNode& node : nodes) {
-    if (node.kind == TemplateNode::Kind::text) continue;
+    if (node.kind == TemplateNode::Kind::text || node.shell_unless_defined) continue;
     collect(node.expr, names);
     collect(node.body, names);
     collect(node.inverse, names);

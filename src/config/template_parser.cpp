@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "runner/config/template.h"
 #include "template_helpers.h"
@@ -74,7 +75,10 @@ class Parser {
       if (tag->trim_before) trim_text_end();
       if (tag->trim_after) pos = skip_whitespace(pos);
       m_text_from = pos;
-      add_tag(std::move(*tag));
+      bool shell_unless_defined =
+          m_text[start] == '<' && is_plain_variable(*tag) &&
+          (in_arithmetic ? follows_operand(start) : heredoc_ends_after(tag->expr.text, start));
+      add_tag(std::move(*tag), shell_unless_defined);
     }
     if (!m_open.empty()) {
       const OpenBlock& block = m_open[chain_start()];
@@ -138,6 +142,31 @@ class Parser {
     return run + opener;
   }
 
+  // Whether the text before `pos` ends with an operand of shell arithmetic
+  // (`1`, `x`, `a[1]`, `(...)`), so that a `<<` at `pos` may be a shift.
+  bool follows_operand(std::size_t pos) const {
+    while (pos > 0 && is_whitespace(m_text[pos - 1])) --pos;
+    if (pos == 0) return false;
+    char c = m_text[pos - 1];
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == ')' || c == ']' || c == '}';
+  }
+
+  // Whether a line after the tag at `pos` is `name` alone: the end of a
+  // heredoc that `<<name>>` opens (`cat <<EOF>>log`).
+  bool heredoc_ends_after(std::string_view name, std::size_t pos) {
+    if (!m_last_line_start) {
+      m_last_line_start.emplace();
+      for (std::size_t at = m_text.find('\n'); at != std::string_view::npos;) {
+        std::size_t start = at + 1;
+        at = m_text.find('\n', start);
+        (*m_last_line_start)[m_text.substr(start, at - start)] = start;
+      }
+    }
+    auto found = m_last_line_start->find(name);
+    return found != m_last_line_start->end() && found->second > pos;
+  }
+
   // `{{~`: drops the whitespace the text so far ends with.
   void trim_text_end() {
     std::vector<TemplateNode>& nodes = current();
@@ -174,7 +203,7 @@ class Parser {
     nodes.back().text += text;
   }
 
-  void add_tag(TemplateTag tag) {
+  void add_tag(TemplateTag tag, bool shell_unless_defined) {
     switch (tag.kind) {
       case TemplateTag::Kind::comment:
         return;
@@ -186,6 +215,8 @@ class Parser {
         TemplateNode node;
         node.kind = TemplateNode::Kind::output;
         node.expr = std::move(tag.expr);
+        node.shell_unless_defined = shell_unless_defined;
+        if (shell_unless_defined) node.text = std::string(tag.source);
         current().push_back(std::move(node));
         return;
       }
@@ -284,6 +315,8 @@ class Parser {
   std::size_t m_text_from = 0;  // where the text since the last tag begins
   std::vector<TemplateNode> m_root;
   std::vector<OpenBlock> m_open;
+  // Where the last line holding each text starts; read when first needed.
+  std::optional<std::unordered_map<std::string_view, std::size_t>> m_last_line_start;
 };
 
 }  // namespace

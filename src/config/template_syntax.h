@@ -38,16 +38,23 @@ struct TemplateTag {
 
 // Reads the tag whose opener (`{{`, `{{{`, `<<`, a raw block's `{{{{`) is at
 // `pos`; nullopt when the text there is not a tag, and so is shell text.
-// Inside shell arithmetic `<<` is a shift, never a tag. Throws TemplateError
-// for subexpressions nested deeper than k_max_template_depth.
+// Inside shell arithmetic a `<<` tag is a plain `<<name>>` or none. Throws
+// TemplateError for subexpressions nested deeper than k_max_template_depth.
 std::optional<TemplateTag> read_tag(std::string_view text, std::size_t pos, bool in_arithmetic);
+
+// Whether `tag` is `<<name>>`, `{{ name }}`: one variable, no helper, no
+// `this`, `@index` or `../`, no `~`.
+bool is_plain_variable(const TemplateTag& tag);
 
 // A piece of a parsed template.
 struct TemplateNode {
   enum class Kind { text, output, block };
   Kind kind = Kind::text;
-  std::string text;                   // text: rendered as it is
-  TemplateExpr expr;                  // output: its value; block: the helper call
+  std::string text;   // text: rendered as it is
+  TemplateExpr expr;  // output: its value; block: the helper call
+  // output: a `<<name>>` that is shell text (a shift, a heredoc) unless
+  // `name` is a variable; `text` holds it as written.
+  bool shell_unless_defined = false;
   std::vector<TemplateNode> body;     // block: rendered when it holds
   std::vector<TemplateNode> inverse;  // block: after `{{else}}`
 };

@@ -301,15 +301,23 @@ std::optional<TemplateTag> read_tag_of(std::string_view text, std::size_t pos,
 
 }  // namespace
 
+bool is_plain_variable(const TemplateTag& tag) {
+  const std::string& name = tag.expr.text;
+  return tag.kind == TemplateTag::Kind::output && tag.expr.kind == TemplateExpr::Kind::path &&
+         !tag.trim_before && !tag.trim_after && !name.empty() && is_name_start(name.front()) &&
+         name != "this";
+}
+
 std::optional<TemplateTag> read_tag(std::string_view text, std::size_t pos, bool in_arithmetic) {
   std::optional<TemplateTag> tag;
   if (text[pos] == '{') {
     tag = read_raw_block(text, pos, k_brace);
     if (!tag) tag = read_tag_of(text, pos, k_triple, false);
     if (!tag) tag = read_tag_of(text, pos, k_brace, true);
-  } else if (text[pos] == '<' && !in_arithmetic) {
-    tag = read_raw_block(text, pos, k_angle);
+  } else if (text[pos] == '<') {
+    if (!in_arithmetic) tag = read_raw_block(text, pos, k_angle);
     if (!tag) tag = read_tag_of(text, pos, k_angle, true);
+    if (tag && in_arithmetic && !is_plain_variable(*tag)) tag.reset();
   }
   if (tag) tag->source = text.substr(pos, tag->end - pos);
   return tag;

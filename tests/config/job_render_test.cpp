@@ -270,7 +270,7 @@ TEST(ValidateJobs, VariableNoHostDefines) {
 
 TEST(ValidateJobs, UndefinedAngleNameOffersTheEscape) {
   Fleet fleet = test_fleet();
-  ConfigError error = validation_error({plain_entry("cat <<EOF>>out.txt\nx\nEOF", 4)}, fleet);
+  ConfigError error = validation_error({plain_entry("cat <<EOF>>out.txt", 4)}, fleet);
   EXPECT_EQ(error.line(), 4);
   EXPECT_TRUE(contains(error.detail(), "`EOF`")) << error.what();
   EXPECT_TRUE(contains(error.detail(), "\\<<EOF>>")) << error.what();
@@ -279,7 +279,9 @@ TEST(ValidateJobs, UndefinedAngleNameOffersTheEscape) {
 TEST(ValidateJobs, HeredocAndArithmeticNeedNoVariables) {
   Fleet fleet = test_fleet();
   EXPECT_NO_THROW(validate_jobs(
-      {plain_entry("cat <<EOF >> out.txt\nx\nEOF\necho $(( 1 << 4 >> 2 ))")}, fleet, "queue.yaml"));
+      {plain_entry("cat <<EOF >> out.txt\nx\nEOF\necho $(( 1 << 4 >> 2 ))"),
+       plain_entry("cat <<EOF>>out.txt\nx\nEOF\necho $((1<<n>>2))")},
+      fleet, "queue.yaml"));
 }
 
 TEST(ValidateJobs, UnknownHelperIsReportedWithItsLine) {

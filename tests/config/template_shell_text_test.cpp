@@ -1,7 +1,9 @@
 // What stays shell text in a command template: heredocs, shifts, JSON and
-// other tools' templates; and what a backslash escapes.
+// other tools' templates; what a backslash escapes; and where a `<<name>>`
+// is a variable and where it is shell text.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,6 +136,41 @@ TEST(TemplateShellText, BackslashBeforeBracesIsDroppedWhateverFollows) {
     EXPECT_EQ(render(text, k_vars), expected) << text;
   }
   EXPECT_TRUE(template_variables("\\{{.Names}} \\{{ nope }}").empty());
+}
+
+// Inside `$(( ))` a `<<name>>` where an operand belongs is a variable, as
+// anywhere else.
+TEST(TemplateShellText, AngleVariableRendersInsideArithmetic) {
+  const std::map<std::string, std::string> vars = {{"bs", "3"}, {"n", "2"}};
+  EXPECT_EQ(render("echo $((<<bs>> * 10))", vars), "echo $((3 * 10))");
+  EXPECT_EQ(render("echo $(( (<<bs>>+1) * <<n>> )) $((10/<<n>>))", vars),
+            "echo $(( (3+1) * 2 )) $((10/2))");
+  EXPECT_EQ(template_variables("echo $((<<bs>> * 10))"), (std::vector<std::string>{"bs"}));
+  EXPECT_THROW(render_plain("echo $((<<bs>> * 10))"), UndefinedVariable);
+}
+
+// After an operand, `<<name>>` may be a shift by a shell variable: it is
+// the runner variable when one is defined, else shell text.
+TEST(TemplateShellText, AngleNameAfterAnOperandIsAShiftUnlessDefined) {
+  for (std::string text : {"echo $((1<<n>>2))", "echo $((x <<y>> z))", "echo $(( a[1]<<b>>c ))"}) {
+    EXPECT_EQ(render_plain(text), text) << text;
+    EXPECT_TRUE(template_variables(text).empty()) << text;
+  }
+  EXPECT_EQ(render("echo $((1<<bs>>2))", {{"bs", "3"}}), "echo $((132))");
+  EXPECT_EQ(render("echo $((1<<4>>2))", {{"4", "x"}}), "echo $((1<<4>>2))");
+}
+
+// `cat <<EOF>>log` opens a heredoc when a later line is `EOF`: shell text,
+// unless EOF is a variable. `<<-EOF` and `<<'EOF'` are never tags.
+TEST(TemplateShellText, HeredocOfAnAngleNameIsShellTextUnlessDefined) {
+  const std::string heredoc = "cat <<EOF>>log\nmodel <<gpu>>\nEOF\n";
+  EXPECT_EQ(render(heredoc, k_vars), "cat <<EOF>>log\nmodel 3\nEOF\n");
+  EXPECT_EQ(template_variables(heredoc), (std::vector<std::string>{"gpu"}));
+  EXPECT_EQ(render(heredoc, {{"gpu", "3"}, {"EOF", "out"}}), "cat outlog\nmodel 3\nEOF\n");
+  for (std::string text : {"cat <<-EOF>>log\n\tx\n\tEOF", "cat <<'EOF'>>log\nx\nEOF"}) {
+    EXPECT_EQ(render_plain(text), text) << text;
+  }
+  EXPECT_THROW(render_plain("cat <<EOF>>log\nEOF is not alone\n"), UndefinedVariable);
 }
 
 }  // namespace

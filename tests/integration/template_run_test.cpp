@@ -1,6 +1,7 @@
 // The real binary renders Handlebars templates on a local slot: blocks,
-// helpers and shell heredocs in one command, escapes, and templates refused
-// before anything runs or, appended to a live queue, before the job starts.
+// helpers and shell heredocs in one command, escapes, variables inside shell
+// arithmetic, and templates refused before anything runs or, appended to a
+// live queue, before the job starts.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -88,6 +89,20 @@ TEST_F(TemplateRun, AllocationPolicyRendersAsInPegasus) {
   std::string lines = testing::job_lines(r.out);
   EXPECT_NE(lines.find("] policy buddy on 0,1\n"), std::string::npos) << r.out;
   EXPECT_NE(lines.find("] default first_fit\n"), std::string::npos) << r.out;
+}
+
+TEST_F(TemplateRun, AngleVariableRendersInsideShellArithmetic) {
+  dir.write("queue.yaml",
+            "- command: |\n"
+            "    echo batch $((<<bs>> * 10)) shift $((1<<4>>2))\n"
+            "    cat <<EOF>>out.txt\n"
+            "    bs <<bs>>\n"
+            "    EOF\n"
+            "  bs: 3\n");
+  ProcessResult r = runner({"queue"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(testing::job_lines(r.out).find("] batch 30 shift 4\n"), std::string::npos) << r.out;
+  EXPECT_EQ(dir.read("out.txt"), "bs 3\n");
 }
 
 // `{{#if x}}` 20,000 deep: `echo {{#if x}}...y...{{/if}}...`.

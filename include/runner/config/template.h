@@ -3,8 +3,10 @@
 // and in runner's `<<...>>` syntax: variables, helpers, blocks, comments.
 // Whitespace inside `{{ }}` is ignored; an angle expression touches its
 // delimiters. No HTML escaping. Text that is not a well-formed tag
-// (heredocs, shell arithmetic, JSON) is left as it is. `\{{` is `{{`,
-// whatever follows; `\<<x>>` keeps a tag as written.
+// (heredocs, shell arithmetic, JSON) is left as it is; so is a `<<name>>`
+// after an operand inside `$(( ))` or before a line `name` (a shift, a
+// heredoc) when `name` is not a variable. `\{{` is `{{`, whatever follows;
+// `\<<x>>` keeps a tag as written.
 #pragma once
 
 #include <functional>
@@ -34,9 +36,9 @@ struct TemplateError : std::runtime_error {
   std::string message;
 };
 
-// Every variable name the template references, in order of first use,
-// without duplicates, in helper arguments and blocks too. Throws
-// TemplateError.
+// Every variable name the template needs, in order of first use, without
+// duplicates, in helper arguments and blocks too (not the names of
+// `<<name>>` that may be shell text). Throws TemplateError.
 std::vector<std::string> template_variables(std::string_view text);
 
 // Substitutes every expression. Throws UndefinedVariable and TemplateError.

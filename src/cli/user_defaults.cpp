@@ -1,3 +1,4 @@
+// The user's config file of defaults, read into UserDefaults (see user_defaults.h).
 #include "user_defaults.h"
 
 #include <fmt/format.h>
@@ -41,10 +42,14 @@ UserDefaults load_user_defaults(const std::string& path) {
     throw ConfigError(path, root.Mark().line + 1, root.Mark().column + 1,
                       "expected keys such as `hosts_file: ~/lab/hosts.yaml`");
   for (const auto& entry : root) {
-    std::string key = entry.first.as<std::string>();
     const YAML::Node& value = entry.second;
     int line = entry.first.Mark().line + 1;
     int column = entry.first.Mark().column + 1;
+    if (!entry.first.IsScalar())
+      throw ConfigError(path, line, column,
+                        "this key is not a name (it is a list, a mapping or empty); the keys "
+                        "are hosts_file, queue_file, ssh_config and known_hosts");
+    const std::string& key = entry.first.Scalar();
     std::optional<std::string>* field = key == "hosts_file"    ? &defaults.hosts_file
                                         : key == "queue_file"  ? &defaults.queue_file
                                         : key == "ssh_config"  ? &defaults.ssh_config

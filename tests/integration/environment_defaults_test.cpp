@@ -87,6 +87,18 @@ TEST_F(EnvironmentDefaults, AConfigFileWithAnUnknownKeyIsAnErrorNamingTheFileAnd
   EXPECT_EQ(dir.read("lab-queue.yaml"), "- echo hi\n") << "nothing ran";
 }
 
+TEST_F(EnvironmentDefaults, AConfigFileKeyThatIsAListIsAnErrorNamingTheFileAndLine) {
+  for (const std::string& text :
+       {std::string("[hosts_file]: x\n"), std::string("? {a: b}\n: x\n")}) {
+    configure(text);
+    ProcessResult r = runner({"queue"}, {});
+    EXPECT_EQ(r.status, 2) << text << r.err;
+    EXPECT_NE(r.err.find("config/runner/config.yaml:1:"), std::string::npos) << text << r.err;
+    EXPECT_NE(r.err.find("hosts_file"), std::string::npos) << "names the keys: " << r.err;
+    EXPECT_EQ(dir.read("lab-queue.yaml"), "- echo hi\n") << "nothing ran";
+  }
+}
+
 TEST_F(EnvironmentDefaults, TheHelpNamesTheConfigFile) {
   ProcessResult r = runner({"--help"}, {});
   EXPECT_EQ(r.status, 0) << r.err;

@@ -13,6 +13,17 @@ namespace {
 
 // Merges that merge mappings that merge...: deeper than this is a mistake.
 constexpr int k_max_merge_depth = 64;
+// Keys that one mapping's merges may visit: `<<: [*a, *a]` at each of a few
+// dozen levels would otherwise visit billions, from a few lines.
+constexpr std::size_t k_max_merged_keys = 100000;
+
+// One mapping's merges as they are resolved: where to report, and the keys
+// visited so far.
+struct MergeWalk {
+  const std::string& path;
+  const YAML::Node& mapping;
+  std::size_t keys_visited = 0;
+};
 
 bool is_merge_key(const YAML::Node& key) {
   return key.IsScalar() && key.Scalar() == "<<" &&
@@ -26,14 +37,14 @@ bool is_merge_key(const YAML::Node& key) {
                     mark.column >= 0 ? mark.column + 1 : 0, message);
 }
 
-std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, const std::string& path,
-                                         int depth);
+std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, MergeWalk& walk, int depth);
 
 // The pairs that the `<<` key `key` with value `value` brings in, in
 // Python's order: the mappings of a list last to first, so that with
 // later-wins the earlier mapping wins.
 std::vector<MappingPair> pairs_to_merge(const YAML::Node& key, const YAML::Node& value,
-                                        const std::string& path, int depth) {
+                                        MergeWalk& walk, int depth) {
+  const std::string& path = walk.path;
   const std::string fix =
       "a merge key takes an alias of a mapping, like `<<: *defaults`, or a list of them, like "
       "`<<: [*defaults, *gpu]`";
@@ -41,12 +52,12 @@ std::vector<MappingPair> pairs_to_merge(const YAML::Node& key, const YAML::Node&
     fail_at(path, key,
             fmt::format("merge keys (`<<`) nest more than {} deep here; merge fewer levels",
                         k_max_merge_depth));
-  if (value.IsMap()) return merged_pairs_at(value, path, depth + 1);
+  if (value.IsMap()) return merged_pairs_at(value, walk, depth + 1);
   if (!value.IsSequence()) fail_at(path, key, "`<<` does not name a mapping; " + fix);
   std::vector<MappingPair> pairs;
   for (std::size_t i = value.size(); i-- > 0;) {
     if (!value[i].IsMap()) fail_at(path, key, "`<<` lists something that is not a mapping; " + fix);
-    std::vector<MappingPair> more = merged_pairs_at(value[i], path, depth + 1);
+    std::vector<MappingPair> more = merged_pairs_at(value[i], walk, depth + 1);
     pairs.insert(pairs.end(), more.begin(), more.end());
   }
   return pairs;
@@ -62,13 +73,18 @@ std::ptrdiff_t find_merged(const std::vector<MappingPair>& pairs, std::size_t me
   return -1;
 }
 
-std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, const std::string& path,
-                                         int depth) {
+std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, MergeWalk& walk, int depth) {
+  walk.keys_visited += mapping.size();
+  if (walk.keys_visited > k_max_merged_keys)
+    fail_at(walk.path, walk.mapping,
+            fmt::format("merge keys (`<<`) bring more than {} keys into this mapping (a mapping "
+                        "merged again and again); merge each mapping once",
+                        k_max_merged_keys));
   std::vector<MappingPair> merged;
   std::vector<MappingPair> own;
   for (auto it = mapping.begin(); it != mapping.end(); ++it) {
     if (is_merge_key(it->first)) {
-      std::vector<MappingPair> more = pairs_to_merge(it->first, it->second, path, depth);
+      std::vector<MappingPair> more = pairs_to_merge(it->first, it->second, walk, depth);
       merged.insert(merged.end(), more.begin(), more.end());
     } else {
       own.push_back(MappingPair{it->first, it->second});
@@ -101,7 +117,8 @@ std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, const std::s
 }  // namespace
 
 std::vector<MappingPair> merged_pairs(const YAML::Node& mapping, const std::string& path) {
-  return merged_pairs_at(mapping, path, 0);
+  MergeWalk walk{path, mapping};
+  return merged_pairs_at(mapping, walk, 0);
 }
 
 }  // namespace runner

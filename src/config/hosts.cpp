@@ -215,8 +215,25 @@ class EntryParser {
     if (!has_hostname)
       fail(entry_where, "host entry has no `hostname` key; add `hostname: <host>`");
 
+    count_slots(entry_where, hostnames.size() * static_cast<std::size_t>(slot_count), keys);
     for (const Value& hostname : hostnames) expand(hostname, entry_where.line, keys, slot_count);
     m_gpu_free.reset();
+  }
+
+  // Adds an entry's slots, `per_element` times the product of its lists'
+  // lengths, to the fleet's count before they are made: a few lines (with
+  // aliases, one list named many times) can write a product of billions.
+  void count_slots(Position entry_where, std::size_t per_element,
+                   const std::vector<EntryKeyValues>& keys) {
+    std::size_t count = per_element;
+    for (const EntryKeyValues& key : keys)
+      count = std::min(count * key.values.size(), std::size_t{k_max_slot_count} + 1);
+    m_slot_count += count;
+    if (m_slot_count > k_max_slot_count)
+      fail(entry_where,
+           fmt::format("this entry brings the fleet to more than {} slots (its hostnames and "
+                       "`slots:` times every combination of its lists); list fewer values",
+                       k_max_slot_count));
   }
 
   // Every element of the product of `keys` (last key fastest) for one
@@ -304,6 +321,7 @@ class EntryParser {
   const std::string& m_path;
   FleetBuilder& m_builder;
   int m_elements = 0;  // product elements expanded so far
+  std::size_t m_slot_count = 0;           // slots of the mapping entries so far
   std::optional<GpuFreeRule> m_gpu_free;  // the entry's, while it is expanded
 };
 

@@ -1,6 +1,7 @@
 // The real binary given a queue or hosts file of a few lines that would
-// name billions of keys (a mapping merged twice at each of dozens of
-// levels): a prompt error naming the file and line, never a hang.
+// name billions of keys or slots (a mapping merged twice at each of dozens
+// of levels, one list named by alias in many keys): a prompt error naming
+// the file and line, never a hang or an exhausted memory.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -22,6 +23,15 @@ std::string doubling_merges(const std::string& first) {
   for (int i = 1; i <= 40; ++i)
     text += "- &m" + std::to_string(i) + " {<<: [*m" + std::to_string(i - 1) + ", *m" +
             std::to_string(i - 1) + "], k" + std::to_string(i) + ": v}\n";
+  return text;
+}
+
+// An entry whose product of lists has 100^11 elements.
+std::string aliased_product(const std::string& first) {
+  std::string text = "- " + first + "\n  a: &values [";
+  for (int i = 0; i < 100; ++i) text += (i ? ", " : "") + std::to_string(i);
+  text += "]\n";
+  for (int i = 0; i < 10; ++i) text += "  k" + std::to_string(i) + ": *values\n";
   return text;
 }
 
@@ -52,6 +62,16 @@ TEST_F(YamlBombs, MergesOfMergesInTheHostsAreRefused) {
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("hosts.yaml:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("merge each mapping once"), std::string::npos) << r.err;
+  EXPECT_EQ(dir.read("queue.yaml"), "- echo hi\n");
+}
+
+TEST_F(YamlBombs, AHostEntryOfBillionsOfSlotsIsRefused) {
+  ProcessResult r = run(aliased_product("hostname: localhost"), "- echo hi\n");
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("hosts.yaml:1:3: this entry brings the fleet to more than 100000 slots"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(dir.read("queue.yaml"), "- echo hi\n");
 }
 

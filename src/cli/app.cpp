@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "pegasus_command_line.h"
+#include "runner/cli/last_resort.h"
 #include "runner/cli/options.h"
 #include "runner/cli/run_cli.h"
 #include "runner/config/config_error.h"
@@ -122,9 +123,8 @@ void take_ssh(const UserDefaults& defaults, SshOptions& ssh) {
   take(defaults.known_hosts, ssh.known_hosts);
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
+// The command line parsed and run; an error that it expects is said here.
+int parse_and_run(int argc, char** argv) {
   // Defaults below the environment and the command line: they are the
   // values the options start from.
   UserDefaults defaults;
@@ -358,6 +358,12 @@ int run_cli(int argc, char** argv) {
     return 2;
   }
   return 2;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  return with_last_resort([&] { return parse_and_run(argc, argv); });
 }
 
 }  // namespace runner

@@ -95,6 +95,16 @@ RunStartRecord run_start_record(const RunOptions& options, const Fleet& fleet,
   return record;
 }
 
+// A run that cannot watch what it must ends before any job starts: said,
+// and recorded as failed, so that the next run need not resume it.
+int end_unstarted(Journal& journal, Console& console, const Status& why) {
+  console.error(why.message());
+  Status ended = journal.run_end("failed");
+  if (ended.ok()) ended = journal.sync();
+  if (!ended.ok()) console.error(ended.message());
+  return 2;
+}
+
 }  // namespace
 
 int run_jobs(const RunOptions& options) {
@@ -175,16 +185,19 @@ int run_jobs(const RunOptions& options) {
 
   EventLoop loop;
   for (Executor* executor : scheduler.executors()) loop.add(executor);
-  QueueWatcher watcher(options.queue_file, queue.own_changes(), [&] {
-    scheduler.queue_changed();
-    if (status_line) status_line->queue_changed();
-  });
-  loop.add(&watcher);
-  StopRequestWatcher stop_requests(
+  Result<std::unique_ptr<QueueWatcher>> watcher =
+      QueueWatcher::open(options.queue_file, queue.own_changes(), [&] {
+        scheduler.queue_changed();
+        if (status_line) status_line->queue_changed();
+      });
+  if (!watcher) return end_unstarted(journal, console, watcher.status());
+  loop.add(watcher->get());
+  Result<std::unique_ptr<StopRequestWatcher>> stop_requests = StopRequestWatcher::open(
       state_dir, [&](const std::string& name) { scheduler.stop_service(name, Clock::now()); });
-  loop.add(&stop_requests);
+  if (!stop_requests) return end_unstarted(journal, console, stop_requests.status());
+  loop.add(stop_requests->get());
   int interrupts = 0;
-  SignalWatcher signals([&](int) {
+  Result<std::unique_ptr<SignalWatcher>> signals = SignalWatcher::open([&](int) {
     ++interrupts;
     if (interrupts == 1) {
       scheduler.stop_scheduling();
@@ -197,7 +210,8 @@ int run_jobs(const RunOptions& options) {
       scheduler.cancel_running(Clock::now());
     }
   });
-  loop.add(&signals);
+  if (!signals) return end_unstarted(journal, console, signals.status());
+  loop.add(signals->get());
   loop.add(&scheduler);
   if (status_line) loop.add(status_line.get());
 

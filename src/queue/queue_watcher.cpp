@@ -8,44 +8,46 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <system_error>
 
+#include "runner/core/inotify_failure.h"
 #include "runner/queue/real_queue_path.h"
 
 namespace runner {
 
-QueueWatcher::QueueWatcher(const std::string& queue_path, OwnChanges& own_changes,
-                           std::function<void()> on_change)
-    : m_own_changes(own_changes), m_on_change(std::move(on_change)) {
+Result<std::unique_ptr<QueueWatcher>> QueueWatcher::open(const std::string& queue_path,
+                                                         OwnChanges& own_changes,
+                                                         std::function<void()> on_change) {
   // A queue reached through a symbolic link changes in its target's folder.
   std::filesystem::path path = real_queue_path(queue_path);
-  m_queue_name = path.filename().string();
-  m_lock_name = m_queue_name + ".lock";
-  m_queue_path = path.string();
-  m_lock_path = m_queue_path + ".lock";
-  m_own_changes.forget();
-  m_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (m_fd < 0) throw std::system_error(errno, std::generic_category(), "inotify_init1");
   std::string dir = path.parent_path().string();
-  if (inotify_add_watch(m_fd, dir.c_str(),
-                        IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MODIFY) < 0) {
-    int error = errno;
-    close(m_fd);
-    throw std::system_error(error, std::generic_category(), "inotify_add_watch " + dir);
-  }
+  std::string failed = "cannot watch " + dir + " for changes to the queue";
+  FileDescriptor inotify(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!inotify.valid()) return Status::error(inotify_failure(failed + ": inotify_init1", errno));
+  if (inotify_add_watch(inotify.get(), dir.c_str(),
+                        IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MODIFY) < 0)
+    return Status::error(inotify_failure(failed + ": inotify_add_watch", errno));
+  own_changes.forget();
+  return std::unique_ptr<QueueWatcher>(new QueueWatcher(
+      std::move(inotify), path.filename().string(), own_changes, std::move(on_change)));
 }
 
-QueueWatcher::~QueueWatcher() {
-  if (m_fd >= 0) close(m_fd);
-}
+QueueWatcher::QueueWatcher(FileDescriptor inotify, std::string queue_name, OwnChanges& own_changes,
+                           std::function<void()> on_change)
+    : m_inotify(std::move(inotify)),
+      m_queue_name(std::move(queue_name)),
+      m_lock_name(m_queue_name + ".lock"),
+      m_own_changes(own_changes),
+      m_on_change(std::move(on_change)) {}
 
-void QueueWatcher::poll_fds(std::vector<pollfd>& out) { out.push_back({m_fd, POLLIN, 0}); }
+void QueueWatcher::poll_fds(std::vector<pollfd>& out) {
+  out.push_back({m_inotify.get(), POLLIN, 0});
+}
 
 void QueueWatcher::step(Clock::time_point) {
   alignas(inotify_event) char buffer[8192];
   bool changed = false;
   while (true) {
-    ssize_t n = read(m_fd, buffer, sizeof buffer);
+    ssize_t n = read(m_inotify.get(), buffer, sizeof buffer);
     if (n <= 0) break;
     for (char* p = buffer; p < buffer + n;) {
       auto* event = reinterpret_cast<inotify_event*>(p);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runner/core/inotify_failure.h"
 #include "runner/state/state_dir.h"
 
 namespace runner {
@@ -53,18 +54,26 @@ Status request_stop(const std::string& state_dir, const std::string& name, FileS
   return Status::ok_status();
 }
 
-StopRequestWatcher::StopRequestWatcher(const std::string& state_dir,
-                                       std::function<void(const std::string&)> on_stop)
-    : m_dir(requests_dir(state_dir)), m_on_stop(std::move(on_stop)) {
+Result<std::unique_ptr<StopRequestWatcher>> StopRequestWatcher::open(
+    const std::string& state_dir, std::function<void(const std::string& name)> on_stop) {
+  std::string dir = requests_dir(state_dir);
   std::error_code made;
-  std::filesystem::create_directories(m_dir, made);
-  if (made) throw StateError(m_dir + ": cannot create it: " + made.message());
-  m_inotify = FileDescriptor(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  if (!m_inotify.valid()) throw StateError("inotify_init1: " + system_error_text(errno));
-  if (inotify_add_watch(m_inotify.get(), m_dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
-    throw StateError(m_dir + ": cannot watch it: " + system_error_text(errno));
-  take_requests(false);
+  std::filesystem::create_directories(dir, made);
+  if (made) return Status::error(dir + ": cannot create it: " + made.message());
+  std::string failed = "cannot watch " + dir + " for `runner stop` requests";
+  FileDescriptor inotify(inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!inotify.valid()) return Status::error(inotify_failure(failed + ": inotify_init1", errno));
+  if (inotify_add_watch(inotify.get(), dir.c_str(), IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
+    return Status::error(inotify_failure(failed + ": inotify_add_watch", errno));
+  std::unique_ptr<StopRequestWatcher> watcher(
+      new StopRequestWatcher(std::move(dir), std::move(inotify), std::move(on_stop)));
+  watcher->take_requests(false);
+  return watcher;
 }
+
+StopRequestWatcher::StopRequestWatcher(std::string dir, FileDescriptor inotify,
+                                       std::function<void(const std::string&)> on_stop)
+    : m_dir(std::move(dir)), m_inotify(std::move(inotify)), m_on_stop(std::move(on_stop)) {}
 
 void StopRequestWatcher::poll_fds(std::vector<pollfd>& out) {
   out.push_back({m_inotify.get(), POLLIN, 0});

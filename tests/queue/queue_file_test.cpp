@@ -13,7 +13,9 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -311,14 +313,18 @@ TEST(QueueFileTest, JobsCarryTheirLineInTheFileAsItIsWhenTaken) {
 
 // Counts the watcher's reports.
 struct WatchedQueue {
-  explicit WatchedQueue(QueueFile& file)
-      : watcher(file.path(), file.own_changes(), [this] { ++changes; }) {}
+  explicit WatchedQueue(QueueFile& file) {
+    Result<std::unique_ptr<QueueWatcher>> opened =
+        QueueWatcher::open(file.path(), file.own_changes(), [this] { ++changes; });
+    if (!opened) throw std::runtime_error(opened.status().message());
+    watcher = std::move(*opened);
+  }
   int drain() {
-    watcher.step(Clock::now());
+    watcher->step(Clock::now());
     return std::exchange(changes, 0);
   }
   int changes = 0;
-  QueueWatcher watcher;
+  std::unique_ptr<QueueWatcher> watcher;
 };
 
 TEST(QueueFileTest, TheWatcherReportsOnlyChangesMadeElsewhere) {

@@ -7,21 +7,25 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
+#include "runner/core/file_system.h"
 #include "runner/core/pollable.h"
+#include "runner/core/result.h"
 #include "runner/queue/own_changes.h"
 
 namespace runner {
 
 class QueueWatcher final : public Pollable {
  public:
-  // Throws std::system_error when inotify is not available.
+  // Watches the folder of the queue at `queue_path`, or says why it cannot
+  // (inotify's limits reached, a folder that cannot be watched).
   // `own_changes`: those of the QueueFile that takes from this queue; it
   // must outlive the watcher.
-  QueueWatcher(const std::string& queue_path, OwnChanges& own_changes,
-               std::function<void()> on_change);
-  ~QueueWatcher() override;
+  static Result<std::unique_ptr<QueueWatcher>> open(const std::string& queue_path,
+                                                    OwnChanges& own_changes,
+                                                    std::function<void()> on_change);
   QueueWatcher(const QueueWatcher&) = delete;
   QueueWatcher& operator=(const QueueWatcher&) = delete;
 
@@ -30,11 +34,12 @@ class QueueWatcher final : public Pollable {
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
  private:
-  int m_fd = -1;
+  QueueWatcher(FileDescriptor inotify, std::string queue_name, OwnChanges& own_changes,
+               std::function<void()> on_change);
+
+  FileDescriptor m_inotify;
   std::string m_queue_name;
   std::string m_lock_name;
-  std::string m_queue_path;  // absolute, links resolved
-  std::string m_lock_path;
   OwnChanges& m_own_changes;
   std::function<void()> m_on_change;
 };

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "runner/core/file_system.h"
 #include "runner/core/pollable.h"
+#include "runner/core/result.h"
 #include "runner/core/status.h"
 
 namespace runner {
@@ -27,16 +29,19 @@ std::string requests_dir(const std::string& state_dir);
 // The running runner's side: calls `on_stop(name)` for each request.
 class StopRequestWatcher final : public Pollable {
  public:
-  // Creates the folder if needed and removes stale requests. Throws
-  // StateError when the folder cannot be made or watched.
-  StopRequestWatcher(const std::string& state_dir,
-                     std::function<void(const std::string& name)> on_stop);
+  // Creates the folder if needed, watches it and removes stale requests;
+  // or says why the folder cannot be made or watched.
+  static Result<std::unique_ptr<StopRequestWatcher>> open(
+      const std::string& state_dir, std::function<void(const std::string& name)> on_stop);
 
   void poll_fds(std::vector<pollfd>& out) override;
   void step(Clock::time_point now) override;
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
  private:
+  StopRequestWatcher(std::string dir, FileDescriptor inotify,
+                     std::function<void(const std::string&)> on_stop);
+
   // Reads and removes every request; `act`: pass them on (else they are stale).
   void take_requests(bool act);
 

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
@@ -18,8 +19,60 @@
 
 namespace runner {
 
-std::string submit_script(const SubmitOptions& options, const std::string& runner_path,
-                          const std::string& queue_file, const std::string& state_dir) {
+namespace {
+
+// What a byte that a #SBATCH line cannot hold is called; empty for one it can.
+std::string_view unwritable(char c) {
+  if (c == '\n' || c == '\r') return "a line break";
+  if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "a control character";
+  return {};
+}
+
+// `value` (what `what` names) when a #SBATCH line can hold it: a line break
+// would end the directive there and make the rest a command of the job.
+Status one_line(const std::string& value, const std::string& what) {
+  for (char c : value)
+    if (std::string_view name = unwritable(c); !name.empty())
+      return Status::error(fmt::format(
+          "runner submit: {} {:?} holds {}, which a #SBATCH line cannot hold; remove it", what,
+          value, name));
+  return Status::ok_status();
+}
+
+// The state directory as a #SBATCH line's argument names it: sbatch reads
+// those lines itself, not the shell. It splits a line at blanks, takes
+// "..." and '...' as quotes and a backslash as an escape, and ends it at an
+// unquoted `#`; --output then expands %j and the like (%% is a %), and a
+// backslash in the name turns that off. So the folder goes in double quotes
+// with % doubled, and one with a character that cannot be written so is
+// refused.
+Result<std::string> directive_folder(const std::string& state_dir) {
+  std::string written;
+  for (char c : state_dir) {
+    std::string_view name = unwritable(c);
+    if (c == '"') name = "a double quote";
+    if (c == '\\') name = "a backslash";
+    if (!name.empty())
+      return Status::error(fmt::format(
+          "runner submit: the state directory {:?} holds {}, which sbatch cannot take in the "
+          "batch script's #SBATCH --output line; pass --state-dir with a folder whose path has "
+          "no line break, control character, double quote or backslash",
+          state_dir, name));
+    written += c == '%' ? "%%" : std::string(1, c);
+  }
+  return written;
+}
+
+}  // namespace
+
+Result<std::string> submit_script(const SubmitOptions& options, const std::string& runner_path,
+                                  const std::string& queue_file, const std::string& state_dir) {
+  Result<std::string> folder = directive_folder(state_dir);
+  if (!folder) return folder.status();
+  Status values = one_line(options.time, "--time");
+  values.update(one_line(options.partition, "--partition"));
+  for (const std::string& line : options.sbatch_lines) values.update(one_line(line, "--sbatch"));
+  if (!values) return values;
   std::string text = "#!/bin/sh\n#SBATCH --job-name=runner\n";
   text += fmt::format("#SBATCH --nodes={}\n", options.nodes);
   if (options.gpus_per_node > 0) {
@@ -30,7 +83,7 @@ std::string submit_script(const SubmitOptions& options, const std::string& runne
   if (!options.time.empty()) text += fmt::format("#SBATCH --time={}\n", options.time);
   if (!options.partition.empty())
     text += fmt::format("#SBATCH --partition={}\n", options.partition);
-  text += fmt::format("#SBATCH --output={}/slurm-%j.out\n", state_dir);
+  text += fmt::format("#SBATCH --output=\"{}/slurm-%j.out\"\n", *folder);
   text += "#SBATCH --requeue\n";
   for (const std::string& line : options.sbatch_lines) text += fmt::format("#SBATCH {}\n", line);
   text += fmt::format(
@@ -50,10 +103,12 @@ int submit_queue(const SubmitOptions& options) {
   std::string state_dir = fs::absolute(options.state_dir.empty() ? state_dir_for(options.queue_file)
                                                                  : options.state_dir)
                               .string();
+  std::string runner_path = fs::read_symlink("/proc/self/exe").string();
+  Result<std::string> script = submit_script(options, runner_path, queue_file, state_dir);
+  if (!script) throw ConfigError(script.status().message());
   ensure_state_dir(state_dir);
   std::string script_path = state_dir + "/submit.sbatch";
-  std::string runner_path = fs::read_symlink("/proc/self/exe").string();
-  std::ofstream(script_path) << submit_script(options, runner_path, queue_file, state_dir);
+  std::ofstream(script_path) << *script;
   if (!fs::exists(script_path)) throw ConfigError(script_path + ": cannot be written");
   Result<std::string> job = program_output({"sbatch", "--parsable", script_path});
   if (!job) throw ConfigError("runner submit: " + job.status().message());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runner/config/hosts.h"
+#include "runner/core/result.h"
 #include "runner/exec/ssh_executor.h"
 #include "runner/report/campaign.h"
 #include "runner/sched/scheduler.h"
@@ -168,9 +169,11 @@ struct SubmitOptions {
 
 // The batch script for `options`: `#SBATCH` lines, then `runner` (the
 // binary at `runner_path`) draining the queue with --slurm --daemon.
-// `queue_file` and `state_dir` are absolute.
-std::string submit_script(const SubmitOptions& options, const std::string& runner_path,
-                          const std::string& queue_file, const std::string& state_dir);
+// `queue_file` and `state_dir` are absolute. An error naming the path or
+// option, and the fix, for what a #SBATCH line cannot hold (a line break;
+// in the state directory also a double quote or a backslash).
+Result<std::string> submit_script(const SubmitOptions& options, const std::string& runner_path,
+                                  const std::string& queue_file, const std::string& state_dir);
 int submit_queue(const SubmitOptions& options);
 
 // One SshContext for a command's SSH hosts, with the ssh configuration of

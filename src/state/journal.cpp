@@ -122,8 +122,9 @@ Status Journal::rotate() {
   std::string dir = sealed_segments_dir(m_state_dir);
   if (m_files.mkdir(dir, 0755) != 0 && errno != EEXIST)
     return Status::error("cannot create " + dir + ": " + errno_text());
-  std::vector<std::uint64_t> sealed = sealed_segments(m_state_dir);
-  std::uint64_t number = sealed.empty() ? 1 : sealed.back() + 1;
+  Result<std::vector<std::uint64_t>> sealed = list_sealed_segments(m_state_dir);
+  if (!sealed) return sealed.status();
+  std::uint64_t number = sealed->empty() ? 1 : sealed->back() + 1;
   std::string sealed_path = sealed_segment_path(m_state_dir, number);
   // Its index first: a reader that finds the segment finds the index. A
   // segment without one is read whole, so failing to write it loses nothing.

@@ -97,18 +97,24 @@ std::string sealed_segment_path(const std::string& state_dir, std::uint64_t numb
   return fmt::format("{}/{:06}.jsonl", sealed_segments_dir(state_dir), number);
 }
 
-std::vector<std::uint64_t> sealed_segments(const std::string& state_dir) {
+Result<std::vector<std::uint64_t>> list_sealed_segments(const std::string& state_dir) {
   std::vector<std::uint64_t> numbers;
   DIR* dir = ::opendir(sealed_segments_dir(state_dir).c_str());
   if (!dir) {
     if (errno == ENOENT) return numbers;
-    throw StateError("cannot read " + sealed_segments_dir(state_dir) + ": " + errno_text());
+    return Status::error("cannot read " + sealed_segments_dir(state_dir) + ": " + errno_text());
   }
   while (dirent* entry = ::readdir(dir))
     if (std::uint64_t number = segment_number(entry->d_name)) numbers.push_back(number);
   ::closedir(dir);
   std::sort(numbers.begin(), numbers.end());
   return numbers;
+}
+
+std::vector<std::uint64_t> sealed_segments(const std::string& state_dir) {
+  Result<std::vector<std::uint64_t>> numbers = list_sealed_segments(state_dir);
+  if (!numbers) throw StateError(numbers.status().message());
+  return std::move(*numbers);
 }
 
 std::optional<JournalRead> read_journal_from(

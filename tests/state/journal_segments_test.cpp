@@ -112,6 +112,24 @@ TEST_F(JournalSegments, APositionInAnotherJournalIsRefused) {
   EXPECT_TRUE(read_journal_from(m_dir, read->end));
 }
 
+// The sealed segments' folder replaced by a file: the rotation cannot list
+// it, says so, and the run's journal goes on in the live file.
+TEST_F(JournalSegments, ARotationThatCannotListTheSealedSegmentsIsSaid) {
+  Journal journal(m_dir, false, real_file_system(), 1);
+  run_job(journal, false);
+  ASSERT_TRUE(journal.wants_rotation());
+  m_temp.write("queue.runner/journal", "not a folder");
+  Status sealed = journal.rotate();
+  ASSERT_FALSE(sealed.ok());
+  EXPECT_EQ(sealed.message(), "cannot read " + sealed_segments_dir(m_dir) + ": Not a directory");
+  std::filesystem::remove(sealed_segments_dir(m_dir));
+  run_job(journal, false);
+  EXPECT_TRUE(journal.rotate());
+  std::optional<JournalRead> read = read_journal_from(m_dir);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(job_ids(read->records), one_to(2));
+}
+
 TEST_F(JournalSegments, JobIdsContinueWhenTheLiveFileWasJustSealed) {
   {
     Journal journal(m_dir, false, real_file_system(), 1);

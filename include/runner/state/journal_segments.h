@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "runner/core/job_exit.h"
+#include "runner/core/result.h"
 #include "runner/core/status.h"
 
 namespace runner {
@@ -29,7 +30,10 @@ std::string sealed_segments_dir(const std::string& state_dir);
 // The path of sealed segment `number`: state_dir/journal/000012.jsonl.
 std::string sealed_segment_path(const std::string& state_dir, std::uint64_t number);
 
-// The numbers of the sealed segments, oldest first.
+// The numbers of the sealed segments, oldest first (none without the
+// folder); an error when the folder cannot be read.
+Result<std::vector<std::uint64_t>> list_sealed_segments(const std::string& state_dir);
+// The same for readers: throws StateError when the folder cannot be read.
 std::vector<std::uint64_t> sealed_segments(const std::string& state_dir);
 
 // Where a reading of the journal has got to: `offset` bytes into segment

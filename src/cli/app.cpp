@@ -229,6 +229,8 @@ int parse_and_run(int argc, char** argv) {
   add_state_flags(*results, results_options.queue_file, results_options.state_dir);
   results->add_option("--format", results_options.format, "csv (default), tsv, jsonl or markdown")
       ->check(CLI::IsMember({"csv", "tsv", "jsonl", "markdown"}));
+  results->add_flag("--services", results_options.services,
+                    "Add a row for each service (`service:`), with its state");
   set_example(*results, "runner results --queue-file queue.yaml --format markdown");
 
   StopOptions stop_options;

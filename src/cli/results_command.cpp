@@ -20,8 +20,10 @@ int show_results(const ResultsOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   Campaign campaign = load_recorded_campaign(state_dir);
+  ResultsTable table =
+      read_results(campaign, options.services ? ServiceRows::included : ServiceRows::left_out);
   std::fflush(stdout);
-  return write_all(STDOUT_FILENO, format_results(read_results(campaign), *format)) ? 0 : 1;
+  return write_all(STDOUT_FILENO, format_results(table, *format)) ? 0 : 1;
 }
 
 }  // namespace runner

@@ -2,6 +2,7 @@
 // `metrics:` matches.
 #include "runner/report/job_metrics.h"
 
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -131,9 +132,9 @@ std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir) {
   return jobs;
 }
 
-Params job_metrics(const std::string& state_dir, const CampaignJob& job,
-                   const std::unordered_set<JobId>& collected) {
-  Params metrics;
+JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
+                       const std::unordered_set<JobId>& collected) {
+  JobMetrics metrics;
   // Where the run brought them, if that is still there (it is named as
   // the run saw it: a relative path is the run's working directory's).
   std::error_code error;
@@ -151,7 +152,7 @@ Params job_metrics(const std::string& state_dir, const CampaignJob& job,
   std::sort(files.begin(), files.end());
   for (const fs::path& file : files)
     for (const auto& [name, value] : output_numbers(file.filename().string(), read_file(file)))
-      set_metric(metrics, name, value);
+      set_metric(metrics.files, name, value);
 
   if (job.metrics.empty()) return metrics;
   std::string log = read_file(metrics_log(state_dir, job));
@@ -159,16 +160,17 @@ Params job_metrics(const std::string& state_dir, const CampaignJob& job,
     // The queue's check lets none through; a hand-edited journal might.
     if (!check_metric_pattern(pattern).ok()) continue;
     std::optional<std::string> value = last_metric_match(std::regex(pattern), log);
-    if (value) set_metric(metrics, name, *value);
+    if (value) set_metric(metrics.patterns, name, *value);
   }
   return metrics;
 }
 
-ResultsTable read_results(const Campaign& campaign) {
+ResultsTable read_results(const Campaign& campaign, ServiceRows services) {
   std::unordered_set<JobId> collected = jobs_with_outputs(campaign.state_dir);
-  return results_table(campaign, [&](const CampaignJob& job) {
-    return job_metrics(campaign.state_dir, job, collected);
-  });
+  return results_table(
+      campaign,
+      [&](const CampaignJob& job) { return job_metrics(campaign.state_dir, job, collected); },
+      services);
 }
 
 }  // namespace runner

@@ -8,6 +8,8 @@
 #include <iterator>
 #include <map>
 
+#include "runner/report/service_status.h"
+
 namespace runner {
 
 namespace {
@@ -16,9 +18,43 @@ namespace {
 constexpr std::string_view k_run_columns[] = {"host", "slot",       "outcome",
                                               "exit", "duration_s", "attempts"};
 
+// A metric's name as a job gives it, and where it comes from.
+struct MetricKey {
+  bool from_file = false;  // else a `metrics:` pattern
+  std::string name;
+  bool operator==(const MetricKey&) const = default;
+};
+
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 void add_names(std::vector<std::string>& names, const Params& params) {
   for (const auto& [name, value] : params)
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    if (!contains(names, name)) names.push_back(name);
+}
+
+void add_keys(std::vector<MetricKey>& keys, bool from_file, const Params& metrics) {
+  for (const auto& [name, value] : metrics) {
+    MetricKey key{from_file, name};
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+}
+
+// The column name of `name`: itself, or when that is taken `prefix` and
+// itself, then with ".2", ".3", ... after it; taken from then on.
+std::string free_name(std::vector<std::string>& taken, const std::string& name,
+                      std::string_view prefix) {
+  std::string written = name;
+  if (contains(taken, written)) written = std::string(prefix) + name;
+  for (int n = 2; contains(taken, written); ++n) written = fmt::format("{}{}.{}", prefix, name, n);
+  taken.push_back(written);
+  return written;
+}
+
+std::string outcome_cell(const CampaignJob& job) {
+  if (job.is_service()) return std::string(service_state_name(service_attempt_state(job)));
+  return std::string(outcome_name(job.outcome));
 }
 
 std::string exit_cell(const CampaignJob& job) {
@@ -32,14 +68,6 @@ std::string duration_cell(const CampaignJob& job) {
   return fmt::format("{:.3f}", static_cast<double>(job.duration.count()) / 1000.0);
 }
 
-void fill(std::vector<std::string>& row, const std::vector<std::string>& names,
-          std::size_t first_column, const Params& values) {
-  for (const auto& [name, value] : values) {
-    auto at = std::find(names.begin(), names.end(), name);
-    if (at != names.end()) row[first_column + static_cast<std::size_t>(at - names.begin())] = value;
-  }
-}
-
 }  // namespace
 
 std::optional<std::size_t> ResultsTable::column(std::string_view name) const {
@@ -48,40 +76,65 @@ std::optional<std::size_t> ResultsTable::column(std::string_view name) const {
   return static_cast<std::size_t>(at - columns.begin());
 }
 
-ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of) {
+ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of,
+                           ServiceRows services) {
+  bool with_services = services == ServiceRows::included;
   // Each id's last attempt, ids in the order they first started.
   std::vector<JobId> ids;
   std::map<JobId, const CampaignJob*> last;
   for (const CampaignJob& job : campaign.jobs) {
+    if (job.is_service() && !with_services) continue;
     if (!last.count(job.id)) ids.push_back(job.id);
     last[job.id] = &job;
   }
   std::vector<std::string> params;
-  std::vector<std::string> metric_names;
-  std::vector<Params> metrics;
+  std::vector<MetricKey> metric_keys;
+  std::vector<JobMetrics> metrics;
   for (JobId id : ids) {
     add_names(params, last[id]->params);
     metrics.push_back(metrics_of(*last[id]));
-    add_names(metric_names, metrics.back());
+    add_keys(metric_keys, true, metrics.back().files);
+    add_keys(metric_keys, false, metrics.back().patterns);
   }
 
+  // Names: the fixed columns keep theirs, then parameters, then `metrics:`
+  // patterns, then the files' fields take theirs if still free.
   ResultsTable table;
-  table.columns.push_back("id");
-  table.columns.insert(table.columns.end(), params.begin(), params.end());
+  std::vector<std::string> fixed = {"id"};
+  if (with_services) fixed.push_back("service");
+  std::vector<std::string> taken = fixed;
+  taken.insert(taken.end(), std::begin(k_run_columns), std::end(k_run_columns));
+  for (const std::string& name : params)
+    table.parameters.push_back(free_name(taken, name, "param."));
+  std::vector<std::string> metric_names(metric_keys.size());
+  for (bool from_file : {false, true})
+    for (std::size_t i = 0; i < metric_keys.size(); ++i)
+      if (metric_keys[i].from_file == from_file)
+        metric_names[i] = free_name(taken, metric_keys[i].name, from_file ? "file." : "metrics.");
+
+  table.columns = fixed;
+  table.columns.insert(table.columns.end(), table.parameters.begin(), table.parameters.end());
   table.columns.insert(table.columns.end(), std::begin(k_run_columns), std::end(k_run_columns));
   table.columns.insert(table.columns.end(), metric_names.begin(), metric_names.end());
-  std::size_t run_column = 1 + params.size();
+  std::size_t param_column = fixed.size();
+  std::size_t run_column = param_column + params.size();
   std::size_t metric_column = run_column + std::size(k_run_columns);
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const CampaignJob& job = *last[ids[i]];
     std::vector<std::string> row(table.columns.size());
     row[0] = std::to_string(job.id);
-    fill(row, params, 1, job.params);
-    std::string run_cells[] = {
-        job.host,       job.slot,           std::string(outcome_name(job.outcome)),
-        exit_cell(job), duration_cell(job), std::to_string(job.attempt)};
+    if (with_services) row[1] = job.service == "true" ? "#" + row[0] : job.service;
+    for (const auto& [name, value] : job.params)
+      row[param_column + static_cast<std::size_t>(std::find(params.begin(), params.end(), name) -
+                                                  params.begin())] = value;
+    std::string run_cells[] = {job.host,       job.slot,           outcome_cell(job),
+                               exit_cell(job), duration_cell(job), std::to_string(job.attempt)};
     std::copy(std::begin(run_cells), std::end(run_cells), row.begin() + run_column);
-    fill(row, metric_names, metric_column, metrics[i]);
+    for (bool from_file : {false, true})
+      for (const auto& [name, value] : from_file ? metrics[i].files : metrics[i].patterns) {
+        auto at = std::find(metric_keys.begin(), metric_keys.end(), MetricKey{from_file, name});
+        row[metric_column + static_cast<std::size_t>(at - metric_keys.begin())] = value;
+      }
     table.rows.push_back(std::move(row));
   }
   return table;

@@ -104,6 +104,59 @@ TEST_F(Results, ReportDrawsOneLinePerSeriesInHeadlessChromium) {
   EXPECT_EQ(testing::count(table, "<tr>"), 5) << table;  // a header and four jobs
 }
 
+// A service torn down at the run's end is not a failed job: the results
+// leave it out, and show it with its state when asked.
+TEST_F(Results, AServiceIsNoJobOfTheResultsUnlessAskedForThenItIsStopped) {
+  dir.write("queue.yaml",
+            "- command: echo up; exec sleep 60\n"
+            "  service: db\n"
+            "  ready_log: up\n"
+            "- command: 'echo throughput: 5'\n"
+            "  metrics: {throughput: 'throughput: ([0-9.]+)'}\n");
+  ProcessResult run = runner({"queue"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  ProcessResult results = runner({"results"});
+  ASSERT_EQ(results.status, 0) << results.err;
+  EXPECT_EQ(results.out.rfind("id,host,slot,outcome,exit,duration_s,attempts,throughput\n"
+                              "2,localhost,localhost #",
+                              0),
+            0u)
+      << results.out;
+  EXPECT_EQ(testing::count(results.out, "\n"), 2) << results.out;
+  ProcessResult with = runner({"results", "--services", "--format", "tsv"});
+  ASSERT_EQ(with.status, 0) << with.err;
+  EXPECT_NE(with.out.find("1\tdb\tlocalhost\tlocalhost #0\tstopped\tSIGTERM\t"), std::string::npos)
+      << with.out;
+  EXPECT_EQ(with.out.find("failed"), std::string::npos) << with.out;
+}
+
+// A job that writes a file with a field named like one of its parameters:
+// the parameter keeps its name, the file's field is file.NAME, in every
+// format.
+TEST_F(Results, AFileFieldNamedLikeAParameterIsItsOwnColumn) {
+  dir.write("queue.yaml",
+            "- command: |-\n"
+            "    echo '{\"batch\": <<batch>>0, \"id\": 7, \"tps\": 3}' > r.json\n"
+            "  batch: [1, 2]\n"
+            "  outputs: r.json\n");
+  ProcessResult run = runner({"queue"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  ProcessResult csv = runner({"results"});
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_EQ(csv.out.substr(0, csv.out.find('\n')),
+            "id,batch,host,slot,outcome,exit,duration_s,attempts,file.batch,file.id,tps")
+      << csv.out;
+  ProcessResult markdown = runner({"results", "--format", "markdown"});
+  EXPECT_EQ(markdown.out.rfind("| id | batch | host | slot | outcome | exit | duration_s | "
+                               "attempts | file.batch | file.id | tps |\n",
+                               0),
+            0u)
+      << markdown.out;
+  ProcessResult jsonl = runner({"results", "--format", "jsonl"});
+  EXPECT_NE(jsonl.out.find("\"batch\":2,"), std::string::npos) << jsonl.out;
+  EXPECT_NE(jsonl.out.find("\"file.batch\":20,\"file.id\":7,"), std::string::npos) << jsonl.out;
+}
+
 // The HFTA shape: each job of a sweep writes a CSV of its own on its host;
 // the campaign ends in one table and a plot with no script of the user's.
 TEST(ResultsOfASweep, OneCsvPerJobBecomesOneTableAndAPlot) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "runner/report/job_metrics.h"
 #include "runner/state/journal.h"
 #include "support/temp_dir.h"
@@ -112,15 +114,85 @@ TEST(OutputNumbers, ReadsJsonFieldsAndTheLastRowOfATable) {
   EXPECT_EQ(output_numbers("r.txt", "x\n1\n"), Params{});
 }
 
-TEST(ResultsTable, AMetricFromTheLogReplacesAnOutputOfTheSameName) {
+TEST(ResultsTable, AMetricFromTheLogAndAnOutputOfTheSameNameAreBothKept) {
   TempDir state;
   CampaignJob job;
   job.id = 7;
   job.metrics = {{"loss", "loss=([0-9.]+)"}, {"missing", "nope (1)"}};
   state.write("logs/7.log", "loss=0.5\n");
   state.write("outputs/7/r.json", R"({"loss": 9, "acc": 1})");
-  EXPECT_EQ(job_metrics(state.path(), job, jobs_with_outputs(state.path())),
-            (Params{{"loss", "0.5"}, {"acc", "1"}}));
+  JobMetrics metrics = job_metrics(state.path(), job, jobs_with_outputs(state.path()));
+  EXPECT_EQ(metrics.patterns, (Params{{"loss", "0.5"}}));
+  EXPECT_EQ(metrics.files, (Params{{"loss", "9"}, {"acc", "1"}}));
+}
+
+// A job of each kind of name: parameters, `metrics:` patterns and a
+// collected file's fields that clash with each other and the fixed columns.
+Campaign clashing_campaign() {
+  Campaign campaign;
+  CampaignJob job;
+  job.id = 1;
+  job.host = "node01";
+  job.params = {{"batch", "8"}, {"host", "big"}, {"file.loss", "x"}};
+  job.outcome = JobOutcome::succeeded;
+  job.exit = 0;
+  job.end = SystemTime();
+  campaign.jobs.push_back(job);
+  return campaign;
+}
+
+JobMetrics clashing_metrics(const CampaignJob&) {
+  return JobMetrics{{{"loss", "0.5"}, {"exit", "3"}, {"batch", "9"}},
+                    {{"batch", "8"}, {"id", "41"}, {"loss", "0.25"}, {"acc", "0.9"}}};
+}
+
+TEST(ResultsTable, NoTwoColumnsShareANameParametersKeepTheirsFileFieldsGetAPrefix) {
+  ResultsTable table = results_table(clashing_campaign(), clashing_metrics);
+  EXPECT_EQ(table.columns, (std::vector<std::string>{
+                               "id", "batch", "param.host", "file.loss", "host", "slot", "outcome",
+                               "exit", "duration_s", "attempts", "file.batch", "file.id",
+                               "file.loss.2", "acc", "loss", "metrics.exit", "metrics.batch"}));
+  EXPECT_EQ(table.parameters, (std::vector<std::string>{"batch", "param.host", "file.loss"}));
+  EXPECT_EQ(table.rows[0],
+            (std::vector<std::string>{"1", "8", "big", "x", "node01", "", "succeeded", "0", "0.000",
+                                      "1", "8", "41", "0.25", "0.9", "0.5", "3", "9"}));
+  // Every format names each column once: JSON lines keep every value.
+  std::string jsonl = format_results(table, ResultsFormat::jsonl);
+  EXPECT_EQ(nlohmann::json::parse(jsonl).size(), table.columns.size()) << jsonl;
+  std::string csv = format_results(table, ResultsFormat::csv);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "id,batch,param.host,file.loss,host,slot,outcome,exit,duration_s,attempts,file.batch,"
+            "file.id,file.loss.2,acc,loss,metrics.exit,metrics.batch");
+}
+
+// A service torn down at the end of its run, and a job.
+class ResultsWithAService : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Journal journal(state.path());
+    ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml").ok());
+    JobStartRecord service = start(1, {});
+    service.service = "db";
+    ASSERT_TRUE(journal.job_start(service).ok());
+    ASSERT_TRUE(journal.job_start(start(2, {{"batch", "8"}})).ok());
+    ASSERT_TRUE(journal.job_end(2, JobExit::exited(0), milliseconds(1000)).ok());
+    JobExit stopped = JobExit::killed("TERM");
+    stopped.cancelled = true;
+    ASSERT_TRUE(journal.job_end(1, stopped, milliseconds(3000)).ok());
+  }
+
+  TempDir state;
+};
+
+TEST_F(ResultsWithAService, ResultsAreAboutJobsServicesOnlyWhenAskedWithTheirState) {
+  Campaign campaign = load_campaign(state.path(), [](long) { return false; });
+  EXPECT_EQ(format_results(read_results(campaign), ResultsFormat::csv),
+            "id,batch,host,slot,outcome,exit,duration_s,attempts\n"
+            "2,8,localhost,localhost #0,succeeded,0,1.000,1\n");
+  EXPECT_EQ(format_results(read_results(campaign, ServiceRows::included), ResultsFormat::csv),
+            "id,service,batch,host,slot,outcome,exit,duration_s,attempts\n"
+            "1,db,,localhost,localhost #0,stopped,SIGTERM,3.000,1\n"
+            "2,,8,localhost,localhost #0,succeeded,0,1.000,1\n");
 }
 
 }  // namespace

@@ -92,6 +92,7 @@ struct ResultsOptions {
   std::string queue_file = "queue.yaml";
   std::string state_dir;
   std::string format = "csv";  // csv, tsv, jsonl or markdown
+  bool services = false;       // a row for each service too
 };
 
 // `runner stop`.

@@ -21,16 +21,15 @@ namespace runner {
 // other file or text that is not such a table or object. Pure.
 Params output_numbers(std::string_view file_name, std::string_view text);
 
-// The job's metrics, name → value as written: first the numbers of its
-// collected outputs (every .json/.csv/.tsv file under the folder the
-// journal says they went to, else outputs/<id>/ of the state directory, in
-// path order, a later file's field replacing an earlier one's), then its
+// The job's metrics, name → value as written: the numbers of its collected
+// outputs (every .json/.csv/.tsv file under the folder the journal says
+// they went to, else outputs/<id>/ of the state directory, in path order, a
+// later file's field replacing an earlier one's), and apart from them its
 // `metrics:` patterns' last matches in its log (rank 0's for a job that
-// spans hosts), which replace an output's field of the same name. A
-// missing log or outputs directory gives nothing. `collected`:
-// jobs_with_outputs(state_dir), listed once for every job.
-Params job_metrics(const std::string& state_dir, const CampaignJob& job,
-                   const std::unordered_set<JobId>& collected);
+// spans hosts). A missing log or outputs directory gives nothing.
+// `collected`: jobs_with_outputs(state_dir), listed once for every job.
+JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
+                       const std::unordered_set<JobId>& collected);
 
 // The ids of the jobs with a folder in state_dir/outputs/. Most jobs bring
 // nothing back: one listing costs less than a look for each job.
@@ -38,6 +37,6 @@ std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir);
 
 // results_table of the campaign, each job's metrics read from its state
 // directory.
-ResultsTable read_results(const Campaign& campaign);
+ResultsTable read_results(const Campaign& campaign, ServiceRows services = ServiceRows::left_out);
 
 }  // namespace runner

@@ -18,23 +18,39 @@
 namespace runner {
 
 // Columns and rows of text; a cell is empty where a job has no such value.
+// No two columns have one name.
 struct ResultsTable {
   std::vector<std::string> columns;
   std::vector<std::vector<std::string>> rows;  // one cell per column
+  std::vector<std::string> parameters;         // the columns that are parameters
 
   // The position of the column of this name.
   std::optional<std::size_t> column(std::string_view name) const;
 };
 
-// A job's metrics, name → value (job_metrics).
-using MetricsOf = std::function<Params(const CampaignJob&)>;
+// A job's metrics, each name → value as written.
+struct JobMetrics {
+  Params patterns;  // its `metrics:` patterns' last matches in its log
+  Params files;     // the numeric fields of the files collected from it
+};
+using MetricsOf = std::function<JobMetrics(const CampaignJob&)>;
+
+// Whether the table has a row for each service (`service:`) too.
+enum class ServiceRows { left_out, included };
 
 // One row per job id of the campaign, in the order the jobs first started,
-// described by its last attempt. Columns: id, then every parameter name
-// any job has (first seen first), then host, slot, outcome, exit (the
-// status, or the signal that ended it: SIGTERM), duration_s (seconds, empty
-// while it runs), attempts, then every metric name (first seen first).
-ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of);
+// described by its last attempt; services only when included. Columns: id,
+// `service` (its name; only when services are included), then every
+// parameter name any job has (first seen first), then host, slot, outcome
+// (a service's is its state: stopped, ready, ...), exit (the status, or the
+// signal that ended it: SIGTERM), duration_s (seconds, empty while it
+// runs), attempts, then every metric name (first seen first). Names are
+// never shared: a parameter named like one of those fixed columns is
+// `param.NAME`, a `metrics:` pattern named like a parameter or fixed column
+// is `metrics.NAME`, a collected file's field named like any of those is
+// `file.NAME`, and a name still taken gets `.2`, `.3`, ... after it.
+ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of,
+                           ServiceRows services = ServiceRows::left_out);
 
 enum class ResultsFormat { csv, tsv, jsonl, markdown };
 

@@ -219,7 +219,11 @@ int parse_and_run(int argc, char** argv) {
   report->add_flag("--all", report_options.all_runs, "Show every run of the state directory");
   report->add_option("--plot", report_options.plots,
                      "Plot a metric of the results against a parameter, one line per value of "
-                     "another: METRIC:X:SERIES (repeatable)");
+                     "others: METRIC:X:SERIES[,SERIES...], or relative to a baseline: "
+                     "METRIC/COLUMN=VALUE:X:SERIES (repeatable)");
+  report->add_option("--where", report_options.where,
+                     "Show and plot only the results whose COLUMN is VALUE: COLUMN=VALUE "
+                     "(repeatable; several values of one column: any of them)");
   set_example(*report, "runner report --queue-file queue.yaml --plot throughput:batch:model");
 
   ResultsOptions results_options;
@@ -231,6 +235,9 @@ int parse_and_run(int argc, char** argv) {
       ->check(CLI::IsMember({"csv", "tsv", "jsonl", "markdown"}));
   results->add_flag("--services", results_options.services,
                     "Add a row for each service (`service:`), with its state");
+  results->add_option("--where", results_options.where,
+                      "Only the rows whose COLUMN is VALUE: COLUMN=VALUE (repeatable; several "
+                      "values of one column: any of them)");
   set_example(*results, "runner results --queue-file queue.yaml --format markdown");
 
   StopOptions stop_options;

@@ -53,15 +53,19 @@ int write_report(const ReportOptions& options) {
   html.log_tail = [&](const CampaignJob& job) {
     return log_tail(end_log_path(state_dir, job), k_log_tail_lines);
   };
-  html.results = read_results(campaign);
+  html.results = rows_where_options(read_results(campaign), options.where);
   for (const std::string& text : options.plots) {
     std::optional<PlotRequest> request = parse_plot_request(text);
     if (!request)
-      throw ConfigError(fmt::format("--plot {}: write METRIC:X:SERIES, e.g. "
-                                    "throughput:batch:model (or METRIC:X for one line)",
-                                    text));
+      throw ConfigError(fmt::format(
+          "--plot {}: write METRIC:X:SERIES, e.g. throughput:batch:model (METRIC:X for one line, "
+          "throughput:batch:model,fusion for a line per model and fusion, "
+          "throughput/fusion=off:batch:model for throughput relative to fusion=off's)",
+          text));
     Result<LinePlot> plot = results_plot(*html.results, *request);
     if (!plot) throw ConfigError(fmt::format("--plot {}: {}", text, plot.status().message()));
+    for (const std::string& warning : plot->warnings)
+      fmt::print(stderr, "runner: warning: --plot {}: {}\n", text, warning);
     html.plots.push_back(std::move(*plot));
   }
   std::string page = render_html_report(campaign, html);

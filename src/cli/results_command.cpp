@@ -1,5 +1,6 @@
 // `runner results`: the campaign of a state directory as one table on
 // stdout, a row per job with its parameters and metrics.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -8,10 +9,26 @@
 #include "runner/config/config_error.h"
 #include "runner/report/job_metrics.h"
 #include "runner/report/results_table.h"
+#include "runner/report/results_where.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
 
 namespace runner {
+
+ResultsTable rows_where_options(const ResultsTable& table, const std::vector<std::string>& where) {
+  std::vector<RowCondition> conditions;
+  for (const std::string& text : where) {
+    std::optional<RowCondition> condition = parse_row_condition(text);
+    if (!condition)
+      throw ConfigError(fmt::format("--where {}: write COLUMN=VALUE, e.g. model=mlp", text));
+    conditions.push_back(std::move(*condition));
+  }
+  Result<ResultsTable> rows = rows_where(table, conditions);
+  if (!rows) throw ConfigError(fmt::format("--where: {}", rows.status().message()));
+  for (const std::string& unmet : unmatched_conditions(table, conditions))
+    fmt::print(stderr, "runner: warning: --where: {}\n", unmet);
+  return std::move(*rows);
+}
 
 int show_results(const ResultsOptions& options) {
   std::optional<ResultsFormat> format = parse_results_format(options.format);
@@ -20,8 +37,9 @@ int show_results(const ResultsOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   Campaign campaign = load_recorded_campaign(state_dir);
-  ResultsTable table =
-      read_results(campaign, options.services ? ServiceRows::included : ServiceRows::left_out);
+  ResultsTable table = rows_where_options(
+      read_results(campaign, options.services ? ServiceRows::included : ServiceRows::left_out),
+      options.where);
   std::fflush(stdout);
   return write_all(STDOUT_FILENO, format_results(table, *format)) ? 0 : 1;
 }

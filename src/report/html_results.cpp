@@ -2,6 +2,7 @@
 // parameters and metrics.
 #include "html_results.h"
 
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -28,8 +29,14 @@ std::string script_json(const nlohmann::json& data) {
 std::string html_results_section(const ResultsTable& table, const std::vector<LinePlot>& plots,
                                  std::size_t max_rows_in_markup) {
   std::string out = fmt::format("<h2>Results ({} jobs)</h2>\n", table.rows.size());
-  for (const LinePlot& plot : plots)
-    out += "<div style=\"max-width:900px;margin:0 0 14px\">" + svg_line_plot(plot) + "</div>\n";
+  for (const LinePlot& plot : plots) {
+    out += "<div style=\"max-width:900px;margin:0 0 14px\">" + svg_line_plot(plot);
+    for (const std::string& note : plot.notes)
+      out += "<p class=\"muted\">" + html_escape(note) + "</p>";
+    for (const std::string& warning : plot.warnings)
+      out += "<p class=\"plot-warning\">Warning: " + html_escape(warning) + "</p>";
+    out += "</div>\n";
+  }
   bool drawn_by_script = table.rows.size() > max_rows_in_markup;
   if (drawn_by_script) out += "<p class=\"muted\"><span id=\"results-shown\"></span></p>\n";
   out += "<div class=\"scroll\"><table id=\"results\"><thead><tr>";

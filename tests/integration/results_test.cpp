@@ -157,6 +157,87 @@ TEST_F(Results, AFileFieldNamedLikeAParameterIsItsOwnColumn) {
   EXPECT_NE(jsonl.out.find("\"file.batch\":20,\"file.id\":7,"), std::string::npos) << jsonl.out;
 }
 
+// A sweep over model × batch × fusion whose throughput doubles with
+// fusion, and is one more for model b.
+struct FusionSweep : Results {
+  void SetUp() override {
+    dir.write("hosts.yaml", "- hostname: localhost\n  slots: 2\n");
+    dir.write("queue.yaml",
+              "- command: 't=<<batch>>0; [ <<fusion>> = on ] && t=$((t * 2)); "
+              "[ <<model>> = b ] && t=$((t + 1)); echo throughput: $t'\n"
+              "  model: [a, b]\n"
+              "  batch: [1, 2]\n"
+              "  fusion: [on, off]\n"
+              "  metrics: {throughput: 'throughput: ([0-9.]+)'}\n");
+    ProcessResult run = runner({"queue"});
+    ASSERT_EQ(run.status, 0) << run.err;
+  }
+};
+
+TEST_F(FusionSweep, PlotsALinePerModelAndFusionOrWarnsOfPointsThatMergeModels) {
+  ProcessResult both = runner({"report", "--plot", "throughput:batch:model,fusion", "-o", "-"});
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_EQ(testing::count(both.out, "<path class=\"series\""), 4);
+  EXPECT_NE(both.out.find("data-series=\"model=b, fusion=off\""), std::string::npos);
+  EXPECT_EQ(both.err.find("warning"), std::string::npos) << both.err;
+
+  ProcessResult merged = runner({"report", "--plot", "throughput:batch:fusion", "-o", "-"});
+  ASSERT_EQ(merged.status, 0) << merged.err;
+  EXPECT_EQ(testing::count(merged.out, "<path class=\"series\""), 2);
+  EXPECT_EQ(testing::count(merged.out, "class=\"whisker\""), 4);  // a bar at each x
+  EXPECT_NE(merged.err.find("runner: warning: --plot throughput:batch:fusion: the jobs of one "
+                            "point differ in model (a, b)"),
+            std::string::npos)
+      << merged.err;
+  EXPECT_NE(merged.out.find("fusion=on, batch 2: 40.5 (mean of 2, 40 to 41)"), std::string::npos);
+
+  ProcessResult picked =
+      runner({"report", "--plot", "throughput:batch:fusion", "--where", "model=a", "-o", "-"});
+  ASSERT_EQ(picked.status, 0) << picked.err;
+  EXPECT_EQ(testing::count(picked.out, "class=\"whisker\""), 0);
+  EXPECT_EQ(picked.err.find("warning"), std::string::npos) << picked.err;
+}
+
+TEST_F(FusionSweep, PlotsTheSpeedupOfFusionOverItsBaselinePerModel) {
+  ProcessResult report =
+      runner({"report", "--plot", "throughput/fusion=off:batch:model", "-o", "-"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_EQ(testing::count(report.out, "<path class=\"series\""), 2);
+  EXPECT_NE(report.out.find("<title>model=a, batch 2: 2</title>"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("throughput relative to fusion=off by batch"), std::string::npos);
+  EXPECT_EQ(report.err.find("warning"), std::string::npos) << report.err;
+
+  ProcessResult bad = runner({"report", "--plot", "throughput/fusion=auto:batch", "-o", "-"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("no job has fusion=auto; fusion has: on, off"), std::string::npos)
+      << bad.err;
+  ProcessResult typo = runner({"results", "--where", "model=c"});
+  EXPECT_EQ(typo.status, 0);
+  EXPECT_EQ(typo.out,
+            "id,batch,fusion,model,host,slot,outcome,exit,duration_s,attempts,"
+            "throughput\n");
+  EXPECT_NE(typo.err.find("--where: no job has model=c; model has: a, b"), std::string::npos)
+      << typo.err;
+}
+
+TEST_F(FusionSweep, ReportShowsLinesBarsAndTheWarningInHeadlessChromium) {
+  std::string chromium = testing::find_chromium();
+  RUNNER_REQUIRE_CHROMIUM(chromium);
+  ProcessResult report = runner({"report", "--plot", "throughput:batch:fusion", "--plot",
+                                 "throughput/fusion=off:batch:model", "-o", "report.html"});
+  ASSERT_EQ(report.status, 0) << report.err;
+  ProcessResult dom = testing::headless_chromium(chromium, dir, {"--dump-dom"},
+                                                 "file://" + dir.file("report.html"));
+  ASSERT_EQ(dom.status, 0) << dom.err;
+  EXPECT_EQ(testing::count(dom.out, "<path class=\"series\""), 4);
+  EXPECT_EQ(testing::count(dom.out, "<polyline class=\"whisker\""), 4);
+  EXPECT_EQ(testing::count(dom.out, "<line class=\"reference\""), 1);
+  EXPECT_EQ(testing::count(dom.out,
+                           "<p class=\"plot-warning\">Warning: the jobs of one point "
+                           "differ in model (a, b)"),
+            1);
+}
+
 // The HFTA shape: each job of a sweep writes a CSV of its own on its host;
 // the campaign ends in one table and a plot with no script of the user's.
 TEST(ResultsOfASweep, OneCsvPerJobBecomesOneTableAndAPlot) {

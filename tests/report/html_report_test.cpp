@@ -334,9 +334,15 @@ TEST(HtmlReport, ResultsSectionHasItsPlotsAndTable) {
   HtmlReportOptions options = options_now();
   options.results = ResultsTable{{"id", "batch", "model", "throughput"},
                                  {{"1", "8", "a", "1"}, {"2", "16", "a", "2"}, {"3", "8", "<b>", "3"}}};
-  options.plots.push_back(LinePlot{"throughput by batch", "batch", "throughput", {},
-                                   {{"model=a", {{8, 1}, {16, 2}}}, {"model=<b>", {{8, 3}}}}});
+  LinePlot plot{"throughput by batch", "batch", "throughput", {},
+                {{"model=a", {{8, 1, 1, 1, 1}, {16, 2, 2, 2, 1}}}, {"model=<b>", {{8, 3, 3, 3, 1}}}}};
+  plot.notes.push_back("A note.");
+  plot.warnings.push_back("points differ in <lr>");
+  options.plots.push_back(plot);
   std::string page = render_html_report(campaign, options);
+  EXPECT_NE(page.find("<p class=\"muted\">A note.</p>"), std::string::npos);
+  EXPECT_NE(page.find("<p class=\"plot-warning\">Warning: points differ in &lt;lr&gt;</p>"),
+            std::string::npos);
   EXPECT_NE(page.find("<h2>Results (3 jobs)</h2>"), std::string::npos);
   EXPECT_EQ(count(page, "<path class=\"series\""), 2);
   EXPECT_NE(page.find("<table id=\"results\">"), std::string::npos);

@@ -2,6 +2,7 @@
 // SVG (one <path> per series, tick labels on both axes).
 #include "runner/report/line_plot.h"
 
+
 #include <gtest/gtest.h>
 
 #include "runner/report/results_plot.h"
@@ -19,7 +20,8 @@ ResultsTable sweep() {
                        {"3", "8", "b", "11"},
                        {"4", "16", "b", ""},
                        {"5", "32", "b", "35.5"},
-                       {"6", "32", "c", "n/a"}}};
+                       {"6", "32", "c", "n/a"}},
+                      {"batch", "model"}};
 }
 
 TEST(PlotRequest, IsMetricXAndSeries) {
@@ -27,8 +29,8 @@ TEST(PlotRequest, IsMetricXAndSeries) {
   ASSERT_TRUE(request);
   EXPECT_EQ(request->metric, "throughput");
   EXPECT_EQ(request->x, "batch");
-  EXPECT_EQ(request->series, "model");
-  EXPECT_EQ(parse_plot_request("throughput:batch")->series, "");
+  EXPECT_EQ(request->series, std::vector<std::string>{"model"});
+  EXPECT_TRUE(parse_plot_request("throughput:batch")->series.empty());
   for (const char* bad : {"throughput", "a:b:c:d", ":b", "a::c", "a:b:", ""})
     EXPECT_FALSE(parse_plot_request(bad)) << bad;
 }
@@ -38,8 +40,10 @@ TEST(ResultsPlot, OneSeriesPerValueWithItsNumericPointsSortedByX) {
   ASSERT_TRUE(plot.ok());
   ASSERT_EQ(plot->series.size(), 2u);  // c has no number
   EXPECT_EQ(plot->series[0].name, "model=a");
-  EXPECT_EQ(plot->series[0].points, (std::vector<std::pair<double, double>>{{8, 20}, {16, 30}}));
-  EXPECT_EQ(plot->series[1].points, (std::vector<std::pair<double, double>>{{8, 11}, {32, 35.5}}));
+  EXPECT_EQ(plot->series[0].points,
+            (std::vector<PlotPoint>{{8, 20, 20, 20, 1}, {16, 30, 30, 30, 1}}));
+  EXPECT_EQ(plot->series[1].points,
+            (std::vector<PlotPoint>{{8, 11, 11, 11, 1}, {32, 35.5, 35.5, 35.5, 1}}));
   EXPECT_TRUE(plot->x_categories.empty());
 }
 
@@ -48,7 +52,10 @@ TEST(ResultsPlot, AnXThatIsNotANumberIsCategorical) {
   ASSERT_TRUE(plot.ok());
   EXPECT_EQ(plot->x_categories, (std::vector<std::string>{"a", "b"}));
   ASSERT_EQ(plot->series.size(), 1u);
-  EXPECT_EQ(plot->series[0].points.size(), 4u);
+  EXPECT_EQ(plot->series[0].points.size(), 2u);  // a's jobs and b's, each point their mean
+  ASSERT_EQ(plot->warnings.size(), 1u);
+  EXPECT_EQ(plot->warnings[0].rfind("the jobs of one point differ in batch (16, 8, 32)", 0), 0u)
+      << plot->warnings[0];
 }
 
 TEST(ResultsPlot, AMissingColumnIsNamedWithTheColumnsThereAre) {

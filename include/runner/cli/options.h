@@ -14,6 +14,7 @@
 #include "runner/core/result.h"
 #include "runner/exec/ssh_executor.h"
 #include "runner/report/campaign.h"
+#include "runner/report/results_table.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/console.h"
 
@@ -85,14 +86,16 @@ struct ReportOptions {
   std::vector<std::string> runs;  // run ids; empty: the latest run
   bool all_runs = false;
   std::vector<std::string> plots;  // "METRIC:X:SERIES" of the results section
+  std::vector<std::string> where;  // "COLUMN=VALUE": the results rows to show and plot
 };
 
 // `runner results`.
 struct ResultsOptions {
   std::string queue_file = "queue.yaml";
   std::string state_dir;
-  std::string format = "csv";  // csv, tsv, jsonl or markdown
-  bool services = false;       // a row for each service too
+  std::string format = "csv";      // csv, tsv, jsonl or markdown
+  bool services = false;           // a row for each service too
+  std::vector<std::string> where;  // "COLUMN=VALUE": the rows to show
 };
 
 // `runner stop`.
@@ -113,6 +116,10 @@ int write_report(const ReportOptions& options);
 // lines warned about on stderr; a ConfigError when no run is recorded there.
 Campaign load_recorded_campaign(const std::string& state_dir);
 int show_results(const ResultsOptions& options);
+// The rows of `table` that meet the `--where` options (COLUMN=VALUE), each
+// condition no row meets warned about on stderr; a ConfigError for one
+// that is not COLUMN=VALUE or names no column.
+ResultsTable rows_where_options(const ResultsTable& table, const std::vector<std::string>& where);
 int stop_service(const StopOptions& options);
 
 // Jobs in the queue file, read without the lock; 0 for a missing file,

@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <charconv>
-
-#include "runner/core/lines.h"
 
 namespace runner {
 
@@ -74,24 +71,6 @@ int first_free_port(int from, const std::set<int>& in_use, const std::set<int>& 
 
 bool is_loopback(std::string_view address) {
   return address.substr(0, 4) == "127." || address == "::1" || address == "localhost";
-}
-
-std::set<int> ports_in_use(std::string_view text) {
-  // "  12: 0100007F:1F90 00000000:0000 0A ...": the local address's port, in hex.
-  std::set<int> ports;
-  for_each_line(text, [&](std::string_view line) {
-    std::size_t entry = line.find(": ");
-    if (entry == std::string_view::npos) return;
-    std::string_view rest = line.substr(entry + 2);
-    std::string_view local = rest.substr(0, rest.find(' '));
-    std::size_t colon = local.rfind(':');
-    if (colon == std::string_view::npos) return;
-    std::string_view hex = local.substr(colon + 1);
-    int port = 0;
-    auto [ptr, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), port, 16);
-    if (ec == std::errc() && ptr == hex.data() + hex.size() && !hex.empty()) ports.insert(port);
-  });
-  return ports;
 }
 
 }  // namespace runner

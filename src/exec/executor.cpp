@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "runner/config/multi_node.h"
+#include "runner/config/tcp_sockets.h"
 #include "runner/exec/shell.h"
 
 namespace runner {
@@ -124,7 +125,9 @@ void Executor::survey_network(std::function<void(Result<NetworkSurvey>)> done) {
                 }
                 std::size_t split = output.find(k_addresses_line);
                 NetworkSurvey survey;
-                survey.ports_in_use = ports_in_use(output.substr(0, split));
+                std::string_view sockets = std::string_view(output).substr(0, split);
+                survey.ports_in_use = ports_in_use(sockets);
+                survey.listening_ports = listening_ports(sockets);
                 if (split != std::string::npos)
                   survey.addresses = routable_addresses(output.substr(split + k_addresses_line.size()));
                 done(std::move(survey));

@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "runner/config/multi_node.h"
+#include "runner/config/tcp_sockets.h"
 #include "runner/exec/shell.h"
 
 namespace runner {

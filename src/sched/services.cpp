@@ -1,10 +1,11 @@
 // The scheduler's side of services (`service:`): a job that keeps its slots
 // until the run ends. It is ready once every readiness check it has passed
-// (its `ready:` command exited 0 on its host, its `ready_port` is open there,
-// its output matched `ready_log`); until then the jobs after it wait. When
-// every other job is done, services are stopped, the last started first,
-// each followed by its `after:` command. A service that fails (ends on its
-// own, or is not ready in time) stops the run from taking more jobs.
+// (its `ready:` command exited 0 on its host, a socket listens on its
+// `ready_port` there, its output matched `ready_log`); until then the jobs
+// after it wait. When every other job is done, services are stopped, the
+// last started first, each followed by its `after:` command. A service that
+// fails (ends on its own, or is not ready in time) stops the run from
+// taking more jobs.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -117,11 +118,11 @@ void Scheduler::probe_readiness(Job& job) {
       return;
     }
     ++service.probes_in_flight;
-    m_executors[task.host]->survey_network([this, id, port = *port](
-                                               const Result<NetworkSurvey>& survey) {
-      bool open = survey && survey->ports_in_use.count(port) > 0;
-      service_passed(id, open ? &ServiceRun::port_passed : nullptr);
-    });
+    m_executors[task.host]->survey_network(
+        [this, id, port = *port](const Result<NetworkSurvey>& survey) {
+          bool listening = survey && survey->listening_ports.count(port) > 0;
+          service_passed(id, listening ? &ServiceRun::port_passed : nullptr);
+        });
   }
 }
 

@@ -66,17 +66,5 @@ TEST(MultiNode, FirstFreePortStartsWhereItIsTold) {
   EXPECT_EQ(first_free_port(65534, {65534}, {65535}), 0);
 }
 
-TEST(MultiNode, PortsInUseAreReadFromProcNetTcp) {
-  std::string text =
-      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
-      "   0: 00000000:0016 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0\n"
-      "   1: 0100007F:733C 0100007F:B2A4 01 00000000:00000000 00:00000000 00000000     0\n"
-      "  sl  local_address                         remote_address                        st\n"
-      "   0: 00000000000000000000000000000000:1F90 00000000000000000000000000000000:0000 0A\n"
-      "garbage\n";
-  EXPECT_EQ(ports_in_use(text), (std::set<int>{22, 29500, 8080}));
-  EXPECT_TRUE(ports_in_use("").empty());
-}
-
 }  // namespace
 }  // namespace runner

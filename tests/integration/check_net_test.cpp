@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "runner/config/multi_node.h"
+#include "runner/config/tcp_sockets.h"
 #include "support/loopback_fleet.h"
 #include "support/process.h"
 #include "support/temp_dir.h"

@@ -2,13 +2,15 @@
 // coordinator whose ready line carries its address, a server waited for by
 // its port (and one on every host, given the coordinator's address), a
 // client that talks to them and writes a TSV, teardown that leaves nothing
-// running and runs each service's `after:` command, and a server that dies.
+// running and runs each service's `after:` command, a server waited for on
+// a port that a TIME_WAIT holds, and a server that dies.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "runner/config/tcp_sockets.h"
 #include "support/loopback_fleet.h"
 #include "support/loopback_port.h"
 #include "support/process.h"
@@ -78,6 +80,33 @@ TEST_F(Services, ACoordinatorServersAndAClientRunFromOneQueueAndAreTornDown) {
   std::string journal = dir.read("queue.runner/journal.jsonl");
   EXPECT_EQ(testing::count(journal, "\"event\":\"service_ready\""), 2) << journal;
   EXPECT_NE(journal.find("\"service\":\"dht\""), std::string::npos);
+}
+
+TEST_F(Services, AServerIsNotReadyWhileItsPortHoldsOnlyATimeWait) {
+  start_hosts(1);
+  if (HasFatalFailure() || IsSkipped()) return;
+  fleet.write_hosts(2);
+  // The last run's server closed its connection first: its port is in
+  // TIME_WAIT, which /proc/net/tcp lists, and nothing listens there.
+  int port = testing::port_in_time_wait();
+  std::string sockets = testing::sh_output("cat /proc/net/tcp /proc/net/tcp6");
+  ASSERT_EQ(ports_in_use(sockets).count(port), 1u) << sockets;
+  ASSERT_EQ(listening_ports(sockets).count(port), 0u) << sockets;
+  ASSERT_FALSE(testing::accepts_connections(port));
+  std::string p = std::to_string(port);
+  dir.write("queue.yaml",
+            "- command: sleep 2 && cd " + dir.path() + " && exec /usr/bin/python3 -m http.server " +
+            p + " --bind 127.0.0.1\n"
+            "  service: server\n"
+            "  ready_port: " + p + "\n"
+            "- command: >-\n"
+            "    /usr/bin/python3 -c \"import urllib.request as u;\n"
+            "    print('status', u.urlopen('http://127.0.0.1:" + p + "/').status)\"\n");
+  ProcessResult r = testing::run_process(fleet.runner({"queue"}));
+  EXPECT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("status 200"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.err.find("Connection refused"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::live_processes_running("http.server " + p), 0);
 }
 
 TEST_F(Services, OneNotReadyInTimeFailsTheRunAndIsStopped) {

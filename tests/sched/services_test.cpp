@@ -114,6 +114,27 @@ TEST(Services, ReadyWhenItsPortIsOpen) {
   EXPECT_EQ(surveys, 2);
 }
 
+TEST(Services, NotReadyWhileItsPortHoldsOnlySocketsThatDoNotListen) {
+  Harness h(make_fleet({{"a", {"7", "1"}}}));
+  int surveys = 0;
+  h.transports[0]->outcome = [&](const std::string& command) {
+    if (contains(command, "/proc/net/tcp")) {
+      // 31337 (0x7A69): the last run's TIME_WAIT, then a client's socket,
+      // then a listener.
+      const char* states[] = {"06", "01", "0A"};
+      FakeTransport::Outcome outcome;
+      outcome.output = fmt::format("   0: 0100007F:7A69 0100007F:C350 {} 00000000:00000000\n",
+                                   states[std::min(surveys++, 2)]);
+      return outcome;
+    }
+    return by_command(command);
+  };
+  JobSpec server = service("serve port", "");
+  server.service->ready_port = "31337";
+  expect_client_after_ready(h, server);
+  EXPECT_EQ(surveys, 3);
+}
+
 TEST(Services, NotReadyInTimeIsStoppedAndFailsTheRun) {
   Harness h(make_fleet({{"a", {"0", "1"}}}));
   for (auto* t : h.transports) t->outcome = by_command;

@@ -52,6 +52,32 @@ int silent_listener(int& port) {
   return fd;
 }
 
+int port_in_time_wait() {
+  int port = 0;
+  int listener = silent_listener(port);
+  // As servers do, so that the next one may listen while the TIME_WAIT lasts.
+  int on = 1;
+  setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr = loopback_address(port);
+  int server = -1;
+  if (client >= 0 && connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
+    server = accept(listener, nullptr, nullptr);
+  close(listener);
+  if (server < 0) {
+    if (client >= 0) close(client);
+    throw std::runtime_error("cannot connect to a listener on 127.0.0.1");
+  }
+  // The server's side closes first; once the client has read the end and
+  // closed too, the server's socket waits in TIME_WAIT.
+  close(server);
+  char byte;
+  while (read(client, &byte, 1) > 0) {
+  }
+  close(client);
+  return port;
+}
+
 bool accepts_connections(int port, const std::string& address) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return false;

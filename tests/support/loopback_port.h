@@ -1,5 +1,6 @@
 // TCP ports on 127.0.0.1 for tests of connections: a port nothing uses, a
-// listener that never answers, and whether a port accepts connections.
+// listener that never answers, a port that only a TIME_WAIT holds, and
+// whether a port accepts connections.
 #pragma once
 
 #include <string>
@@ -15,6 +16,12 @@ int unused_port();
 // Returns the socket, for the caller to close, and sets `port`. Throws
 // std::runtime_error if no socket is had.
 int silent_listener(int& port);
+
+// A port of 127.0.0.1 that nothing listens on but a closed connection's
+// socket holds in TIME_WAIT (for a minute): its server (SO_REUSEADDR, as
+// servers set it) closed first, as a server that ended does. Throws
+// std::runtime_error if it cannot be made.
+int port_in_time_wait();
 
 // Whether something on 127.0.0.1 (or `address`) accepts TCP connections on `port`.
 bool accepts_connections(int port, const std::string& address = "127.0.0.1");

@@ -69,9 +69,4 @@ int first_free_port(int from, const std::set<int>& in_use, const std::set<int>& 
 // 127.0.0.0/8, ::1, localhost.
 bool is_loopback(std::string_view address);
 
-// The local ports of every TCP socket (any state) in the text of
-// /proc/net/tcp and /proc/net/tcp6, concatenated. Lines that are not
-// socket entries (headers) are skipped.
-std::set<int> ports_in_use(std::string_view proc_net_tcp);
-
 }  // namespace runner

@@ -78,7 +78,8 @@ struct TaskSetup {
 
 // A host's network, as a job that spans hosts needs it.
 struct NetworkSurvey {
-  std::set<int> ports_in_use;
+  std::set<int> ports_in_use;          // by a socket in any state
+  std::set<int> listening_ports;       // by a socket that listens
   std::vector<std::string> addresses;  // the host's own, loopback excluded
 };
 
@@ -179,10 +180,10 @@ class Executor : public Pollable {
   void stop_transfers();
   // Removes `paths` (relative to the login directory) from the host.
   void remove_files(const std::vector<std::string>& paths, CommandDone done);
-  // What rank 0 of a job that spans hosts needs to know of its host: the
-  // local ports of its TCP sockets (its /proc/net/tcp{,6}; none where it
-  // has no /proc) and its addresses (`hostname -I`), or why they could not
-  // be read.
+  // What rank 0 of a job that spans hosts needs to know of its host, and
+  // whether a service's `ready_port` listens: the local ports of its TCP
+  // sockets (its /proc/net/tcp{,6}; none where it has no /proc) and its
+  // addresses (`hostname -I`), or why they could not be read.
   void survey_network(std::function<void(Result<NetworkSurvey>)> done);
 
  protected:

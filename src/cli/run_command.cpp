@@ -22,6 +22,7 @@
 #include "runner/config/job_render.h"
 #include "runner/exec/backend.h"
 #include "runner/exec/event_loop.h"
+#include "runner/exec/gpu_listing.h"
 #include "runner/exec/signal_watcher.h"
 #include "runner/queue/queue_file.h"
 #include "runner/queue/queue_watcher.h"
@@ -46,6 +47,18 @@ std::uint64_t journal_segment_bytes() {
     throw ConfigError("RUNNER_JOURNAL_SEGMENT_BYTES is '" + std::string(set) +
                       "': give the journal's size limit in bytes, e.g. 4194304");
   return bytes;
+}
+
+// How long a host's nvidia-smi may take for `gpu_free:`:
+// RUNNER_GPU_CHECK_TIMEOUT, when set to a duration, else the default.
+Clock::duration gpu_check_limit() {
+  const char* set = std::getenv("RUNNER_GPU_CHECK_TIMEOUT");
+  if (!set || !*set) return k_gpu_usage_limit;
+  std::optional<std::chrono::milliseconds> limit = parse_duration(set);
+  if (!limit || limit->count() == 0)
+    throw ConfigError("RUNNER_GPU_CHECK_TIMEOUT is '" + std::string(set) +
+                      "': give how long nvidia-smi may take, e.g. 30s or 2m");
+  return *limit;
 }
 
 // Closes connections politely, giving them a moment.
@@ -164,6 +177,7 @@ int run_jobs(const RunOptions& options) {
   scheduler_options.default_retries = options.retries;
   scheduler_options.keep_orphans = options.keep_orphans;
   scheduler_options.run_id = journal.run_id();
+  scheduler_options.gpu_check_limit = gpu_check_limit();
   // Absolute, as the journal records it: results and report find it from anywhere.
   scheduler_options.outputs_dir = options.outputs_dir.empty()
                                       ? outputs_dir(state_dir)

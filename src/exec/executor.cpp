@@ -67,8 +67,8 @@ std::string Executor::group_mark(TaskId task) const {
   return fmt::format("{}-{}", m_mark_prefix, task);
 }
 
-void Executor::run_command(const std::string& command, CommandDone done) {
-  run_command_streaming(command, nullptr, std::move(done));
+TaskId Executor::run_command(const std::string& command, CommandDone done) {
+  return run_command_streaming(command, nullptr, std::move(done));
 }
 
 TaskId Executor::run_command_streaming(const std::string& command,

@@ -3,12 +3,16 @@
 // host is asked (k_gpu_usage) when such a slot is free and work waits, and
 // again a few seconds later while the GPU is busy. A GPU that a job of this
 // run holds through another slot is not free either, whatever nvidia-smi
-// says yet. Queue mode only: broadcast steps run on every slot.
+// says yet. A host whose nvidia-smi fails, or does not answer within
+// gpu_check_limit, is said once, and its slots then take jobs unchecked.
+// Queue mode only: broadcast steps run on every slot.
 #include <fmt/format.h>
+#include <signal.h>
 
 #include "runner/exec/gpu_listing.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/exit_text.h"
+#include "runner/ui/summary.h"
 
 namespace runner {
 
@@ -53,7 +57,7 @@ std::optional<Clock::time_point> Scheduler::gpu_check_due(int host) const {
   if (m_options.mode != Mode::queue || m_stopping) return std::nullopt;
   if (m_queue_empty && !m_queue_dirty && m_reruns.empty()) return std::nullopt;  // no work waits
   const HostRecord& record = m_hosts[host];
-  if (record.state != HostState::ready || record.gpu_check_in_flight || record.gpu_check_broken)
+  if (record.state != HostState::ready || record.gpu_check || record.gpu_check_broken)
     return std::nullopt;
   std::optional<Clock::time_point> due;
   for (int slot : m_fleet.hosts[host].slots) {
@@ -71,8 +75,11 @@ std::optional<Clock::time_point> Scheduler::gpu_check_due(int host) const {
 
 std::optional<Clock::time_point> Scheduler::next_gpu_check() const {
   std::optional<Clock::time_point> due;
-  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h)
-    if (auto at = gpu_check_due(h); at && (!due || *at < *due)) due = at;
+  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
+    const std::optional<HostRecord::GpuCheck>& check = m_hosts[h].gpu_check;
+    std::optional<Clock::time_point> at = check ? check->give_up_at : gpu_check_due(h);
+    if (at && (!due || *at < *due)) due = at;
+  }
   return due;
 }
 
@@ -81,28 +88,48 @@ void Scheduler::check_gpus() {
     std::optional<Clock::time_point> due = gpu_check_due(h);
     if (!due || *due > m_now) continue;
     HostRecord& host = m_hosts[h];
-    host.gpu_check_in_flight = true;
-    m_executors[h]->run_command(k_gpu_usage, [this, h](const JobExit& exit,
-                                                       const std::string& output) {
-      gpus_checked(h, exit, output);
-    });
+    host.gpu_check = HostRecord::GpuCheck{0, m_now + m_options.gpu_check_limit};
+    TaskId command = m_executors[h]->run_command(
+        k_gpu_usage, [this, h](const JobExit& exit, const std::string& output) {
+          gpus_checked(h, exit, output);
+        });
+    if (host.gpu_check) host.gpu_check->command = command;  // (unless it ended at once)
   }
+}
+
+void Scheduler::time_out_gpu_checks(Clock::time_point now) {
+  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
+    HostRecord& host = m_hosts[h];
+    if (!host.gpu_check || now < host.gpu_check->give_up_at) continue;
+    TaskId command = host.gpu_check->command;
+    host.gpu_check.reset();  // its end, when it comes, is not looked at
+    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(m_options.gpu_check_limit);
+    gpu_check_broke(h, "nvidia-smi did not answer within " + format_duration(limit));
+    m_executors[h]->signal_task(command, SIGKILL);
+  }
+}
+
+void Scheduler::gpu_check_broke(int host, const std::string& why) {
+  m_hosts[host].gpu_check_broken = true;
+  m_queue_dirty = true;
+  m_observer.warning(
+      fmt::format("{}: cannot tell whether its GPUs are free for `gpu_free` ({}); "
+                  "its jobs start without waiting",
+                  m_fleet.hosts[host].name, why));
 }
 
 void Scheduler::gpus_checked(int host, const JobExit& exit, const std::string& output) {
   HostRecord& record = m_hosts[host];
-  record.gpu_check_in_flight = false;
+  if (!record.gpu_check) return;  // given up on already
+  record.gpu_check.reset();
   m_queue_dirty = true;
   std::optional<std::map<std::string, GpuUsage>> usage;
   if (exit.succeeded()) usage = parse_gpu_usage(output);
   if (!usage) {
     if (exit.lost()) return;  // the host's loss is said on its own
-    record.gpu_check_broken = true;
     std::string said = output.substr(0, output.find('\n'));
-    m_observer.warning(fmt::format(
-        "{}: cannot tell whether its GPUs are free for `gpu_free` (nvidia-smi: {}{}); its jobs "
-        "start without waiting",
-        m_fleet.hosts[host].name, describe_exit(exit), said.empty() ? "" : ", " + said));
+    gpu_check_broke(host, fmt::format("nvidia-smi: {}{}", describe_exit(exit),
+                                      said.empty() ? "" : ", " + said));
     return;
   }
   for (int slot : m_fleet.hosts[host].slots) {

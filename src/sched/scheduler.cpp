@@ -240,6 +240,7 @@ void Scheduler::act_on_timers(Clock::time_point now) {
     m_queue_dirty = true;
   }
   probe_services(now);
+  time_out_gpu_checks(now);
 }
 
 std::optional<Clock::time_point> Scheduler::deadline() const {

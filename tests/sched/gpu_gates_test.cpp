@@ -1,9 +1,10 @@
 // `gpu_free:` slots against scripted executors: a job starts on such a
 // slot only after a fresh look found its GPU free; busy GPUs are looked at
 // again until they are free, other slots run meanwhile, this run's own job
-// on the same GPU counts, and a host that cannot be looked at runs jobs
-// unchecked, with a warning.
+// on the same GPU counts, and a host that cannot be looked at (nvidia-smi
+// fails, or hangs past the limit) runs jobs unchecked, with a warning.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <algorithm>
 
@@ -53,6 +54,24 @@ void script(FakeTransport& transport, std::function<std::string(int)> answer, in
   };
 }
 
+// Answers k_gpu_usage with `look`; other commands end at once.
+void look_at_gpus(FakeTransport& transport, FakeTransport::Outcome look) {
+  transport.outcome = [look](const std::string& command) {
+    return command == k_gpu_usage ? look : FakeTransport::Outcome{};
+  };
+}
+
+// Two jobs on a host whose GPUs cannot be looked at: both run, and the
+// host was asked once, not before every job.
+void expect_jobs_run_unchecked(Campaign& r) {
+  r.source.add("train");
+  r.source.add("again");
+  r.scheduler->start();
+  EXPECT_EQ(r.run(), 0);
+  EXPECT_EQ(r.jobs_sent(0), (std::vector<std::string>{"train", "again"}));
+  EXPECT_EQ(r.control_sent(0).size(), 1u) << "asked once";
+}
+
 TEST(GpuGates, AJobWaitsWhileAnotherProcessHoldsTheGpuAndStartsOnceItIsFree) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
   script(*r.transports[0], [](int call) {
@@ -99,19 +118,36 @@ TEST(GpuGates, ThisRunsOwnJobOnTheSameGpuCountsBeforeNvidiaSmiShowsIt) {
 
 TEST(GpuGates, AHostThatCannotBeLookedAtRunsJobsUncheckedAndSaysSo) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  r.transports[0]->outcome = [](const std::string& command) {
-    if (command == k_gpu_usage)
-      return FakeTransport::Outcome{.exit = JobExit::exited(127), .steps = 1,
-                                    .output = "sh: nvidia-smi: not found\n"};
-    return FakeTransport::Outcome{};
-  };
+  look_at_gpus(*r.transports[0],
+               {.exit = JobExit::exited(127), .steps = 1, .output = "sh: nvidia-smi: not found\n"});
+  expect_jobs_run_unchecked(r);
+  EXPECT_TRUE(said(r, "a: cannot tell whether its GPUs are free for `gpu_free`"));
+}
+
+TEST(GpuGates, AHostWhoseNvidiaSmiHangsIsGivenUpOnAtTheLimitAndRunsJobsUnchecked) {
+  Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
+  look_at_gpus(*r.transports[0], {.steps = 1'000'000});
+  expect_jobs_run_unchecked(r);
+  EXPECT_TRUE(said(r,
+                   "a: cannot tell whether its GPUs are free for `gpu_free` (nvidia-smi did "
+                   "not answer within 30.0s); its jobs start without waiting"));
+  // The look was killed, and not before its limit.
+  const auto& signals = r.transports[0]->signals;
+  ASSERT_EQ(signals.size(), 1u);
+  EXPECT_EQ(signals[0], (std::pair<JobId, int>{r.transports[0]->started[0].first, SIGKILL}));
+  EXPECT_GE(r.now - Clock::time_point{}, k_gpu_usage_limit);
+}
+
+TEST(GpuGates, TheLimitOfALookIsTheSchedulersOption) {
+  SchedulerOptions options;
+  options.gpu_check_limit = 500ms;
+  Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"), options);
+  look_at_gpus(*r.transports[0], {.steps = 1'000'000});
   r.source.add("train");
-  r.source.add("again");
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);
-  EXPECT_EQ(r.jobs_sent(0), (std::vector<std::string>{"train", "again"}));
-  EXPECT_EQ(r.control_sent(0).size(), 1u) << "asked once, not before every job";
-  EXPECT_TRUE(said(r, "a: cannot tell whether its GPUs are free for `gpu_free`"));
+  EXPECT_TRUE(said(r, "(nvidia-smi did not answer within 500ms)"));
+  EXPECT_LT(r.now - Clock::time_point{}, 1s);
 }
 
 TEST(GpuGates, EachStartFollowsAFreshLook) {

@@ -145,9 +145,9 @@ class Executor : public Pollable {
   // The runner's own command (a job's `cancel:` command), run as
   // start_task runs a task; its end and its first 64 KiB of output go to `done`, not to
   // the events. Only after host_ready; `done` runs with lost = true if the
-  // host fails first.
+  // host fails first. Returns its id, for signal_task.
   using CommandDone = std::function<void(const JobExit& exit, const std::string& output)>;
-  void run_command(const std::string& command, CommandDone done);
+  TaskId run_command(const std::string& command, CommandDone done);
   // run_command, its stdout given to `on_stdout` as it comes, not kept.
   TaskId run_command_streaming(const std::string& command,
                                std::function<void(std::string_view)> on_stdout, CommandDone done);

@@ -2,6 +2,7 @@
 // and UUID (`nvidia-smi -L`), and what each holds now. Pure.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -26,6 +27,10 @@ std::vector<DetectedGpu> parse_gpu_listing(std::string_view listing);
 inline constexpr const char* k_gpu_usage =
     "nvidia-smi --query-gpu=index,uuid,memory.used --format=csv,noheader,nounits && echo --- && "
     "nvidia-smi --query-compute-apps=gpu_uuid,pid --format=csv,noheader";
+
+// How long k_gpu_usage may take: a host whose nvidia-smi has not answered
+// by then (a hung driver) is one that cannot answer.
+inline constexpr std::chrono::seconds k_gpu_usage_limit{30};
 
 // k_gpu_usage's output read back, by GPU index ("0"); nullopt when it is
 // not that.

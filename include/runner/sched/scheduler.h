@@ -49,6 +49,7 @@
 #include "runner/config/hosts.h"
 #include "runner/exec/backend.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/gpu_listing.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job.h"
 #include "runner/sched/job_end.h"
@@ -81,6 +82,9 @@ struct SchedulerOptions {
   Clock::duration reconnect_first = std::chrono::seconds(1);
   Clock::duration reconnect_longest = std::chrono::seconds(60);
   int reconnect_tries = 10;
+  // How long a host's nvidia-smi may take to say what its GPUs hold
+  // (`gpu_free:`) before it is taken as unable to.
+  Clock::duration gpu_check_limit = k_gpu_usage_limit;
   // Where jobs' `outputs:` are brought back to (<dir>/<job>/, and
   // <dir>/<job>/<rank>/ for a job that spans hosts); empty: not brought back.
   std::string outputs_dir;
@@ -281,6 +285,11 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Asks the hosts whose gated slots are free, while work waits.
   void check_gpus();
   void gpus_checked(int host, const JobExit& exit, const std::string& output);
+  // Gives up the looks that took longer than gpu_check_limit: their hosts
+  // cannot tell, and their commands are killed.
+  void time_out_gpu_checks(Clock::time_point now);
+  // From now on, `host`'s gated slots take jobs unchecked: says so, and why.
+  void gpu_check_broke(int host, const std::string& why);
 
   const Fleet& m_fleet;
   std::vector<std::unique_ptr<Executor>> m_executors;

@@ -13,6 +13,7 @@
 
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
+#include "runner/core/printable.h"
 #include "runner/exec/gpu_listing.h"
 #include "runner/ui/console.h"
 #include "host_probe.h"
@@ -40,10 +41,12 @@ std::vector<std::string> missing_gpus(const Fleet& fleet, const Host& host,
   return missing;
 }
 
-// One host's line, and whether it is usable.
+// One host's line, and whether it is usable. What the host said in it
+// (its GPUs' names, its errors) is printable().
 std::pair<std::string, bool> check_line(const Fleet& fleet, int host, const HostProbe& probe) {
   const Host& entry = fleet.hosts[host];
-  if (!probe.answered) return {fmt::format("{}: FAILED: {}", entry.name, probe.failure), false};
+  if (!probe.answered)
+    return {printable(fmt::format("{}: FAILED: {}", entry.name, probe.failure)), false};
   std::vector<std::string> parts = {"ok"};
   if (probe.ssh) {
     parts.push_back(probe.ssh->endpoint);
@@ -76,7 +79,7 @@ std::pair<std::string, bool> check_line(const Fleet& fleet, int host, const Host
       parts.push_back(fmt::format("but hosts.yaml names gpu {}, which nvidia-smi does not list",
                                   fmt::join(missing, ", ")));
   }
-  return {fmt::format("{}: {}", entry.name, fmt::join(parts, ", ")), usable};
+  return {printable(fmt::format("{}: {}", entry.name, fmt::join(parts, ", "))), usable};
 }
 
 }  // namespace

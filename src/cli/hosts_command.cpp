@@ -13,6 +13,7 @@
 #include "runner/config/config_error.h"
 #include "runner/config/detected_hosts.h"
 #include "runner/config/hosts.h"
+#include "runner/core/printable.h"
 #include "runner/exec/gpu_listing.h"
 #include "runner/ui/console.h"
 #include "host_probe.h"
@@ -64,7 +65,8 @@ int detect_hosts(const HostsOptions& options) {
               [&](int host, const HostProbe& probe) {
                 if (!read_answer(probe, hosts[host])) {
                   ++unreachable;
-                  console.error(fmt::format("{}: {}", hosts[host].hostname, hosts[host].note));
+                  console.error(
+                      printable(fmt::format("{}: {}", hosts[host].hostname, hosts[host].note)));
                 }
               });
   if (unreachable > 0) {

@@ -20,6 +20,7 @@
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
 #include "runner/config/multi_node.h"
+#include "runner/core/printable.h"
 #include "runner/exec/executor.h"
 #include "runner/exec/net_check_scripts.h"
 #include "runner/exec/net_reachability.h"
@@ -193,9 +194,13 @@ bool all_past(const std::vector<NetHostCheck>& checks, std::initializer_list<Pha
   });
 }
 
+// A line of the report on stdout; what hosts said in it (interfaces, what
+// a listener or a probe printed) is printable().
+void print_line(const std::string& line) { fmt::print("{}\n", printable(line)); }
+
 void print_host(const Host& host, const NetHostCheck& check) {
   if (!check.failure.empty()) {
-    fmt::print("{}: FAILED: {}\n", host.name, check.failure);
+    print_line(fmt::format("{}: FAILED: {}", host.name, check.failure));
     return;
   }
   std::vector<std::string> parts;
@@ -205,7 +210,7 @@ void print_host(const Host& host, const NetHostCheck& check) {
                                   : "cannot listen: " + check.listener_note);
   parts.push_back(check.prober ? "probed with " + *check.prober
                                : "cannot probe: no python3, perl, bash or nc");
-  fmt::print("{}: {}\n", host.name, fmt::join(parts, ", "));
+  print_line(fmt::format("{}: {}", host.name, fmt::join(parts, ", ")));
   std::vector<std::string> interfaces;
   std::map<std::string, std::vector<std::string>> addresses;
   for (const InterfaceAddress& entry : check.survey.addresses) {
@@ -216,7 +221,7 @@ void print_host(const Host& host, const NetHostCheck& check) {
   std::size_t width = 0;
   for (const std::string& name : interfaces) width = std::max(width, name.size());
   for (const std::string& name : interfaces) {
-    fmt::print("  {:<{}}  {}\n", name, width, fmt::join(addresses[name], " "));
+    print_line(fmt::format("  {:<{}}  {}", name, width, fmt::join(addresses[name], " ")));
   }
 }
 
@@ -233,10 +238,11 @@ void print_pair(const Fleet& fleet, const PairReachability& pair) {
   for (const PathResult& path : pair.paths) {
     (path.answered ? working : failed).push_back(describe_path(path));
   }
-  fmt::print("  {} -> {}: {}", fleet.hosts[pair.from].name, fleet.hosts[pair.to].name,
-             working.empty() ? "NONE" : fmt::format("{}", fmt::join(working, ", ")));
-  if (!failed.empty()) fmt::print("; failed: {}", fmt::join(failed, "; "));
-  fmt::print("\n");
+  std::string line =
+      fmt::format("  {} -> {}: {}", fleet.hosts[pair.from].name, fleet.hosts[pair.to].name,
+                  working.empty() ? "NONE" : fmt::format("{}", fmt::join(working, ", ")));
+  if (!failed.empty()) line += fmt::format("; failed: {}", fmt::join(failed, "; "));
+  print_line(line);
 }
 
 }  // namespace
@@ -364,7 +370,7 @@ int check_network(const CheckOptions& options) {
   }
   if (!warnings.empty()) {
     fmt::print("\nwarnings:\n");
-    for (const std::string& warning : warnings) fmt::print("  {}\n", warning);
+    for (const std::string& warning : warnings) print_line("  " + warning);
   }
   std::fflush(stdout);
   if (analysis.some_pair_unreachable || unchecked > 0) {

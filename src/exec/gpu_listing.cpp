@@ -6,6 +6,19 @@
 
 namespace runner {
 
+namespace {
+
+// What hosts.yaml and commands may take of a host's answer as it is: a GPU's
+// index is a number, its UUID letters, digits and dashes.
+bool all_of(std::string_view text, std::string_view allowed) {
+  return !text.empty() && text.find_first_not_of(allowed) == std::string_view::npos;
+}
+constexpr std::string_view k_digits = "0123456789";
+constexpr std::string_view k_uuid_characters =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-";
+
+}  // namespace
+
 std::vector<DetectedGpu> parse_gpu_listing(std::string_view listing) {
   std::vector<DetectedGpu> gpus;
   for_each_line(listing, [&](std::string_view line) {
@@ -14,11 +27,12 @@ std::vector<DetectedGpu> parse_gpu_listing(std::string_view listing) {
     if (line.rfind("GPU ", 0) != 0 || colon == std::string_view::npos) return;
     DetectedGpu gpu;
     gpu.index = std::string(line.substr(4, colon - 4));
+    if (!all_of(gpu.index, k_digits)) return;
     std::string_view name = line.substr(colon + 1);
     if (std::size_t uuid = name.find(" (UUID: "); uuid != std::string_view::npos) {
       std::string_view rest = name.substr(uuid + 8);
       if (!rest.empty() && rest.back() == ')') rest.remove_suffix(1);
-      gpu.uuid = std::string(rest);
+      if (all_of(rest, k_uuid_characters)) gpu.uuid = std::string(rest);
       name = name.substr(0, uuid);
     }
     while (!name.empty() && name.front() == ' ') name.remove_prefix(1);

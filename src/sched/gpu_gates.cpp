@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include "runner/core/printable.h"
 #include "runner/exec/gpu_listing.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/exit_text.h"
@@ -127,7 +128,7 @@ void Scheduler::gpus_checked(int host, const JobExit& exit, const std::string& o
   if (exit.succeeded()) usage = parse_gpu_usage(output);
   if (!usage) {
     if (exit.lost()) return;  // the host's loss is said on its own
-    std::string said = output.substr(0, output.find('\n'));
+    std::string said = printable(output.substr(0, output.find('\n')));
     gpu_check_broke(host, fmt::format("nvidia-smi: {}{}", describe_exit(exit),
                                       said.empty() ? "" : ", " + said));
     return;

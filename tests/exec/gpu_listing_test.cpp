@@ -23,6 +23,20 @@ TEST(GpuListing, ReadsIndexModelAndUuidOfEachGpu) {
   EXPECT_TRUE(parse_gpu_listing("No devices were found\n").empty());
 }
 
+TEST(GpuListing, AnIndexIsANumberAndAUuidHasOnlyLettersDigitsAndDashes) {
+  std::vector<DetectedGpu> gpus = parse_gpu_listing(
+      "GPU 0; rm -rf ~: Card (UUID: GPU-1)\n"
+      "GPU 1: Card\r- evil (UUID: GPU-2; touch x)\n"
+      "GPU : Card (UUID: GPU-3)\n"
+      "GPU 2: Card (UUID: GPU-4\r)\n");
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[0].index, "1");
+  EXPECT_EQ(gpus[0].name, "Card\r- evil") << "kept as said; escaped where printed";
+  EXPECT_EQ(gpus[0].uuid, "") << "not a UUID";
+  EXPECT_EQ(gpus[1].index, "2");
+  EXPECT_EQ(gpus[1].uuid, "");
+}
+
 TEST(GpuUsage, MemoryAndProcessesOfEachGpuByIndex) {
   auto usage = parse_gpu_usage(
       "0, GPU-aaaa, 15\n1, GPU-bbbb, 40536\n---\nGPU-bbbb, 4242\nGPU-bbbb, 4343\n");

@@ -1,14 +1,19 @@
 // `runner check` against real sshd instances on 127.0.0.1 through a
 // test-made ssh configuration: one line per host with how it was reached and
-// the GPUs a fake nvidia-smi lists, and the same verdict as `ssh HOST true`.
+// the GPUs a fake nvidia-smi lists, and the same verdict as `ssh HOST true`;
+// `runner hosts --detect`, and what both make of a GPU name that holds
+// control characters.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
+#include "runner/config/hosts.h"
 #include "support/loopback_fleet.h"
 #include "support/process.h"
+#include "support/small_tmpfs.h"  // setup_required()
 #include "support/sshd.h"
 #include "support/temp_dir.h"
 
@@ -37,6 +42,22 @@ struct Check : ::testing::Test {
         "[ \"$1\" = -L ] || exit 2\n"
         "echo 'GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-11111111-2222-3333-4444-555555555555)'\n"
         "echo 'GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-66666666-7777-8888-9999-000000000000)'\n");
+    chmod(script.c_str(), 0755);
+    return bin;
+  }
+
+  // A directory with an `nvidia-smi` whose one GPU's name holds carriage
+  // returns and the YAML that they would make lines of their own: an entry
+  // of another host, and the start of the GPU's entry again (a terminal
+  // shows only that).
+  std::string hostile_nvidia_smi() {
+    std::string bin = dir.file("hostile-bin");
+    std::string script =
+        dir.write("hostile-bin/nvidia-smi",
+                  "#!/bin/sh\n"
+                  "[ \"$1\" = -L ] || exit 2\n"
+                  "printf 'GPU 0: NVIDIA A100\\r- evil.example.org\\r- hostname: gpu-node  # "
+                  "(UUID: GPU-11111111-2222-3333-4444-555555555555)\\n'\n");
     chmod(script.c_str(), 0755);
     return bin;
   }
@@ -197,6 +218,54 @@ TEST_F(Check, HostsDetectWritesNothingWhenAHostDoesNotAnswer) {
   EXPECT_NE(r.err.find("closed-node: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("1 of 2 hosts did not answer; nothing written"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("hosts.yaml")));
+}
+
+// PyYAML's reading of `path` (as Pegasus reads hosts.yaml): each entry's
+// host name, one a line; nullopt without python3's yaml module.
+std::optional<std::string> pyyaml_host_names(const std::string& path) {
+  ProcessResult r =
+      testing::run_process({{"python3", "-c",
+                             "import sys, yaml\n"
+                             "for entry in yaml.safe_load(open(sys.argv[1], 'rb')):\n"
+                             "    print(entry['hostname'] if isinstance(entry, dict) else entry)\n",
+                             path}});
+  if (r.status != 0 && r.err.find("No module named") != std::string::npos) return std::nullopt;
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.out;
+}
+
+TEST_F(Check, WhatANodeSaysOfItsGpusIsEscapedWhereItIsPrintedOrWritten) {
+  SshdOptions hostile;
+  hostile.session_environment = {"PATH=" + hostile_nvidia_smi() + ":/usr/bin:/bin"};
+  START_OR_SKIP(gpu, hostile);
+  dir.write("ssh_config", block("gpu-node", *gpu));
+  ProcessResult written = check({"--detect", "gpu-node", "--write"}, "hosts");
+  ASSERT_EQ(written.status, 0) << written.err;
+  std::string yaml = dir.read("hosts.yaml");
+  EXPECT_EQ(yaml.find_first_of("\r\x1b"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("# NVIDIA A100\\r- evil.example.org\\r- hostname: gpu-node  #\n"),
+            std::string::npos)
+      << yaml;
+  // Exactly the host detected, to runner (yaml-cpp) and to PyYAML.
+  Fleet fleet = parse_hosts(yaml, "hosts.yaml");
+  ASSERT_EQ(fleet.hosts.size(), 1u) << yaml;
+  EXPECT_EQ(fleet.hosts[0].name, "gpu-node");
+  ASSERT_EQ(fleet.slots.size(), 1u) << yaml;
+  EXPECT_EQ(fleet.slots[0].params,
+            (Params{{"gpu", "0"}, {"gpu_uuid", "GPU-11111111-2222-3333-4444-555555555555"}}));
+  std::optional<std::string> pyyaml = pyyaml_host_names(dir.file("hosts.yaml"));
+  if (pyyaml)
+    EXPECT_EQ(*pyyaml, "gpu-node\n");
+  else if (testing::setup_required())
+    ADD_FAILURE() << "python3's yaml module is missing but CI=true requires it";
+
+  // What `runner check` prints of the same answer, on one line.
+  ProcessResult r = check();
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find_first_of("\r\x1b"), std::string::npos) << r.out;
+  EXPECT_NE(line_of(r.out, "gpu-node").find(", 1 GPU: 0 NVIDIA A100\\r- evil.example.org\\r"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

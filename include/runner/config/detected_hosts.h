@@ -22,7 +22,8 @@ struct DetectedHost {
 };
 
 // The hosts.yaml text: an entry per GPU (hostname, gpu, gpu_uuid, the
-// model in a comment), one slot for a host without GPUs.
+// model in a comment), one slot for a host without GPUs. What the hosts
+// said reads back as it was, or, in comments, printable().
 std::string detected_hosts_yaml(const std::vector<DetectedHost>& hosts);
 
 }  // namespace runner

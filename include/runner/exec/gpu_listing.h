@@ -19,7 +19,10 @@ namespace runner {
 inline constexpr const char* k_list_gpus =
     "command -v nvidia-smi >/dev/null 2>&1 || exit 127; exec nvidia-smi -L";
 
-// "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)" lines; others are skipped.
+// "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)" lines; others (an index
+// that is not a number) are skipped, and a UUID of other characters than
+// letters, digits and dashes is left out. The name is as the host said it:
+// printable() where it is shown.
 std::vector<DetectedGpu> parse_gpu_listing(std::string_view listing);
 
 // The command that says what each GPU of a host holds now: memory in use

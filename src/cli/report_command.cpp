@@ -53,7 +53,11 @@ int write_report(const ReportOptions& options) {
   html.log_tail = [&](const CampaignJob& job) {
     return log_tail(end_log_path(state_dir, job), k_log_tail_lines);
   };
-  html.results = rows_where_options(read_results(campaign), options.where);
+  Console console(stdout, stderr, ColorMode::never, 1);
+  html.results = rows_where_options(
+      read_results(campaign, ServiceRows::left_out,
+                   [&](const std::string& note) { console.warn(note); }),
+      options.where);
   for (const std::string& text : options.plots) {
     std::optional<PlotRequest> request = parse_plot_request(text);
     if (!request)

@@ -37,8 +37,10 @@ int show_results(const ResultsOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   Campaign campaign = load_recorded_campaign(state_dir);
+  Console console(stdout, stderr, ColorMode::never, 1);
   ResultsTable table = rows_where_options(
-      read_results(campaign, options.services ? ServiceRows::included : ServiceRows::left_out),
+      read_results(campaign, options.services ? ServiceRows::included : ServiceRows::left_out,
+                   [&](const std::string& note) { console.warn(note); }),
       options.where);
   std::fflush(stdout);
   return write_all(STDOUT_FILENO, format_results(table, *format)) ? 0 : 1;

@@ -7,13 +7,10 @@
 namespace runner {
 
 Status check_metric_pattern(const std::string& pattern) {
-  try {
-    std::regex compiled(pattern, std::regex::ECMAScript);
-    if (compiled.mark_count() == 0) return Status::error("has no capture group");
-    return Status();
-  } catch (const std::regex_error& error) {
-    return Status::error(std::string("does not compile (") + error.what() + ")");
-  }
+  Result<Pattern> compiled = Pattern::compile(pattern);
+  if (!compiled) return Status::error("does not compile (" + compiled.status().message() + ")");
+  if (compiled->group_count() == 0) return Status::error("has no capture group");
+  return Status();
 }
 
 std::string metrics_to_yaml(const Params& metrics) {
@@ -38,19 +35,42 @@ Params metrics_from_yaml(const std::string& text) {
   return metrics;
 }
 
-std::optional<std::string> last_metric_match(const std::regex& pattern, std::string_view text) {
+namespace {
+
+// The first group of the last match in `line`; an error when a match ran
+// into the pattern's limits.
+Result<std::optional<std::string>> last_match_in_line(const Pattern& pattern,
+                                                      std::string_view line) {
+  std::optional<std::string> found;
+  for (std::size_t from = 0; from <= line.size();) {
+    Result<std::optional<PatternMatch>> match = pattern.search(line, from);
+    if (!match) return match.status();
+    if (!*match) break;
+    const std::vector<std::optional<std::string>>& groups = (*match)->groups;
+    found = groups.empty() ? "" : groups.front().value_or("");
+    // An empty match is passed by one character, or it is found again.
+    from = (*match)->end > (*match)->begin ? (*match)->end : (*match)->end + 1;
+  }
+  return found;
+}
+
+}  // namespace
+
+MetricMatch last_metric_match(const Pattern& pattern, std::string_view text) {
   // From the last line back: the first line that matches holds the last match.
+  MetricMatch result;
   std::size_t end = text.size();
   while (true) {
     std::size_t cut = end == 0 ? std::string_view::npos : text.find_last_of("\r\n", end - 1);
     std::size_t begin = cut == std::string_view::npos ? 0 : cut + 1;
-    std::string_view line = text.substr(begin, end - begin);
-    std::optional<std::string> found;
-    for (std::cregex_iterator it(line.data(), line.data() + line.size(), pattern), stop; it != stop;
-         ++it)
-      found = (*it)[1].str();
-    if (found) return found;
-    if (cut == std::string_view::npos) return std::nullopt;
+    Result<std::optional<std::string>> found =
+        last_match_in_line(pattern, text.substr(begin, end - begin));
+    if (!found && result.passed_over.ok()) result.passed_over = found.status();
+    if (found && *found) {
+      result.value = std::move(*found);
+      return result;
+    }
+    if (cut == std::string_view::npos) return result;
     end = cut;
   }
 }

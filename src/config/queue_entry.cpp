@@ -169,8 +169,8 @@ std::string metrics_value(const YAML::Node& value, const YAML::Node& at, const s
     if (Status checked = check_metric_pattern(pattern); !checked.ok())
       fail_at(path, pair.second,
               fmt::format("the regular expression of metric `{}`, `{}`, {}; write one that "
-                          "compiles (ECMAScript syntax) with a capture group around the value, "
-                          "like 'throughput: ([0-9.]+)'",
+                          "compiles (Perl's syntax, as PCRE2 reads it) with a capture group "
+                          "around the value, like 'throughput: ([0-9.]+)'",
                           name, pattern, checked.message()));
     metrics.emplace_back(name, pattern);
   }

@@ -37,42 +37,6 @@ std::optional<int> parse_port(std::string_view text) {
   return port;
 }
 
-namespace {
-
-// `text` with every `(?<name>` made a plain group, and the names of its
-// capture groups in order.
-std::string plain_groups(const std::string& text, std::vector<std::string>& names) {
-  std::string out;
-  bool in_class = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\\' && i + 1 < text.size()) {
-      out += text.substr(i++, 2);
-      continue;
-    }
-    if (in_class) {
-      in_class = c != ']';
-    } else if (c == '[') {
-      in_class = true;
-    } else if (c == '(' && text.compare(i, 3, "(?<") == 0 && i + 3 < text.size() &&
-               text[i + 3] != '=' && text[i + 3] != '!') {
-      std::size_t close = text.find('>', i + 3);
-      if (close != std::string::npos) {
-        names.push_back(text.substr(i + 3, close - i - 3));
-        out += '(';
-        i = close;
-        continue;
-      }
-    } else if (c == '(' && (i + 1 >= text.size() || text[i + 1] != '?')) {
-      names.push_back(std::to_string(names.size() + 1));
-    }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
-
 bool is_service_key(std::string_view key) {
   for (std::string_view known : k_keys)
     if (key == known) return true;
@@ -96,8 +60,7 @@ Status check_service_value(std::string_view key, const std::string& value) {
   if (key == "restart" && value != "on-failure" && value != "no")
     return Status::error(fmt::format("`restart` is on-failure or no, not `{}`", value));
   if (key == "ready_log")
-    if (Result<ReadyPattern> pattern = compile_ready_pattern(value); !pattern)
-      return pattern.status();
+    if (Result<Pattern> pattern = compile_ready_pattern(value); !pattern) return pattern.status();
   return Status();
 }
 
@@ -138,27 +101,20 @@ std::vector<std::pair<std::string, std::string>> service_keys(const ServiceSpec&
   return keys;
 }
 
-Result<ReadyPattern> compile_ready_pattern(const std::string& text) {
-  ReadyPattern pattern;
-  std::string plain = plain_groups(text, pattern.group_names);
-  try {
-    pattern.regex = std::regex(plain, std::regex::ECMAScript);
-  } catch (const std::regex_error& bad) {
-    return Status::error(
-        fmt::format("`ready_log` is not a regular expression ({}): `{}`", bad.what(), text));
-  }
-  if (pattern.regex.mark_count() != pattern.group_names.size())
-    return Status::error(
-        fmt::format("`ready_log`: cannot tell its capture groups apart in `{}`", text));
+Result<Pattern> compile_ready_pattern(const std::string& text) {
+  Result<Pattern> pattern = Pattern::compile(text);
+  if (!pattern)
+    return Status::error(fmt::format("`ready_log` is not a regular expression ({}): `{}`",
+                                     pattern.status().message(), text));
   return pattern;
 }
 
-Params ready_variables(const std::string& service, const ReadyPattern& pattern,
-                       const std::smatch& match) {
+Params ready_variables(const std::string& service, const Pattern& pattern,
+                       const PatternMatch& match) {
   Params variables;
-  for (std::size_t i = 0; i < pattern.group_names.size() && i + 1 < match.size(); ++i)
-    if (match[i + 1].matched)
-      variables.emplace_back(service + "." + pattern.group_names[i], match[i + 1].str());
+  const std::vector<std::string>& names = pattern.group_names();
+  for (std::size_t i = 0; i < names.size() && i < match.groups.size(); ++i)
+    if (match.groups[i]) variables.emplace_back(service + "." + names[i], *match.groups[i]);
   return variables;
 }
 

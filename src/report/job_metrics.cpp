@@ -2,6 +2,7 @@
 // `metrics:` matches.
 #include "runner/report/job_metrics.h"
 
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +12,6 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <system_error>
 #include <vector>
 
@@ -133,7 +133,7 @@ std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir) {
 }
 
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       const std::unordered_set<JobId>& collected) {
+                       const std::unordered_set<JobId>& collected, const ResultsWarning& warn) {
   JobMetrics metrics;
   // Where the run brought them, if that is still there (it is named as
   // the run saw it: a relative path is the run's working directory's).
@@ -156,20 +156,28 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
 
   if (job.metrics.empty()) return metrics;
   std::string log = read_file(metrics_log(state_dir, job));
-  for (const auto& [name, pattern] : job.metrics) {
+  for (const auto& [name, text] : job.metrics) {
     // The queue's check lets none through; a hand-edited journal might.
-    if (!check_metric_pattern(pattern).ok()) continue;
-    std::optional<std::string> value = last_metric_match(std::regex(pattern), log);
-    if (value) set_metric(metrics.patterns, name, *value);
+    if (!check_metric_pattern(text).ok()) continue;
+    Result<Pattern> pattern = Pattern::compile(text);
+    MetricMatch found = last_metric_match(*pattern, log);
+    if (!found.passed_over.ok() && warn)
+      warn(
+          fmt::format("#{}: its metric `{}`: matching `{}` passed over a line of its log "
+                      "({}); {}",
+                      job.id, name, text, found.passed_over.message(),
+                      found.value ? "its value is an earlier line's" : "it has no value"));
+    if (found.value) set_metric(metrics.patterns, name, *found.value);
   }
   return metrics;
 }
 
-ResultsTable read_results(const Campaign& campaign, ServiceRows services) {
+ResultsTable read_results(const Campaign& campaign, ServiceRows services,
+                          const ResultsWarning& warn) {
   std::unordered_set<JobId> collected = jobs_with_outputs(campaign.state_dir);
   return results_table(
       campaign,
-      [&](const CampaignJob& job) { return job_metrics(campaign.state_dir, job, collected); },
+      [&](const CampaignJob& job) { return job_metrics(campaign.state_dir, job, collected, warn); },
       services);
 }
 

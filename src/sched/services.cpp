@@ -39,7 +39,7 @@ void Scheduler::watch_service(Job& job, Clock::time_point now) {
   service.port_passed = spec.ready_port.empty();
   service.log_passed = spec.ready_log.empty();
   if (!spec.ready_log.empty())  // the queue's check compiled it already
-    if (Result<ReadyPattern> pattern = compile_ready_pattern(spec.ready_log))
+    if (Result<Pattern> pattern = compile_ready_pattern(spec.ready_log))
       service.log_pattern = std::move(*pattern);
   job.running().service = std::move(service);
   m_services.push_back(job.id);
@@ -51,11 +51,21 @@ void Scheduler::service_output(Job& job, std::string_view bytes) {
   service.output.append(bytes);
   if (service.output.size() > k_output_kept)
     service.output.erase(0, service.output.size() - k_output_kept);
-  std::smatch match;
-  if (!std::regex_search(service.output, match, service.log_pattern->regex)) return;
-  service.variables = ready_variables(job.spec.service->name.empty() ? std::to_string(job.id)
-                                                                     : job.spec.service->name,
-                                      *service.log_pattern, match);
+  Result<std::optional<PatternMatch>> match = service.log_pattern->search(service.output);
+  if (!match) {
+    // Its output goes on: a later line may match.
+    if (!service.log_limit_said)
+      m_observer.warning(fmt::format(
+          "service {} [{}]: matching its ready_log `{}` stopped at a limit ({}); it is matched "
+          "again as more output comes",
+          service_name(job), job.label(), job.spec.service->ready_log, match.status().message()));
+    service.log_limit_said = true;
+    return;
+  }
+  if (!*match) return;
+  service.variables = ready_variables(
+      job.spec.service->name.empty() ? std::to_string(job.id) : job.spec.service->name,
+      *service.log_pattern, **match);
   service.log_passed = true;
   service.output.clear();
   mark_ready_if_passed(job);

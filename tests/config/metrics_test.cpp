@@ -83,12 +83,25 @@ TEST(MetricsKey, TheErrorNamesTheMetricAndItsLine) {
 }
 
 TEST(LastMetricMatch, TheLastMatchOfTheLogWins) {
-  std::regex pattern("throughput: ([0-9.]+)");
-  EXPECT_EQ(last_metric_match(pattern, "throughput: 1\nthroughput: 2 throughput: 3\nend\n"), "3");
-  EXPECT_EQ(last_metric_match(pattern, "step 1\rthroughput: 4.5\rstep 2"), "4.5");
-  EXPECT_EQ(last_metric_match(pattern, "throughput: 7"), "7");
-  EXPECT_EQ(last_metric_match(pattern, "nothing here\n"), std::nullopt);
-  EXPECT_EQ(last_metric_match(pattern, ""), std::nullopt);
+  Result<Pattern> pattern = Pattern::compile("throughput: ([0-9.]+)");
+  ASSERT_TRUE(pattern) << pattern.status().message();
+  auto value = [&](std::string_view log) { return last_metric_match(*pattern, log).value; };
+  EXPECT_EQ(value("throughput: 1\nthroughput: 2 throughput: 3\nend\n"), "3");
+  EXPECT_EQ(value("step 1\rthroughput: 4.5\rstep 2"), "4.5");
+  EXPECT_EQ(value("throughput: 7"), "7");
+  EXPECT_EQ(value("nothing here\n"), std::nullopt);
+  EXPECT_EQ(value(""), std::nullopt);
+}
+
+TEST(LastMetricMatch, ALineWhoseMatchRunsIntoTheLimitIsPassedOverAndSaid) {
+  Result<Pattern> pattern = Pattern::compile("(?:(x+x+)+y|loss (\\d+))");
+  ASSERT_TRUE(pattern) << pattern.status().message();
+  MetricMatch found = last_metric_match(*pattern, "loss 4\n" + std::string(40, 'x') + "\n");
+  EXPECT_EQ(found.value, "");  // the first group, which took no part in `loss 4`
+  EXPECT_FALSE(found.passed_over.ok());
+  EXPECT_EQ(found.passed_over.message(), "match limit exceeded");
+  MetricMatch clean = last_metric_match(*pattern, "loss 4\n");
+  EXPECT_TRUE(clean.passed_over.ok());
 }
 
 TEST(MetricsYaml, RoundTripsInOrder) {

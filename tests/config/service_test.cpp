@@ -81,11 +81,11 @@ TEST(ServiceKeys, BadValuesAndKeysWithoutAServiceAreErrors) {
 TEST(ReadyPattern, NamedAndNumberedGroupsBecomeVariables) {
   auto pattern = compile_ready_pattern(R"(at (?<addr>[^ :]+):(\d+) (?:id) \((?<id>\w+)\) [(])");
   ASSERT_TRUE(pattern) << pattern.status().message();
-  EXPECT_EQ(pattern->group_names, (std::vector<std::string>{"addr", "2", "id"}));
-  std::string line = "Started at 10.0.0.1:4242 id (Qm7) (";
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(line, match, pattern->regex));
-  EXPECT_EQ(ready_variables("dht", *pattern, match),
+  EXPECT_EQ(pattern->group_names(), (std::vector<std::string>{"addr", "2", "id"}));
+  Result<std::optional<PatternMatch>> match =
+      pattern->search("booting\nStarted at 10.0.0.1:4242 id (Qm7) (\n");
+  ASSERT_TRUE(match && *match);
+  EXPECT_EQ(ready_variables("dht", *pattern, **match),
             (Params{{"dht.addr", "10.0.0.1"}, {"dht.2", "4242"}, {"dht.id", "Qm7"}}));
 }
 

@@ -1,14 +1,14 @@
 // The `metrics:` key of a queue entry: metric names and the regular
-// expressions (ECMAScript) that find each metric's value in a job's log, by
-// their one capture group. Pure logic.
+// expressions (config/pattern.h) that find each metric's value in a job's
+// log, by their first capture group. Pure logic.
 #pragma once
 
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 
 #include "runner/config/params.h"
+#include "runner/config/pattern.h"
 #include "runner/core/status.h"
 
 namespace runner {
@@ -25,9 +25,17 @@ std::string metrics_to_yaml(const Params& metrics);
 // is not such a mapping.
 Params metrics_from_yaml(const std::string& text);
 
+// What last_metric_match found.
+struct MetricMatch {
+  std::optional<std::string> value;  // nullopt: no line matches
+  // Ok, or why a line was passed over: its match ran into the pattern's
+  // limits (the value is then an earlier line's).
+  Status passed_over;
+};
+
 // The first capture group of the last match of `pattern` in `text`, matched
 // line by line ('\r' ends a line as '\n' does): the value a job printed
-// last. nullopt when no line matches.
-std::optional<std::string> last_metric_match(const std::regex& pattern, std::string_view text);
+// last.
+MetricMatch last_metric_match(const Pattern& pattern, std::string_view text);
 
 }  // namespace runner

@@ -20,12 +20,12 @@
 
 #include <chrono>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "runner/config/params.h"
+#include "runner/config/pattern.h"
 #include "runner/core/result.h"
 
 namespace runner {
@@ -61,18 +61,13 @@ std::optional<int> parse_port(std::string_view text);
 // The keys and values that give `service` back, as consumed.yaml writes them.
 std::vector<std::pair<std::string, std::string>> service_keys(const ServiceSpec& service);
 
-// A `ready_log` pattern, compiled: ECMAScript regex, where `(?<name>...)`
-// is a capture group named `name`.
-struct ReadyPattern {
-  std::regex regex;
-  std::vector<std::string> group_names;  // of groups 1, 2, ...: its name, or its number
-};
+// A `ready_log` pattern, compiled (`(?<name>...)` is a capture group named
+// `name`), or why it is not one.
+Result<Pattern> compile_ready_pattern(const std::string& text);
 
-// The pattern, or why it is not one.
-Result<ReadyPattern> compile_ready_pattern(const std::string& text);
-
-// The variables a match gives the jobs after the service: NAME.GROUP.
-Params ready_variables(const std::string& service, const ReadyPattern& pattern,
-                       const std::smatch& match);
+// The variables a match gives the jobs after the service: NAME.GROUP, a
+// group being named by its name, or its number.
+Params ready_variables(const std::string& service, const Pattern& pattern,
+                       const PatternMatch& match);
 
 }  // namespace runner

@@ -5,6 +5,7 @@
 // Threading: none.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -21,6 +22,10 @@ namespace runner {
 // other file or text that is not such a table or object. Pure.
 Params output_numbers(std::string_view file_name, std::string_view text);
 
+// Told what a reading passed over and why (a line of a log whose match
+// stopped at a limit); the reading goes on. Empty: no one is told.
+using ResultsWarning = std::function<void(const std::string&)>;
+
 // The job's metrics, name → value as written: the numbers of its collected
 // outputs (every .json/.csv/.tsv file under the folder the journal says
 // they went to, else outputs/<id>/ of the state directory, in path order, a
@@ -29,7 +34,7 @@ Params output_numbers(std::string_view file_name, std::string_view text);
 // spans hosts). A missing log or outputs directory gives nothing.
 // `collected`: jobs_with_outputs(state_dir), listed once for every job.
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       const std::unordered_set<JobId>& collected);
+                       const std::unordered_set<JobId>& collected, const ResultsWarning& warn = {});
 
 // The ids of the jobs with a folder in state_dir/outputs/. Most jobs bring
 // nothing back: one listing costs less than a look for each job.
@@ -37,6 +42,7 @@ std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir);
 
 // results_table of the campaign, each job's metrics read from its state
 // directory.
-ResultsTable read_results(const Campaign& campaign, ServiceRows services = ServiceRows::left_out);
+ResultsTable read_results(const Campaign& campaign, ServiceRows services = ServiceRows::left_out,
+                          const ResultsWarning& warn = {});
 
 }  // namespace runner

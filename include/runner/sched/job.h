@@ -66,8 +66,9 @@ struct ServiceRun {
   bool command_passed = false;
   bool port_passed = false;
   bool log_passed = false;
-  std::optional<ReadyPattern> log_pattern;
+  std::optional<Pattern> log_pattern;
   std::string output;  // the end of its output, for log_pattern
+  bool log_limit_said = false;  // a match of log_pattern ran into its limits, and was said
   std::optional<Clock::time_point> next_probe;
   int probes_in_flight = 0;
   Params variables;  // from ready_log's groups

@@ -10,12 +10,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <vector>
 
 #include "runner/config/metrics.h"
+#include "runner/report/file_lines.h"
 #include "runner/report/log_files.h"
 #include "runner/state/state_dir.h"
 
@@ -99,9 +99,64 @@ Params json_numbers(std::string_view text) {
   return numbers;
 }
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+// A JSON file is parsed whole, up to this size; a CSV's or a log's lines are
+// held one at a time, each up to this length.
+constexpr std::uintmax_t k_json_limit = 64 * 1024 * 1024;
+constexpr std::size_t k_line_limit = 16 * 1024 * 1024;
+
+std::string mib(std::uintmax_t bytes) { return fmt::format("{} MiB", bytes / (1024 * 1024)); }
+
+// What output_numbers reads of a collected file: a JSON file whole, a CSV
+// or TSV file's first line and its last (blank ones aside); nothing of any
+// other file, which is not opened. An error says why a file is passed over.
+Result<std::string> numbers_text(const fs::path& path) {
+  std::string name = path.filename().string();
+  if (ends_with(name, ".json")) {
+    std::error_code error;
+    std::uintmax_t size = fs::file_size(path, error);
+    if (error) return Status::error(path.string() + ": " + error.message());
+    if (size > k_json_limit)
+      return Status::error(fmt::format("{} is {}, more than the {} a JSON file is read to",
+                                       path.string(), mib(size), mib(k_json_limit)));
+    std::ifstream in(path, std::ios::binary);
+    std::string text(size, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+  }
+  if (!ends_with(name, ".csv") && !ends_with(name, ".tsv")) return std::string();
+  Result<std::optional<FileLine>> header = first_filled_line(path.string(), k_line_limit);
+  if (!header) return header.status();
+  Result<std::optional<FileLine>> last = last_filled_line(path.string(), k_line_limit);
+  if (!last) return last.status();
+  if (!*header || (*last)->offset <= (*header)->offset) return std::string();
+  return (*header)->text + "\n" + (*last)->text;
+}
+
+// The last value of `pattern` in the log at `path`, read from its end
+// back; a missing log gives none.
+MetricMatch last_metric_in_log(const std::string& path, const Pattern& pattern) {
+  MetricMatch result;
+  Result<LinesFromEnd> lines = LinesFromEnd::open(path, k_line_limit);
+  if (!lines) return result;
+  while (true) {
+    Result<std::optional<FileLine>> line = lines->previous();
+    if (!line) {
+      result.passed_over = line.status();
+      return result;
+    }
+    if (!*line) return result;
+    MetricMatch found;
+    if ((*line)->too_long)
+      found.passed_over = Status::error("it is longer than " + mib(k_line_limit));
+    else
+      found = last_metric_match(pattern, (*line)->text);
+    if (result.passed_over.ok()) result.passed_over = found.passed_over;
+    if (found.value) {
+      result.value = std::move(found.value);
+      return result;
+    }
+  }
 }
 
 // The log the job's metrics are read from: rank 0's for a job that spans
@@ -150,17 +205,22 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
       if (it->is_regular_file(error)) files.push_back(it->path());
   }
   std::sort(files.begin(), files.end());
-  for (const fs::path& file : files)
-    for (const auto& [name, value] : output_numbers(file.filename().string(), read_file(file)))
+  for (const fs::path& file : files) {
+    Result<std::string> text = numbers_text(file);
+    if (!text) {
+      if (warn)
+        warn(fmt::format("#{}: its output is passed over: {}", job.id, text.status().message()));
+      continue;
+    }
+    for (const auto& [name, value] : output_numbers(file.filename().string(), *text))
       set_metric(metrics.files, name, value);
+  }
 
-  if (job.metrics.empty()) return metrics;
-  std::string log = read_file(metrics_log(state_dir, job));
   for (const auto& [name, text] : job.metrics) {
     // The queue's check lets none through; a hand-edited journal might.
     if (!check_metric_pattern(text).ok()) continue;
     Result<Pattern> pattern = Pattern::compile(text);
-    MetricMatch found = last_metric_match(*pattern, log);
+    MetricMatch found = last_metric_in_log(metrics_log(state_dir, job), *pattern);
     if (!found.passed_over.ok() && warn)
       warn(
           fmt::format("#{}: its metric `{}`: matching `{}` passed over a line of its log "

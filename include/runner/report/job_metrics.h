@@ -19,17 +19,20 @@ namespace runner {
 // The numbers of one collected output file, by its name's ending: a `.json`
 // object's top-level numeric fields; a `.csv` or `.tsv` file's last row,
 // the columns whose value is a number, named by the header. Empty for any
-// other file or text that is not such a table or object. Pure.
+// other file or text that is not such a table or object. Pure: job_metrics
+// gives it only the lines of a table it reads (its first and its last).
 Params output_numbers(std::string_view file_name, std::string_view text);
 
-// Told what a reading passed over and why (a line of a log whose match
-// stopped at a limit); the reading goes on. Empty: no one is told.
+// Told what a reading passed over and why (a file too big, a line of a log
+// whose match stopped at a limit); the reading goes on. Empty: no one is
+// told.
 using ResultsWarning = std::function<void(const std::string&)>;
 
 // The job's metrics, name → value as written: the numbers of its collected
 // outputs (every .json/.csv/.tsv file under the folder the journal says
 // they went to, else outputs/<id>/ of the state directory, in path order, a
-// later file's field replacing an earlier one's), and apart from them its
+// later file's field replacing an earlier one's; a file too big to read is
+// passed over and said), and apart from them its
 // `metrics:` patterns' last matches in its log (rank 0's for a job that
 // spans hosts). A missing log or outputs directory gives nothing.
 // `collected`: jobs_with_outputs(state_dir), listed once for every job.

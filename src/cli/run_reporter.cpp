@@ -161,8 +161,8 @@ void RunReporter::service_ready(const Job& job, Clock::duration waited, const Pa
   journal_written(m_journal.service_ready(job.id, ms, variables));
 }
 
-void RunReporter::outputs_collected(JobId job, std::optional<int> rank, const std::string& into,
-                                    const FetchedFiles& fetched) {
+void RunReporter::outputs_collected(JobId job, int attempt, std::optional<int> rank,
+                                    const std::string& into, const FetchedFiles& fetched) {
   std::string whose = rank ? fmt::format("#{} rank {}", job, *rank) : fmt::format("#{}", job);
   if (!fetched.error.empty())
     m_console.warn(
@@ -170,7 +170,7 @@ void RunReporter::outputs_collected(JobId job, std::optional<int> rank, const st
   else if (!fetched.missing.empty())
     m_console.warn(fmt::format("{}: outputs not found on its host: {}", whose, fetched.missing));
   journal_written(
-      m_journal.outputs(job, rank, into, fetched.files, fetched.missing, fetched.error));
+      m_journal.outputs(job, attempt, rank, into, fetched.files, fetched.missing, fetched.error));
 }
 
 Status RunReporter::checkpoint() {

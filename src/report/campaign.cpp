@@ -221,6 +221,17 @@ Campaign campaign_from_records(const RecordSource& records, const PidAlive& aliv
     auto it = job_index.find(static_cast<JobId>(number_of(record, "job")));
     return it == job_index.end() ? nullptr : &campaign.jobs[it->second];
   };
+  // The attempt a record names (its files may come back after the next
+  // attempt started), else the job's latest.
+  auto attempt_of = [&](const json& record) -> CampaignJob* {
+    CampaignJob* latest = job_of(record);
+    int attempt = static_cast<int>(number_of(record, "attempt", 0));
+    if (!latest || attempt == 0 || latest->attempt == attempt) return latest;
+    for (std::size_t i = latest - campaign.jobs.data(); i-- > 0;)
+      if (campaign.jobs[i].id == latest->id && campaign.jobs[i].attempt == attempt)
+        return &campaign.jobs[i];
+    return nullptr;
+  };
   auto touch = [](CampaignRun* run, SystemTime time) {
     if (run) run->last_event = std::max(run->last_event, time);
   };
@@ -336,8 +347,8 @@ Campaign campaign_from_records(const RecordSource& records, const PidAlive& aliv
         touch(run_of(job->run), time);
       }
     } else if (event == "outputs") {
-      own(job_of(record));
-      if (CampaignJob* job = job_of(record)) {
+      own(attempt_of(record));
+      if (CampaignJob* job = attempt_of(record)) {
         // A rank's files are in a folder of their own below the job's.
         std::string dir = text_of(record, "dir");
         std::string under;

@@ -196,8 +196,8 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
   fs::path outputs;
   if (!job.outputs_folder.empty() && fs::is_directory(job.outputs_folder, error))
     outputs = job.outputs_folder;
-  else if (collected.count(job.id))
-    outputs = fs::path(outputs_dir(state_dir)) / std::to_string(job.id);
+  else if (job.attempt > 1 || collected.count(job.id))
+    outputs = attempt_outputs_dir(outputs_dir(state_dir), job.id, job.attempt);
   std::vector<fs::path> files;
   if (!outputs.empty()) {
     for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;

@@ -1,10 +1,12 @@
 // Bringing back the files a job's `outputs:` names, from each of its tasks'
 // hosts, once it ended (also when it failed: the logs of a failed run
-// matter), into the run's outputs folder.
+// matter), into the run's outputs folder, a folder of its own for each
+// attempt.
 #include <fmt/format.h>
 
 #include "runner/config/job_render.h"
 #include "runner/sched/scheduler.h"
+#include "runner/state/state_dir.h"
 
 namespace runner {
 
@@ -29,7 +31,7 @@ void Scheduler::collect_outputs(const Job& job) {
     const std::string& patterns = *rendered;
     std::optional<int> rank;
     if (job.layout) rank = task.rank;
-    std::string into = fmt::format("{}/{}", m_options.outputs_dir, job.id);
+    std::string into = attempt_outputs_dir(m_options.outputs_dir, job.id, job.attempt);
     if (rank) into += fmt::format("/{}", *rank);
     ++m_fetches;
     Executor& executor = *m_executors[task.host];
@@ -42,10 +44,12 @@ void Scheduler::collect_outputs(const Job& job) {
                                      job.id));
     bool cleanup = job.spec.outputs_cleanup && !absolute;
     JobId id = job.id;
+    int attempt = job.attempt;
     executor.get_files(patterns, into,
-                       [this, id, rank, into, cleanup, &executor](const FetchedFiles& fetched) {
+                       [this, id, attempt, rank, into, cleanup,
+                        &executor](const FetchedFiles& fetched) {
                          --m_fetches;
-                         m_observer.outputs_collected(id, rank, into, fetched);
+                         m_observer.outputs_collected(id, attempt, rank, into, fetched);
                          if (!cleanup || fetched.files.empty()) return;
                          std::vector<std::string> paths;
                          for (const OutputFile& file : fetched.files) paths.push_back(file.path);

@@ -337,11 +337,12 @@ Status Journal::service_ready(JobId job, std::chrono::milliseconds waited,
   return append(record);
 }
 
-Status Journal::outputs(JobId job, std::optional<int> rank, std::string_view dir,
+Status Journal::outputs(JobId job, int attempt, std::optional<int> rank, std::string_view dir,
                         const std::vector<OutputFile>& files, std::string_view missing,
                         std::string_view error) {
   nlohmann::ordered_json record = header("outputs");
   record["job"] = job;
+  record["attempt"] = attempt;
   if (rank) record["rank"] = *rank;
   record["dir"] = exact_text(dir);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();

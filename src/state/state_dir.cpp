@@ -1,6 +1,8 @@
 // Naming and creation of the state directory.
 #include "runner/state/state_dir.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -36,6 +38,11 @@ std::string state_dir_for(const std::string& queue_path) {
 std::string logs_dir(const std::string& state_dir) { return state_dir + "/logs"; }
 
 std::string outputs_dir(const std::string& state_dir) { return state_dir + "/outputs"; }
+
+std::string attempt_outputs_dir(const std::string& outputs, JobId job, int attempt) {
+  if (attempt <= 1) return fmt::format("{}/{}", outputs, job);
+  return fmt::format("{}/{}.attempt-{}", outputs, job, attempt);
+}
 
 void ensure_state_dir(const std::string& state_dir) {
   std::error_code error;

@@ -1,6 +1,7 @@
 // `runner results` over the files jobs brought back, with the real binary on
-// local slots: a model and a checkpoint too big to hold beside them are not
-// read, a big CSV only at its ends.
+// local slots: a job run again keeps each attempt's files apart and its row
+// reads only the last attempt's; a checkpoint too big to hold beside them is
+// not read, a big CSV only at its ends.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -27,6 +28,34 @@ struct CollectedResults : ::testing::Test {
     return testing::run_process(testing::runner_spec(std::move(args), dir.path()));
   }
 };
+
+TEST_F(CollectedResults, ARetriedJobsRowHasOnlyItsLastAttemptsNumbers) {
+  // The first attempt leaves a partial.json and fails; the second writes
+  // final.json. partial.json is removed from the host once brought back.
+  dir.write("queue.yaml",
+            "- command: >-\n"
+            "    if [ -e tried ]; then echo '{\"loss\": 0.5}' > final.json;\n"
+            "    else touch tried; echo '{\"loss\": 9, \"step\": 1}' > partial.json; exit 1; fi\n"
+            "  retries: 1\n"
+            "  outputs: '*.json'\n"
+            "  outputs_cleanup: true\n");
+  ProcessResult run = runner({"queue"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  ProcessResult results = runner({"results"});
+  ASSERT_EQ(results.status, 0) << results.err;
+  EXPECT_NE(results.out.find(",attempts,loss\n"), std::string::npos) << results.out;
+  EXPECT_NE(results.out.find(",2,0.5\n"), std::string::npos) << results.out;
+  // Each attempt's files in a folder of its own.
+  EXPECT_EQ(dir.read("queue.runner/outputs/1/partial.json"), "{\"loss\": 9, \"step\": 1}\n");
+  EXPECT_EQ(dir.read("queue.runner/outputs/1.attempt-2/final.json"), "{\"loss\": 0.5}\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.runner/outputs/1/final.json")));
+  std::string journal = dir.read("queue.runner/journal.jsonl");
+  EXPECT_EQ(testing::count(journal,
+                           "\"job\":1,\"attempt\":2,\"dir\":\"queue.runner/outputs/"
+                           "1.attempt-2\""),
+            1)
+      << journal;
+}
 
 // A sparse file of `size` bytes: `head`, zeros, then `tail`.
 void write_sparse(const std::string& path, const std::string& head, std::uintmax_t size,

@@ -216,7 +216,7 @@ class RecordingObserver final : public RunObserver {
     for (const auto& [name, value] : variables) text += " " + name + "=" + value;
     events.push_back(text);
   }
-  void outputs_collected(JobId job, std::optional<int> rank, const std::string& into,
+  void outputs_collected(JobId job, int, std::optional<int> rank, const std::string& into,
                          const FetchedFiles& fetched) override {
     events.push_back(fmt::format("outputs #{}{} into {}: {} files{}", job,
                                  rank ? fmt::format(" rank {}", *rank) : "", into,

@@ -36,7 +36,7 @@ class RunReporter final : public RunObserver {
                    std::string_view bytes) override;
   void job_finished(const Job& job, const JobExit& exit, Clock::duration took) override;
   void service_ready(const Job& job, Clock::duration waited, const Params& variables) override;
-  void outputs_collected(JobId job, std::optional<int> rank, const std::string& into,
+  void outputs_collected(JobId job, int attempt, std::optional<int> rank, const std::string& into,
                          const FetchedFiles& fetched) override;
   Status checkpoint() override;
   void notice(const std::string& message) override;

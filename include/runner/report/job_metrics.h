@@ -28,11 +28,12 @@ Params output_numbers(std::string_view file_name, std::string_view text);
 // told.
 using ResultsWarning = std::function<void(const std::string&)>;
 
-// The job's metrics, name → value as written: the numbers of its collected
-// outputs (every .json/.csv/.tsv file under the folder the journal says
-// they went to, else outputs/<id>/ of the state directory, in path order, a
-// later file's field replacing an earlier one's; a file too big to read is
-// passed over and said), and apart from them its
+// The job's metrics (of `job`, its last attempt), name → value as written:
+// the numbers of that attempt's collected outputs (every .json/.csv/.tsv
+// file under the folder the journal says they went to, else
+// attempt_outputs_dir's in the state directory, in path order, a later
+// file's field replacing an earlier one's; a file too big to read is passed
+// over and said), and apart from them its
 // `metrics:` patterns' last matches in its log (rank 0's for a job that
 // spans hosts). A missing log or outputs directory gives nothing.
 // `collected`: jobs_with_outputs(state_dir), listed once for every job.

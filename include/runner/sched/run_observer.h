@@ -35,10 +35,10 @@ class RunObserver {
   // A service passed its readiness checks after `waited`; `variables` are
   // what its ready_log's groups give the jobs after it.
   virtual void service_ready(const Job& job, Clock::duration waited, const Params& variables) = 0;
-  // The files of a job's `outputs:` (one rank's, for a job that spans
-  // hosts) were brought back into `into`, or could not be.
-  virtual void outputs_collected(JobId job, std::optional<int> rank, const std::string& into,
-                                 const FetchedFiles& fetched) = 0;
+  // The files of one attempt of a job's `outputs:` (one rank's, for a job
+  // that spans hosts) were brought back into `into`, or could not be.
+  virtual void outputs_collected(JobId job, int attempt, std::optional<int> rank,
+                                 const std::string& into, const FetchedFiles& fetched) = 0;
   // Makes everything reported so far durable (the journal is synced):
   // called before the scheduler acts on it. An error while that cannot be
   // done (the journal cannot be written): then no job may start, and the

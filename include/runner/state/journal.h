@@ -16,8 +16,8 @@
 //   job_end     {job, exit (int or null), signal, error (string or null),
 //                lost, timed_out, cancelled, rerun, duration_ms}
 //               (+ failed_rank: the rank whose end stopped the others)
-//   outputs     {job, dir, files [{path, size, sha256}], missing, error} (+ rank):
-//               a job's `outputs:` brought back
+//   outputs     {job, attempt, dir, files [{path, size, sha256}], missing, error}
+//               (+ rank): one attempt of a job's `outputs:` brought back
 //   service_ready {job, waited_ms, variables}: a service (job_start has
 //               service: its name or "true") is ready
 //               A job that is run again (lost with its host, or failed with
@@ -145,12 +145,12 @@ class Journal {
                  bool rerun = false, std::optional<int> failed_rank = std::nullopt);
   // A service passed its readiness checks `waited` after it was sent.
   Status service_ready(JobId job, std::chrono::milliseconds waited, const Params& variables);
-  // A job's `outputs:` (one rank's) brought back into `dir`: each file's
-  // path under it, size and SHA-256 (null when it could not be read);
-  // what was not found; why none came back.
-  Status outputs(JobId job, std::optional<int> rank, std::string_view dir,
-                 const std::vector<OutputFile>& files,
-                 std::string_view missing, std::string_view error);
+  // One attempt of a job's `outputs:` (one rank's) brought back into
+  // `dir`: each file's path under it, size and SHA-256 (null when it could
+  // not be read); what was not found; why none came back.
+  Status outputs(JobId job, int attempt, std::optional<int> rank, std::string_view dir,
+                 const std::vector<OutputFile>& files, std::string_view missing,
+                 std::string_view error);
   Status host_failed(std::string_view host, std::string_view message);
   Status run_end(std::string_view status);
 

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "runner/core/job_exit.h"
+
 namespace runner {
 
 // A state file or directory cannot be created, opened or read. The message
@@ -23,6 +25,12 @@ std::string logs_dir(const std::string& state_dir);
 
 // `state_dir/outputs`: the files collected from jobs, `outputs/<id>/...`
 std::string outputs_dir(const std::string& state_dir);
+
+// The folder of `outputs` (outputs_dir's, or --outputs-dir) that one
+// attempt of a job brings its `outputs:` back into: `<id>` for its first,
+// `<id>.attempt-<n>` for a later one, so that a failed attempt's files are
+// never read as the job's.
+std::string attempt_outputs_dir(const std::string& outputs, JobId job, int attempt);
 
 // Creates `state_dir` and its logs/ folder if they do not exist. Throws
 // StateError.

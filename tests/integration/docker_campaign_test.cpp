@@ -54,13 +54,7 @@ class SeedCampaign : public ::testing::Test {
         "# python scripts/benchmark.py ... --output FILE: writes FILE.\n"
         "while [ $# -gt 0 ]; do [ \"$1\" = --output ] && out=$2; shift; done\n"
         "mkdir -p \"$(dirname \"$out\")\" && echo '{\"tokens_per_second\": 1}' >\"$out\"\n");
-    write_program(
-        dir, "bin/docker",
-        "#!/bin/sh\n"
-        "# No GPU here: drop --gpus VALUE.\n"
-        "n=$#; while [ $n -gt 0 ]; do a=$1; shift; n=$((n - 1));\n"
-        "  if [ \"$a\" = --gpus ]; then shift; n=$((n - 1)); else set -- \"$@\" \"$a\"; fi\n"
-        "done\nexec /usr/bin/docker \"$@\"\n");
+    DockerEngine::write_docker_without_gpus(dir);
   }
   void TearDown() override {
     if (engine) (void)engine->docker({"rm", "-f", "leaderboard0", "leaderboard1"});

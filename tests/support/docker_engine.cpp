@@ -146,6 +146,19 @@ std::vector<std::string> DockerEngine::processes(const std::string& name) const 
   return lines;
 }
 
+std::string DockerEngine::write_docker_without_gpus(const TempDir& dir) {
+  std::filesystem::permissions(
+      dir.write(
+          "bin/docker",
+          "#!/bin/sh\n"
+          "# No GPU here: drop --gpus VALUE.\n"
+          "n=$#; while [ $n -gt 0 ]; do a=$1; shift; n=$((n - 1));\n"
+          "  if [ \"$a\" = --gpus ]; then shift; n=$((n - 1)); else set -- \"$@\" \"$a\"; fi\n"
+          "done\nexec /usr/bin/docker \"$@\"\n"),
+      std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+  return dir.file("bin");
+}
+
 std::string DockerEngine::log() const {
   std::ifstream in(m_dir.file("dockerd.log"));
   std::stringstream text;

@@ -44,6 +44,10 @@ class DockerEngine {
   // The command lines of the processes in container `name` (`docker top`),
   // but its `sleep infinity`.
   std::vector<std::string> processes(const std::string& name) const;
+  // Writes `dir`/bin/docker, a `docker` that drops `--gpus VALUE` (this
+  // machine has no NVIDIA runtime) and runs Debian's, and returns
+  // `dir`/bin, to put first on a job's PATH.
+  static std::string write_docker_without_gpus(const TempDir& dir);
   // dockerd's log, for a failing test's message.
   std::string log() const;
 

@@ -1,0 +1,57 @@
+// Runs a shipped example as its README says (see example.h).
+#include "support/example.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace runner::testing {
+
+std::string Example::folder() const {
+  return std::string(RUNNER_SOURCE_DIR) + "/examples/" + m_name;
+}
+
+std::string Example::file(const std::string& relative) const {
+  std::ifstream in(folder() + "/" + relative);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string Example::copy_into(const TempDir& dir) const {
+  std::string to = dir.file(m_name);
+  std::filesystem::copy(folder(), to, std::filesystem::copy_options::recursive);
+  return to;
+}
+
+std::vector<std::string> Example::commands() const {
+  std::istringstream readme(file("README.md"));
+  std::vector<std::string> found;
+  bool in_console = false;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.rfind("```", 0) == 0) {
+      in_console = !in_console && line == "```console";
+    } else if (in_console && line.rfind("$ ", 0) == 0) {
+      found.push_back(line.substr(2));
+    }
+  }
+  return found;
+}
+
+ProcessResult Example::run(const std::string& command, const std::string& cwd,
+                           std::map<std::string, std::string> env,
+                           std::chrono::milliseconds timeout) const {
+  std::string runner_dir = std::filesystem::path(RUNNER_BINARY).parent_path();
+  std::string path = env.count("PATH") ? env["PATH"] : std::getenv("PATH");
+  env["PATH"] = runner_dir + ":" + path;
+  ProcessSpec spec;
+  spec.args = {"/bin/sh", "-c", command};
+  spec.cwd = cwd;
+  spec.env = {{"NO_COLOR", "1"}, {"SSH_AUTH_SOCK", ""}};
+  for (auto& [name, value] : env) spec.env[name] = value;
+  spec.timeout = timeout;
+  return run_process(spec);
+}
+
+}  // namespace runner::testing

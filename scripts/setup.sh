@@ -21,6 +21,7 @@ test_packages=(
   netcat-openbsd  # nc, the last tool runner check --net listens and probes with (tests/exec)
   iproute2  # `ip netns`: the multi-node test fleet, one network namespace per host (tests/support/netns_fleet)
   python3-torch openmpi-bin  # torchrun and mpirun, run for real across that fleet (tests/integration/multi_node_test)
+  libopenmpi-dev  # mpicc's headers and libraries: examples/mpi builds its program on the fleet (tests/integration/example_mpi_test)
   slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)
   chromium
   docker.io debootstrap  # a real Docker engine for the jobs that run `docker exec`, its image made offline from Debian's archive (tests/support/docker_engine)

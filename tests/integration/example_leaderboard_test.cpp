@@ -10,7 +10,6 @@
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "support/docker_engine.h"
 #include "support/example.h"
@@ -21,15 +20,6 @@ namespace {
 
 using testing::DockerEngine;
 using testing::ProcessResult;
-
-// The cells of a comma-separated line (the table has no quoted cells).
-std::vector<std::string> cells(const std::string& line) {
-  std::vector<std::string> found;
-  std::stringstream in(line);
-  for (std::string cell; std::getline(in, cell, ',');) found.push_back(cell);
-  if (!line.empty() && line.back() == ',') found.push_back("");
-  return found;
-}
 
 class LeaderboardExample : public ::testing::Test {
  protected:
@@ -81,26 +71,18 @@ TEST_F(LeaderboardExample, PushSetUpQueueResultsTeardownAsTheReadmeSays) {
   EXPECT_EQ(std::regex_search(ran[2].out, std::regex("=== #6 done \\(exit 0\\)")), true)
       << ran[2].out;
   std::set<std::string> rows_seen;
-  std::istringstream table(ran[3].out);
-  std::string header;
-  std::getline(table, header);
-  EXPECT_EQ(header,
+  EXPECT_EQ(ran[3].out.substr(0, ran[3].out.find('\n')),
             "id,batch,model,host,slot,outcome,exit,duration_s,attempts,tokens,seconds,"
             "tokens_per_second");
-  std::vector<std::string> columns = cells(header);
   int rows = 0;
-  for (std::string line; std::getline(table, line);) {
-    if (line.empty()) continue;
+  for (auto& row : testing::csv_rows(ran[3].out)) {
     ++rows;
-    std::map<std::string, std::string> row;
-    std::vector<std::string> values = cells(line);
-    ASSERT_EQ(values.size(), columns.size()) << line;
-    for (size_t i = 0; i < columns.size(); ++i) row[columns[i]] = values[i];
-    EXPECT_EQ(row["host"], "localhost") << line;
-    EXPECT_EQ(row["outcome"], "succeeded") << line;
-    EXPECT_EQ(row["exit"], "0") << line;
-    EXPECT_EQ(row["tokens"], std::to_string(std::stoi(row["batch"]) * 64)) << line;
-    EXPECT_GT(std::stod(row["tokens_per_second"]), 0) << line;
+    EXPECT_EQ(row.count("<malformed>"), 0u) << row["<malformed>"];
+    EXPECT_EQ(row["host"], "localhost") << ran[3].out;
+    EXPECT_EQ(row["outcome"], "succeeded") << ran[3].out;
+    EXPECT_EQ(row["exit"], "0") << ran[3].out;
+    EXPECT_EQ(row["tokens"], std::to_string(std::stoi(row["batch"]) * 64)) << ran[3].out;
+    EXPECT_GT(std::stod(row["tokens_per_second"]), 0) << ran[3].out;
     rows_seen.insert(row["model"] + "-bs" + row["batch"]);
     std::string result = work + "/queue.runner/outputs/" + row["id"] + "/results/" + row["model"] +
                          "-bs" + row["batch"] + ".json";

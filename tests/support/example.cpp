@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace runner::testing {
 
@@ -52,6 +53,47 @@ ProcessResult Example::run(const std::string& command, const std::string& cwd,
   for (auto& [name, value] : env) spec.env[name] = value;
   spec.timeout = timeout;
   return run_process(spec);
+}
+
+namespace {
+
+// The cells of one CSV line.
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      cells.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      cells.emplace_back();
+    } else {
+      cells.back() += c;
+    }
+  }
+  return cells;
+}
+
+}  // namespace
+
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header = csv_cells(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<std::string> cells = csv_cells(line);
+    std::map<std::string, std::string> row;
+    if (cells.size() != header.size()) row["<malformed>"] = line;
+    for (std::size_t i = 0; i < cells.size() && i < header.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 }  // namespace runner::testing

@@ -38,4 +38,10 @@ class Example {
   std::string m_name;
 };
 
+// The rows of a CSV text (`runner results`), each a map from the header's
+// column names to its cells; quoted cells ("a,b", "say ""x""") are unquoted.
+// A row whose cell count differs from the header's is kept with a cell
+// named "<malformed>" holding the line, for the test to fail on.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::string& csv);
+
 }  // namespace runner::testing

@@ -42,6 +42,8 @@ class NetnsFleet {
   const std::string& namespace_name(int i) const { return m_namespaces.at(i); }
   // Host i's hostname in its own UTS namespace: "node<i>".
   static std::string hostname(int i);
+  // Host i's sshd (e.g. for RemoteUser::allow_login).
+  const Sshd& sshd(int i) { return m_hosts.host(i); }
   // The key every host authorizes for the current user.
   const std::string& key() const { return m_hosts.key(); }
 

@@ -38,7 +38,7 @@ MIB = 1024 * 1024
 FULL = {
     "reps": 3,
     "queue_jobs": 1000, "queue_hosts": 8, "queue_slots": 4,
-    "serial_jobs": 300,
+    "serial_jobs": 300, "busy_host_processes": 1000,
     "broadcast_steps": 100, "broadcast_hosts": 8,
     "add_samples": 25,
     "product_jobs": 10000, "product_window": 1000, "product_reps": 2,
@@ -52,7 +52,7 @@ FULL = {
 SMOKE = {
     "reps": 1,
     "queue_jobs": 40, "queue_hosts": 2, "queue_slots": 2,
-    "serial_jobs": 10,
+    "serial_jobs": 10, "busy_host_processes": 20,
     "broadcast_steps": 5, "broadcast_hosts": 2,
     "add_samples": 3,
     "product_jobs": 300, "product_window": 100, "product_reps": 1,
@@ -499,6 +499,40 @@ class Bench:
                                                "channel after channel running `true`"},
         })
 
+    def scenario_busy_host(self):
+        """The serial scenario's runner on a host that also runs
+        `busy_host_processes` idle processes (a GPU node runs hundreds to
+        thousands), against the same runner on the idle host: what runner does
+        per job on a host must not grow with the processes the host runs."""
+        self.fleet.warm_masters(1)
+        tools, failures = self.serial_tools("busy", self.fleet.alias(0),
+                                            lambda d: self.write_hosts(d, 1, 1))
+        idle_runner = tools[0][1]
+        count = self.sizes["busy_host_processes"]
+
+        def busy_runner():
+            sleepers = [subprocess.Popen(["sleep", "3600"], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, start_new_session=True)
+                        for _ in range(count)]
+            try:
+                return idle_runner()
+            finally:
+                for sleeper in sleepers:
+                    sleeper.kill()
+                for sleeper in sleepers:
+                    sleeper.wait()
+
+        samples = self.interleave(self.sizes["reps"],
+                                  [("runner", busy_runner), ("runner_idle_host", idle_runner)])
+        self.record("serial_busy_host", {
+            "what": f"{self.sizes['serial_jobs']} `true` jobs, 1 host x 1 slot, "
+                    f"{count} idle processes on the host",
+            "measure": "ms/job", "higher_is_better": False, "samples": samples,
+            "failed_jobs": failures,
+            "targets": {"runner_idle_host": {"ratio_at_most": 1.1}},
+            "peer_commands": {"runner_idle_host": "the same runner, the host without them"},
+        })
+
     def scenario_jump(self):
         n = self.sizes["serial_jobs"]
         alias = self.fleet.behind_jump
@@ -848,7 +882,7 @@ def git_commit(root):
         return None
 
 
-SCENARIOS = ["queue", "serial", "jump", "broadcast", "add", "product", "fleet", "stream", "push",
+SCENARIOS = ["queue", "serial", "busy_host", "jump", "broadcast", "add", "product", "fleet", "stream", "push",
              "journal"]
 WITHOUT_FLEET = {"journal"}  # scenarios that run no job, so need no sshd
 

@@ -40,36 +40,55 @@ std::string exit_note(std::string_view token) {
 // The launcher's function `held SINCE`: true when a process whose pid came
 // after SINCE (the last pid handed out before the job began: the fifth
 // field of /proc/loadavg, which, unlike ns_last_pid, sh can read) has the
-// launcher's stdout or stderr (fd 3, 4) as its stdout or stderr. Only the
-// pids that can be newer are listed: those with as many digits as SINCE and
-// no smaller first digit, and those with more. Where pids wrapped around
-// during the job, every process is looked at. Builtins only: no process is
-// started to look. A child the job just started in the background, that
-// has not yet redirected its output, holds it too: its launcher is retired
-// though it need not be, which costs the next job a channel, no more.
-constexpr std::string_view k_held_function =
-    "held() {\n"
-    "  since=$1 digits= i=1\n"
-    "  case $since in '' | *[!0-9]*) return 1 ;; esac\n"
-    "  read _ _ _ _ last </proc/loadavg || return 1\n"
-    "  while [ $i -lt ${#since} ]; do digits=\"$digits[0-9]\"; i=$((i + 1)); done\n"
-    "  if [ \"$last\" -ge \"$since\" ]; then\n"
-    "    set -- /proc/[${since%\"${since#?}\"}-9]$digits /proc/[1-9]$digits[0-9]*\n"
-    "  else\n"
-    "    set -- /proc/[0-9]*\n"
-    "  fi\n"
-    "  for dir; do\n"
-    "    pid=${dir#/proc/}\n"
-    "    case $pid in *[!0-9]*) continue ;; esac\n"
-    "    [ \"$pid\" -gt \"$since\" ] || { [ \"$last\" -lt \"$since\" ] && [ \"$pid\" -le \"$last\" "
-    "]; } "
-    "|| continue\n"
-    "    for fd in \"$dir/fd/1\" \"$dir/fd/2\"; do\n"
-    "      [ \"$fd\" -ef /proc/$$/fd/3 ] || [ \"$fd\" -ef /proc/$$/fd/4 ] && return 0\n"
-    "    done\n"
-    "  done\n"
-    "  return 1\n"
-    "}\n";
+// launcher's stdout or stderr (fd 3, 4) as its stdout or stderr. Where at
+// most k_held_pids_walked pids were handed out during the job, each of them
+// is looked at by number, so the cost does not grow with the processes the
+// host runs. Otherwise (a job that started many processes, which took at
+// least that long) only the pids that can be newer are listed: those with
+// as many digits as SINCE and no smaller first digit, and those with more;
+// where pids wrapped around during the job, every process is looked at.
+// Builtins only: no process is started to look. A child the job just
+// started in the background, that has not yet redirected its output, holds
+// it too: its launcher is retired though it need not be, which costs the
+// next job a channel, no more.
+constexpr int k_held_pids_walked = 256;
+std::string held_function() {
+  return "holds() {\n"
+         "  for fd in \"$1/fd/1\" \"$1/fd/2\"; do\n"
+         "    [ \"$fd\" -ef /proc/$$/fd/3 ] || [ \"$fd\" -ef /proc/$$/fd/4 ] && return 0\n"
+         "  done\n"
+         "  return 1\n"
+         "}\n"
+         "held() {\n"
+         "  since=$1 digits= i=1\n"
+         "  case $since in '' | *[!0-9]*) return 1 ;; esac\n"
+         "  read _ _ _ _ last </proc/loadavg || return 1\n"
+         "  if [ \"$last\" -ge \"$since\" ] && [ $((last - since)) -le " +
+         std::to_string(k_held_pids_walked) +
+         " ]; then\n"
+         "    pid=$since\n"
+         "    while [ \"$pid\" -lt \"$last\" ]; do\n"
+         "      pid=$((pid + 1))\n"
+         "      holds /proc/$pid && return 0\n"
+         "    done\n"
+         "    return 1\n"
+         "  fi\n"
+         "  while [ $i -lt ${#since} ]; do digits=\"$digits[0-9]\"; i=$((i + 1)); done\n"
+         "  if [ \"$last\" -ge \"$since\" ]; then\n"
+         "    set -- /proc/[${since%\"${since#?}\"}-9]$digits /proc/[1-9]$digits[0-9]*\n"
+         "  else\n"
+         "    set -- /proc/[0-9]*\n"
+         "  fi\n"
+         "  for dir; do\n"
+         "    pid=${dir#/proc/}\n"
+         "    case $pid in *[!0-9]*) continue ;; esac\n"
+         "    [ \"$pid\" -gt \"$since\" ] ||\n"
+         "      { [ \"$last\" -lt \"$since\" ] && [ \"$pid\" -le \"$last\" ]; } || continue\n"
+         "    holds \"$dir\" && return 0\n"
+         "  done\n"
+         "  return 1\n"
+         "}\n";
+}
 
 // Where `token` first starts in `text`, or npos. Every
 // byte of a job's output passes here. 16 positions at a time are checked
@@ -114,7 +133,7 @@ std::string launcher_script(std::string_view token) {
   // notes and the markers; the launcher's own stderr goes nowhere, so that
   // its words on a job's end ("Segmentation fault") are not the job's.
   return "command -v setsid >/dev/null 2>&1 || exit " + std::to_string(k_launcher_unavailable) +
-         "\nexec 3>&1 4>&2 2>/dev/null\n" + std::string(k_held_function) + ready_line(token, "4");
+         "\nexec 3>&1 4>&2 2>/dev/null\n" + held_function() + ready_line(token, "4");
 }
 
 std::string launcher_job_line(std::string_view command, std::string_view token, long previous_group,

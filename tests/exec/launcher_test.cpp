@@ -432,6 +432,22 @@ TEST(Launcher, SaysWhenAProcessTheJobStartedStillHoldsItsOutput) {
   prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+TEST(Launcher, AJobThatStartedManyProcessesIsStillSeenHoldingItsOutput) {
+  // More pids handed out during the job than are looked at one by one: the
+  // launcher lists the newer ones instead, and still finds the holder.
+  ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+  LocalLauncher launcher;
+  LocalLauncher::Result result = launcher.run(launcher_job_line(
+      "i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i + 1)); done; setsid sleep 30 & echo $!",
+      k_token, 0, k_mark));
+  EXPECT_TRUE(result.held_note);
+  EXPECT_EQ(result.word, "0");
+  pid_t left = static_cast<pid_t>(std::stol(without_pgid_line(result.out)));
+  kill(left, SIGKILL);
+  waitpid(left, nullptr, 0);
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
 TEST(Launcher, ControlLineRunsInTheLauncher) {
   LocalLauncher launcher;
   LocalLauncher::Result job = launcher.run(launcher_job_line("echo ok", k_token, 0, k_mark));

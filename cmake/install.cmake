@@ -1,6 +1,7 @@
 # What `cmake --install` and `cpack -G DEB` put on a user's machine (the
-# binary, its man page, bash/zsh/fish completions, the README), and the tests
-# that check it. Included at the end of the top-level CMakeLists.txt.
+# binary, its man page, bash/zsh/fish completions, the README and the
+# license), and the tests that check it. Included at the end of the top-level
+# CMakeLists.txt.
 
 # The binary says the version the package carries.
 target_compile_definitions(runner_cli PRIVATE RUNNER_VERSION="${PROJECT_VERSION}")
@@ -24,7 +25,9 @@ endif()
 install(FILES completions/runner.bash DESTINATION share/bash-completion/completions RENAME runner)
 install(FILES completions/runner.zsh DESTINATION share/zsh/site-functions RENAME _runner)
 install(FILES completions/runner.fish DESTINATION share/fish/vendor_completions.d)
-install(FILES README.md DESTINATION share/doc/runner)
+install(FILES README.md LICENSE DESTINATION share/doc/runner)
+# Debian's machine-readable copyright file, beside the license.
+install(FILES cmake/copyright DESTINATION share/doc/runner)
 
 # The .deb: its Depends are the packages the binary's shared libraries come
 # from, as dpkg-shlibdeps finds them (libssh2-1, libyaml-cpp0.7, libfmt9, ...).

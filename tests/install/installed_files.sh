@@ -8,7 +8,9 @@ check_installed_files() {
     usr/share/bash-completion/completions/runner \
     usr/share/zsh/site-functions/_runner \
     usr/share/fish/vendor_completions.d/runner.fish \
-    usr/share/doc/runner/README.md; do
+    usr/share/doc/runner/README.md \
+    usr/share/doc/runner/LICENSE \
+    usr/share/doc/runner/copyright; do
     if [ -s "$root/$file" ]; then echo "ok: /$file"; else echo "MISSING: /$file"; failures=$((failures + 1)); fi
   done
   local version

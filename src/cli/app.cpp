@@ -10,6 +10,7 @@
 #include "runner/cli/options.h"
 #include "runner/cli/run_cli.h"
 #include "runner/config/config_error.h"
+#include "runner/core/debug_log.h"
 #include "runner/exec/ssh_executor.h"
 #include "runner/state/state_dir.h"
 #include "user_defaults.h"
@@ -143,6 +144,12 @@ int parse_and_run(int argc, char** argv) {
                                                    libssh2_runtime_version()));
   // `runner q -V`: what a mode does not know, the top level may.
   app.fallthrough();
+  int verbosity = 0;
+  app.add_flag("-v,--verbose", verbosity,
+               "Say each step with hosts on stderr: connecting, authentication (each method "
+               "tried and why it failed), channels; why jobs wait or run again. -vv: details "
+               "too. Also RUNNER_LOG=info or debug. A run keeps the steps in debug.log in its "
+               "state directory either way");
   IgnoredOptions ignored;
 
   RunOptions queue_options;
@@ -344,6 +351,7 @@ int parse_and_run(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   ignored.say_given();
+  debug_log::set_console_verbosity(std::max(verbosity, debug_log::verbosity_from_environment()));
 
   try {
     if (*queue) return run_jobs(queue_options);

@@ -20,6 +20,7 @@
 #include "runner/config/duration.h"
 #include "runner/config/hosts.h"
 #include "runner/config/job_render.h"
+#include "runner/core/debug_log.h"
 #include "runner/exec/backend.h"
 #include "runner/exec/event_loop.h"
 #include "runner/exec/gpu_listing.h"
@@ -148,6 +149,11 @@ int run_jobs(const RunOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   ensure_state_dir(state_dir);
+  if (Status opened = debug_log::open_file(debug_log_path(state_dir)); !opened.ok())
+    console.warn(opened.message());
+  debug_log::step("a run starts: runner {} {}, {} hosts, {} slots", RUNNER_VERSION,
+                  options.mode == Mode::queue ? "queue" : "broadcast", fleet.hosts.size(),
+                  fleet.slots.size());
   Journal journal(state_dir, false, real_file_system(), journal_segment_bytes());
   std::vector<OrphanJob> orphans =
       jobs_to_resume(replay_journal(read_recent_records(state_dir).records), fleet, journal.path(),

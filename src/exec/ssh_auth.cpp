@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "runner/core/debug_log.h"
 #include "runner/core/result.h"
 #include "ssh_common.h"
 
@@ -159,6 +160,8 @@ Authenticator::Progress Authenticator::step() {
       return fail_session(rc);
     }
     m_listed = true;
+    debug_log::step("{}: the server offers {} authentication for {}", m_settings.display, methods,
+                    user);
     if (!list_contains(methods, "publickey")) {
       m_error = {ErrorKind::auth,
                  fmt::format("{}: the server does not accept public-key authentication for {} "
@@ -167,7 +170,12 @@ Authenticator::Progress Authenticator::step() {
       return Progress::failed;
     }
   }
-  if (!m_collected) collect_candidates();
+  if (!m_collected) {
+    collect_candidates();
+    for (const std::string& note : m_notes)
+      debug_log::step("{}: not trying {}", m_settings.display, note);
+    if (!m_agent_note.empty()) debug_log::step("{}: {}", m_settings.display, m_agent_note);
+  }
 
   while (m_next < m_candidates.size()) {
     Candidate& candidate = m_candidates[m_next];
@@ -176,6 +184,8 @@ Authenticator::Progress Authenticator::step() {
       std::optional<std::string> passphrase =
           m_settings.passphrase ? m_settings.passphrase(candidate.id) : std::nullopt;
       if (!passphrase) {
+        debug_log::step("{}: skipping {}: encrypted, and no passphrase", m_settings.display,
+                        candidate.description);
         m_notes.push_back(fmt::format(
             "{} (encrypted, and {}: add it to ssh-agent with ssh-add, or run from a terminal)",
             candidate.description,
@@ -187,6 +197,11 @@ Authenticator::Progress Authenticator::step() {
       candidate.passphrase = *passphrase;
     }
     int rc;
+    if (!candidate.attempt_said) {
+      candidate.attempt_said = true;
+      debug_log::step("{}: trying {}{}", m_settings.display,
+                      candidate.from_agent ? "agent key " : "key ", candidate.description);
+    }
     if (candidate.from_agent) {
       rc = libssh2_agent_userauth(m_agent, user.c_str(), candidate.agent_key);
     } else {
@@ -196,6 +211,7 @@ Authenticator::Progress Authenticator::step() {
           candidate.id.c_str(), candidate.passphrase.c_str());
     }
     if (rc == LIBSSH2_ERROR_EAGAIN) return Progress::pending;
+    candidate.attempt_said = false;
     if (rc == 0) {
       m_identity = candidate.id;
       m_method = candidate.from_agent  ? "agent key " + candidate.description
@@ -220,6 +236,13 @@ Authenticator::Progress Authenticator::step() {
       }
       continue;
     }
+    debug_log::step(
+        "{}: {} {}: {}", m_settings.display, candidate.from_agent ? "agent key" : "key",
+        candidate.description,
+        rc == LIBSSH2_ERROR_FILE ? "libssh2 cannot use it (" + last_error(m_session) + ")"
+        : rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED || rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED
+            ? std::string("the server did not accept it")
+            : last_error(m_session));
     if (candidate.from_agent) {
       ++m_agent_keys_tried;
     } else if (rc == LIBSSH2_ERROR_FILE) {

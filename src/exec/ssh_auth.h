@@ -67,6 +67,7 @@ class Authenticator {
     std::string passphrase;  // for an encrypted file, once asked
     bool passphrase_asked = false;
     int passphrase_failures = 0;
+    bool attempt_said = false;  // the debug log named this attempt already
   };
 
   void collect_candidates();

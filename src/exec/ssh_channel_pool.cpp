@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runner/core/debug_log.h"
 #include "ssh_connection.h"
 
 namespace runner::ssh {
@@ -222,6 +223,11 @@ SshConnection::Outcome SshConnection::step_open() {
   if (m_opening->work.kind == ChannelWork::Kind::tunnel) return open_tunnel_channel();
   LIBSSH2_CHANNEL* handle = libssh2_channel_open_session(m_session);
   if (handle) {
+    debug_log::detail("{}: channel opened for {}, {} open", m_display,
+                      m_opening->work.kind == ChannelWork::Kind::job
+                          ? (m_opening->exec().launcher ? "a launcher" : "a job")
+                          : "runner's own command",
+                      m_channels.size() + 1);
     m_opening->handle = handle;
     m_channels.push_back(std::move(m_opening));
     m_progressed = true;
@@ -253,6 +259,8 @@ SshConnection::Outcome SshConnection::step_open() {
   }
   // sshd's MaxSessions: remember this connection's limit and hand the work
   // back, so that the pool places it on another connection.
+  debug_log::step("{}: the server refused channel {} ({}): taking its MaxSessions as {}",
+                  m_display, open_now + 1, last_error(m_session), open_now);
   if (!m_limit || open_now < *m_limit) m_limit = open_now;
   if (!m_hints.channel_limit || *m_limit < *m_hints.channel_limit) m_hints.channel_limit = m_limit;
   if (refused->work.kind != ChannelWork::Kind::pump && !refused->silent) {

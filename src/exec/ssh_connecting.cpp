@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runner/core/debug_log.h"
 #include "runner/exec/shell.h"
 #include "ssh_connection.h"
 #include "ssh_context.h"
@@ -53,6 +54,11 @@ std::string host_part(const std::string& address_text) {
 
 void SshConnection::start(Clock::time_point now) {
   m_now = now;
+  debug_log::step("{}: connecting as {} to {} port {}{}{}", m_target.name, m_target.user,
+                  m_target.hostname, m_target.port,
+                  m_via ? " through its jump host " + m_via->route_name() : std::string(),
+                  m_target.proxy_command.empty() ? std::string()
+                                                 : " with ProxyCommand " + m_target.proxy_command);
   if (m_via) {
     m_gate_key = fmt::format("{} via {}:{}", m_via->route_name(), m_target.hostname, m_target.port);
   } else if (!m_target.proxy_command.empty()) {
@@ -127,8 +133,11 @@ void SshConnection::connect_next_address() {
                     : fmt::format("{} ({})", m_target.name, address.text);
     bool in_progress = false;
     int error_number = 0;
+    debug_log::detail("{}: TCP connect to {}", m_target.name, address.text);
     int fd = start_tcp_connect(address, in_progress, error_number);
     if (fd < 0) {
+      debug_log::step("{}: TCP connect to {} failed: {}", m_target.name, address.text,
+                      lowercase_first(std::strerror(error_number)));
       m_connect_errors += fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
                                       address.text, lowercase_first(std::strerror(error_number)));
       ++m_address_index;
@@ -172,6 +181,7 @@ void SshConnection::begin_handshake() {
     libssh2_session_method_pref(m_session, LIBSSH2_METHOD_HOSTKEY, methods.c_str());
   }
   ++m_handshake_attempt;
+  debug_log::detail("{}: SSH handshake, attempt {}", m_display, m_handshake_attempt);
   m_phase = Phase::handshake;
 }
 
@@ -286,6 +296,8 @@ void SshConnection::step_connecting(Clock::time_point now) {
     int result = tcp_connect_result(m_fd);
     if (result < 0) return;
     if (result > 0) {
+      debug_log::step("{}: TCP connect to {} failed: {}", m_target.name,
+                      m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
       m_connect_errors +=
           fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
                       m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
@@ -322,6 +334,11 @@ void SshConnection::step_connecting(Clock::time_point now) {
             k_first_backoff * (1 << std::min(m_handshake_attempt - 1, 10)), k_max_backoff);
         m_backoff_until =
             now + std::chrono::duration_cast<Clock::duration>(backoff * jitter(m_random));
+        debug_log::step(
+            "{}: the server closed the connection before the SSH handshake{}; trying "
+            "again in {} ms",
+            m_display, max_startups ? " (MaxStartups)" : "",
+            std::chrono::duration_cast<std::chrono::milliseconds>(m_backoff_until - now).count());
         m_phase = Phase::backoff;
         return;
       }
@@ -345,11 +362,15 @@ void SshConnection::step_connecting(Clock::time_point now) {
       }
       return;
     }
+    debug_log::step("{}: SSH handshake done ({})", m_display,
+                    libssh2_session_banner_get(m_session) ? libssh2_session_banner_get(m_session)
+                                                          : "no banner");
     if (std::optional<Status> refused =
             verify_host_key(m_session, host_key_policy(), m_host_key_status)) {
       fail(refused->kind(), refused->message());
       return;
     }
+    debug_log::step("{}: host key accepted", m_display);
     AuthSettings settings;
     settings.user = m_target.user;
     settings.host = m_target.name;
@@ -381,6 +402,7 @@ void SshConnection::step_connecting(Clock::time_point now) {
     }
     m_hints.working_identity = m_auth->identity();
     m_auth_method = m_auth->method();
+    debug_log::step("{}: authenticated as {} with {}", m_display, m_target.user, m_auth_method);
     m_auth.reset();
     leave_gate();
     libssh2_keepalive_config(m_session, 1, 1);

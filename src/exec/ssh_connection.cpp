@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "runner/core/debug_log.h"
 #include "ssh_jump.h"
 
 namespace runner::ssh {
@@ -160,6 +161,7 @@ std::vector<TaskId> SshConnection::lost_jobs() const { return m_lost; }
 std::vector<ChannelWork> SshConnection::take_unstarted() { return std::exchange(m_unstarted, {}); }
 
 void SshConnection::fail(ErrorKind kind, const std::string& message) {
+  debug_log::step("{}", message);
   leave_gate();
   m_state = State::failed;
   m_error = {kind, message};
@@ -172,6 +174,7 @@ void SshConnection::fail(ErrorKind kind, const std::string& message) {
 
 void SshConnection::lose(const std::string& reason) {
   if (m_state == State::failed) return;
+  debug_log::step("{}: connection lost: {}", m_display, reason);
   auto collect = [&](Channel& channel) {
     if (channel.silent || channel.idle()) return;
     if (channel.exec_attempted) {

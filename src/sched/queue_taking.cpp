@@ -4,6 +4,7 @@
 // what a stop found in the queue means.
 #include <fmt/format.h>
 
+#include "runner/core/debug_log.h"
 #include "runner/sched/scheduler.h"
 
 namespace runner {
@@ -148,6 +149,11 @@ void Scheduler::pump_queue(Clock::time_point now) {
     bool nothing_will_free = only_services_left() && !m_hosts.any(HostState::connecting) &&
                              !m_hosts.any(HostState::cleaning) &&
                              !m_hosts.any(HostState::reconnecting) && !gpu_gates_waiting();
+    if (rendered_ok && debug_log::wanted(debug_log::Level::detail)) {
+      std::string why = why_not_placeable(head->job);
+      if (why != m_head_wait_said) debug_log::detail("the queue's head waits: {}", why);
+      m_head_wait_said = std::move(why);
+    }
     if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
       if (rendered_ok) report_once(why_not_placeable(head->job));

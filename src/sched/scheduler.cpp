@@ -8,8 +8,10 @@
 #include "runner/config/job_render.h"
 #include "runner/config/multi_node.h"
 #include "runner/config/template.h"
+#include "runner/core/debug_log.h"
 #include "runner/exec/shell.h"
 #include "runner/sched/job_end.h"
+#include "runner/ui/exit_text.h"
 
 namespace runner {
 
@@ -168,7 +170,11 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   }
   job.state = Done{end.again.has_value(), running.failed_rank, m_stopping};
   m_observer.job_finished(job, end.exit, ran);
-  if (end.again) m_reruns.push_front(std::move(*end.again));
+  if (end.again) {
+    debug_log::step("#{}: {}; back at the queue's head to run again{}", job.id,
+                    describe_exit(end.exit), m_stopping ? " in the next run (--resume)" : "");
+    m_reruns.push_front(std::move(*end.again));
+  }
   m_queue_dirty = true;
 }
 

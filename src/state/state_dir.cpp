@@ -44,6 +44,8 @@ std::string attempt_outputs_dir(const std::string& outputs, JobId job, int attem
   return fmt::format("{}/{}.attempt-{}", outputs, job, attempt);
 }
 
+std::string debug_log_path(const std::string& state_dir) { return state_dir + "/debug.log"; }
+
 void ensure_state_dir(const std::string& state_dir) {
   std::error_code error;
   std::filesystem::create_directories(logs_dir(state_dir), error);

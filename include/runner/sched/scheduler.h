@@ -318,6 +318,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool m_queue_empty = false;  // last look found no job
   std::optional<Clock::time_point> m_retry_at;
   std::string m_last_report;  // to say each queue problem once
+  std::string m_head_wait_said;  // why the queue's head waited, as the debug log last said
 
   bool m_unrecorded = false;  // the last checkpoint failed: start nothing
   bool m_stopping = false;

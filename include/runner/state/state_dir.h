@@ -32,6 +32,10 @@ std::string outputs_dir(const std::string& state_dir);
 // never read as the job's.
 std::string attempt_outputs_dir(const std::string& outputs, JobId job, int attempt);
 
+// `state_dir/debug.log`: a run's steps with hosts and the reasons behind
+// its decisions (rotated into debug.log.1, debug.log.2).
+std::string debug_log_path(const std::string& state_dir);
+
 // Creates `state_dir` and its logs/ folder if they do not exist. Throws
 // StateError.
 void ensure_state_dir(const std::string& state_dir);

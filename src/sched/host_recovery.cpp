@@ -1,8 +1,8 @@
 // The scheduler's side of hosts coming and going: a host that is ready, one
 // that failed (reconnect with backoff, or give up), killing what lost and
 // orphaned jobs left before a host's slots are used again, and setting aside
-// a host where jobs cannot start. The rest of the scheduler is in
-// scheduler.cpp.
+// a host where jobs cannot start, and the end of the allocation of them all.
+// The rest of the scheduler is in scheduler.cpp.
 #include <fmt/format.h>
 
 #include "runner/sched/scheduler.h"
@@ -72,6 +72,10 @@ void Scheduler::host_ready(int host) {
 }
 
 void Scheduler::host_failed(int host, const Status& error) {
+  if (error.kind() == ErrorKind::ended) {
+    fleet_ending(error);
+    return;
+  }
   if (m_hosts[host].state == HostState::set_aside) return;  // said once; stays aside
   bool was_ready = m_hosts[host].was_ready;
   bool retry = was_ready && !permanent(error) && !m_stopping &&
@@ -89,6 +93,19 @@ void Scheduler::host_failed(int host, const Status& error) {
     if (m_options.mode == Mode::broadcast) ++m_failures;
   }
   m_queue_dirty = true;
+}
+
+void Scheduler::fleet_ending(const Status& why) {
+  if (m_fleet_ending) return;
+  m_fleet_ending = true;
+  m_stopping = true;
+  // Nothing is sent to them again, not even a cleanup: the allocation's
+  // end kills what runs there.
+  for (std::size_t host = 0; host < m_hosts.size(); ++host) m_hosts[host].state = HostState::failed;
+  m_observer.warning(fmt::format(
+      "{}: no more jobs start; the jobs it ends run again in the next run (runner queue "
+      "--resume), and the queue file keeps the rest",
+      why.message()));
 }
 
 void Scheduler::clean_live_hosts() {

@@ -43,6 +43,9 @@ class FakeTransport final : public Executor {
   };
   // Next step(): every running job is lost and the host fails.
   void drop() { m_drop = true; }
+  // Next step(): the allocation is ending (ErrorKind::ended), then every
+  // running job is lost, as a Slurm executor says it.
+  void end_allocation() { m_end_allocation = true; }
 
   // Recording.
   std::vector<std::pair<JobId, std::string>> started;
@@ -92,6 +95,13 @@ class FakeTransport final : public Executor {
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
   void step_host(Clock::time_point) override {
+    if (std::exchange(m_end_allocation, false)) {
+      report_failed(Status{ErrorKind::ended, "Slurm is ending allocation 7 (state COMPLETING)"});
+      for (auto& [id, o] : std::exchange(m_jobs, {}))
+        report_exited(id, JobExit::lost_because("Slurm is ending allocation 7"));
+      m_fresh.clear();
+      return;
+    }
     if (m_drop) {
       m_drop = false;
       auto jobs = std::move(m_jobs);
@@ -126,6 +136,7 @@ class FakeTransport final : public Executor {
   std::map<JobId, Outcome> m_jobs;
   std::vector<JobId> m_fresh;
   bool m_drop = false;
+  bool m_end_allocation = false;
 };
 
 // Makes fake transports, and lets the test reach them.

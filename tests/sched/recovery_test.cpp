@@ -130,6 +130,35 @@ TEST(Recovery, AJobLostMoreOftenThanAllowedFails) {
   EXPECT_TRUE(ends[1].lost());
 }
 
+TEST(Recovery, AnEndingAllocationStartsNothingMoreAndItsLostJobsWaitForTheNextRun) {
+  Campaign r(two_hosts());
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1000); };
+  for (const char* job : {"one", "two", "three", "four"}) r.source.add(job);
+  r.scheduler->start();
+  r.tick();
+  r.tick();
+  r.transports[0]->end_allocation();
+  r.tick();
+  r.tick();
+  r.transports[1]->end_allocation();  // its job ends a moment later
+  EXPECT_EQ(r.run(), 1);
+  EXPECT_EQ(r.all_jobs_sent(), (std::vector<std::string>{"one", "two"}));
+  for (JobId id : {1, 2}) {
+    auto ends = r.ends_of(id);
+    ASSERT_EQ(ends.size(), 1u) << id;
+    EXPECT_TRUE(ends[0].lost()) << id;
+  }
+  for (const auto& [job, exit] : r.observer.finished)
+    EXPECT_TRUE(job.will_rerun() && job.reruns_in_next_run()) << job.id;
+  EXPECT_TRUE(r.control_sent(0).empty() && r.control_sent(1).empty())
+      << "nothing is sent to a host whose allocation ends, not even a cleanup";
+  ASSERT_EQ(r.observer.notices.size(), 1u);
+  EXPECT_NE(r.observer.notices[0].find("Slurm is ending allocation 7 (state COMPLETING): no more "
+                                       "jobs start"),
+            std::string::npos)
+      << r.observer.notices[0];
+}
+
 TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
   Campaign r(two_hosts(), SchedulerOptions{.kill_grace = 5s});
   r.transports[0]->outcome = [](const std::string&) { return lasting(1'000'000); };

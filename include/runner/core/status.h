@@ -20,6 +20,7 @@ enum class ErrorKind {
   timeout,       // it did not answer in time
   disconnected,  // the connection was lost
   undefined,     // a template uses a variable that nothing defines
+  ended,         // the hosts' allocation is ending (Slurm): none of them runs anything again
 };
 
 class [[nodiscard]] Status {

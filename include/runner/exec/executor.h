@@ -42,7 +42,9 @@ class ExecutorEvents {
   virtual void host_ready(int host) = 0;
   // The host is unusable (`error` says why, and its kind whether trying
   // again can help). Every task it was running gets task_exited with lost =
-  // true before this is called.
+  // true before this is called; but ErrorKind::ended (the allocation of
+  // every host is ending) is said first, and its tasks end as Slurm ends
+  // them.
   virtual void host_failed(int host, const Status& error) = 0;
   // The task's process group exists; pgid is its id on the host.
   virtual void task_started(TaskId task, long pgid) = 0;

@@ -28,6 +28,11 @@
 // job's time. A job that never reports its start is stopped at its timeout
 // plus start_allowance after the request.
 //
+// When the allocation of the hosts ends (a Slurm allocation cancelled,
+// requeued, preempted or out of time: ErrorKind::ended), no job starts
+// anywhere again; the run ends once the running jobs have, and those lost
+// wait for the next run (`--resume`).
+//
 // A host whose connection is lost is reconnected with jittered exponential
 // backoff; before its slots are used again, the process groups of the jobs
 // that were lost there are killed (unless keep_orphans).
@@ -267,6 +272,10 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // opens its slots.
   void clean_host(int host);
   void requeue_orphans(int host, const std::string& why);
+  // The allocation of every host is ending (ErrorKind::ended): no host takes
+  // anything again, and the run ends when its running jobs have, those
+  // lost waiting for the next run (`--resume`).
+  void fleet_ending(const Status& why);
   // Puts an orphan in the rerun queue (queue mode).
   void rerun_orphan(OrphanJob orphan);
   // Sets aside the ready hosts where a job could not start.
@@ -323,6 +332,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool m_unrecorded = false;  // the last checkpoint failed: start nothing
   bool m_stopping = false;
   bool m_interrupted = false;
+  bool m_fleet_ending = false;  // ErrorKind::ended: said, and every host failed
   bool m_cancelling = false;  // second interrupt: staged jobs do not start
   std::vector<JobId> m_services;  // running services, in the order they started
   Params m_service_variables;     // what ready services' ready_log gave

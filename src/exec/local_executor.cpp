@@ -94,6 +94,7 @@ class LocalExecutor final : public Executor {
         drain_after_exit(id, job);
         close_job_fds(job);
         it = m_jobs.erase(it);
+        report_ending();
         report_exited(id, *exit);
       } else {
         for (int stream = 0; stream < 2; ++stream) drain(id, job, stream, k_output_share);
@@ -105,6 +106,17 @@ class LocalExecutor final : public Executor {
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
  private:
+  // Once the launch says that nothing runs here any more, that is said
+  // (once) before the end of the task that found it, so that the task is
+  // known to be lost with the whole allocation.
+  void report_ending() {
+    if (m_ending_reported) return;
+    Status ending = m_launch->ending();
+    if (ending.ok()) return;
+    m_ending_reported = true;
+    report_failed(ending);
+  }
+
   // Starts the task's process on `slots` slots, its stdin the file `input`.
   void launch(JobId id, const std::string& command, int slots, const std::string& input) {
     LocalJob job;
@@ -214,6 +226,7 @@ class LocalExecutor final : public Executor {
 
   std::unique_ptr<LocalLaunch> m_launch;
   std::map<JobId, LocalJob> m_jobs;
+  bool m_ending_reported = false;
 };
 
 }  // namespace

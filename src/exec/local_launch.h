@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runner/core/job_exit.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
@@ -32,6 +33,9 @@ class LocalLaunch {
   virtual JobExit exit_of(int wait_status) = 0;
   // The address by which other hosts reach where tasks run (Executor::address).
   virtual std::string address() const = 0;
+  // Ok, or (ErrorKind::ended) why no task can run here any more, once an
+  // exit_of() has found it: the Slurm allocation is ending.
+  virtual Status ending() const { return Status(); }
 };
 
 // `sh -c <command>` in a process group of its own, signalled as a group.

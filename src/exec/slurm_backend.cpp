@@ -94,16 +94,19 @@ class SrunLaunch final : public LocalLaunch {
   // A task that fails while the allocation is no longer running was ended
   // by Slurm ending the allocation (scancel, requeue, preemption, its time
   // limit), not by its own doing: it is lost, to run again in the next
-  // allocation (`runner queue --slurm --resume`).
+  // allocation (`runner queue --slurm --resume`), and nothing starts here
+  // again (ending()).
   JobExit exit_of(int status) override {
     JobExit exit = srun_exit(status);
     if (exit.code() == 0) return exit;
     std::string state = allocation_state();
-    if (!state.empty() && state != "RUNNING")
-      return JobExit::lost_because(
-          fmt::format("Slurm is ending allocation {} (state {})", m_job_id, state));
-    return exit;
+    if (state.empty() || state == "RUNNING") return exit;
+    std::string why = fmt::format("Slurm is ending allocation {} (state {})", m_job_id, state);
+    m_ending = Status(ErrorKind::ended, why);
+    return JobExit::lost_because(why);
   }
+
+  Status ending() const override { return m_ending; }
 
   static JobExit srun_exit(int status) {
     if (WIFSIGNALED(status)) return JobExit::killed(signal_name(WTERMSIG(status)));
@@ -133,6 +136,7 @@ class SrunLaunch final : public LocalLaunch {
   std::optional<SlotShare> m_share;  // unset: steps overlap
   std::string m_srun;
   std::vector<pid_t> m_signallers;  // scancel helpers not yet reaped
+  Status m_ending;                  // ok while the allocation runs
 };
 
 }  // namespace

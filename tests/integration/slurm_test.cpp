@@ -5,12 +5,14 @@
 
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <map>
 #include <memory>
 #include <regex>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/process.h"
@@ -214,12 +216,104 @@ TEST_F(SlurmRun, RequeuedBatchJobRunsWhatItsFirstRunLeftUnfinished) {
       << dir.read("queue.runner/slurm-" + job + ".out");
   // Slurm kills job 1's step and runner, and starts the batch script again.
   ASSERT_EQ(cluster->run({"/usr/bin/scontrol", "requeue", job}).status, 0) << cluster->logs();
+  // The first run ends at once, its end in the journal (before KillWait's KILL).
+  EXPECT_TRUE(testing::wait_until(
+      [&] {
+        return dir.read("queue.runner/journal.jsonl").find("\"event\":\"run_end\"") !=
+               std::string::npos;
+      },
+      10s))
+      << dir.read("queue.runner/journal.jsonl");
   EXPECT_TRUE(testing::wait_until([&] { return dir.read("ends.txt") == "end 1\nend 2\n"; }, 90s))
       << dir.read("starts.txt") << dir.read("ends.txt")
       << dir.read("queue.runner/journal.jsonl");
   EXPECT_EQ(dir.read("starts.txt"), "start 1\nstart 1\nstart 2\n");
   expect_status_to_say("2 done (2 succeeded", job);
   EXPECT_EQ(cluster->run({"/usr/bin/scancel", job}).status, 0);
+}
+
+// Jobs that wait in their step until the file `go` exists, then say so.
+constexpr const char* k_jobs_waiting_for_go =
+    "- command: echo start <<i>> >> starts.txt; while [ ! -e go ]; do sleep 0.2; done; "
+    "echo end <<i>> >> ends.txt\n  i: [1, 2, 3]\n";
+
+// `salloc` running `runner queue --slurm` on two one-GPU slots, ended by
+// Slurm while its jobs run: the run ends within seconds, its jobs lost,
+// and the next allocation's `--resume` runs them.
+struct SlurmAllocationEnd : SlurmRun {
+  // The id of the only Slurm job of the cluster, once there is one.
+  std::string the_job() {
+    std::string id;
+    EXPECT_TRUE(testing::wait_until(
+        [&] {
+          id = cluster->run({"/usr/bin/squeue", "-h", "-o", "%i"}).out;
+          while (!id.empty() && id.back() == '\n') id.pop_back();
+          return !id.empty() && id.find('\n') == std::string::npos;
+        },
+        10s));
+    return id;
+  }
+
+  // Starts the run, waits until both slots run a job, ends the allocation
+  // with `end_it(job)`, and returns how the run ended and how long it took
+  // after `end_it` returned.
+  std::pair<testing::ProcessResult, std::chrono::steady_clock::duration> end_under_jobs(
+      std::vector<std::string> salloc_args, const std::function<void(const std::string&)>& end_it) {
+    dir.write("queue.yaml", k_jobs_waiting_for_go);
+    testing::ProcessSpec spec =
+        in_allocation(std::move(salloc_args), {"queue", "--slurm", "--no-status"});
+    spec.timeout = 150s;
+    testing::Process run(spec);
+    EXPECT_TRUE(testing::wait_until([&] { return dir.read("starts.txt").size() == 16; }, 20s))
+        << run.peek_err() << dir.read("starts.txt");
+    end_it(the_job());
+    auto ending = std::chrono::steady_clock::now();
+    testing::ProcessResult result = run.wait();
+    return {result, std::chrono::steady_clock::now() - ending};
+  }
+
+  // The run that `end_under_jobs` ended: within seconds, with status 1, no
+  // job started since; then the jobs it left run in a new allocation with
+  // `--resume`.
+  void expect_ended_then_resumed(const testing::ProcessResult& result,
+                                 std::chrono::steady_clock::duration took) {
+    EXPECT_LT(took, 15s) << result.out << result.err;
+    EXPECT_EQ(result.status, 1) << result.out << result.err;
+    EXPECT_NE(result.err.find("lost: Slurm is ending allocation"), std::string::npos) << result.err;
+    EXPECT_EQ(dir.read("starts.txt").size(), 16u) << "no job starts once it ends";
+    dir.write("go", "");
+    testing::ProcessSpec spec = in_allocation({"-N1", "--gres=gpu:2", "--cpus-per-gpu=1"},
+                                              {"queue", "--slurm", "--no-status", "--resume"});
+    testing::ProcessResult resumed = testing::run_process(spec);
+    EXPECT_EQ(resumed.status, 0) << resumed.out << resumed.err;
+    EXPECT_EQ(dir.read("ends.txt").size(), 18u) << resumed.out << resumed.err;
+    for (const char* end : {"end 1\n", "end 2\n", "end 3\n"})
+      EXPECT_NE(dir.read("ends.txt").find(end), std::string::npos) << dir.read("ends.txt");
+  }
+};
+
+TEST_F(SlurmAllocationEnd, CancelledAllocationEndsTheRunAndResumeRunsItsJobs) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  auto [result, took] =
+      end_under_jobs({"-N1", "--gres=gpu:2", "--cpus-per-gpu=1"}, [&](const std::string& job) {
+        EXPECT_EQ(cluster->run({"/usr/bin/scancel", job}).status, 0);
+      });
+  expect_ended_then_resumed(result, took);
+}
+
+TEST_F(SlurmAllocationEnd, AllocationOutOfTimeEndsTheRunAndResumeRunsItsJobs) {
+  RUNNER_START_CLUSTER_OR_SKIP(cluster = testing::SlurmCluster::start(dir, why_not));
+  // A minute, Slurm's shortest; slurmctld looks at time limits every 30 s.
+  auto [result, took] = end_under_jobs(
+      {"-N1", "--gres=gpu:2", "--cpus-per-gpu=1", "--time=1"}, [&](const std::string& job) {
+        EXPECT_TRUE(testing::wait_until(
+            [&] {
+              return cluster->run({"/usr/bin/squeue", "-h", "-j", job, "-o", "%T"}).out !=
+                     "RUNNING\n";
+            },
+            100s));
+      });
+  expect_ended_then_resumed(result, took);
 }
 
 // runner in an allocation made beforehand (`salloc --no-shell`), so that

@@ -31,10 +31,11 @@ struct CollectedResults : ::testing::Test {
 
 TEST_F(CollectedResults, ARetriedJobsRowHasOnlyItsLastAttemptsNumbers) {
   // The first attempt leaves a partial.json and fails; the second writes
-  // final.json. partial.json is removed from the host once brought back.
+  // final.json. partial.json is removed from the host once brought back
+  // (the second waits for that: the two run in the same folder).
   dir.write("queue.yaml",
             "- command: >-\n"
-            "    if [ -e tried ]; then echo '{\"loss\": 0.5}' > final.json;\n"
+            "    if [ -e tried ]; then sleep 1; echo '{\"loss\": 0.5}' > final.json;\n"
             "    else touch tried; echo '{\"loss\": 9, \"step\": 1}' > partial.json; exit 1; fi\n"
             "  retries: 1\n"
             "  outputs: '*.json'\n"

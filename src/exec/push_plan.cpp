@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <set>
 
-#include "runner/core/lines.h"
 #include "runner/exec/shell.h"
 
 namespace runner {
@@ -43,20 +43,24 @@ std::string host_listing_command(const std::string& to, const std::vector<PushFi
   if (tops.empty()) return "true";
   std::string command = "cd " + shell_quote(to) + " 2>/dev/null || exit 0; find";
   for (const std::string& top : tops) command += " " + shell_quote("./" + top);
-  // A name that is not there yet is no failure.
-  command += " -type f -exec stat -c '%s %Y %a %n' {} + 2>/dev/null; true";
+  // A name that is not there yet is no failure. Each record ends in a NUL
+  // (GNU stat's --printf): a name may hold a newline.
+  command += " -type f -exec stat --printf '%s %Y %a %n\\0' {} + 2>/dev/null; true";
   return command;
 }
 
 std::map<std::string, HostFile> parse_host_listing(std::string_view text) {
   std::map<std::string, HostFile> there;
-  for_each_line(text, [&](std::string_view line) {
+  for (std::size_t begin = 0; begin < text.size();) {
+    std::size_t end = std::min(text.find('\0', begin), text.size());
+    std::string_view record = text.substr(begin, end - begin);
+    begin = end + 1;
     HostFile file;
-    if (!take_number(line, file.size) || !take_number(line, file.mtime) ||
-        !take_number(line, file.mode, 8) || line.substr(0, 2) != "./" || line.size() < 3)
-      return;
-    there[std::string(line.substr(2))] = file;
-  });
+    if (!take_number(record, file.size) || !take_number(record, file.mtime) ||
+        !take_number(record, file.mode, 8) || record.substr(0, 2) != "./" || record.size() < 3)
+      continue;
+    there[std::string(record.substr(2))] = file;
+  }
   return there;
 }
 

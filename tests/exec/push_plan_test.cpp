@@ -9,16 +9,21 @@ PushFile file(std::string path, std::uint64_t size, std::int64_t mtime, unsigned
   return PushFile{"/here", std::move(path), size, mtime, mode};
 }
 
-TEST(PushPlan, ListingLinesGiveSizeTimeAndModeByPath) {
+TEST(PushPlan, ListingRecordsGiveSizeTimeAndModeByPath) {
+  using namespace std::string_literals;
   auto there = parse_host_listing(
-      "12 1700000000 644 ./data/a.txt\n"
-      "0 1700000001 4755 ./data/with space\n"
-      "garbage line\n"
-      "5 17 999 ./bad-mode\n"
-      "7 8 600 no-dot-slash\n");
-  ASSERT_EQ(there.size(), 2u);
+      "12 1700000000 644 ./data/a.txt\0"
+      "0 1700000001 4755 ./data/with space\0"
+      "3 1700000002 600 ./data/new\nline\\and\ttab\0"
+      "garbage record\0"
+      "5 17 999 ./bad-mode\0"
+      "7 8 600 no-dot-slash\0"
+      "9 9 644 ./last-without-nul"s);
+  ASSERT_EQ(there.size(), 4u);
   EXPECT_EQ(there.at("data/a.txt"), (HostFile{12, 1700000000, 0644}));
   EXPECT_EQ(there.at("data/with space"), (HostFile{0, 1700000001, 04755}));
+  EXPECT_EQ(there.at("data/new\nline\\and\ttab"), (HostFile{3, 1700000002, 0600}));
+  EXPECT_EQ(there.at("last-without-nul"), (HostFile{9, 9, 0644}));
 }
 
 TEST(PushPlan, SendsWhatIsMissingOrDiffersInSizeTimeOrMode) {
@@ -39,8 +44,8 @@ TEST(PushPlan, TheListingLooksOnlyBelowTheTopNamesOfTheFiles) {
   std::string command = host_listing_command(
       "my dir", {file("data/a", 1, 1, 0644), file("data/b/c", 1, 1, 0644), file("x'y", 1, 1, 0644)});
   EXPECT_EQ(command,
-            "cd 'my dir' 2>/dev/null || exit 0; find './data' './x'\\''y' -type f -exec stat -c "
-            "'%s %Y %a %n' {} + 2>/dev/null; true");
+            "cd 'my dir' 2>/dev/null || exit 0; find './data' './x'\\''y' -type f -exec stat "
+            "--printf '%s %Y %a %n\\0' {} + 2>/dev/null; true");
   EXPECT_EQ(host_listing_command("d", {}), "true");
 }
 

@@ -211,6 +211,19 @@ TEST(PushLocal, ALocalHostCopiesSourcesOfSeveralFoldersByTheSameRules) {
       << again.out;
 }
 
+TEST_F(Push, AFileWhoseNameHoldsANewlineIsNotSentAgain) {
+  START_OR_SKIP(1);
+  dir.write("data/two\nlines.txt", "odd\n");
+  dir.write("data/tab\tand\\slash.txt", "odd too\n");
+  ProcessResult first = push({"data", "--to", "in"});
+  ASSERT_EQ(first.status, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find(": 2 files sent"), std::string::npos) << first.out;
+  EXPECT_EQ(dir.read("home0/in/data/two\nlines.txt"), "odd\n");
+  ProcessResult again = push({"data", "--to", "in"});
+  ASSERT_EQ(again.status, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find(": 0 files sent (0 B), 2 skipped"), std::string::npos) << again.out;
+}
+
 TEST(PushKey, QueueModeRefusesAJobWithPushNamingItsLine) {
   TempDir dir;
   dir.write("hosts.yaml", "- localhost\n");

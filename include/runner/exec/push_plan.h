@@ -43,11 +43,13 @@ struct PutResult {
 std::string put_summary(const PutResult& result);
 
 // The sh command that lists, under `to` on a host, the regular files below
-// the top-level names of `files` (each line "<size> <mtime> <octal mode>
-// <path>", path relative to `to`); it prints nothing when `to` is missing.
+// the top-level names of `files` (each record "<size> <mtime> <octal mode>
+// ./<path>" and a NUL, path relative to `to`, byte for byte); it prints
+// nothing when `to` is missing.
 std::string host_listing_command(const std::string& to, const std::vector<PushFile>& files);
 
-// Reads host_listing_command's output; lines it does not understand are skipped.
+// Reads host_listing_command's output; records it does not understand are
+// skipped. Pure: a host's bytes, hostile (a fuzzer's entry point too).
 std::map<std::string, HostFile> parse_host_listing(std::string_view text);
 
 // The files the host lacks or has with another size, time or mode.

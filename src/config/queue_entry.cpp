@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -91,6 +92,23 @@ std::optional<int> parse_retries(const std::string& text) {
   return value;
 }
 
+// The first word of an `outputs` value with a `..` name in it (quotes
+// aside): a path that leaves the login directory, which the host's tar
+// would store without its `..`, as another file's name.
+std::optional<std::string> word_leaving_login_directory(std::string_view outputs) {
+  std::size_t begin = 0;
+  while ((begin = outputs.find_first_not_of(" \t\n", begin)) != std::string_view::npos) {
+    std::size_t end = std::min(outputs.find_first_of(" \t\n", begin), outputs.size());
+    std::string word(outputs.substr(begin, end - begin));
+    std::string path;
+    for (char c : word)
+      if (c != '"' && c != '\'') path += c;
+    if (("/" + path + "/").find("/../") != std::string::npos) return word;
+    begin = end;
+  }
+  return std::nullopt;
+}
+
 // Checks one value of a reserved key that has a form of its own.
 void check_reserved_value(const std::string& key, const YAML::Node& node, const std::string& value,
                           const std::string& path) {
@@ -119,6 +137,14 @@ void check_reserved_value(const std::string& key, const YAML::Node& node, const 
             fmt::format("`every: host` runs the job once on each host; `{}` is not a value "
                         "`every` takes",
                         value));
+  if (key == k_outputs)
+    if (std::optional<std::string> word = word_leaving_login_directory(value))
+      fail_at(path, node,
+              fmt::format("`outputs` names `{}`, which leaves the login directory (`..`): tar "
+                          "would bring it back, and outputs_cleanup remove it, under another "
+                          "name; name it by its absolute path, or copy it below the login "
+                          "directory in the command",
+                          *word));
   if (key == k_outputs_cleanup && value != "true" && value != "false")
     fail_at(path, node, fmt::format("`outputs_cleanup` is true or false, not `{}`", value));
   if (key == k_allocation && !parse_allocation(value))

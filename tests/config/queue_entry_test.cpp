@@ -512,6 +512,18 @@ TEST(QueueEntryTest, OutputsAreOneValueOfShellWordsAndCleanupIsABoolean) {
   EXPECT_NE(error.detail().find("`outputs_cleanup` is true or false"), std::string::npos);
 }
 
+TEST(QueueEntryTest, OutputsThatLeaveTheLoginDirectoryAreRefusedAtTheirLine) {
+  for (std::string words : {"../shared/r.csv", "a.csv sub/../../x", "'../q.csv'", "/home/u/../v/x",
+                            "..", "x/\"../y\""}) {
+    ConfigError error = error_for("- command: train\n  outputs: " + words + "\n");
+    EXPECT_EQ(error.line(), 2) << words;
+    EXPECT_NE(error.detail().find("leaves the login directory"), std::string::npos) << words;
+  }
+  for (std::string words : {"...", "a..b/c", "..x/y", "/abs/path.csv", "<<up>>/r.csv", "./r.csv"})
+    EXPECT_EQ(first_job(entry_from("- command: train\n  outputs: " + words + "\n  up: x\n")).outputs,
+              words);
+}
+
 TEST(QueueEntryTest, EveryHostIsAKeyOfItsOwnAndNotWithNodes) {
   JobSpec job = first_job(entry_from("- command: nvidia-smi\n  every: host\n"));
   EXPECT_TRUE(job.every_host);

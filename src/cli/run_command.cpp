@@ -249,7 +249,7 @@ int run_jobs(const RunOptions& options) {
 
   int status = scheduler.exit_code();
   // Output that could not be written is a run that did not fully succeed.
-  if (status == 0 && reporter.logs_incomplete()) status = 1;
+  if (status == 0 && (reporter.logs_incomplete() || reporter.outputs_lost())) status = 1;
   auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   if (!reporter.finished().empty() || status != 0)
     console.write_block(format_run_summary(reporter.finished(), reporter.slot_usage(), wall));

@@ -34,6 +34,13 @@ void RunReporter::host_reconnecting(const Host& host, const Status& error, Clock
 
 namespace {
 
+// Notes on one line: "a; b; c".
+std::string join(const std::vector<std::string>& notes) {
+  std::string text;
+  for (const std::string& note : notes) text += (text.empty() ? "" : "; ") + note;
+  return text;
+}
+
 // A job that spans hosts has a log per rank.
 LogId log_of(const Job& job, const Task& task) {
   return job.layout ? LogId(job.id, task.rank) : LogId(job.id);
@@ -145,6 +152,8 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
   finished.duration = duration;
   if (auto cut = m_incomplete_logs.find(job.id); cut != m_incomplete_logs.end())
     finished.log_problem = cut->second;
+  if (auto lost = m_lost_outputs.find(job.id); lost != m_lost_outputs.end())
+    finished.outputs_problem = lost->second;
   m_finished.push_back(std::move(finished));
   if (!exit.succeeded() && !exit.cancelled)
     m_console.warn(fmt::format("#{} [{}] failed: {}", job.id, job.label(), how));
@@ -166,11 +175,26 @@ void RunReporter::outputs_collected(JobId job, int attempt, std::optional<int> r
   std::string whose = rank ? fmt::format("#{} rank {}", job, *rank) : fmt::format("#{}", job);
   if (!fetched.error.empty())
     m_console.warn(
-        fmt::format("{}: its outputs could not be brought back: {}", whose, fetched.error));
-  else if (!fetched.missing.empty())
+        fmt::format("{}: its outputs could not all be brought back: {}", whose, fetched.error));
+  if (!fetched.missing.empty())
     m_console.warn(fmt::format("{}: outputs not found on its host: {}", whose, fetched.missing));
+  if (!fetched.refused.empty()) m_console.warn(fmt::format("{}: {}", whose, join(fetched.refused)));
+  std::string unwritten = join(fetched.unwritten);
+  if (!unwritten.empty()) {
+    m_console.error(
+        fmt::format("{}: outputs that came back could not be written to {}: {}; they "
+                    "are lost",
+                    whose, into, unwritten));
+    std::string& lost = m_lost_outputs[job];
+    lost += (lost.empty() ? "" : "; ") + unwritten;
+    for (FinishedJob& finished : m_finished)
+      if (finished.id == job) finished.outputs_problem = lost;
+  }
+  std::vector<std::string> problems = fetched.unwritten;
+  problems.insert(problems.end(), fetched.refused.begin(), fetched.refused.end());
+  if (!fetched.error.empty()) problems.insert(problems.begin(), fetched.error);
   journal_written(
-      m_journal.outputs(job, attempt, rank, into, fetched.files, fetched.missing, fetched.error));
+      m_journal.outputs(job, attempt, rank, into, fetched.files, fetched.missing, join(problems)));
 }
 
 Status RunReporter::checkpoint() {

@@ -1,60 +1,54 @@
-// Executor::get_files: a job's output files brought back over the host's own
-// connection, as one tar stream on the stdout of a runner's command, written
-// to a local archive and unpacked into the job's folder.
+// Executor::get_files: a job's output files brought back over the host's
+// own connection, as one tar stream on the stdout of a runner's command,
+// unpacked into the job's folder as it arrives (OutputUnpacker); and
+// Executor::remove_files, which removes from the host exactly the files
+// that came back, by their names as they came.
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "runner/core/lines.h"
 #include "runner/exec/executor.h"
-#include "runner/exec/file_digest.h"
-#include "runner/exec/program_output.h"
+#include "runner/exec/output_unpacker.h"
 #include "runner/exec/shell.h"
 
 namespace runner {
 
 namespace {
 
-constexpr const char* k_archive_name = ".incoming.tar";
+// How the host's sh says that a word leaves the login directory.
+constexpr std::string_view k_refused_prefix = "runner: ";
 
-// The lines of what the host's tar said, but its note on absolute paths.
-std::string what_was_missing(const std::string& errors) {
-  std::string missing;
+// The sh command that sends the files `patterns` name as a tar stream on
+// its stdout. A word that has a `..` once the host's sh expanded it leaves
+// the login directory: it is named on stderr and not sent (tar would store
+// it without its `..`, as another file's name).
+std::string fetch_command(const std::string& patterns) {
+  return "set -- " + patterns + "; for word do shift; case /$word/ in */../*) printf '" +
+         std::string(k_refused_prefix) +
+         "%s: leaves the login directory; not brought back\\n' \"$word\" >&2 ;; *) set -- \"$@\" "
+         "\"$word\" ;; esac; done; [ $# -eq 0 ] || exec tar -cf - -- \"$@\"";
+}
+
+// What the host said on stderr: the words it refused, and what its tar
+// could not find (but its note on absolute paths).
+void read_host_words(const std::string& errors, FetchedFiles& fetched) {
   for_each_line(errors, [&](std::string_view line) {
     if (line.empty() || line.find("Removing leading") != std::string_view::npos ||
         line.find("Exiting with failure") != std::string_view::npos)
       return;
-    missing += (missing.empty() ? "" : "; ") + std::string(line);
+    if (line.substr(0, k_refused_prefix.size()) == k_refused_prefix) {
+      fetched.refused.emplace_back(line.substr(k_refused_prefix.size()));
+      return;
+    }
+    fetched.missing += (fetched.missing.empty() ? "" : "; ") + std::string(line);
   });
-  return missing;
 }
 
-// Unpacks `archive` into `into` and lists its files with their sizes and
-// SHA-256, read here once unpacked.
-FetchedFiles unpack(const std::string& archive, const std::string& into) {
-  FetchedFiles fetched;
-  Result<std::string> listing = program_output({"tar", "-tf", archive});
-  Result<std::string> unpacked =
-      listing ? program_output({"tar", "-xf", archive, "-C", into}) : listing;
-  if (!unpacked) {
-    fetched.error = "the files that came back could not be unpacked: " +
-                    unpacked.status().message();
-    return fetched;
-  }
-  for_each_line(*listing, [&](std::string_view line) {
-    std::string path(line);
-    struct stat info {};
-    if (path.empty() || ::stat((into + "/" + path).c_str(), &info) != 0 || !S_ISREG(info.st_mode))
-      return;
-    Result<std::string> digest = file_sha256(into + "/" + path);
-    fetched.files.push_back(
-        {path, static_cast<std::uint64_t>(info.st_size), digest ? *digest : std::string()});
-  });
-  return fetched;
-}
+// How long one command of remove_files may be: it reaches the host's sh
+// as one argument of a `sh -c`, which Linux holds to 128 KiB.
+constexpr std::size_t k_remove_command_bytes = 32 * 1024;
 
 }  // namespace
 
@@ -62,44 +56,60 @@ void Executor::get_files(const std::string& patterns, const std::string& into,
                          std::function<void(const FetchedFiles&)> done) {
   std::error_code error;
   std::filesystem::create_directories(into, error);
-  std::string archive = into + "/" + k_archive_name;
-  auto file = std::make_shared<std::ofstream>(archive, std::ios::binary | std::ios::trunc);
-  if (error || !*file) {
+  if (error) {
     FetchedFiles failed;
-    failed.error = fmt::format("cannot write {}: {}", archive,
-                               error ? error.message() : std::string("cannot open it"));
+    failed.unwritten.push_back(
+        fmt::format("the folder {} cannot be made: {}", into, error.message()));
     done(failed);
     return;
   }
-  // tar names on stderr what it cannot find, and still sends the rest.
+  auto unpacker = std::make_shared<OutputUnpacker>(into);
   run_command_streaming(
-      "tar -cf - -- " + patterns,
-      [file](std::string_view bytes) { file->write(bytes.data(), bytes.size()); },
-      [file, archive, into, done = std::move(done)](const JobExit& exit,
-                                                    const std::string& errors) {
-        file->close();
+      fetch_command(patterns), [unpacker](std::string_view bytes) { unpacker->feed(bytes); },
+      [unpacker, done = std::move(done)](const JobExit& exit, const std::string& errors) {
         FetchedFiles fetched;
-        std::error_code size_error;
-        bool empty = std::filesystem::file_size(archive, size_error) == 0 || size_error;
-        if (exit.lost() || (empty && !exit.succeeded())) {
-          fetched.lost = exit.lost();
-          fetched.error = !exit.error().empty() ? exit.error() : what_was_missing(errors);
-          if (fetched.error.empty()) fetched.error = "tar failed on the host";
-        } else if (!file->good()) {
-          fetched.error = "could not write " + archive;
-        } else {
-          fetched = unpack(archive, into);
+        static_cast<UnpackedFiles&>(fetched) = unpacker->finish();
+        read_host_words(errors, fetched);
+        fetched.lost = exit.lost();
+        if (exit.lost()) {
+          fetched.error = exit.error().empty() ? "the host was lost" : exit.error();
+        } else if (fetched.error.empty() && !exit.succeeded() && fetched.files.empty() &&
+                   fetched.missing.empty() && fetched.refused.empty()) {
+          fetched.error = !exit.error().empty() ? exit.error()
+                          : errors.empty()      ? "tar failed on the host"
+                                                : "tar failed on the host: " + last_words(errors);
         }
-        if (!exit.lost() && fetched.error.empty()) fetched.missing = what_was_missing(errors);
-        std::filesystem::remove(archive, size_error);
         done(fetched);
       });
 }
 
 void Executor::remove_files(const std::vector<std::string>& paths, CommandDone done) {
-  std::string command = "rm -f --";
-  for (const std::string& path : paths) command += " " + shell_quote(path);
-  run_command(command, std::move(done));
+  auto commands = std::make_shared<std::vector<std::string>>();
+  for (const std::string& path : paths) {
+    std::string word = " " + shell_quote(path);
+    if (commands->empty() || commands->back().size() + word.size() > k_remove_command_bytes)
+      commands->push_back("rm -f --");
+    commands->back() += word;
+  }
+  if (commands->empty()) commands->push_back("true");
+  run_in_turn(std::move(commands), 0, std::move(done));
+}
+
+void Executor::run_in_turn(std::shared_ptr<std::vector<std::string>> commands, std::size_t next,
+                           CommandDone done) {
+  const std::string& command = (*commands)[next];
+  if (next + 1 == commands->size()) {
+    run_command(command, std::move(done));
+    return;
+  }
+  run_command(command, [this, commands, next, done = std::move(done)](const JobExit& exit,
+                                                                      const std::string& output) {
+    if (!exit.succeeded()) {
+      done(exit, output);
+      return;
+    }
+    run_in_turn(commands, next + 1, done);
+  });
 }
 
 }  // namespace runner

@@ -41,6 +41,21 @@ std::size_t utf8_offset(std::string_view text, std::size_t chars) {
   return text.size();
 }
 
+// A heading, then each job whose `problem` is not empty with it; nothing
+// when there is none.
+std::string problems_section(const std::vector<FinishedJob>& jobs,
+                             std::string FinishedJob::*problem, std::string_view heading) {
+  std::string text;
+  for (const FinishedJob& job : jobs) {
+    if ((job.*problem).empty()) continue;
+    if (text.empty()) text = fmt::format("runner: {}\n", heading);
+    text += fmt::format("  #{}", job.id);
+    if (!job.label.empty()) text += " [" + job.label + "]";
+    text += " " + job.*problem + "\n";
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string format_duration(std::chrono::milliseconds duration) {
@@ -101,6 +116,10 @@ std::string format_summary(const std::vector<FinishedJob>& jobs,
     if (counts[int(Outcome::cancelled)]) {
       text += fmt::format(", {} cancelled", counts[int(Outcome::cancelled)]);
     }
+    std::size_t lost_outputs = static_cast<std::size_t>(
+        std::count_if(jobs.begin(), jobs.end(),
+                      [](const FinishedJob& job) { return !job.outputs_problem.empty(); }));
+    if (lost_outputs) text += fmt::format(", {} with lost outputs", lost_outputs);
     if (services) text += "; " + count_of(services, "service", "services") + " stopped at the end";
   }
   text += "; wall time " + format_duration(wall_time) + "\n";
@@ -181,17 +200,10 @@ std::string format_run_summary(const std::vector<FinishedJob>& jobs,
 
   if (first_end < counts.size()) text += "runner: failed jobs\n" + counts.substr(first_end);
 
-  std::vector<const FinishedJob*> cut;
-  for (const FinishedJob& job : jobs)
-    if (!job.log_problem.empty()) cut.push_back(&job);
-  if (!cut.empty()) {
-    text += "runner: incomplete job logs (output that could not be written is missing)\n";
-    for (const FinishedJob* job : cut) {
-      text += fmt::format("  #{}", job->id);
-      if (!job->label.empty()) text += " [" + job->label + "]";
-      text += " " + job->log_problem + "\n";
-    }
-  }
+  text += problems_section(jobs, &FinishedJob::log_problem,
+                           "incomplete job logs (output that could not be written is missing)");
+  text += problems_section(jobs, &FinishedJob::outputs_problem,
+                           "lost outputs (files that came back but could not be written here)");
   return text;
 }
 

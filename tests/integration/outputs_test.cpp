@@ -86,5 +86,49 @@ TEST(Outputs, OutputsDirTakesThemElsewhereAndResultsFindThemThere) {
   EXPECT_NE(results.out.find("\t7\n"), std::string::npos) << results.out;
 }
 
+// `runner queue` of `queue` on a local host whose login directory is
+// dir/work: dir/shared/r.csv is outside it, dir/work/shared/r.csv an
+// unrelated file of the same name below it.
+ProcessResult run_from_work(const TempDir& dir, const std::string& queue) {
+  dir.write("hosts.yaml", "- localhost\n");
+  dir.write("shared/r.csv", "the output\n");
+  dir.write("work/shared/r.csv", "unrelated\n");
+  dir.write("queue.yaml", queue);
+  return testing::run_process(testing::runner_spec(
+      {"queue", "--queue-file", dir.file("queue.yaml"), "--hosts-file", dir.file("hosts.yaml")},
+      dir.file("work")));
+}
+
+TEST(Outputs, APathThatLeavesTheLoginDirectoryIsRefusedAtItsLineBeforeAnythingRuns) {
+  TempDir dir;
+  ProcessResult r = run_from_work(dir,
+                                  "- command: touch ran\n"
+                                  "  outputs: r.json ../shared/r.csv\n"
+                                  "  outputs_cleanup: true\n");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("queue.yaml:2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("../shared/r.csv"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("work/ran")));
+  EXPECT_EQ(dir.read("shared/r.csv"), "the output\n");
+  EXPECT_EQ(dir.read("work/shared/r.csv"), "unrelated\n");
+}
+
+TEST(Outputs, APathThatLeavesTheLoginDirectoryOnceRenderedIsRefusedOnItsHost) {
+  TempDir dir;
+  dir.write("work/r.json", "{}\n");
+  ProcessResult r = run_from_work(dir,
+                                  "- command: \"true\"\n"
+                                  "  outputs: r.json <<up>>/shared/r.csv\n"
+                                  "  outputs_cleanup: true\n"
+                                  "  up: [..]\n");
+  EXPECT_NE(r.err.find("../shared/r.csv: leaves the login directory"), std::string::npos) << r.err;
+  // What stays inside still comes back; nothing else is touched.
+  EXPECT_EQ(dir.read("queue.runner/outputs/1/r.json"), "{}\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.runner/outputs/1/shared")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("work/r.json")));
+  EXPECT_EQ(dir.read("shared/r.csv"), "the output\n");
+  EXPECT_EQ(dir.read("work/shared/r.csv"), "unrelated\n");
+}
+
 }  // namespace
 }  // namespace runner

@@ -52,6 +52,20 @@ TEST(RunSummary, NamesJobsWhoseLogsAreIncomplete) {
   EXPECT_EQ(text.find("#1 [node01 gpu=0] its log"), std::string::npos) << text;
 }
 
+TEST(RunSummary, CountsAndNamesJobsWhoseOutputsWereLost) {
+  std::vector<FinishedJob> jobs = {job(1, 0, 1000), job(2, 0, 1000)};
+  jobs[1].outputs_problem = "big.bin: No space left on device";
+  std::string text = format_run_summary(jobs, {{"a", milliseconds(2000), 2}}, milliseconds(2000));
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "runner: 2 jobs: 2 succeeded, 0 failed, 1 with lost outputs; wall time 2.0s")
+      << text;
+  EXPECT_NE(text.find("runner: lost outputs (files that came back but could not be written here)\n"
+                      "  #2 [node01 gpu=0] big.bin: No space left on device\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("incomplete job logs"), std::string::npos) << text;
+}
+
 TEST(RunSummary, AllSucceededHasNoFailureHeading) {
   std::string text = format_run_summary({job(1, 0, 1000), job(2, 0, 2000)},
                                         {{"a", milliseconds(3000), 2}}, milliseconds(4000));

@@ -2,8 +2,8 @@
 // and to each job's log file, every transition to the journal, and what the
 // end-of-run summary needs. A write that fails is said on the terminal: the
 // journal's once until it can be written again (no job starts meanwhile:
-// checkpoint() fails), each log's once; jobs whose logs lost output are
-// named in the summary.
+// checkpoint() fails), each log's once; jobs whose logs lost output, and
+// jobs whose outputs could not be written here, are named in the summary.
 #pragma once
 
 #include <map>
@@ -48,6 +48,8 @@ class RunReporter final : public RunObserver {
   const std::vector<FinishedJob>& finished() const { return m_finished; }
   // Whether some job's log misses output that could not be written.
   bool logs_incomplete() const { return !m_incomplete_logs.empty(); }
+  // Whether some job's outputs came back but could not be written here.
+  bool outputs_lost() const { return !m_lost_outputs.empty(); }
   const std::vector<std::string>& failed_hosts() const { return m_failed_hosts; }
   // Each slot's busy time and job count so far, in Fleet::slots order.
   const std::vector<SlotUsage>& slot_usage() const { return m_slot_usage; }
@@ -76,6 +78,7 @@ class RunReporter final : public RunObserver {
   std::set<std::string> m_log_failures_said;
   std::set<std::string> m_rotation_failures_said;  // why the journal could not be sealed
   std::map<JobId, std::string> m_incomplete_logs;  // why each is incomplete
+  std::map<JobId, std::string> m_lost_outputs;     // what of each's outputs was lost, and why
 };
 
 }  // namespace runner

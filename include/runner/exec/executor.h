@@ -27,6 +27,7 @@
 #include "runner/core/process_group.h"
 #include "runner/core/result.h"
 #include "runner/core/status.h"
+#include "runner/exec/output_unpacker.h"
 #include "runner/exec/push_plan.h"
 
 namespace runner {
@@ -85,11 +86,13 @@ struct NetworkSurvey {
   std::vector<std::string> addresses;  // the host's own, loopback excluded
 };
 
-// What get_files brought back.
-struct FetchedFiles {
-  std::vector<OutputFile> files;  // path under the folder, size, SHA-256
+// What get_files brought back: the files unpacked whole (path under the
+// folder, size, SHA-256), those refused (with the words the host refused)
+// and those that could not be written here (lost: a full disk, or a folder
+// that cannot be made), and why the stream failed, if it did (`files`
+// holds what came before).
+struct FetchedFiles : UnpackedFiles {
   std::string missing;  // what the host said of patterns that matched nothing
-  std::string error;    // non-empty: nothing could be brought back
   bool lost = false;    // the host was lost first
 };
 
@@ -168,7 +171,8 @@ class Executor : public Pollable {
   // Copies the files that `patterns` (shell words, globs expanded by the
   // host's sh in the login directory, e.g. `results/*.json`) name on the
   // host into the local folder `into` (made if missing), keeping their
-  // paths, as one tar stream over the host's connection.
+  // paths, as one tar stream over the host's connection, unpacked as it
+  // comes (OutputUnpacker). A word with a `..` is refused on the host.
   void get_files(const std::string& patterns, const std::string& into,
                  std::function<void(const FetchedFiles&)> done);
   // Copies `files` into the host's folder `to` (relative to the login
@@ -180,7 +184,9 @@ class Executor : public Pollable {
   // Kills what put_files runs on the host now: each copy under way ends as
   // failed (a second interrupt stops a step's push as it stops jobs).
   void stop_transfers();
-  // Removes `paths` (relative to the login directory) from the host.
+  // Removes `paths` (relative to the login directory) from the host, each
+  // by its exact name, with as many `rm` commands as their length needs,
+  // one after the other; `done` has the first that failed, or the last.
   void remove_files(const std::vector<std::string>& paths, CommandDone done);
   // What rank 0 of a job that spans hosts needs to know of its host, and
   // whether a service's `ready_port` listens: the local ports of its TCP
@@ -215,6 +221,10 @@ class Executor : public Pollable {
   // every step.
   void poll_archive_fds(std::vector<pollfd>& out) const;
   void step_archives();
+
+  // Runs commands[next], then, if it succeeded, those after it.
+  void run_in_turn(std::shared_ptr<std::vector<std::string>> commands, std::size_t next,
+                   CommandDone done);
 
   struct OwnCommand {
     CommandDone done;

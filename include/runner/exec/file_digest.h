@@ -1,14 +1,25 @@
-// The SHA-256 of a local file (OpenSSL's libcrypto). Threading: none;
-// reads the file through.
+// The SHA-256 (OpenSSL's libcrypto) of bytes given piece by piece: a file
+// that comes back is digested as it is written. Threading: none.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 
-#include "runner/core/result.h"
+struct evp_md_ctx_st;
 
 namespace runner {
 
-// Lowercase hex, 64 characters; or why the file could not be read.
-Result<std::string> file_sha256(const std::string& path);
+class Sha256 {
+ public:
+  Sha256();
+  void add(std::string_view bytes);
+  // Lowercase hex, 64 characters, of every byte added; empty when libcrypto
+  // has no SHA-256. Called once, at the end.
+  std::string hex();
+
+ private:
+  std::unique_ptr<evp_md_ctx_st, void (*)(evp_md_ctx_st*)> m_context;
+};
 
 }  // namespace runner

@@ -24,6 +24,9 @@ struct FinishedJob {
   // Why its log is not whole (output that could not be written); empty
   // when it is.
   std::string log_problem;
+  // What of its outputs came back but could not be written here, and why
+  // (a full disk); empty when nothing was lost.
+  std::string outputs_problem;
   // A service (`service:`): stopped by the runner at the end, it is
   // counted apart from the jobs, not as cancelled.
   bool service = false;
@@ -40,7 +43,8 @@ std::string shorten_command(std::string_view command, std::size_t max_chars = 10
 //   runner: 12 jobs: 9 succeeded, 2 failed, 1 lost; wall time 1h 02m 03s
 //     #12 [node01 gpu=0] exit 3 after 4m 10s — log: q.runner/logs/12.log
 //         python bench.py --model llama-7B
-// Lost and cancelled counts appear only when non-zero. Unsuccessful jobs are
+// Lost and cancelled counts, and that of the jobs with lost outputs ("1
+// with lost outputs"), appear only when non-zero. Unsuccessful jobs are
 // listed by id, at most `max_listed` of them, then "… and N more".
 std::string format_summary(const std::vector<FinishedJob>& jobs,
                            std::chrono::milliseconds wall_time, std::size_t max_listed = 50);
@@ -65,6 +69,8 @@ struct SlotUsage {
 //         python bench.py --model llama-7B
 //   runner: incomplete job logs (output that could not be written is missing)
 //     #14 [node01 gpu=1] its log q.runner/logs/14.log is incomplete: …
+//   runner: lost outputs (files that came back but could not be written here)
+//     #15 [node01 gpu=0] big.bin: No space left on device
 // Every slot is listed when there are at most `max_slots`, otherwise the
 // `max_slots` least busy ones. The slowest list is left out for one job.
 std::string format_run_summary(const std::vector<FinishedJob>& jobs,

@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+
+#include <sstream>
+#include <string_view>
 
 #include "runner/config/config_error.h"
 
@@ -13,10 +17,75 @@ namespace {
 int line_of(const YAML::Mark& mark) { return mark.line >= 0 ? mark.line + 1 : 0; }
 int column_of(const YAML::Mark& mark) { return mark.column >= 0 ? mark.column + 1 : 0; }
 
+// Whether a document of `text` could start at a `,`, which yaml-cpp's
+// LoadAll reads forever (an empty document there, again and again, each
+// kept in memory). Only a `,` that begins a token can: one first on its
+// line or after a blank, after a closing bracket or quote, or after an
+// anchor, alias or tag. One pass; text with NULs (UTF-16, UTF-32) always
+// could.
+bool may_start_a_document_at_a_comma(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) return true;
+  std::size_t word = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  for (std::size_t i = word; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+      word = i + 1;
+    } else if (c == ',' &&
+               (i == word || std::string_view("!&*").find(text[word]) != std::string_view::npos ||
+                std::string_view("]}\"'").find(text[i - 1]) != std::string_view::npos)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Sees each document start and whether it is where the one before started:
+// a parser that no longer moves.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  bool stuck() const { return m_stuck; }
+  const YAML::Mark& mark() const { return m_mark; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    m_stuck = m_started && mark.pos == m_mark.pos;
+    m_started = true;
+    m_mark = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  bool m_started = false;
+  bool m_stuck = false;
+  YAML::Mark m_mark;
+};
+
+// Throws a ConfigError naming the `,` a document of `text` starts at.
+void refuse_a_document_at_a_comma(const std::string& text, const std::string& path) {
+  std::istringstream input(text);
+  YAML::Parser parser(input);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts))
+    if (starts.stuck())
+      throw ConfigError(path, line_of(starts.mark()), column_of(starts.mark()),
+                        "a `,` outside of [ ] and { } starts nothing here: remove it, or put "
+                        "the list it belongs to in [ ]");
+}
+
 }  // namespace
 
 std::vector<YAML::Node> load_yaml_documents(const std::string& text, const std::string& path) {
   try {
+    if (may_start_a_document_at_a_comma(text)) refuse_a_document_at_a_comma(text, path);
     return YAML::LoadAll(text);
   } catch (const YAML::DeepRecursion& error) {
     // The parser counts a level per list and mapping; the one that would

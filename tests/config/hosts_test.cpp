@@ -493,6 +493,16 @@ TEST(HostsErrors, NestingTooDeepIsNamedWithTheLimit) {
   EXPECT_NE(error.detail().find("remove the extra nesting"), std::string::npos) << error.what();
 }
 
+TEST(HostsErrors, ACommaOutsideAnyListIsNamedNotReadForever) {
+  expect_error("- node01\n, node02\n", 2, 1, "`,` outside of [ ] and { }");
+  expect_error("- node01\n- node02\n  # more\n, 3]            # ... x four GPUs\n", 4, 1,
+               "`,` outside of [ ] and { }");
+  expect_error("[node01]\n  , node02\n", 2, 3, "`,` outside of [ ] and { }");
+  expect_error("- node01\n--- ,\n", 2, 5, "`,` outside of [ ] and { }");
+  expect_error("\"node01\",\n", 1, 9, "`,` outside of [ ] and { }");
+  expect_error("!t,\n", 1, 3, "`,` outside of [ ] and { }");
+}
+
 TEST(HostsErrors, MessageCarriesPositionPrefix) {
   ConfigError error = hosts_error("- hostname: a\n  gpu: []\n");
   EXPECT_EQ(std::string(error.what()).rfind("hosts.yaml:2:8: ", 0), 0u) << error.what();

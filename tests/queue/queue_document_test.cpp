@@ -670,6 +670,17 @@ TEST(QueueDocumentTest, NestingTooDeepIsNamedWithItsLineAndTheLimit) {
   }
 }
 
+TEST(QueueDocumentTest, ACommaThatStartsALineAfterTheListIsAnErrorNotAHang) {
+  try {
+    parse_queue_document("- echo a\n, echo b\n", "q.yaml");
+    FAIL() << "no error";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(error.line(), 2) << error.what();
+    EXPECT_EQ(error.column(), 1) << error.what();
+    EXPECT_NE(error.detail().find("`,` outside of [ ] and { }"), std::string::npos) << error.what();
+  }
+}
+
 TEST(QueueDocumentTest, SyntaxErrorsGiveLineAndColumn) {
   try {
     parse_queue_document("- a\n- command: [b,\n  m: x\n", "q.yaml");

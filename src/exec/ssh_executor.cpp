@@ -291,7 +291,7 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
   void deliver_signals() {
     for (auto [job, signal] : std::exchange(m_signals, {})) {
       auto queued = std::find_if(m_pending.begin(), m_pending.end(),
-                                 [&](const ChannelWork& w) { return w.job == job; });
+                                 [job = job](const ChannelWork& w) { return w.job == job; });
       if (queued != m_pending.end()) {
         m_pending.erase(queued);
         std::string name = signal_name(signal);

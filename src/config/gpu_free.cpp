@@ -15,18 +15,23 @@ std::string_view trimmed(std::string_view text) {
   return text;
 }
 
+// More MiB than any GPU holds (an EiB): an amount above it is a typo.
+constexpr double k_most_mib = 1024.0 * 1024 * 1024 * 1024;
+
 // "1GiB", "512 MiB", "2GB", "800": MiB.
 std::optional<long> parse_memory(std::string_view text) {
   text = trimmed(text);
   double number = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (error != std::errc() || number < 0) return std::nullopt;
+  if (error != std::errc() || !(number >= 0)) return std::nullopt;
   std::string_view unit = trimmed(text.substr(end - text.data()));
-  if (unit.empty() || unit == "MiB") return static_cast<long>(number);
-  if (unit == "GiB") return static_cast<long>(number * 1024);
-  if (unit == "MB") return static_cast<long>(number * 1e6 / (1 << 20));
-  if (unit == "GB") return static_cast<long>(number * 1e9 / (1 << 20));
-  return std::nullopt;
+  double mib = unit.empty() || unit == "MiB" ? number
+               : unit == "GiB"               ? number * 1024
+               : unit == "MB"                ? number * 1e6 / (1 << 20)
+               : unit == "GB"                ? number * 1e9 / (1 << 20)
+                                             : -1;
+  if (!(mib >= 0 && mib <= k_most_mib)) return std::nullopt;
+  return static_cast<long>(mib);
 }
 
 std::string memory_text(long mib) {

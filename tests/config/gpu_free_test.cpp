@@ -25,6 +25,17 @@ TEST(GpuFree, ReadsMemoryLimitsProcessesAndBoth) {
   }
 }
 
+TEST(GpuFree, AnAmountNoGpuHoldsIsRefusedNotCutToSomeNumber) {
+  for (const char* bad : {"memory <  77777777777777777777777777777777777777777.5",
+                          "memory < 1e40 GiB", "memory < inf", "memory < nan"}) {
+    Result<GpuFreeRule> rule = parse_gpu_free(bad);
+    ASSERT_FALSE(rule) << bad;
+    EXPECT_NE(rule.status().message().find("is not an amount of memory"), std::string::npos)
+        << rule.status().message();
+  }
+  EXPECT_EQ(parse_gpu_free("memory < 1048576 GiB")->memory_below_mib, 1073741824);
+}
+
 TEST(GpuFree, SaysWhatHoldsABusyGpu) {
   GpuFreeRule rule = *parse_gpu_free("no-processes and memory < 1GiB");
   EXPECT_FALSE(gpu_busy_reason(rule, {1023, 0}));

@@ -26,6 +26,7 @@ test_packages=(
   slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)
   chromium
   docker.io debootstrap  # a real Docker engine for the jobs that run `docker exec`, its image made offline from Debian's archive (tests/support/docker_engine)
+  clang libclang-rt-14-dev  # clang++ and its libFuzzer, ASan and UBSan runtimes: the sanitized unit tests and the fuzzers (scripts/sanitize.sh, scripts/fuzz.sh)
 )
 [ "${1:-}" = "--tests" ] && packages+=("${test_packages[@]}")
 

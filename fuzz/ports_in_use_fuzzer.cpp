@@ -1,0 +1,12 @@
+// /proc/net/tcp and /proc/net/tcp6 as a host prints them: ports_in_use.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "runner/config/multi_node.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  runner::ports_in_use(text);
+  return 0;
+}

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs every test (unit and integration: the integration
-# tests start their own sshd on 127.0.0.1), then each fuzzer for 20 seconds.
+# tests start their own sshd on 127.0.0.1), then the unit tests of core,
+# config, queue and state again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, then each fuzzer for 20 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j2 --timeout 300
+scripts/sanitize.sh
 scripts/fuzz.sh 20

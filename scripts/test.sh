@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs every test (unit and integration: the integration
 # tests start their own sshd on 127.0.0.1), then the unit tests of core,
-# config, queue and state again under AddressSanitizer and
+# config, queue, state and ui again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, then each fuzzer for 20 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -26,20 +26,4 @@ Result<std::string> output_entry_path(std::string_view member) {
   return path;
 }
 
-std::string printable_name(std::string_view name) {
-  std::string text;
-  for (char c : name) {
-    auto byte = static_cast<unsigned char>(c);
-    if (c == '\n')
-      text += "\\n";
-    else if (c == '\t')
-      text += "\\t";
-    else if (byte < 0x20 || byte == 0x7f)
-      text += fmt::format("\\x{:02x}", byte);
-    else
-      text += c;
-  }
-  return text;
-}
-
 }  // namespace runner

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "coroutine.h"
+#include "runner/core/printable.h"
 #include "runner/exec/file_digest.h"
 #include "runner/exec/output_entry.h"
 
@@ -187,7 +188,7 @@ struct OutputUnpacker::Reading {
         if (made) ::unlink(full.c_str());
         forget(path);
         result.error = fmt::format("the tar stream from the host broke in {}: {}",
-                                   printable_name(path), why(reader));
+                                   printable(path), why(reader));
         return false;
       }
       std::string_view bytes(block.data(), static_cast<std::size_t>(got));
@@ -206,7 +207,7 @@ struct OutputUnpacker::Reading {
     disk.reset();
     if (made) ::unlink(full.c_str());
     forget(path);
-    note(result.unwritten, unwritten_more, printable_name(path) + ": " + failure);
+    note(result.unwritten, unwritten_more, printable(path) + ": " + failure);
     return true;
   }
 
@@ -216,7 +217,7 @@ struct OutputUnpacker::Reading {
     Archive disk = disk_writer();
     if (!entry || !disk || archive_write_header(disk.get(), entry.get()) < ARCHIVE_WARN ||
         archive_write_finish_entry(disk.get()) < ARCHIVE_WARN) {
-      note(result.unwritten, unwritten_more, printable_name(path) + "/: " + why(disk.get()));
+      note(result.unwritten, unwritten_more, printable(path) + "/: " + why(disk.get()));
       return;
     }
     // A file of that name, if one came before, is gone.
@@ -230,7 +231,7 @@ struct OutputUnpacker::Reading {
     auto found = target ? written.find(*target) : written.end();
     if (found == written.end()) {
       refuse(path, fmt::format("a hard link to {}, which did not come before it",
-                               printable_name(target_name)));
+                               printable(target_name)));
       return;
     }
     if (*target == path) return;
@@ -240,7 +241,7 @@ struct OutputUnpacker::Reading {
     Archive disk = disk_writer();
     if (!entry || !disk || archive_write_header(disk.get(), entry.get()) < ARCHIVE_WARN ||
         archive_write_finish_entry(disk.get()) < ARCHIVE_WARN) {
-      note(result.unwritten, unwritten_more, printable_name(path) + ": " + why(disk.get()));
+      note(result.unwritten, unwritten_more, printable(path) + ": " + why(disk.get()));
       forget(path);
       return;
     }
@@ -250,7 +251,7 @@ struct OutputUnpacker::Reading {
 
   void refuse(std::string_view name, const std::string& why_not) {
     note(result.refused, refused_more,
-         printable_name(name) + ": " + why_not + "; not brought back");
+         printable(name) + ": " + why_not + "; not brought back");
   }
 
   // Keeps `text` in `notes` while there are few; counts the rest.

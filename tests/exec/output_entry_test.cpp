@@ -35,9 +35,5 @@ TEST(OutputEntry, DotDotAndOverlongNamesAreRefusedSayingWhy) {
   EXPECT_EQ(path_of(std::string(4097, '/')), "refused: a name of 4097 bytes (at most 4096)");
 }
 
-TEST(OutputEntry, PrintableNamesShowControlBytes) {
-  EXPECT_EQ(printable_name("a\nb\tc\x1b[31m\x7f\xc3\xa9\\"), "a\\nb\\tc\\x1b[31m\\x7f\xc3\xa9\\");
-}
-
 }  // namespace
 }  // namespace runner

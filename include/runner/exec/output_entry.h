@@ -22,8 +22,4 @@ inline constexpr std::size_t k_output_name_limit = 255;
 // path or a name is longer than the limits above.
 Result<std::string> output_entry_path(std::string_view member);
 
-// `name` for a message on a terminal: control bytes as `\n`, `\t` or
-// `\xHH`, every other byte as it is.
-std::string printable_name(std::string_view name);
-
 }  // namespace runner

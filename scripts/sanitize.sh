@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds the unit tests of core, config, queue, state and ui with
-# AddressSanitizer and UndefinedBehaviorSanitizer (scripts/sanitized_build.sh,
-# in build-fuzz/) and runs them; any finding fails the run.
+# Builds the unit tests of every area with AddressSanitizer and
+# UndefinedBehaviorSanitizer (scripts/sanitized_build.sh, in build-fuzz/) and
+# runs them; any finding fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-areas=(core config queue state ui)
+areas=(core config queue exec state ui sched report)
 scripts/sanitized_build.sh "${areas[@]/%/_tests}"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 failed=()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs every test (unit and integration: the integration
-# tests start their own sshd on 127.0.0.1), then the unit tests of core,
-# config, queue, state and ui again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, then each fuzzer for 10 seconds.
+# tests start their own sshd on 127.0.0.1), then every area's unit tests
+# again under AddressSanitizer and UndefinedBehaviorSanitizer, then each
+# fuzzer for 10 seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --tests

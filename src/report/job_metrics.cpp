@@ -133,28 +133,44 @@ Result<std::string> numbers_text(const fs::path& path) {
   return (*header)->text + "\n" + (*last)->text;
 }
 
-// The last value of `pattern` in the log at `path`, read from its end
-// back; a missing log gives none.
-MetricMatch last_metric_in_log(const std::string& path, const Pattern& pattern) {
-  MetricMatch result;
+// A metric of a job, its pattern compiled, and what its log gave it.
+struct LogMetric {
+  const std::string* name;
+  const std::string* text;
+  const Pattern* pattern;
+  MetricMatch found;
+  bool done = false;
+};
+
+// The last value of each metric's pattern in the log at `path`, the log
+// read once from its end back until every metric has one; a missing log
+// gives none.
+void last_metrics_in_log(const std::string& path, std::vector<LogMetric>& metrics) {
+  std::size_t left = metrics.size();
+  if (left == 0) return;
   Result<LinesFromEnd> lines = LinesFromEnd::open(path, k_line_limit);
-  if (!lines) return result;
-  while (true) {
+  if (!lines) return;
+  while (left > 0) {
     Result<std::optional<FileLine>> line = lines->previous();
     if (!line) {
-      result.passed_over = line.status();
-      return result;
+      for (LogMetric& metric : metrics)
+        if (!metric.done && metric.found.passed_over.ok()) metric.found.passed_over = line.status();
+      return;
     }
-    if (!*line) return result;
-    MetricMatch found;
-    if ((*line)->too_long)
-      found.passed_over = Status::error("it is longer than " + mib(k_line_limit));
-    else
-      found = last_metric_match(pattern, (*line)->text);
-    if (result.passed_over.ok()) result.passed_over = found.passed_over;
-    if (found.value) {
-      result.value = std::move(found.value);
-      return result;
+    if (!*line) return;
+    for (LogMetric& metric : metrics) {
+      if (metric.done) continue;
+      MetricMatch found;
+      if ((*line)->too_long)
+        found.passed_over = Status::error("it is longer than " + mib(k_line_limit));
+      else
+        found = last_metric_match(*metric.pattern, (*line)->text);
+      if (metric.found.passed_over.ok()) metric.found.passed_over = found.passed_over;
+      if (found.value) {
+        metric.found.value = std::move(found.value);
+        metric.done = true;
+        --left;
+      }
     }
   }
 }
@@ -167,10 +183,17 @@ std::string metrics_log(const std::string& state_dir, const CampaignJob& job) {
 
 }  // namespace
 
+std::string_view output_numbers_kind(std::string_view file_name) {
+  for (std::string_view kind : {".json", ".csv", ".tsv"})
+    if (ends_with(file_name, kind)) return kind;
+  return {};
+}
+
 Params output_numbers(std::string_view file_name, std::string_view text) {
-  if (ends_with(file_name, ".json")) return json_numbers(text);
-  if (ends_with(file_name, ".csv")) return last_row_numbers(text, ',');
-  if (ends_with(file_name, ".tsv")) return last_row_numbers(text, '\t');
+  std::string_view kind = output_numbers_kind(file_name);
+  if (kind == ".json") return json_numbers(text);
+  if (kind == ".csv") return last_row_numbers(text, ',');
+  if (kind == ".tsv") return last_row_numbers(text, '\t');
   return {};
 }
 
@@ -187,8 +210,18 @@ std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir) {
   return jobs;
 }
 
+const Pattern* MetricPatterns::find(const std::string& text) {
+  auto [it, added] = m_compiled.try_emplace(text);
+  if (added && check_metric_pattern(text).ok()) {
+    Result<Pattern> pattern = Pattern::compile(text);
+    if (pattern) it->second = std::move(*pattern);
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       const std::unordered_set<JobId>& collected, const ResultsWarning& warn) {
+                       const std::unordered_set<JobId>& collected, MetricPatterns& patterns,
+                       const ResultsWarning& warn) {
   JobMetrics metrics;
   // Where the run brought them, if that is still there (it is named as
   // the run saw it: a relative path is the run's working directory's).
@@ -199,7 +232,12 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
   else if (job.attempt > 1 || collected.count(job.id))
     outputs = attempt_outputs_dir(outputs_dir(state_dir), job.id, job.attempt);
   std::vector<fs::path> files;
-  if (!outputs.empty()) {
+  if (!outputs.empty() && !job.outputs.empty()) {
+    // The journal lists what came back: no folder is listed, no file
+    // opened that holds no numbers.
+    for (const OutputFile& file : job.outputs)
+      if (!output_numbers_kind(file.path).empty()) files.push_back(outputs / file.path);
+  } else if (!outputs.empty()) {
     for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;
          it.increment(error))
       if (it->is_regular_file(error)) files.push_back(it->path());
@@ -216,18 +254,21 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
       set_metric(metrics.files, name, value);
   }
 
-  for (const auto& [name, text] : job.metrics) {
+  std::vector<LogMetric> wanted;
+  for (const auto& [name, text] : job.metrics)
     // The queue's check lets none through; a hand-edited journal might.
-    if (!check_metric_pattern(text).ok()) continue;
-    Result<Pattern> pattern = Pattern::compile(text);
-    MetricMatch found = last_metric_in_log(metrics_log(state_dir, job), *pattern);
+    if (const Pattern* pattern = patterns.find(text))
+      wanted.push_back({&name, &text, pattern, {}});
+  last_metrics_in_log(metrics_log(state_dir, job), wanted);
+  for (const LogMetric& metric : wanted) {
+    const MetricMatch& found = metric.found;
     if (!found.passed_over.ok() && warn)
       warn(
           fmt::format("#{}: its metric `{}`: matching `{}` passed over a line of its log "
                       "({}); {}",
-                      job.id, name, text, found.passed_over.message(),
+                      job.id, *metric.name, *metric.text, found.passed_over.message(),
                       found.value ? "its value is an earlier line's" : "it has no value"));
-    if (found.value) set_metric(metrics.patterns, name, *found.value);
+    if (found.value) set_metric(metrics.patterns, *metric.name, *found.value);
   }
   return metrics;
 }
@@ -235,9 +276,12 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
 ResultsTable read_results(const Campaign& campaign, ServiceRows services,
                           const ResultsWarning& warn) {
   std::unordered_set<JobId> collected = jobs_with_outputs(campaign.state_dir);
+  MetricPatterns patterns;
   return results_table(
       campaign,
-      [&](const CampaignJob& job) { return job_metrics(campaign.state_dir, job, collected, warn); },
+      [&](const CampaignJob& job) {
+        return job_metrics(campaign.state_dir, job, collected, patterns, warn);
+      },
       services);
 }
 

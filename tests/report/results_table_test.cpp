@@ -121,9 +121,40 @@ TEST(ResultsTable, AMetricFromTheLogAndAnOutputOfTheSameNameAreBothKept) {
   job.metrics = {{"loss", "loss=([0-9.]+)"}, {"missing", "nope (1)"}};
   state.write("logs/7.log", "loss=0.5\n");
   state.write("outputs/7/r.json", R"({"loss": 9, "acc": 1})");
-  JobMetrics metrics = job_metrics(state.path(), job, jobs_with_outputs(state.path()));
+  MetricPatterns patterns;
+  JobMetrics metrics = job_metrics(state.path(), job, jobs_with_outputs(state.path()), patterns);
   EXPECT_EQ(metrics.patterns, (Params{{"loss", "0.5"}}));
   EXPECT_EQ(metrics.files, (Params{{"loss", "9"}, {"acc", "1"}}));
+}
+
+TEST(ResultsTable, EachMetricIsTheLastValueItsPatternFindsWhereverItStandsInTheLog) {
+  TempDir state;
+  CampaignJob job;
+  job.id = 3;
+  job.metrics = {{"first", "first=([0-9]+)"},
+                 {"loss", "loss=([0-9.]+)"},
+                 {"never", "never=([0-9]+)"},
+                 {"broken", "unclosed=(["},
+                 {"step", "step ([0-9]+)"}};
+  state.write("logs/3.log",
+              "first=1\nstep 1 loss=0.9\nfirst=2\nstep 2 loss=0.5\nstep 3\n\n");
+  std::vector<std::string> warnings;
+  MetricPatterns patterns;
+  JobMetrics metrics = job_metrics(state.path(), job, {}, patterns,
+                                   [&](const std::string& w) { warnings.push_back(w); });
+  EXPECT_EQ(metrics.patterns, (Params{{"first", "2"}, {"loss", "0.5"}, {"step", "3"}}));
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST(MetricPatterns, CompilesEachTextOnceAndRefusesWhatCannotBeAMetric) {
+  MetricPatterns patterns;
+  const Pattern* loss = patterns.find("loss=([0-9.]+)");
+  ASSERT_NE(loss, nullptr);
+  EXPECT_EQ(loss->text(), "loss=([0-9.]+)");
+  EXPECT_EQ(patterns.find("loss=([0-9.]+)"), loss);
+  EXPECT_EQ(patterns.find("no group"), nullptr);
+  EXPECT_EQ(patterns.find("unclosed=(["), nullptr);
+  EXPECT_EQ(patterns.find("no group"), nullptr);
 }
 
 // A job of each kind of name: parameters, `metrics:` patterns and a

@@ -8,9 +8,12 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "runner/config/params.h"
+#include "runner/config/pattern.h"
 #include "runner/report/campaign.h"
 #include "runner/report/results_table.h"
 
@@ -23,22 +26,41 @@ namespace runner {
 // gives it only the lines of a table it reads (its first and its last).
 Params output_numbers(std::string_view file_name, std::string_view text);
 
+// The ending that makes a file one output_numbers reads (".json", ".csv",
+// ".tsv", whatever the case), or empty.
+std::string_view output_numbers_kind(std::string_view file_name);
+
 // Told what a reading passed over and why (a file too big, a line of a log
 // whose match stopped at a limit); the reading goes on. Empty: no one is
 // told.
 using ResultsWarning = std::function<void(const std::string&)>;
 
+// The `metrics:` patterns of a campaign's jobs, each compiled once
+// however many jobs share it.
+class MetricPatterns {
+ public:
+  // `text` compiled, or nullptr when it cannot be a metric's pattern (the
+  // queue's check lets none through; a hand-edited journal might).
+  const Pattern* find(const std::string& text);
+
+ private:
+  std::unordered_map<std::string, std::optional<Pattern>> m_compiled;
+};
+
 // The job's metrics (of `job`, its last attempt), name → value as written:
-// the numbers of that attempt's collected outputs (every .json/.csv/.tsv
-// file under the folder the journal says they went to, else
+// the numbers of that attempt's collected outputs (the .json/.csv/.tsv
+// files of the journal's list of them, or every such file when it lists
+// none, under the folder the journal says they went to, else
 // attempt_outputs_dir's in the state directory, in path order, a later
 // file's field replacing an earlier one's; a file too big to read is passed
 // over and said), and apart from them its
 // `metrics:` patterns' last matches in its log (rank 0's for a job that
-// spans hosts). A missing log or outputs directory gives nothing.
-// `collected`: jobs_with_outputs(state_dir), listed once for every job.
+// spans hosts), the log read once for all of them. A missing log or
+// outputs directory gives nothing. `collected`: jobs_with_outputs(state_dir),
+// listed once for every job; `patterns` kept for every job too.
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       const std::unordered_set<JobId>& collected, const ResultsWarning& warn = {});
+                       const std::unordered_set<JobId>& collected, MetricPatterns& patterns,
+                       const ResultsWarning& warn = {});
 
 // The ids of the jobs with a folder in state_dir/outputs/. Most jobs bring
 // nothing back: one listing costs less than a look for each job.

@@ -42,7 +42,7 @@ bool is_filled(std::string_view line) {
 
 LinesFromEnd::LinesFromEnd(FileDescriptor fd, std::string path, std::size_t size,
                            std::size_t line_limit)
-    : m_fd(std::move(fd)), m_path(std::move(path)), m_line_limit(line_limit), m_unread(size) {}
+    : m_fd(std::move(fd)), m_path(std::move(path)), m_line_limit(line_limit), m_size(size), m_unread(size) {}
 
 Result<LinesFromEnd> LinesFromEnd::open(const std::string& path, std::size_t line_limit) {
   Result<FileDescriptor> fd = open_for_reading(path);

@@ -2,14 +2,10 @@
 // people (the last lines, without terminal escapes).
 #include "runner/report/log_files.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <string_view>
 #include <vector>
 
+#include "runner/report/file_lines.h"
 #include "runner/state/state_dir.h"
 
 namespace runner {
@@ -55,52 +51,31 @@ std::string task_log_path(const std::string& state_dir, JobId id, int rank) {
 }
 
 std::string log_tail(const std::string& path, std::size_t max_lines, std::size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::string();
-  struct stat info {};
-  std::string data;
-  if (::fstat(fd, &info) == 0) {
-    off_t size = info.st_size;
-    off_t from = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
-    // One byte more, to tell whether the window starts at a line.
-    bool cut = from > 0;
-    if (cut) --from;
-    data.resize(static_cast<std::size_t>(size - from));
-    std::size_t got = 0;
-    while (got < data.size()) {
-      ssize_t n = ::pread(fd, data.data() + got, data.size() - got, from + static_cast<off_t>(got));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += static_cast<std::size_t>(n);
-    }
-    data.resize(got);
-    // A cut first line is not a line.
-    if (cut) {
-      std::size_t eol = data.find_first_of("\r\n");
-      if (eol != std::string::npos && data.compare(eol, 2, "\r\n") == 0) ++eol;
-      data.erase(0, eol == std::string::npos ? data.size() : eol + 1);
+  // A line longer than the window starts before it: it is never shown.
+  Result<LinesFromEnd> lines = LinesFromEnd::open(path, max_bytes);
+  if (!lines) return std::string();
+  std::size_t window_start = lines->size() > max_bytes ? lines->size() - max_bytes : 0;
+  std::vector<std::string> last;  // from the log's end back
+  while (last.size() < max_lines) {
+    Result<std::optional<FileLine>> line = lines->previous();
+    // A line the window starts inside is not a line.
+    if (!line || !*line || (*line)->too_long || (*line)->offset < window_start) break;
+    std::string plain = strip_escapes((*line)->text);
+    if (!plain.empty() && plain.back() == '\r') plain.pop_back();
+    // '\r' ends a line too; the pieces from the last back.
+    for (std::size_t end = plain.size(); last.size() < max_lines;) {
+      std::size_t cut = end == 0 ? std::string::npos : plain.rfind('\r', end - 1);
+      std::size_t begin = cut == std::string::npos ? 0 : cut + 1;
+      std::string_view piece = std::string_view(plain).substr(begin, end - begin);
+      // Blank lines at the log's end are not shown.
+      if (!last.empty() || piece.find_first_not_of(" \t") != std::string_view::npos)
+        last.emplace_back(piece);
+      if (cut == std::string::npos) break;
+      end = cut;
     }
   }
-  ::close(fd);
-
-  std::string plain = strip_escapes(data);
-  std::vector<std::string_view> lines;
-  std::string_view rest(plain);
-  while (!rest.empty()) {
-    std::size_t eol = rest.find_first_of("\r\n");
-    if (eol == std::string_view::npos) {
-      lines.push_back(rest);
-      break;
-    }
-    lines.push_back(rest.substr(0, eol));
-    std::size_t skip = rest.compare(eol, 2, "\r\n") == 0 ? 2 : 1;
-    rest.remove_prefix(eol + skip);
-  }
-  while (!lines.empty() && lines.back().find_first_not_of(" \t") == std::string_view::npos)
-    lines.pop_back();
-  std::size_t first = lines.size() > max_lines ? lines.size() - max_lines : 0;
   std::string tail;
-  for (std::size_t i = first; i < lines.size(); ++i) tail.append(lines[i]).push_back('\n');
+  for (auto it = last.rbegin(); it != last.rend(); ++it) tail.append(*it).push_back('\n');
   return tail;
 }
 

@@ -33,6 +33,9 @@ class LinesFromEnd {
   // was given. An error when reading fails.
   Result<std::optional<FileLine>> previous();
 
+  // The file's size when it was opened.
+  std::size_t size() const { return m_size; }
+
  private:
   LinesFromEnd(FileDescriptor fd, std::string path, std::size_t size, std::size_t line_limit);
   // The `bytes` before m_unread, read into the front of m_pending.
@@ -41,6 +44,7 @@ class LinesFromEnd {
   FileDescriptor m_fd;
   std::string m_path;
   std::size_t m_line_limit;
+  std::size_t m_size;
   std::size_t m_unread;   // the file's bytes before this offset are not read yet
   std::string m_pending;  // the bytes from m_unread on that are not given yet
   bool m_done = false;

@@ -25,6 +25,7 @@ import time
 from datetime import datetime, timezone
 
 import compare
+import file_ops
 import fleet_scenario
 import journal_scenario
 from journal_records import read_journal
@@ -38,7 +39,7 @@ MIB = 1024 * 1024
 FULL = {
     "reps": 3,
     "queue_jobs": 1000, "queue_hosts": 8, "queue_slots": 4,
-    "serial_jobs": 300, "busy_host_processes": 1000,
+    "serial_jobs": 300, "busy_host_processes": 1000, "file_ops_jobs": [40, 240],
     "broadcast_steps": 100, "broadcast_hosts": 8,
     "add_samples": 25,
     "product_jobs": 10000, "product_window": 1000, "product_reps": 2,
@@ -52,7 +53,7 @@ FULL = {
 SMOKE = {
     "reps": 1,
     "queue_jobs": 40, "queue_hosts": 2, "queue_slots": 2,
-    "serial_jobs": 10, "busy_host_processes": 20,
+    "serial_jobs": 10, "busy_host_processes": 20, "file_ops_jobs": [5, 25],
     "broadcast_steps": 5, "broadcast_hosts": 2,
     "add_samples": 3,
     "product_jobs": 300, "product_window": 100, "product_reps": 1,
@@ -701,6 +702,23 @@ class Bench:
     def scenario_push(self):
         push_scenario.run(self, Fleet)
 
+    def scenario_file_ops(self):
+        """The file-system calls of one local `true` job (bench/file_ops.py):
+        counts, the same under any load."""
+        if not shutil.which("strace"):
+            log("no strace: the file-system calls per job are not counted")
+            return
+        costs = file_ops.per_job(self.runner, self.fresh_dir("file_ops"),
+                                 *self.sizes["file_ops_jobs"])
+        for call in ("openat", "close", "syncs", "rename", "unlink", "newfstatat", "write"):
+            self.record(f"file_ops_{call}", {
+                "what": f"`{call}` calls of runner per local `true` job"
+                        + (" (fsync and fdatasync)" if call == "syncs" else ""),
+                "measure": "calls/job", "higher_is_better": False,
+                "samples": {"runner": [costs[call]]},
+                "targets": {"runner": {"value_at_most": float(file_ops.BUDGET[call])}},
+            })
+
     def scenario_journal(self):
         journal_scenario.run(self, log)
 
@@ -882,9 +900,9 @@ def git_commit(root):
         return None
 
 
-SCENARIOS = ["queue", "serial", "busy_host", "jump", "broadcast", "add", "product", "fleet", "stream", "push",
+SCENARIOS = ["queue", "serial", "busy_host", "file_ops", "jump", "broadcast", "add", "product", "fleet", "stream", "push",
              "journal"]
-WITHOUT_FLEET = {"journal"}  # scenarios that run no job, so need no sshd
+WITHOUT_FLEET = {"file_ops", "journal"}  # scenarios that need no sshd (local slots or none)
 
 
 def main():

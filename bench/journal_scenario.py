@@ -64,9 +64,25 @@ def write_log(logs, job, attempts, lines, failed):
                     "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
 
 
-def generate(directory, jobs, hosts, slots_per_host, seed=1):
+METRICS = '"metrics":{"throughput":"throughput ([0-9.]+)","loss":"loss ([0-9.]+)"},'
+
+
+def write_outputs(state, job, attempt):
+    """What `outputs:` brings back of a job: a result JSON in the folder of
+    its attempt; the folder, as its `outputs` record names it."""
+    name = str(job) if attempt == 1 else f"{job}.attempt-{attempt}"
+    folder = os.path.join(state, "outputs", name)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "result.json"), "w") as f:
+        f.write(f'{{"throughput": {900 + job % 300}, "energy_j": {job % 1000 * 1.5}}}\n')
+    return folder
+
+
+def generate(directory, jobs, hosts, slots_per_host, seed=1, outputs=False):
     """The state directory `directory`/queue.runner of one finished run of
-    `jobs` jobs; the id of a job in the middle, whose log `runner log` reads."""
+    `jobs` jobs; the id of a job in the middle, whose log `runner log` reads.
+    With `outputs`, every job has `metrics:` patterns and a result JSON that
+    `outputs:` brought back, as a campaign that `runner results` reads."""
     rng = random.Random(seed)
     state = os.path.join(directory, "queue.runner")
     logs = os.path.join(state, "logs")
@@ -113,18 +129,26 @@ def generate(directory, jobs, hosts, slots_per_host, seed=1):
                        f'"command":{command},"slot":"{labels[s]}","host":"{slots[s][0]}",'
                        f'"slot_index":{slots[s][1]},"params":{param_text},"line":1,'
                        f'"template":"{TEMPLATE}","slots_needed":1,{retries}'
-                       f'"attempt":{attempt},"requeues":0}}')
+                       f'{METRICS if outputs else ""}"attempt":{attempt},"requeues":0}}')
             add(start + 0.004, f'{{"event":"job_pgid","time":"{stamp(start + 0.004)}",'
                                f'"job":{job},"pgid":{pgid}}}')
             add(end, f'{{"event":"job_end","time":"{stamp(end)}","job":{job},'
                      f'"exit":{exit_status},"signal":null,"error":null,"lost":false,'
                      f'"timed_out":false,"cancelled":false,"rerun":{"false" if last else "true"},'
                      f'"duration_ms":{int(round((end - start - 0.004) * 1000))}}}')
+            if outputs:
+                folder = json.dumps(write_outputs(state, job, attempt))
+                add(end + 0.001, f'{{"event":"outputs","time":"{stamp(end + 0.001)}",'
+                                 f'"job":{job},"attempt":{attempt},"dir":{folder},"files":'
+                                 f'[{{"path":"result.json","size":40,"sha256":null}}],'
+                                 f'"missing":null,"error":null}}')
             attempts.append((attempt, labels[s]))
             ended = end
             heapq.heappush(free, (end + rng.uniform(0.02, 0.2), s))
         if failed or retried or job == middle or job % 97 == 0:
             write_log(logs, job, attempts, LOG_LINES, failed)
+        elif outputs:  # a job whose metrics are read has a log
+            write_log(logs, job, attempts, 3, failed)
     last_end = max(at for at, _, _ in records)
     add(last_end + 0.01, f'{{"event":"run_end","time":"{stamp(last_end + 0.01)}","run":"{run}",'
                          f'"status":"failed"}}')
@@ -265,7 +289,7 @@ def run(bench, log):
     reps = max(3, sizes["reps"])
     directory = bench.fresh_dir("journal")
     started = time.perf_counter()
-    middle = generate(directory, jobs, hosts, slots)
+    middle = generate(directory, jobs, hosts, slots, outputs=True)
     state = os.path.join(directory, "queue.runner")
     journal_mib = journal_bytes(state) / (1 << 20)
     log(f"journal: {jobs} jobs, {journal_mib:.1f} MiB, written in "
@@ -284,6 +308,7 @@ def run(bench, log):
         "status_json": (["status", "--json"], 100.0),
         "log": (["log", str(middle)], 50.0),
         "report": (["report", "-o", page], 3000.0),
+        "results": (["results"], 3000.0),
         "run_start": (["queue", "--resume", "-H", hosts_file, "-Q", queue_file], 1000.0),
     }
     what = f"{jobs} jobs on {hosts} hosts x {slots} slots ({journal_mib:.0f} MiB journal)"

@@ -18,6 +18,7 @@ test_packages=(
   openssh-server openssh-client procps
   tcsh zsh fish  # login shells of the test users (tests/support/remote_user)
   parallel pdsh python3 rsync  # the peers of the benchmark suite (bench/, ctest bench_smoke)
+  strace  # counts the file-system calls runner makes per job (bench/file_ops.py, tests/integration/file_ops_test)
   python3-yaml  # PyYAML, a second reader (as Pegasus reads it) of the hosts.yaml that runner hosts --detect writes (tests/integration/check_test)
   netcat-openbsd  # nc, the last tool runner check --net listens and probes with (tests/exec)
   iproute2  # `ip netns`: the multi-node test fleet, one network namespace per host (tests/support/netns_fleet)

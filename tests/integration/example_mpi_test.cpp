@@ -52,14 +52,9 @@ TEST_F(MpiExample, CheckBuildRunTheRingAndACrashingRankAsTheReadmeSays) {
   user = testing::RemoteUser::create("/usr/bin/tcsh");
   RUNNER_REQUIRE_REMOTE_USER(user, "/usr/bin/tcsh");
   using std::filesystem::perms;
-  std::string config;
-  for (int i = 0; i < fleet->size(); ++i) {
-    user->allow_login(fleet->sshd(i));
-    config += "Host " + testing::NetnsFleet::hostname(i) + "\n  HostName " + fleet->address(i) +
-              "\n  User " + user->name() + "\n  IdentityFile " + fleet->key() +
-              "\n  UserKnownHostsFile " + dir.file("known_hosts") + "\n";
-  }
-  std::map<std::string, std::string> env = {{"RUNNER_SSH_CONFIG", dir.write("ssh_config", config)}};
+  for (int i = 0; i < fleet->size(); ++i) user->allow_login(fleet->sshd(i));
+  std::map<std::string, std::string> env = {
+      {"RUNNER_SSH_CONFIG", fleet->write_named_hosts_config(user->name())}};
   make_folder(".ssh");
   make_folder("bin");
   std::ifstream key(fleet->key());

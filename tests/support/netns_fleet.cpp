@@ -164,6 +164,15 @@ void NetnsFleet::write_hosts(int slots) const {
   m_dir.write("hosts.yaml", text);
 }
 
+std::string NetnsFleet::write_named_hosts_config(const std::string& user) const {
+  std::string config;
+  for (int i = 0; i < size(); ++i)
+    config += fmt::format(
+        "Host {}\n  HostName {}\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n",
+        hostname(i), address(i), user, key(), m_hosts.known_hosts_file());
+  return m_dir.write("named_hosts_ssh_config", config);
+}
+
 ProcessResult NetnsFleet::run_on(int i, std::vector<std::string> args) const {
   args.insert(args.begin(), {"ip", "netns", "exec", m_namespaces.at(i)});
   return run(std::move(args));

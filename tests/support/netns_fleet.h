@@ -53,6 +53,11 @@ class NetnsFleet {
   // known_hosts only (never ~/.ssh): `ssh -F ssh_config_file()` is how a
   // job's own launcher (mpirun) reaches the other hosts.
   std::string ssh_config_file() const { return m_dir.file("fleet_ssh_config"); }
+  // An ssh configuration that names host i hostname(i), as a user's
+  // ~/.ssh/config names a cluster's nodes: each at its address, as `user`,
+  // with the fleet's key and known_hosts. Written into the test directory;
+  // returns its path (for RUNNER_SSH_CONFIG).
+  std::string write_named_hosts_config(const std::string& user) const;
   // `runner ARGS` in the test directory, reaching this fleet.
   ProcessSpec runner(std::vector<std::string> args) const {
     return m_hosts.runner(std::move(args));

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "runner/config/tcp_sockets.h"
-#include "runner/exec/shell.h"
+#include "runner/core/shell_quote.h"
 
 namespace runner {
 

@@ -1,4 +1,4 @@
-// Shell quoting, the job wrapper and the group signal (see runner/exec/shell.h). Pure.
+// The job wrapper and the group signal (see runner/exec/shell.h). Pure.
 #include "runner/exec/shell.h"
 
 #include <fmt/format.h>
@@ -30,21 +30,6 @@ constexpr SignalName k_signal_names[] = {
 };
 
 }  // namespace
-
-std::string shell_quote(std::string_view text) {
-  std::string quoted;
-  quoted.reserve(text.size() + 2);
-  quoted += '\'';
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  quoted += '\'';
-  return quoted;
-}
 
 std::string evaluated(std::string_view command) {
   // The leading space keeps a command that starts with '-' from being read

@@ -1,5 +1,5 @@
-// Shell quoting and the wrapper that runs a job in its own process group and
-// reports that group's id. Pure.
+// The wrapper that runs a job in its own process group and reports that
+// group's id, and the commands that signal it (shell_quote is core's). Pure.
 #pragma once
 
 #include <optional>
@@ -8,11 +8,9 @@
 #include <vector>
 
 #include "runner/core/process_group.h"
+#include "runner/core/shell_quote.h"
 
 namespace runner {
-
-// `text` as one POSIX shell word: single-quoted, each ' written as '\''.
-std::string shell_quote(std::string_view text);
 
 // `command` as a job's `sh` runs it: evaluated exactly as `sh -c '<command>'`
 // would, after the definitions that stop its `docker exec`s with it (see

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "runner/exec/net_interfaces.h"
+#include "runner/probe/net_interfaces.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "runner/exec/ssh_config.h"
+#include "runner/exec/ssh/ssh_config.h"
 
 namespace {
 

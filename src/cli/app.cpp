@@ -11,7 +11,7 @@
 #include "runner/cli/run_cli.h"
 #include "runner/config/config_error.h"
 #include "runner/core/debug_log.h"
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_executor.h"
 #include "runner/state/state_dir.h"
 #include "user_defaults.h"
 

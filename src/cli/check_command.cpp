@@ -14,7 +14,7 @@
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
 #include "runner/core/printable.h"
-#include "runner/exec/gpu_listing.h"
+#include "runner/probe/gpu_listing.h"
 #include "runner/ui/console.h"
 #include "host_probe.h"
 

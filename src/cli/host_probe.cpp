@@ -5,7 +5,7 @@
 
 #include "host_round.h"
 #include "runner/exec/executor.h"
-#include "runner/exec/gpu_listing.h"
+#include "runner/probe/gpu_listing.h"
 
 namespace runner {
 

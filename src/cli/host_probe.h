@@ -14,7 +14,7 @@
 #include "runner/config/hosts.h"
 #include "runner/core/clock.h"
 #include "runner/core/job_exit.h"
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_executor.h"
 
 namespace runner {
 

@@ -22,8 +22,8 @@
 #include "runner/config/multi_node.h"
 #include "runner/core/printable.h"
 #include "runner/exec/executor.h"
-#include "runner/exec/net_check_scripts.h"
-#include "runner/exec/net_reachability.h"
+#include "runner/probe/net_check_scripts.h"
+#include "runner/probe/net_reachability.h"
 #include "runner/ui/console.h"
 #include "fleet_connections.h"
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "runner/config/config_error.h"
-#include "runner/exec/slurm_backend.h"
+#include "runner/exec/slurm/slurm_backend.h"
 
 namespace runner {
 

@@ -9,7 +9,7 @@
 
 #include "runner/cli/options.h"
 #include "runner/exec/backend.h"
-#include "runner/exec/slurm_allocation.h"
+#include "runner/exec/slurm/slurm_allocation.h"
 
 namespace runner {
 

@@ -13,8 +13,8 @@
 
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
-#include "runner/exec/program_output.h"
 #include "runner/exec/shell.h"
+#include "runner/exec/slurm/program_output.h"
 #include "runner/state/state_dir.h"
 
 namespace runner {

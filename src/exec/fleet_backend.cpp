@@ -1,6 +1,6 @@
 #include "runner/exec/backend.h"
 #include "runner/exec/local_executor.h"
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_executor.h"
 
 namespace runner {
 

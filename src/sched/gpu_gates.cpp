@@ -10,7 +10,7 @@
 #include <signal.h>
 
 #include "runner/core/printable.h"
-#include "runner/exec/gpu_listing.h"
+#include "runner/probe/gpu_listing.h"
 #include "runner/sched/scheduler.h"
 #include "runner/ui/exit_text.h"
 #include "runner/ui/summary.h"

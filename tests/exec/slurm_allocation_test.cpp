@@ -1,4 +1,4 @@
-#include "runner/exec/slurm_allocation.h"
+#include "runner/exec/slurm/slurm_allocation.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // output, token expansion, ProxyJump hops, the command line that asks ssh,
 // and the built-in parser, which must agree with `ssh -G` on what it
 // supports. Every configuration is a test-made file; ~/.ssh is never read.
-#include "runner/exec/ssh_config.h"
+#include "runner/exec/ssh/ssh_config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // The SSH transport against real sshd processes on 127.0.0.1: jobs, output,
 // exit statuses, signals, host keys, authentication, connection pooling and
 // lost connections. Each test drives the transport with a small poll loop.
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_executor.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

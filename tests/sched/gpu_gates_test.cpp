@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "runner/exec/gpu_listing.h"
+#include "runner/probe/gpu_listing.h"
 #include "sched/fakes.h"
 
 namespace runner {

@@ -12,7 +12,7 @@
 
 #include "runner/config/hosts.h"
 #include "runner/core/result.h"
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_executor.h"
 #include "runner/report/campaign.h"
 #include "runner/report/results_table.h"
 #include "runner/sched/scheduler.h"

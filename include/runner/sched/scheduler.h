@@ -54,7 +54,7 @@
 #include "runner/config/hosts.h"
 #include "runner/exec/backend.h"
 #include "runner/exec/executor.h"
-#include "runner/exec/gpu_listing.h"
+#include "runner/probe/gpu_listing.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job.h"
 #include "runner/sched/job_end.h"

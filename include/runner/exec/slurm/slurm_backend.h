@@ -7,7 +7,7 @@
 #pragma once
 
 #include "runner/exec/backend.h"
-#include "runner/exec/slurm_allocation.h"
+#include "runner/exec/slurm/slurm_allocation.h"
 
 namespace runner {
 

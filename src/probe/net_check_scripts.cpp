@@ -1,6 +1,6 @@
 // The scripts of `runner check --net` and their parsers; see
 // net_check_scripts.h. Every script is plain POSIX sh around one tool.
-#include "runner/exec/net_check_scripts.h"
+#include "runner/probe/net_check_scripts.h"
 
 #include <fmt/format.h>
 

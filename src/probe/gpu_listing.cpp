@@ -1,4 +1,4 @@
-#include "runner/exec/gpu_listing.h"
+#include "runner/probe/gpu_listing.h"
 
 #include <charconv>
 

@@ -2,7 +2,7 @@
 // real by /bin/sh on 127.0.0.1 with every tool this machine has: a
 // listener answers its token, a prober reports it, a closed port and a
 // port that never answers are said to be so.
-#include "runner/exec/net_check_scripts.h"
+#include "runner/probe/net_check_scripts.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "runner/exec/ssh_config.h"
+#include "runner/exec/ssh/ssh_config.h"
 #include "ssh_config_text.h"
 
 extern char** environ;

@@ -15,7 +15,7 @@
 #include <map>
 
 #include "runner/config/home_path.h"
-#include "runner/exec/ssh_config.h"
+#include "runner/exec/ssh/ssh_config.h"
 #include "ssh_config_text.h"
 
 namespace runner {

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "runner/exec/executor.h"
-#include "runner/exec/ssh_config.h"
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_config.h"
+#include "runner/exec/ssh/ssh_executor.h"
 
 namespace runner {
 class SshContext;

@@ -6,7 +6,7 @@
 // jump connection, which this executor steps too. Public calls only queue
 // requests; all work and every event happen in connect() and step().
 // Threading: none.
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_executor.h"
 
 #include <fmt/format.h>
 

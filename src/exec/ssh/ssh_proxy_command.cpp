@@ -15,7 +15,7 @@
 #include <cstring>
 #include <utility>
 
-#include "spawn_in_own_group.h"
+#include "../spawn_in_own_group.h"
 
 namespace runner::ssh {
 

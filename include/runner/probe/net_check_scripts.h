@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/exec/net_interfaces.h"
+#include "runner/probe/net_interfaces.h"
 
 namespace runner {
 

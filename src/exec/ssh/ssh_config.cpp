@@ -3,7 +3,7 @@
 // and ProxyCommand; ProxyJump hops; the `ssh -G` command line. Running it is
 // ssh_config_resolver.cpp, the built-in parser ssh_config_builtin.cpp.
 // Threading: none.
-#include "runner/exec/ssh_config.h"
+#include "runner/exec/ssh/ssh_config.h"
 
 #include <fmt/format.h>
 #include <pwd.h>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "runner/exec/executor.h"
-#include "runner/exec/ssh_config.h"
+#include "runner/exec/ssh/ssh_config.h"
 
 namespace runner::ssh {
 

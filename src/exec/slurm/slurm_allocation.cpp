@@ -1,6 +1,6 @@
 // The allocation a run is inside, from SLURM_JOB_ID and scontrol; the
 // parsing of scontrol's text is pure and tested on its own.
-#include "runner/exec/slurm_allocation.h"
+#include "runner/exec/slurm/slurm_allocation.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include <map>
 #include <sstream>
 
-#include "runner/exec/program_output.h"
+#include "runner/exec/slurm/program_output.h"
 
 namespace runner {
 

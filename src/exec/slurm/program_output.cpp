@@ -1,5 +1,5 @@
 // Running a program to read its output: posix_spawnp, one pipe, waitpid.
-#include "runner/exec/program_output.h"
+#include "runner/exec/slurm/program_output.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runner/exec/net_interfaces.h"
+#include "runner/probe/net_interfaces.h"
 
 namespace runner {
 

@@ -1,6 +1,6 @@
 // Reachability between hosts from the probes of `runner check --net`; see
 // net_reachability.h.
-#include "runner/exec/net_reachability.h"
+#include "runner/probe/net_reachability.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Parsers of interface listings; see net_interfaces.h.
-#include "runner/exec/net_interfaces.h"
+#include "runner/probe/net_interfaces.h"
 
 #include <arpa/inet.h>
 

@@ -1,6 +1,6 @@
 // Interface listings as real hosts print them: ip -o addr, the ifconfig
 // formats of net-tools (old and new), BSD and busybox, and /proc/net.
-#include "runner/exec/net_interfaces.h"
+#include "runner/probe/net_interfaces.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -14,8 +14,8 @@
 
 #include "runner/config/hosts.h"
 #include "runner/core/result.h"
-#include "runner/exec/ssh_config.h"
-#include "runner/exec/ssh_executor.h"
+#include "runner/exec/ssh/ssh_config.h"
+#include "runner/exec/ssh/ssh_executor.h"
 #include "ssh_common.h"
 
 namespace runner {

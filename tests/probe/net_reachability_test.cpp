@@ -1,6 +1,6 @@
 // What `runner check --net` concludes from its probes: candidates, the
 // pairs, and every warning.
-#include "runner/exec/net_reachability.h"
+#include "runner/probe/net_reachability.h"
 
 #include <gtest/gtest.h>
 

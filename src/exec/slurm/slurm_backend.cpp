@@ -14,7 +14,7 @@
 // (since Slurm 20.11); it sees every GPU the allocation has there, and the
 // slot's `gpu` parameter says which one is the task's. Each step is named
 // `runner-<pid>-<task>`, so that a signal can find it in `squeue -s`.
-#include "runner/exec/slurm_backend.h"
+#include "runner/exec/slurm/slurm_backend.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -26,12 +26,12 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "local_launch.h"
+#include "../local_launch.h"
 #include "runner/exec/local_executor.h"
-#include "runner/exec/program_output.h"
-#include "runner/exec/slurm_allocation.h"
 #include "runner/exec/shell.h"
-#include "spawn_in_own_group.h"
+#include "runner/exec/slurm/program_output.h"
+#include "runner/exec/slurm/slurm_allocation.h"
+#include "../spawn_in_own_group.h"
 
 namespace runner {
 

@@ -133,7 +133,9 @@ TEST_F(SweepExample, QueueResultsPlotAndSpeedupOnTwoNodesAsTheReadmeSays) {
     std::vector<std::map<std::string, std::string>> csv = testing::csv_rows(
         dir.read("sweep/queue.runner/outputs/" + row["id"] + "/results/" + configuration + ".csv"));
     EXPECT_EQ(csv.size(), 1u) << configuration << ": its CSV did not come back";
-    if (!csv.empty()) EXPECT_EQ(csv[0]["throughput"], row["throughput"]) << configuration;
+    if (!csv.empty()) {
+      EXPECT_EQ(csv[0]["throughput"], row["throughput"]) << configuration;
+    }
     // The job saw its slot's GPU.
     std::string log = dir.read("sweep/queue.runner/logs/" + row["id"] + ".log");
     EXPECT_NE(log.find("models on device " + gpu), std::string::npos) << row["slot"] << ": " << log;

@@ -32,12 +32,12 @@ struct Recorder final : ExecutorEvents {
 
 struct Local : ::testing::Test {
   Recorder events;
-  std::unique_ptr<Executor> transport = make_local_executor(0, events);
+  std::unique_ptr<Executor> executor = make_local_executor(0, events);
   EventLoop loop;
 
   void SetUp() override {
-    loop.add(transport.get());
-    transport->connect();
+    loop.add(executor.get());
+    executor->connect();
     ASSERT_TRUE(events.ready);
   }
   void run_until_exited(std::size_t count) {
@@ -53,25 +53,25 @@ struct Local : ::testing::Test {
 };
 
 TEST_F(Local, StreamsOutputAndExitStatus) {
-  transport->start_task(1, "echo out; echo err >&2; exit 3");
+  executor->start_task(1, "echo out; echo err >&2; exit 3");
   run_until_exited(1);
   EXPECT_EQ(events.out[1], "out\n");
   EXPECT_EQ(events.err[1], "err\n");
   EXPECT_EQ(events.exits[1].code(), 3);
   EXPECT_FALSE(events.exits[1].succeeded());
-  EXPECT_TRUE(transport->idle());
+  EXPECT_TRUE(executor->idle());
 }
 
 TEST_F(Local, RunsCommandsExactlyAsWritten) {
   std::string command = "printf '%s|' 'it'\"'\"'s' \"$((6*7))\" 'a\\b'\necho \"line two\"";
-  transport->start_task(1, command);
+  executor->start_task(1, command);
   run_until_exited(1);
   EXPECT_EQ(events.out[1], "it's|42|a\\b|line two\n");
   EXPECT_TRUE(events.exits[1].succeeded());
 }
 
 TEST_F(Local, JobsRunConcurrently) {
-  for (JobId id = 1; id <= 4; ++id) transport->start_task(id, "sleep 0.3; echo done");
+  for (JobId id = 1; id <= 4; ++id) executor->start_task(id, "sleep 0.3; echo done");
   auto began = Clock::now();
   run_until_exited(4);
   EXPECT_LT(Clock::now() - began, std::chrono::milliseconds(1200 - 100))
@@ -80,8 +80,8 @@ TEST_F(Local, JobsRunConcurrently) {
 }
 
 TEST_F(Local, EachJobHasItsOwnProcessGroup) {
-  transport->start_task(1, "ps -o pgid= -p $$");
-  transport->start_task(2, "ps -o pgid= -p $$");
+  executor->start_task(1, "ps -o pgid= -p $$");
+  executor->start_task(2, "ps -o pgid= -p $$");
   run_until_exited(2);
   EXPECT_EQ(std::stol(events.out[1]), events.pgid[1]);
   EXPECT_EQ(std::stol(events.out[2]), events.pgid[2]);
@@ -90,11 +90,11 @@ TEST_F(Local, EachJobHasItsOwnProcessGroup) {
 }
 
 TEST_F(Local, SignalReachesTheWholeGroup) {
-  transport->start_task(1, "sleep 60 & sleep 60; wait");
+  executor->start_task(1, "sleep 60 & sleep 60; wait");
   loop.run_once(std::chrono::milliseconds(200));
   ASSERT_TRUE(events.pgid.count(1));
   long pgid = events.pgid[1];
-  transport->signal_task(1, SIGTERM);
+  executor->signal_task(1, SIGTERM);
   run_until_exited(1);
   EXPECT_EQ(events.exits[1].signal(), "TERM");
   // The orphaned background sleep is reaped by init in its own time.
@@ -103,14 +103,14 @@ TEST_F(Local, SignalReachesTheWholeGroup) {
 }
 
 TEST_F(Local, CarriageReturnsPassThroughUntouched) {
-  transport->start_task(1, "printf '10%%\\r50%%\\r100%%\\n'");
+  executor->start_task(1, "printf '10%%\\r50%%\\r100%%\\n'");
   run_until_exited(1);
   EXPECT_EQ(events.out[1], "10%\r50%\r100%\n");
 }
 
 TEST_F(Local, OutputLargerThanThePipeIsKeptWhole) {
   // Several read shares' worth, most of it still unread when the shell exits.
-  transport->start_task(1, "head -c 3000000 /dev/zero | tr '\\0' x; printf end >&2");
+  executor->start_task(1, "head -c 3000000 /dev/zero | tr '\\0' x; printf end >&2");
   run_until_exited(1);
   EXPECT_EQ(events.out[1], std::string(3'000'000, 'x'));
   EXPECT_EQ(events.err[1], "end");
@@ -120,7 +120,7 @@ TEST_F(Local, OutputLargerThanThePipeIsKeptWhole) {
 TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
   // The leftover keeps both pipes open and busy; the job still ends with its
   // shell, with everything the shell wrote.
-  transport->start_task(1,
+  executor->start_task(1,
                         "(while :; do echo leftover; echo leftover >&2; done) &"
                         " sleep 0.2; echo last; echo last >&2; exit 4");
   run_until_exited(1);
@@ -130,7 +130,7 @@ TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
     EXPECT_NE(text.find("last\n"), std::string::npos)
         << text.substr(text.size() > 200 ? text.size() - 200 : 0);
   }
-  EXPECT_TRUE(transport->idle());
+  EXPECT_TRUE(executor->idle());
   // The leftover's next write after the pipes closed ended it (SIGPIPE).
   long pgid = events.pgid[1];
   for (int i = 0; i < 100 && testing::live_group_members(pgid) > 0; ++i) usleep(20000);
@@ -143,7 +143,7 @@ TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
 TEST_F(Local, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
   std::optional<JobExit> exit;
   std::string output;
-  transport->run_command("echo cleaned; exit 4", [&](const JobExit& e, const std::string& o) {
+  executor->run_command("echo cleaned; exit 4", [&](const JobExit& e, const std::string& o) {
     exit = e;
     output = o;
   });
@@ -156,28 +156,28 @@ TEST_F(Local, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
 }
 
 TEST_F(Local, KillLeftoversKillsTheJobsGroupsThatStillLiveAndLeavesOthers) {
-  transport->start_task(1, "sleep 30");
+  executor->start_task(1, "sleep 30");
   run_until([&] { return events.pgid.count(1) > 0; });
-  ProcessGroup living{events.pgid[1], transport->group_mark(1)};
-  transport->start_task(2, "true");  // a group that ended: a job's that ran and exited
+  ProcessGroup living{events.pgid[1], executor->group_mark(1)};
+  executor->start_task(2, "true");  // a group that ended: a job's that ran and exited
   run_until([&] { return events.exits.count(2) > 0; });
-  ProcessGroup gone{events.pgid[2], transport->group_mark(2)};
+  ProcessGroup gone{events.pgid[2], executor->group_mark(2)};
   // A job whose shell ended and left a process in its group.
-  transport->start_task(4, "sleep 30 >/dev/null 2>&1 &");
+  executor->start_task(4, "sleep 30 >/dev/null 2>&1 &");
   run_until([&] { return events.exits.count(4) > 0; });
-  ProcessGroup left{events.pgid[4], transport->group_mark(4)};
+  ProcessGroup left{events.pgid[4], executor->group_mark(4)};
   ASSERT_EQ(testing::live_group_members(left.id), 1);
   // A group that has a lost job's id now, but is someone else's; and one
   // recorded without a mark, by a runner that did not mark its jobs.
   testing::ProcessSpec sleeper;
   sleeper.args = {"/bin/sleep", "30"};
   testing::Process stranger(sleeper);
-  ProcessGroup reused{stranger.pid(), transport->group_mark(3)};
+  ProcessGroup reused{stranger.pid(), executor->group_mark(3)};
   testing::Process unmarked_job(sleeper);
   ProcessGroup unmarked{unmarked_job.pid(), ""};
 
   std::optional<LeftoverCheck> check;
-  transport->kill_leftovers({living, gone, left, reused, unmarked},
+  executor->kill_leftovers({living, gone, left, reused, unmarked},
                             [&](const LeftoverCheck& c) { check = c; });
   run_until([&] { return check.has_value() && events.exits.count(1) > 0; });
   EXPECT_EQ(check->killed, (std::vector<long>{living.id, left.id, unmarked.id}));
@@ -189,12 +189,12 @@ TEST_F(Local, KillLeftoversKillsTheJobsGroupsThatStillLiveAndLeavesOthers) {
 }
 
 TEST_F(Local, EachTasksProcessesCarryItsOwnMark) {
-  transport->start_task(1, "tr '\\000' '\\n' </proc/$$/environ | grep RUNNER_JOB_MARK");
-  transport->start_task(2, "printenv RUNNER_JOB_MARK");
+  executor->start_task(1, "tr '\\000' '\\n' </proc/$$/environ | grep RUNNER_JOB_MARK");
+  executor->start_task(2, "printenv RUNNER_JOB_MARK");
   run_until_exited(2);
-  EXPECT_EQ(events.out[1], "RUNNER_JOB_MARK=" + transport->group_mark(1) + "\n");
-  EXPECT_EQ(events.out[2], transport->group_mark(2) + "\n");
-  EXPECT_NE(transport->group_mark(1), transport->group_mark(2));
+  EXPECT_EQ(events.out[1], "RUNNER_JOB_MARK=" + executor->group_mark(1) + "\n");
+  EXPECT_EQ(events.out[2], executor->group_mark(2) + "\n");
+  EXPECT_NE(executor->group_mark(1), executor->group_mark(2));
 }
 
 }  // namespace

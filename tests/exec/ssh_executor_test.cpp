@@ -1,6 +1,6 @@
-// The SSH transport against real sshd processes on 127.0.0.1: jobs, output,
+// The SSH executor against real sshd processes on 127.0.0.1: jobs, output,
 // exit statuses, signals, host keys, authentication, connection pooling and
-// lost connections. Each test drives the transport with a small poll loop.
+// lost connections. Each test drives the executor with a small poll loop.
 #include "runner/exec/ssh/ssh_executor.h"
 
 #include <fcntl.h>
@@ -41,7 +41,7 @@ using testing::Sshd;
 using testing::SshdOptions;
 using testing::TempDir;
 
-// Everything a transport reported, in order.
+// Everything an executor reported, in order.
 class Recorder : public ExecutorEvents {
  public:
   void host_ready(int) override {
@@ -80,8 +80,8 @@ class Recorder : public ExecutorEvents {
   std::function<void(JobId, OutputStream)> on_output;
 };
 
-// Steps several transports in one poll loop until `done` or a safety timeout.
-bool run_all_until(const std::vector<Executor*>& transports, const std::function<bool()>& done,
+// Steps several executors in one poll loop until `done` or a safety timeout.
+bool run_all_until(const std::vector<Executor*>& executors, const std::function<bool()>& done,
                    std::chrono::milliseconds limit = 20s) {
   auto give_up = Clock::now() + limit;
   while (!done()) {
@@ -89,9 +89,9 @@ bool run_all_until(const std::vector<Executor*>& transports, const std::function
     if (now >= give_up) return false;
     std::vector<pollfd> fds;
     Clock::time_point wake = give_up;
-    for (Executor* transport : transports) {
-      transport->poll_fds(fds);
-      if (auto deadline = transport->deadline()) wake = std::min(wake, *deadline);
+    for (Executor* executor : executors) {
+      executor->poll_fds(fds);
+      if (auto deadline = executor->deadline()) wake = std::min(wake, *deadline);
     }
     auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count();
     if (timeout < 0) timeout = 0;
@@ -99,29 +99,29 @@ bool run_all_until(const std::vector<Executor*>& transports, const std::function
     if (wake > now && timeout == 0) timeout = 1;
     poll(fds.data(), fds.size(), static_cast<int>(timeout));
     now = Clock::now();
-    for (Executor* transport : transports) transport->step(now);
+    for (Executor* executor : executors) executor->step(now);
   }
   return true;
 }
 
-// Polls and steps the transport until `done` or a safety timeout.
-bool run_until(Executor& transport, const std::function<bool()>& done,
+// Polls and steps the executor until `done` or a safety timeout.
+bool run_until(Executor& executor, const std::function<bool()>& done,
                std::chrono::milliseconds limit = 20s) {
-  return run_all_until({&transport}, done, limit);
+  return run_all_until({&executor}, done, limit);
 }
 
-// Steps `transport` until it reports ready or failed: success if ready.
-::testing::AssertionResult becomes_ready(Executor& transport, Recorder& events) {
-  if (!run_until(transport, [&] { return events.ready || events.failure; }))
+// Steps `executor` until it reports ready or failed: success if ready.
+::testing::AssertionResult becomes_ready(Executor& executor, Recorder& events) {
+  if (!run_until(executor, [&] { return events.ready || events.failure; }))
     return ::testing::AssertionFailure() << "neither ready nor failed in time";
   if (!events.ready) return ::testing::AssertionFailure() << events.failure->message();
   return ::testing::AssertionSuccess();
 }
 
 // Keeps the loop running for a while with nothing to wait for.
-void idle_for(Executor& transport, std::chrono::milliseconds duration) {
+void idle_for(Executor& executor, std::chrono::milliseconds duration) {
   run_until(
-      transport, [] { return false; }, duration);
+      executor, [] { return false; }, duration);
 }
 
 void generate_key(const std::string& path, const std::string& type,
@@ -138,7 +138,7 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-class SshTransportTest : public ::testing::Test {
+class SshExecutorTest : public ::testing::Test {
  protected:
   // Starts an sshd in the test directory; the test must RUNNER_REQUIRE_SSHD.
   std::unique_ptr<Sshd> start_sshd(const SshdOptions& options = {},
@@ -210,38 +210,38 @@ class SshTransportTest : public ::testing::Test {
   }
 
   std::unique_ptr<Executor> connect(const Sshd& sshd, const SshOptions& options) {
-    auto transport = make_ssh_executor(0, address_of(sshd), options, m_events);
-    transport->connect();
-    return transport;
+    auto executor = make_ssh_executor(0, address_of(sshd), options, m_events);
+    executor->connect();
+    return executor;
   }
 
   // Connects and waits for host_ready.
-  std::unique_ptr<Executor> ready_transport(const Sshd& sshd, const SshOptions& options) {
-    auto transport = connect(sshd, options);
-    bool settled = run_until(*transport, [&] { return m_events.ready || m_events.failure; });
+  std::unique_ptr<Executor> ready_executor(const Sshd& sshd, const SshOptions& options) {
+    auto executor = connect(sshd, options);
+    bool settled = run_until(*executor, [&] { return m_events.ready || m_events.failure; });
     EXPECT_TRUE(settled);
     EXPECT_TRUE(m_events.ready) << (m_events.failure ? m_events.failure->message() : "timeout");
-    return transport;
+    return executor;
   }
 
   // Runs one job to its end.
-  JobExit run_job(Executor& transport, const std::string& command, JobId job = 1) {
-    transport.start_task(job, command);
-    EXPECT_TRUE(run_until(transport, [&] { return m_events.exits.count(job) > 0; }));
+  JobExit run_job(Executor& executor, const std::string& command, JobId job = 1) {
+    executor.start_task(job, command);
+    EXPECT_TRUE(run_until(executor, [&] { return m_events.exits.count(job) > 0; }));
     return m_events.exits[job];
   }
 
-  // After host_failed: connects `transport` afresh and waits for it to be ready.
-  ::testing::AssertionResult connects_again(Executor& transport) {
+  // After host_failed: connects `executor` afresh and waits for it to be ready.
+  ::testing::AssertionResult connects_again(Executor& executor) {
     m_events.ready = false;
     m_events.failure.reset();
-    transport.connect();
-    return becomes_ready(transport, m_events);
+    executor.connect();
+    return becomes_ready(executor, m_events);
   }
 
-  // Waits for a transport failure and returns it.
-  Status failure_of(Executor& transport) {
-    EXPECT_TRUE(run_until(transport, [&] { return m_events.failure || m_events.ready; }));
+  // Waits for an executor failure and returns it.
+  Status failure_of(Executor& executor) {
+    EXPECT_TRUE(run_until(executor, [&] { return m_events.failure || m_events.ready; }));
     EXPECT_FALSE(m_events.ready);
     return m_events.failure.value_or(Status{});
   }
@@ -251,30 +251,30 @@ class SshTransportTest : public ::testing::Test {
     HostAddress address;
     address.host = "127.0.0.1";
     address.port = port;
-    auto transport = make_ssh_executor(0, address, options, m_events);
-    transport->connect();
-    return failure_of(*transport);
+    auto executor = make_ssh_executor(0, address, options, m_events);
+    executor->connect();
+    return failure_of(*executor);
   }
 
   TempDir m_dir;
   Recorder m_events;
 };
 
-// Starts each test with a transport ready on one sshd with default options.
-class ReadySshTransportTest : public SshTransportTest {
+// Starts each test with an executor ready on one sshd with default options.
+class ReadySshExecutorTest : public SshExecutorTest {
  protected:
   void SetUp() override {
     m_sshd = start_sshd();
     RUNNER_REQUIRE_SSHD(m_sshd);
-    m_transport = ready_transport(*m_sshd, options_for(*m_sshd));
+    m_executor = ready_executor(*m_sshd, options_for(*m_sshd));
   }
 
   std::unique_ptr<Sshd> m_sshd;
-  std::unique_ptr<Executor> m_transport;
+  std::unique_ptr<Executor> m_executor;
 };
 
-TEST_F(ReadySshTransportTest, RunsEchoAndReportsOutputAndExit) {
-  JobExit exit = run_job(*m_transport, "echo hi");
+TEST_F(ReadySshExecutorTest, RunsEchoAndReportsOutputAndExit) {
+  JobExit exit = run_job(*m_executor, "echo hi");
   EXPECT_EQ(m_events.out[1], "hi\n");
   EXPECT_EQ(m_events.err[1], "");
   EXPECT_EQ(exit.code(), 0);
@@ -283,52 +283,52 @@ TEST_F(ReadySshTransportTest, RunsEchoAndReportsOutputAndExit) {
   EXPECT_EQ(m_events.log, (std::vector<std::string>{"ready", "started 1", "exited 1"}));
 }
 
-TEST_F(ReadySshTransportTest, ReportsExitCode) {
-  JobExit exit = run_job(*m_transport, "exit 3");
+TEST_F(ReadySshExecutorTest, ReportsExitCode) {
+  JobExit exit = run_job(*m_executor, "exit 3");
   EXPECT_EQ(exit.code(), 3);
   EXPECT_EQ(exit.signal(), "");
   EXPECT_EQ(exit.error(), "");
   EXPECT_FALSE(exit.succeeded());
 }
 
-TEST_F(ReadySshTransportTest, KeepsStderrSeparate) {
-  run_job(*m_transport, "echo to-out; echo to-err >&2; echo more-out");
+TEST_F(ReadySshExecutorTest, KeepsStderrSeparate) {
+  run_job(*m_executor, "echo to-out; echo to-err >&2; echo more-out");
   EXPECT_EQ(m_events.out[1], "to-out\nmore-out\n");
   EXPECT_EQ(m_events.err[1], "to-err\n");
 }
 
-TEST_F(ReadySshTransportTest, RunsNastyCommandExactlyAsWritten) {
+TEST_F(ReadySshExecutorTest, RunsNastyCommandExactlyAsWritten) {
   std::string command =
       "printf '%s|' 'single '\\''quoted'\\''' \"dollar \\$HOME\" 'back\\slash' \"tab\tx\"\n"
       "echo 'multi\nline'; echo \"arith $((6 * 7))\"; echo '`not run`' \"a\\\\b\"";
-  JobExit exit = run_job(*m_transport, command);
+  JobExit exit = run_job(*m_executor, command);
   EXPECT_TRUE(exit.succeeded()) << exit.error() << m_events.err[1];
   EXPECT_EQ(m_events.out[1], testing::sh_output(command));
   EXPECT_NE(m_events.out[1].find("single 'quoted'|dollar $HOME|back\\slash|"), std::string::npos);
 }
 
-TEST_F(ReadySshTransportTest, StreamsLargeOutputCompletely) {
+TEST_F(ReadySshExecutorTest, StreamsLargeOutputCompletely) {
   JobExit exit =
-      run_job(*m_transport, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done >&2");
+      run_job(*m_executor, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo done >&2");
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1].size(), 3000001u);
   EXPECT_EQ(m_events.out[1].find_first_not_of('x'), 3000000u);
   EXPECT_EQ(m_events.err[1], "done\n");
 }
 
-TEST_F(ReadySshTransportTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
+TEST_F(ReadySshExecutorTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
   constexpr size_t k_total = 32u << 20;
-  m_transport->start_task(1, "head -c " + std::to_string(k_total) + " /dev/zero");
+  m_executor->start_task(1, "head -c " + std::to_string(k_total) + " /dev/zero");
   size_t most_in_one_step = 0;
   size_t before = 0;
   auto give_up = Clock::now() + 60s;
   while (!m_events.exits.count(1) && Clock::now() < give_up) {
     std::vector<pollfd> fds;
-    m_transport->poll_fds(fds);
-    std::optional<Clock::time_point> deadline = m_transport->deadline();
+    m_executor->poll_fds(fds);
+    std::optional<Clock::time_point> deadline = m_executor->deadline();
     int timeout = deadline && *deadline <= Clock::now() ? 0 : 100;
     poll(fds.data(), fds.size(), timeout);
-    m_transport->step(Clock::now());
+    m_executor->step(Clock::now());
     most_in_one_step = std::max(most_in_one_step, m_events.out[1].size() - before);
     before = m_events.out[1].size();
   }
@@ -337,13 +337,13 @@ TEST_F(ReadySshTransportTest, AFastWriterLeavesTheEventLoopBetweenSteps) {
   EXPECT_LE(most_in_one_step, 1u << 20) << "one step read this much of the stream";
 }
 
-TEST_F(ReadySshTransportTest, ReportsPgidOfTheRemoteProcessGroup) {
-  run_job(*m_transport, "ps -o pgid= $$");
+TEST_F(ReadySshExecutorTest, ReportsPgidOfTheRemoteProcessGroup) {
+  run_job(*m_executor, "ps -o pgid= $$");
   ASSERT_TRUE(m_events.pgids.count(1));
   EXPECT_EQ(std::stol(m_events.out[1]), m_events.pgids[1]);
 }
 
-TEST_F(SshTransportTest, LoginShellNoiseIsNoJobsOutput) {
+TEST_F(SshExecutorTest, LoginShellNoiseIsNoJobsOutput) {
   // Start-up files of the login shell may print before its sh runs: that
   // is before the ready marker, so no job's.
   SshdOptions sshd_options;
@@ -351,12 +351,12 @@ TEST_F(SshTransportTest, LoginShellNoiseIsNoJobsOutput) {
       "ForceCommand echo noise from startup; eval \"$SSH_ORIGINAL_COMMAND\"";
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+  auto executor = ready_executor(*sshd, options_for(*sshd));
   std::vector<std::string> seen_at_stdout;
   m_events.on_output = [&](JobId job, OutputStream stream) {
     if (stream == OutputStream::out) seen_at_stdout.push_back(m_events.log.back());
   };
-  JobExit exit = run_job(*transport, "echo job");
+  JobExit exit = run_job(*executor, "echo job");
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "job\n");
   EXPECT_GT(m_events.pgids[1], 1);
@@ -364,19 +364,19 @@ TEST_F(SshTransportTest, LoginShellNoiseIsNoJobsOutput) {
   EXPECT_EQ(seen_at_stdout.front(), "started 1") << "output came before job_started";
 }
 
-TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
+TEST_F(SshExecutorTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
   SshdOptions sshd_options;
   sshd_options.max_sessions = 3;
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+  auto executor = ready_executor(*sshd, options_for(*sshd));
   constexpr int k_jobs = 20;
   for (JobId job = 1; job <= k_jobs; ++job) {
     // The client port in $SSH_CONNECTION names the job's connection.
-    transport->start_task(job,
+    executor->start_task(job,
                           "echo job " + std::to_string(job) + " ${SSH_CONNECTION#* }; sleep 0.2");
   }
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }))
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.exits.size() == k_jobs; }))
       << m_events.exits.size() << " jobs ended";
   std::set<std::string> servers;
   for (JobId job = 1; job <= k_jobs; ++job) {
@@ -392,24 +392,24 @@ TEST_F(SshTransportTest, ManyJobsOverSeveralConnectionsWhenMaxSessionsIsSmall) {
   EXPECT_LE(servers.size(), 10u);
 }
 
-TEST_F(ReadySshTransportTest, OneConnectionSufficesForFewJobs) {
+TEST_F(ReadySshExecutorTest, OneConnectionSufficesForFewJobs) {
   for (JobId job = 1; job <= 5; ++job)
-    m_transport->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.1");
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.size() == 5; }));
+    m_executor->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.1");
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_events.exits.size() == 5; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= 5; ++job) servers.insert(m_events.out[job]);
   EXPECT_EQ(servers.size(), 1u);
 }
 
-TEST_F(ReadySshTransportTest, SignalEndsJobAndItsChildren) {
-  m_transport->start_task(1, "sleep 60 & echo $!; wait");
-  ASSERT_TRUE(run_until(*m_transport, [&] {
+TEST_F(ReadySshExecutorTest, SignalEndsJobAndItsChildren) {
+  m_executor->start_task(1, "sleep 60 & echo $!; wait");
+  ASSERT_TRUE(run_until(*m_executor, [&] {
     return m_events.pgids.count(1) && m_events.out[1].find('\n') != std::string::npos;
   }));
   pid_t child = std::stoi(m_events.out[1]);
   ASSERT_TRUE(testing::process_running(child));
-  m_transport->signal_task(1, SIGTERM);
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
+  m_executor->signal_task(1, SIGTERM);
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal(), "TERM");
   EXPECT_FALSE(m_events.exits[1].succeeded());
   EXPECT_EQ(m_events.exits[1].error(), "");
@@ -420,36 +420,36 @@ TEST_F(ReadySshTransportTest, SignalEndsJobAndItsChildren) {
   EXPECT_TRUE(testing::running_group_members(m_events.pgids[1]).empty());
 }
 
-TEST_F(SshTransportTest, SignalReachesJobWhenItsConnectionIsFull) {
+TEST_F(SshExecutorTest, SignalReachesJobWhenItsConnectionIsFull) {
   SshdOptions sshd_options;
   sshd_options.max_sessions = 1;
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  transport->start_task(1, "sleep 60");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
-  transport->signal_task(1, SIGKILL);
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.count(1) > 0; }));
+  auto executor = ready_executor(*sshd, options_for(*sshd));
+  executor->start_task(1, "sleep 60");
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.pgids.count(1) > 0; }));
+  executor->signal_task(1, SIGKILL);
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal(), "KILL");
 }
 
-TEST_F(ReadySshTransportTest, SignalBeforeStartCancelsTheJob) {
-  m_transport->start_task(1, "touch " + m_dir.file("ran"));
-  m_transport->signal_task(1, SIGTERM);
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(1) > 0; }));
+TEST_F(ReadySshExecutorTest, SignalBeforeStartCancelsTheJob) {
+  m_executor->start_task(1, "touch " + m_dir.file("ran"));
+  m_executor->signal_task(1, SIGTERM);
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_events.exits.count(1) > 0; }));
   EXPECT_EQ(m_events.exits[1].signal(), "TERM");
   EXPECT_NE(m_events.exits[1].error().find("before it started"), std::string::npos);
   EXPECT_EQ(m_events.pgids.count(1), 0u);
   EXPECT_EQ(access(m_dir.file("ran").c_str(), F_OK), -1);
 }
 
-TEST_F(SshTransportTest, UnknownHostKeyIsRefusedWithTheFix) {
+TEST_F(SshExecutorTest, UnknownHostKeyIsRefusedWithTheFix) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   SshOptions options = options_for(*sshd);
   options.known_hosts = m_dir.write("empty_known_hosts", "");
-  auto transport = connect(*sshd, options);
-  Status error = failure_of(*transport);
+  auto executor = connect(*sshd, options);
+  Status error = failure_of(*executor);
   EXPECT_EQ(error.kind(), ErrorKind::host_key);
   EXPECT_NE(error.message().find("ssh-keyscan -p " + std::to_string(sshd->port()) +
                                  " 127.0.0.1 >> " + options.known_hosts),
@@ -459,17 +459,17 @@ TEST_F(SshTransportTest, UnknownHostKeyIsRefusedWithTheFix) {
   EXPECT_EQ(read_text(options.known_hosts), "");
 }
 
-TEST_F(SshTransportTest, AcceptNewHostKeyRecordsItAndConnects) {
+TEST_F(SshExecutorTest, AcceptNewHostKeyRecordsItAndConnects) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   SshOptions options = options_for(*sshd);
   options.known_hosts = m_dir.write("new_known_hosts", "# mine, no newline at end");
   options.accept_new_host_keys = true;
-  auto transport = ready_transport(*sshd, options);
+  auto executor = ready_executor(*sshd, options);
   EXPECT_EQ(read_text(options.known_hosts),
             "# mine, no newline at end\n" + sshd->known_hosts_line() + "\n");
 
-  // The recorded key is now known: a strict transport connects too.
+  // The recorded key is now known: a strict executor connects too.
   Recorder second_events;
   options.accept_new_host_keys = false;
   auto second = make_ssh_executor(1, address_of(*sshd), options, second_events);
@@ -477,7 +477,7 @@ TEST_F(SshTransportTest, AcceptNewHostKeyRecordsItAndConnects) {
   EXPECT_TRUE(becomes_ready(*second, second_events));
 }
 
-TEST_F(SshTransportTest, ChangedHostKeyIsAlwaysRefused) {
+TEST_F(SshExecutorTest, ChangedHostKeyIsAlwaysRefused) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string changed_line = other_host_key_line(*sshd);
@@ -485,8 +485,8 @@ TEST_F(SshTransportTest, ChangedHostKeyIsAlwaysRefused) {
   SshOptions options = options_for(*sshd);
   options.known_hosts = m_dir.write("changed_known_hosts", changed_line);
   options.accept_new_host_keys = true;
-  auto transport = connect(*sshd, options);
-  Status error = failure_of(*transport);
+  auto executor = connect(*sshd, options);
+  Status error = failure_of(*executor);
   EXPECT_EQ(error.kind(), ErrorKind::host_key);
   EXPECT_NE(error.message().find("has changed"), std::string::npos) << error.message();
   EXPECT_NE(error.message().find("man-in-the-middle"), std::string::npos);
@@ -495,17 +495,17 @@ TEST_F(SshTransportTest, ChangedHostKeyIsAlwaysRefused) {
   EXPECT_EQ(read_text(options.known_hosts), changed_line);
 }
 
-TEST_F(SshTransportTest, HashedKnownHostsEntryMatches) {
+TEST_F(SshExecutorTest, HashedKnownHostsEntryMatches) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   SshOptions options = options_for(*sshd);
   std::string command = "ssh-keygen -H -f " + shell_quote(options.known_hosts) + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0);
   ASSERT_EQ(read_text(options.known_hosts).rfind("|1|", 0), 0u) << "the entry was not hashed";
-  auto transport = ready_transport(*sshd, options);
+  auto executor = ready_executor(*sshd, options);
 }
 
-TEST_F(SshTransportTest, NegotiatesTheKeyTypeKnownHostsHolds) {
+TEST_F(SshExecutorTest, NegotiatesTheKeyTypeKnownHostsHolds) {
   // The server also has an ECDSA key, which libssh2 would negotiate first;
   // known_hosts holds only the ed25519 key.
   generate_key(m_dir.file("ecdsa_host_key"), "ecdsa");
@@ -513,39 +513,39 @@ TEST_F(SshTransportTest, NegotiatesTheKeyTypeKnownHostsHolds) {
   sshd_options.extra_config = "HostKey " + m_dir.file("ecdsa_host_key");
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+  auto executor = ready_executor(*sshd, options_for(*sshd));
 }
 
-TEST_F(SshTransportTest, UnauthorizedKeyFailsListingWhatWasTried) {
+TEST_F(SshExecutorTest, UnauthorizedKeyFailsListingWhatWasTried) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string stranger = m_dir.file("stranger_ed25519");
   generate_key(stranger, "ed25519");
   SshOptions options = options_for(*sshd);
   options.identity_files = {stranger, m_dir.file("missing_key")};
-  auto transport = connect(*sshd, options);
-  Status error = failure_of(*transport);
+  auto executor = connect(*sshd, options);
+  Status error = failure_of(*executor);
   EXPECT_EQ(error.kind(), ErrorKind::auth);
   EXPECT_NE(error.message().find("tried " + stranger), std::string::npos) << error.message();
   EXPECT_NE(error.message().find(m_dir.file("missing_key") + " (no such file)"), std::string::npos);
   EXPECT_NE(error.message().find("authorized_keys"), std::string::npos);
 }
 
-TEST_F(SshTransportTest, EncryptedKeyIsSkippedWithANote) {
+TEST_F(SshExecutorTest, EncryptedKeyIsSkippedWithANote) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string locked = m_dir.file("locked_ed25519");
   generate_key(locked, "ed25519", "secret passphrase");
   SshOptions options = options_for(*sshd);
   options.identity_files = {locked};
-  auto transport = connect(*sshd, options);
-  Status error = failure_of(*transport);
+  auto executor = connect(*sshd, options);
+  Status error = failure_of(*executor);
   EXPECT_EQ(error.kind(), ErrorKind::auth);
   EXPECT_NE(error.message().find(locked + " (encrypted"), std::string::npos) << error.message();
   EXPECT_NE(error.message().find("ssh-agent"), std::string::npos);
 }
 
-TEST_F(SshTransportTest, RsaKeyFailureRecommendsEd25519) {
+TEST_F(SshExecutorTest, RsaKeyFailureRecommendsEd25519) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string rsa = m_dir.file("client_rsa");
@@ -556,8 +556,8 @@ TEST_F(SshTransportTest, RsaKeyFailureRecommendsEd25519) {
   }
   SshOptions options = options_for(*sshd);
   options.identity_files = {rsa};
-  auto transport = connect(*sshd, options);
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure || m_events.ready; }));
+  auto executor = connect(*sshd, options);
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.failure || m_events.ready; }));
   if (m_events.ready) GTEST_SKIP() << "this server still accepts ssh-rsa signatures";
   EXPECT_EQ(m_events.failure->kind(), ErrorKind::auth);
   EXPECT_NE(m_events.failure->message().find("RSA"), std::string::npos)
@@ -565,7 +565,7 @@ TEST_F(SshTransportTest, RsaKeyFailureRecommendsEd25519) {
   EXPECT_NE(m_events.failure->message().find("ed25519"), std::string::npos);
 }
 
-TEST_F(SshTransportTest, AgentIdentityAuthenticates) {
+TEST_F(SshExecutorTest, AgentIdentityAuthenticates) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::optional<testing::SshAgent> agent;
@@ -578,14 +578,14 @@ TEST_F(SshTransportTest, AgentIdentityAuthenticates) {
   options.use_agent = true;
   options.agent_socket = agent->socket();
   options.identity_files = {stranger};
-  auto transport = connect(*sshd, options);
-  EXPECT_TRUE(becomes_ready(*transport, m_events));
+  auto executor = connect(*sshd, options);
+  EXPECT_TRUE(becomes_ready(*executor, m_events));
   agent.reset();  // the connection no longer needs it
-  JobExit exit = run_job(*transport, "echo via agent");
+  JobExit exit = run_job(*executor, "echo via agent");
   EXPECT_EQ(m_events.out[1], "via agent\n");
 }
 
-TEST_F(SshTransportTest, ClosedPortIsAConnectError) {
+TEST_F(SshExecutorTest, ClosedPortIsAConnectError) {
   int port = testing::unused_port();
   SshOptions options = options_trusting_nothing();
   options.identity_files = {m_dir.file("none")};
@@ -594,7 +594,7 @@ TEST_F(SshTransportTest, ClosedPortIsAConnectError) {
   EXPECT_EQ(error.message(), "127.0.0.1:" + std::to_string(port) + ": connection refused");
 }
 
-TEST_F(SshTransportTest, ServerThatNeverAnswersTimesOut) {
+TEST_F(SshExecutorTest, ServerThatNeverAnswersTimesOut) {
   int port = 0;
   int listener = testing::silent_listener(port);
   SshOptions options = options_trusting_nothing();
@@ -605,12 +605,12 @@ TEST_F(SshTransportTest, ServerThatNeverAnswersTimesOut) {
   EXPECT_NE(error.message().find("timed out after 300 ms"), std::string::npos) << error.message();
 }
 
-TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
-  m_transport->start_task(1, "sleep 60");
-  m_transport->start_task(2, "sleep 60");
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.pgids.size() == 2; }));
+TEST_F(ReadySshExecutorTest, KilledServerLosesRunningJobsThenFailsHost) {
+  m_executor->start_task(1, "sleep 60");
+  m_executor->start_task(2, "sleep 60");
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_events.pgids.size() == 2; }));
   m_sshd->stop();
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.failure.has_value(); }));
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_events.failure.has_value(); }));
   EXPECT_EQ(m_events.failure->kind(), ErrorKind::disconnected);
   for (JobId job : {1, 2}) {
     EXPECT_TRUE(m_events.exits[job].lost());
@@ -620,24 +620,24 @@ TEST_F(ReadySshTransportTest, KilledServerLosesRunningJobsThenFailsHost) {
   EXPECT_EQ(m_events.log.back(), "failed");
 
   // Later jobs are refused, not lost.
-  m_transport->start_task(3, "echo late");
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.exits.count(3) > 0; }));
+  m_executor->start_task(3, "echo late");
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_events.exits.count(3) > 0; }));
   EXPECT_FALSE(m_events.exits[3].lost());
   EXPECT_FALSE(m_events.exits[3].error().empty());
 }
 
-TEST_F(SshTransportTest, SilentServerIsDetectedByKeepalive) {
+TEST_F(SshExecutorTest, SilentServerIsDetectedByKeepalive) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   SshOptions options = options_for(*sshd);
   options.keepalive_interval = 1s;
   options.keepalive_count_max = 1;
-  auto transport = ready_transport(*sshd, options);
-  transport->start_task(1, "sleep 60");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
+  auto executor = ready_executor(*sshd, options);
+  executor->start_task(1, "sleep 60");
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.pgids.count(1) > 0; }));
   sshd->pause_sessions();
   bool failed = run_until(
-      *transport, [&] { return m_events.failure.has_value(); }, 10s);
+      *executor, [&] { return m_events.failure.has_value(); }, 10s);
   sshd->resume_sessions();
   ASSERT_TRUE(failed);
   EXPECT_EQ(m_events.failure->kind(), ErrorKind::disconnected);
@@ -646,55 +646,55 @@ TEST_F(SshTransportTest, SilentServerIsDetectedByKeepalive) {
   EXPECT_TRUE(m_events.exits[1].lost());
 }
 
-TEST_F(SshTransportTest, QuietJobOutlivesKeepaliveInterval) {
+TEST_F(SshExecutorTest, QuietJobOutlivesKeepaliveInterval) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   SshOptions options = options_for(*sshd);
   options.keepalive_interval = 1s;
   options.keepalive_count_max = 2;
-  auto transport = ready_transport(*sshd, options);
-  JobExit exit = run_job(*transport, "sleep 3.5; echo awake");
+  auto executor = ready_executor(*sshd, options);
+  JobExit exit = run_job(*executor, "sleep 3.5; echo awake");
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "awake\n");
   EXPECT_FALSE(m_events.failure.has_value());
 }
 
-TEST_F(SshTransportTest, IdleConnectionAnswersServerKeepalives) {
+TEST_F(SshExecutorTest, IdleConnectionAnswersServerKeepalives) {
   // sshd drops a client that leaves two keepalive requests unanswered.
   SshdOptions sshd_options;
   sshd_options.extra_config = "ClientAliveInterval 1\nClientAliveCountMax 1";
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
-  run_job(*transport, "echo ${SSH_CONNECTION#* }", 1);
-  idle_for(*transport, 5000ms);
-  run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
+  auto executor = ready_executor(*sshd, options_for(*sshd));
+  run_job(*executor, "echo ${SSH_CONNECTION#* }", 1);
+  idle_for(*executor, 5000ms);
+  run_job(*executor, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(m_events.exits[2].succeeded()) << m_events.exits[2].error();
   EXPECT_EQ(m_events.out[1], m_events.out[2]) << "the idle connection was dropped";
   EXPECT_FALSE(m_events.failure.has_value());
 }
 
-TEST_F(ReadySshTransportTest, DroppedIdleConnectionIsReplaced) {
-  run_job(*m_transport, "echo ${SSH_CONNECTION#* }", 1);
+TEST_F(ReadySshExecutorTest, DroppedIdleConnectionIsReplaced) {
+  run_job(*m_executor, "echo ${SSH_CONNECTION#* }", 1);
   m_sshd->kill_sessions();
-  idle_for(*m_transport, 200ms);
-  JobExit exit = run_job(*m_transport, "echo ${SSH_CONNECTION#* }", 2);
+  idle_for(*m_executor, 200ms);
+  JobExit exit = run_job(*m_executor, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_NE(m_events.out[1], m_events.out[2]);
   EXPECT_FALSE(m_events.failure.has_value());
 }
 
-TEST_F(SshTransportTest, BurstOfHandshakesSurvivesMaxStartups) {
+TEST_F(SshExecutorTest, BurstOfHandshakesSurvivesMaxStartups) {
   SshdOptions sshd_options;
   sshd_options.max_sessions = 1;
   sshd_options.max_startups = "1:100:1";
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+  auto executor = ready_executor(*sshd, options_for(*sshd));
   constexpr int k_jobs = 6;
   for (JobId job = 1; job <= k_jobs; ++job)
-    transport->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.3");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.exits.size() == k_jobs; }));
+    executor->start_task(job, "echo ${SSH_CONNECTION#* }; sleep 0.3");
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.exits.size() == k_jobs; }));
   std::set<std::string> servers;
   for (JobId job = 1; job <= k_jobs; ++job) {
     EXPECT_TRUE(m_events.exits[job].succeeded()) << m_events.exits[job].error();
@@ -704,7 +704,7 @@ TEST_F(SshTransportTest, BurstOfHandshakesSurvivesMaxStartups) {
   EXPECT_FALSE(m_events.failure.has_value());
 }
 
-TEST_F(SshTransportTest, FleetOfServersSharesOneIdentity) {
+TEST_F(SshExecutorTest, FleetOfServersSharesOneIdentity) {
   auto first = start_sshd({}, "node1");
   RUNNER_REQUIRE_SSHD(first);
   auto second = start_sshd_sharing_key(*first, "node2");
@@ -717,27 +717,27 @@ TEST_F(SshTransportTest, FleetOfServersSharesOneIdentity) {
   options.identity_files = {first->client_key()};
   options.known_hosts = known_hosts;
   Recorder events_2;
-  auto transport_1 = make_ssh_executor(0, address_of(*first), options, m_events);
-  auto transport_2 = make_ssh_executor(1, address_of(*second), options, events_2);
-  transport_1->connect();
-  transport_2->connect();
-  ASSERT_TRUE(run_until(*transport_1, [&] { return m_events.ready || m_events.failure; }));
-  ASSERT_TRUE(run_until(*transport_2, [&] { return events_2.ready || events_2.failure; }));
+  auto executor_1 = make_ssh_executor(0, address_of(*first), options, m_events);
+  auto executor_2 = make_ssh_executor(1, address_of(*second), options, events_2);
+  executor_1->connect();
+  executor_2->connect();
+  ASSERT_TRUE(run_until(*executor_1, [&] { return m_events.ready || m_events.failure; }));
+  ASSERT_TRUE(run_until(*executor_2, [&] { return events_2.ready || events_2.failure; }));
   ASSERT_TRUE(m_events.ready);
   ASSERT_TRUE(events_2.ready);
-  run_job(*transport_1, "echo one");
-  transport_2->start_task(7, "echo two");
-  ASSERT_TRUE(run_until(*transport_2, [&] { return events_2.exits.count(7) > 0; }));
+  run_job(*executor_1, "echo one");
+  executor_2->start_task(7, "echo two");
+  ASSERT_TRUE(run_until(*executor_2, [&] { return events_2.exits.count(7) > 0; }));
   EXPECT_EQ(m_events.out[1], "one\n");
   EXPECT_EQ(events_2.out[7], "two\n");
 }
 
-TEST_F(ReadySshTransportTest, ShutdownClosesOnceJobsEnd) {
-  m_transport->start_task(1, "sleep 0.3; echo finished");
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_events.pgids.count(1) > 0; }));
-  m_transport->shutdown();
-  EXPECT_FALSE(m_transport->idle());
-  ASSERT_TRUE(run_until(*m_transport, [&] { return m_transport->idle(); }));
+TEST_F(ReadySshExecutorTest, ShutdownClosesOnceJobsEnd) {
+  m_executor->start_task(1, "sleep 0.3; echo finished");
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_events.pgids.count(1) > 0; }));
+  m_executor->shutdown();
+  EXPECT_FALSE(m_executor->idle());
+  ASSERT_TRUE(run_until(*m_executor, [&] { return m_executor->idle(); }));
   EXPECT_EQ(m_events.out[1], "finished\n");
   EXPECT_TRUE(m_events.exits[1].succeeded());
   EXPECT_FALSE(m_events.failure.has_value());
@@ -758,11 +758,11 @@ ParentAndSession parent_and_session(const std::string& output) {
   return result;
 }
 
-TEST_F(ReadySshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfItsOwn) {
+TEST_F(ReadySshExecutorTest, JobsOneAfterAnotherShareALauncherEachInASessionOfItsOwn) {
   std::set<std::string> parents;
   std::set<long> groups;
   for (JobId job = 1; job <= 3; ++job) {
-    JobExit exit = run_job(*m_transport, "echo $PPID; ps -o sid= -p $$", job);
+    JobExit exit = run_job(*m_executor, "echo $PPID; ps -o sid= -p $$", job);
     EXPECT_TRUE(exit.succeeded()) << exit.error() << m_events.err[job];
     auto [parent, session] = parent_and_session(m_events.out[job]);
     parents.insert(parent);
@@ -773,12 +773,12 @@ TEST_F(ReadySshTransportTest, JobsOneAfterAnotherShareALauncherEachInASessionOfI
   EXPECT_EQ(groups.size(), 3u);
 }
 
-TEST_F(ReadySshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
-  JobExit first = run_job(*m_transport, "(sleep 0.5; echo late; echo late >&2) & echo first", 1);
+TEST_F(ReadySshExecutorTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
+  JobExit first = run_job(*m_executor, "(sleep 0.5; echo late; echo late >&2) & echo first", 1);
   EXPECT_TRUE(first.succeeded()) << first.error();
-  JobExit second = run_job(*m_transport, "sleep 1; echo second", 2);
+  JobExit second = run_job(*m_executor, "sleep 1; echo second", 2);
   EXPECT_TRUE(second.succeeded()) << second.error();
-  JobExit third = run_job(*m_transport, "echo third", 3);
+  JobExit third = run_job(*m_executor, "echo third", 3);
   EXPECT_TRUE(third.succeeded()) << third.error();
   EXPECT_EQ(m_events.out[1], "first\n");
   EXPECT_EQ(m_events.out[2], "second\n");
@@ -786,13 +786,13 @@ TEST_F(ReadySshTransportTest, OutputOfWhatAJobLeftRunningStaysOutOfTheNextJob) {
   for (JobId job = 1; job <= 3; ++job) EXPECT_EQ(m_events.err[job], "") << job;
 }
 
-TEST_F(ReadySshTransportTest, StdinIsEmpty) {
-  JobExit exit = run_job(*m_transport, "cat; echo done");
+TEST_F(ReadySshExecutorTest, StdinIsEmpty) {
+  JobExit exit = run_job(*m_executor, "cat; echo done");
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "done\n");
 }
 
-TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
+TEST_F(SshExecutorTest, HostWithoutSetsidRunsAChannelPerJob) {
   // The login shell finds only these programs: no setsid.
   std::string bin = m_dir.file("bin");
   std::filesystem::create_directory(bin);
@@ -803,9 +803,9 @@ TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
   sshd_options.session_environment = {"PATH=" + bin};
   auto sshd = start_sshd(sshd_options);
   RUNNER_REQUIRE_SSHD(sshd);
-  auto transport = ready_transport(*sshd, options_for(*sshd));
+  auto executor = ready_executor(*sshd, options_for(*sshd));
   for (JobId job = 1; job <= 2; ++job) {
-    JobExit exit = run_job(*transport, "cat /proc/$PPID/comm; ps -o sid= -p $$", job);
+    JobExit exit = run_job(*executor, "cat /proc/$PPID/comm; ps -o sid= -p $$", job);
     EXPECT_TRUE(exit.succeeded()) << exit.error() << m_events.err[job];
     auto [parent, session] = parent_and_session(m_events.out[job]);
     EXPECT_EQ(parent, "sshd") << "started by sshd, not by a launcher";
@@ -816,7 +816,7 @@ TEST_F(SshTransportTest, HostWithoutSetsidRunsAChannelPerJob) {
 // ---------------------------------------------------------------------------
 // Hosts resolved through a test-made ssh configuration
 
-class SshConfigTransportTest : public SshTransportTest {
+class SshConfigExecutorTest : public SshExecutorTest {
  protected:
   // An ssh config in which host "target" is reached through "bastion".
   std::string write_jump_config(const Sshd& target, const Sshd& jump,
@@ -872,13 +872,13 @@ class SshConfigTransportTest : public SshTransportTest {
   }
 
   std::unique_ptr<Executor> connect_alias(const std::string& name, const SshOptions& options) {
-    auto transport = make_ssh_executor(0, alias(name), options, m_events);
-    transport->connect();
-    return transport;
+    auto executor = make_ssh_executor(0, alias(name), options, m_events);
+    executor->connect();
+    return executor;
   }
 };
 
-TEST_F(SshConfigTransportTest, AliasFromPatternsAndIncludeReachesTheHost) {
+TEST_F(SshConfigExecutorTest, AliasFromPatternsAndIncludeReachesTheHost) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string known_hosts = known_hosts_of({sshd.get()});
@@ -891,12 +891,12 @@ TEST_F(SshConfigTransportTest, AliasFromPatternsAndIncludeReachesTheHost) {
                         sshd->user() + "\n  IdentityFile " + m_dir.file("missing_key") +
                         "\n  IdentityFile " + sshd->client_key() + "\n  UserKnownHostsFile " +
                         known_hosts + "\n  StrictHostKeyChecking yes\n");
-  auto transport = connect_alias("gpu-one", config_only(config));
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
-  run_job(*transport, "echo $SSH_CONNECTION");
+  auto executor = connect_alias("gpu-one", config_only(config));
+  ASSERT_TRUE(becomes_ready(*executor, m_events));
+  run_job(*executor, "echo $SSH_CONNECTION");
   EXPECT_NE(m_events.out[1].find(" " + std::to_string(sshd->port()) + "\n"), std::string::npos)
       << m_events.out[1];
-  std::optional<SshHostInfo> info = ssh_host_info(*transport);
+  std::optional<SshHostInfo> info = ssh_host_info(*executor);
   ASSERT_TRUE(info);
   EXPECT_EQ(info->auth, "key " + sshd->client_key());
   EXPECT_EQ(info->host_key, "known");
@@ -904,7 +904,7 @@ TEST_F(SshConfigTransportTest, AliasFromPatternsAndIncludeReachesTheHost) {
   EXPECT_TRUE(info->round_trip.has_value());
 }
 
-TEST_F(SshConfigTransportTest, UserAndPortWrittenInlineWinOverTheConfig) {
+TEST_F(SshConfigExecutorTest, UserAndPortWrittenInlineWinOverTheConfig) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string known_hosts = known_hosts_of({sshd.get()});
@@ -916,12 +916,12 @@ TEST_F(SshConfigTransportTest, UserAndPortWrittenInlineWinOverTheConfig) {
   HostAddress address = alias("gpu-one");
   address.user = sshd->user();
   address.port = sshd->port();
-  auto transport = make_ssh_executor(0, address, config_only(config), m_events);
-  transport->connect();
-  EXPECT_TRUE(becomes_ready(*transport, m_events));
+  auto executor = make_ssh_executor(0, address, config_only(config), m_events);
+  executor->connect();
+  EXPECT_TRUE(becomes_ready(*executor, m_events));
 }
 
-TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
+TEST_F(SshConfigExecutorTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string changed_line = other_host_key_line(*sshd);
@@ -938,15 +938,15 @@ TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
           "ssh_config",
           host_block("node", *sshd, known_hosts, "  StrictHostKeyChecking " + policy + "\n"));
       Recorder events;
-      auto transport = make_ssh_executor(0, alias("node"), config_only(config), events);
-      transport->connect();
-      ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
+      auto executor = make_ssh_executor(0, alias("node"), config_only(config), events);
+      executor->connect();
+      ASSERT_TRUE(run_until(*executor, [&] { return events.ready || events.failure; }));
       bool accepts_new = policy == "accept-new" || policy == "no";
       if (situation == "known" || (situation == "unknown" && accepts_new)) {
         EXPECT_TRUE(events.ready) << events.failure->message();
         EXPECT_EQ(read_text(known_hosts), situation == "known" ? known_line : known_line);
         if (situation == "unknown") {
-          EXPECT_EQ(ssh_host_info(*transport)->host_key, "new, added to " + known_hosts);
+          EXPECT_EQ(ssh_host_info(*executor)->host_key, "new, added to " + known_hosts);
         }
         continue;
       }
@@ -973,7 +973,7 @@ TEST_F(SshConfigTransportTest, HostKeyPoliciesForUnknownKnownAndChangedKeys) {
   }
 }
 
-TEST_F(SshConfigTransportTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFirst) {
+TEST_F(SshConfigExecutorTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFirst) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string first = m_dir.write("kh_first", "");
@@ -981,8 +981,8 @@ TEST_F(SshConfigTransportTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFir
   std::string config = m_dir.write(
       "ssh_config",
       host_block("node", *sshd, first + " " + second, "  StrictHostKeyChecking accept-new\n"));
-  auto transport = connect_alias("node", config_only(config));
-  EXPECT_TRUE(becomes_ready(*transport, m_events));
+  auto executor = connect_alias("node", config_only(config));
+  EXPECT_TRUE(becomes_ready(*executor, m_events));
   EXPECT_EQ(read_text(first), "") << "a key known in the second file is known";
 
   std::string third = m_dir.write("kh_third", "");
@@ -995,7 +995,7 @@ TEST_F(SshConfigTransportTest, KnownHostsFilesAreReadInOrderAndNewKeysGoToTheFir
   EXPECT_EQ(read_text(third), sshd->known_hosts_line() + "\n");
 }
 
-TEST_F(SshConfigTransportTest, HostKeyAliasNamesTheKnownHostsEntry) {
+TEST_F(SshConfigExecutorTest, HostKeyAliasNamesTheKnownHostsEntry) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   std::string line = sshd->known_hosts_line();
@@ -1003,30 +1003,30 @@ TEST_F(SshConfigTransportTest, HostKeyAliasNamesTheKnownHostsEntry) {
   std::string config = m_dir.write(
       "ssh_config", host_block("node", *sshd, known_hosts,
                                "  HostKeyAlias gpu-box-key\n  StrictHostKeyChecking yes\n"));
-  auto transport = connect_alias("node", config_only(config));
-  EXPECT_TRUE(becomes_ready(*transport, m_events));
+  auto executor = connect_alias("node", config_only(config));
+  EXPECT_TRUE(becomes_ready(*executor, m_events));
 }
 
-TEST_F(SshConfigTransportTest, ProxyJumpGoesThroughTheJumpHost) {
+TEST_F(SshConfigExecutorTest, ProxyJumpGoesThroughTheJumpHost) {
   SshdOptions jump_options;
   jump_options.log_level = "DEBUG1";
   JumpPair hosts = start_jump_pair(jump_options);
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
   auto& [jump, target] = hosts;
-  auto transport = connect_through_jump(hosts);
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
-  JobExit exit = run_job(*transport, "echo through; head -c 200000 /dev/zero | wc -c");
+  auto executor = connect_through_jump(hosts);
+  ASSERT_TRUE(becomes_ready(*executor, m_events));
+  JobExit exit = run_job(*executor, "echo through; head -c 200000 /dev/zero | wc -c");
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "through\n200000\n");
   EXPECT_NE(jump->log().find("target 127.0.0.1 port " + std::to_string(target->port())),
             std::string::npos)
       << "the jump host did not forward to the target:\n"
       << jump->log();
-  EXPECT_EQ(ssh_host_info(*transport)->endpoint, "target (via bastion)");
+  EXPECT_EQ(ssh_host_info(*executor)->endpoint, "target (via bastion)");
 }
 
-TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
+TEST_F(SshConfigExecutorTest, ProxyJumpChainOfTwoHops) {
   SshdOptions logged;
   logged.log_level = "DEBUG1";
   auto outer = start_sshd(logged, "outer");
@@ -1045,11 +1045,11 @@ TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
   for (std::string name : {"far", "near"}) {
     SCOPED_TRACE(name);
     Recorder events;
-    auto transport = make_ssh_executor(0, alias(name), config_only(config), events);
-    transport->connect();
-    ASSERT_TRUE(becomes_ready(*transport, events));
-    transport->start_task(1, "echo two hops");
-    ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
+    auto executor = make_ssh_executor(0, alias(name), config_only(config), events);
+    executor->connect();
+    ASSERT_TRUE(becomes_ready(*executor, events));
+    executor->start_task(1, "echo two hops");
+    ASSERT_TRUE(run_until(*executor, [&] { return events.exits.count(1) > 0; }));
     EXPECT_EQ(events.out[1], "two hops\n");
   }
   EXPECT_EQ(count(outer->log(), "target 127.0.0.1 port " + std::to_string(inner->port())), 2)
@@ -1058,7 +1058,7 @@ TEST_F(SshConfigTransportTest, ProxyJumpChainOfTwoHops) {
       << inner->log();
 }
 
-TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
+TEST_F(SshConfigExecutorTest, HostsBehindOneJumpHostShareItsConnection) {
   SshdOptions jump_options;
   jump_options.log_level = "INFO";
   auto jump = start_sshd(jump_options, "jump");
@@ -1093,21 +1093,21 @@ TEST_F(SshConfigTransportTest, HostsBehindOneJumpHostShareItsConnection) {
   EXPECT_EQ(count(jump->log(), "Accepted publickey"), 1) << jump->log();
 }
 
-TEST_F(SshConfigTransportTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
+TEST_F(SshConfigExecutorTest, JumpHostThatRefusesForwardingIsNamedWithTheFix) {
   SshdOptions jump_options;
   jump_options.extra_config = "AllowTcpForwarding no";
   JumpPair hosts = start_jump_pair(jump_options);
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
-  auto transport = connect_through_jump(hosts);
-  Status error = failure_of(*transport);
+  auto executor = connect_through_jump(hosts);
+  Status error = failure_of(*executor);
   EXPECT_EQ(error.kind(), ErrorKind::connect);
   EXPECT_NE(error.message().find("target"), std::string::npos) << error.message();
   EXPECT_NE(error.message().find("bastion"), std::string::npos) << error.message();
   EXPECT_NE(error.message().find("AllowTcpForwarding"), std::string::npos) << error.message();
 }
 
-TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
+TEST_F(SshConfigExecutorTest, UnusableJumpHostIsNamed) {
   auto target = start_sshd();
   RUNNER_REQUIRE_SSHD(target);
   std::string known_hosts = known_hosts_of({target.get()});
@@ -1115,8 +1115,8 @@ TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
   auto jump = start_sshd_sharing_key(*target, "jump");
   ASSERT_TRUE(jump);
   std::string config = write_jump_config(*target, *jump, known_hosts);
-  auto transport = connect_alias("target", config_only(config));
-  Status error = failure_of(*transport);
+  auto executor = connect_alias("target", config_only(config));
+  Status error = failure_of(*executor);
   EXPECT_EQ(error.kind(), ErrorKind::host_key);
   EXPECT_NE(error.message().find("target (via bastion): cannot reach it through its jump host: "
                                  "bastion"),
@@ -1127,70 +1127,70 @@ TEST_F(SshConfigTransportTest, UnusableJumpHostIsNamed) {
       << error.message();
 }
 
-TEST_F(SshConfigTransportTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
+TEST_F(SshConfigExecutorTest, UnknownKeyBehindAJumpHostSaysHowToRecordIt) {
   JumpPair hosts = start_jump_pair();
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
   auto& [jump, target] = hosts;
   std::string known_hosts = known_hosts_of({jump.get()});
   std::string config = write_jump_config(*target, *jump, known_hosts);
-  auto transport = connect_alias("target", config_only(config));
-  Status error = failure_of(*transport);
+  auto executor = connect_alias("target", config_only(config));
+  Status error = failure_of(*executor);
   EXPECT_EQ(error.kind(), ErrorKind::host_key);
   EXPECT_NE(error.message().find("ssh -F " + config + " -o StrictHostKeyChecking=accept-new"),
             std::string::npos)
       << error.message();
 }
 
-TEST_F(SshTransportTest, ConnectAfterHostFailedStartsAfresh) {
+TEST_F(SshExecutorTest, ConnectAfterHostFailedStartsAfresh) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   SshOptions options = options_for(*sshd);
   std::string known_hosts = options.known_hosts;
   options.known_hosts = m_dir.write("kh_later", "");
-  auto transport = connect(*sshd, options);
-  EXPECT_EQ(failure_of(*transport).kind(), ErrorKind::host_key);
+  auto executor = connect(*sshd, options);
+  EXPECT_EQ(failure_of(*executor).kind(), ErrorKind::host_key);
 
   // The key is recorded meanwhile: connecting again succeeds.
   m_dir.write("kh_later", sshd->known_hosts_line() + "\n");
-  ASSERT_TRUE(connects_again(*transport));
-  transport->start_task(1, "echo ${SSH_CONNECTION#* }; sleep 30");
+  ASSERT_TRUE(connects_again(*executor));
+  executor->start_task(1, "echo ${SSH_CONNECTION#* }; sleep 30");
   ASSERT_TRUE(
-      run_until(*transport, [&] { return m_events.out[1].find('\n') != std::string::npos; }));
+      run_until(*executor, [&] { return m_events.out[1].find('\n') != std::string::npos; }));
 
   // The connection breaks under a running job: lost, then host_failed.
   sshd->kill_sessions();
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.failure.has_value(); }));
   EXPECT_TRUE(m_events.exits[1].lost());
 
   // And once more: a new connection, reported ready again.
-  ASSERT_TRUE(connects_again(*transport));
-  JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION#* }", 2);
+  ASSERT_TRUE(connects_again(*executor));
+  JobExit exit = run_job(*executor, "echo ${SSH_CONNECTION#* }", 2);
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_NE(m_events.out[2], m_events.out[1]) << "the old connection was reused";
   EXPECT_EQ(m_events.log, (std::vector<std::string>{"failed", "ready", "started 1", "exited 1",
                                                     "failed", "ready", "started 2", "exited 2"}));
 }
 
-TEST_F(SshConfigTransportTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnection) {
+TEST_F(SshConfigExecutorTest, ConnectAfterTheJumpHostFailedUsesANewJumpConnection) {
   JumpPair hosts = start_jump_pair();
   RUNNER_REQUIRE_SSHD(hosts.jump);
   ASSERT_TRUE(hosts.target);
   auto& [jump, target] = hosts;
-  auto transport = connect_through_jump(hosts);
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
-  transport->start_task(1, "sleep 30");
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.pgids.count(1) > 0; }));
+  auto executor = connect_through_jump(hosts);
+  ASSERT_TRUE(becomes_ready(*executor, m_events));
+  executor->start_task(1, "sleep 30");
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.pgids.count(1) > 0; }));
   jump->kill_sessions();
-  ASSERT_TRUE(run_until(*transport, [&] { return m_events.failure.has_value(); }));
+  ASSERT_TRUE(run_until(*executor, [&] { return m_events.failure.has_value(); }));
   EXPECT_TRUE(m_events.exits[1].lost());
 
-  ASSERT_TRUE(connects_again(*transport));
-  JobExit exit = run_job(*transport, "echo back", 2);
+  ASSERT_TRUE(connects_again(*executor));
+  JobExit exit = run_job(*executor, "echo back", 2);
   EXPECT_EQ(m_events.out[2], "back\n");
 }
 
-TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
+TEST_F(SshConfigExecutorTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
   SshdOptions sshd_options;
   sshd_options.max_startups = "2:100:2";
   sshd_options.log_level = "INFO";
@@ -1215,13 +1215,13 @@ TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
   std::shared_ptr<SshContext> context = make_ssh_context(config_only(config));
   ASSERT_TRUE(resolve_ssh_config(*context, addresses).empty());
   std::vector<Recorder> events(k_hosts);
-  std::vector<std::unique_ptr<Executor>> transports;
+  std::vector<std::unique_ptr<Executor>> executors;
   std::vector<Executor*> raw;
   for (int i = 0; i < k_hosts; ++i) {
-    transports.push_back(make_ssh_executor(i, addresses[i], context, events[i]));
-    raw.push_back(transports.back().get());
+    executors.push_back(make_ssh_executor(i, addresses[i], context, events[i]));
+    raw.push_back(executors.back().get());
   }
-  for (auto& transport : transports) transport->connect();
+  for (auto& executor : executors) executor->connect();
   auto all = [&](const std::function<bool(Recorder&)>& test) {
     return std::all_of(events.begin(), events.end(), test);
   };
@@ -1236,7 +1236,7 @@ TEST_F(SshConfigTransportTest, SixteenHostsOnOneSshdWithLowMaxStartups) {
   EXPECT_LT(dropped, k_hosts) << sshd->log();
 }
 
-TEST_F(SshTransportTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
+TEST_F(SshExecutorTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
   std::string locked = m_dir.file("locked_ed25519");
   generate_key(locked, "ed25519", "open sesame");
   SshdOptions sshd_options;
@@ -1265,7 +1265,7 @@ TEST_F(SshTransportTest, EncryptedKeyPassphraseIsAskedOncePerKeyAndRun) {
   EXPECT_EQ(ssh_host_info(*two)->auth, "key " + locked + " (passphrase)");
 }
 
-TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
+TEST_F(SshConfigExecutorTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
   auto sshd = start_sshd();
   RUNNER_REQUIRE_SSHD(sshd);
   testing::SshAgent agent(m_dir.file("agent.sock"));
@@ -1284,12 +1284,12 @@ TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
     SshOptions options = config_only(config);
     options.use_agent = true;
     Recorder events;
-    auto transport = make_ssh_executor(0, alias("node"), options, events);
-    transport->connect();
-    ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
+    auto executor = make_ssh_executor(0, alias("node"), options, events);
+    executor->connect();
+    ASSERT_TRUE(run_until(*executor, [&] { return events.ready || events.failure; }));
     if (!identities_only) {
       ASSERT_TRUE(events.ready) << events.failure->message();
-      EXPECT_EQ(ssh_host_info(*transport)->auth, "agent key runner-test");
+      EXPECT_EQ(ssh_host_info(*executor)->auth, "agent key runner-test");
     } else {
       ASSERT_TRUE(events.failure);
       EXPECT_NE(events.failure->message().find("IdentitiesOnly"), std::string::npos)
@@ -1300,7 +1300,7 @@ TEST_F(SshConfigTransportTest, IdentitiesOnlyOffersOnlyTheConfiguredAgentKeys) {
   }
 }
 
-TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt) {
+TEST_F(SshConfigExecutorTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt) {
   auto sshd = start_sshd(logging("DEBUG1"));
   RUNNER_REQUIRE_SSHD(sshd);
   std::string known_hosts = known_hosts_of({sshd.get()});
@@ -1314,10 +1314,10 @@ TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt
               host_block("boxed", *sshd, known_hosts, "  ProxyCommand " + relay + "\n") +
                   host_block("bastion", *sshd, known_hosts,
                              "  BatchMode yes\n  StrictHostKeyChecking yes\n"));
-  auto transport = connect_alias("boxed", config_only(config_path));
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
-  EXPECT_EQ(ssh_host_info(*transport)->endpoint, "boxed (via ProxyCommand)");
-  JobExit exit = run_job(*transport, "echo through the relay");
+  auto executor = connect_alias("boxed", config_only(config_path));
+  ASSERT_TRUE(becomes_ready(*executor, m_events));
+  EXPECT_EQ(ssh_host_info(*executor)->endpoint, "boxed (via ProxyCommand)");
+  JobExit exit = run_job(*executor, "echo through the relay");
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], "through the relay\n");
   std::istringstream note(m_dir.read("relay_noted"));
@@ -1332,12 +1332,12 @@ TEST_F(SshConfigTransportTest, ProxyCommandRelaysTheConnectionAndIsReapedAfterIt
       << sshd->log();
   ASSERT_GT(relay_pid, 0);
   EXPECT_EQ(::kill(static_cast<pid_t>(relay_pid), 0), 0) << "the relay is not running";
-  transport.reset();
+  executor.reset();
   // Gone, and reaped: a zombie would still answer kill(pid, 0).
   EXPECT_NE(::kill(static_cast<pid_t>(relay_pid), 0), 0) << "the relay outlived its connection";
 }
 
-TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
+TEST_F(SshConfigExecutorTest, CompressionYesCompressesTheStream) {
   auto sshd = start_sshd(logging("DEBUG1"));
   RUNNER_REQUIRE_SSHD(sshd);
   std::string known_hosts = known_hosts_of({sshd.get()});
@@ -1348,12 +1348,12 @@ TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
         host_block("node", *sshd, known_hosts,
                    std::string("  Compression ") + (compression ? "yes" : "no") + "\n"));
     Recorder events;
-    auto transport = make_ssh_executor(0, alias("node"), config_only(config), events);
-    transport->connect();
-    ASSERT_TRUE(run_until(*transport, [&] { return events.ready || events.failure; }));
+    auto executor = make_ssh_executor(0, alias("node"), config_only(config), events);
+    executor->connect();
+    ASSERT_TRUE(run_until(*executor, [&] { return events.ready || events.failure; }));
     ASSERT_TRUE(events.ready) << events.failure->message();
-    transport->start_task(1, "seq 1 20000");
-    ASSERT_TRUE(run_until(*transport, [&] { return events.exits.count(1) > 0; }));
+    executor->start_task(1, "seq 1 20000");
+    ASSERT_TRUE(run_until(*executor, [&] { return events.exits.count(1) > 0; }));
     EXPECT_EQ(count(events.out[1], "\n"), 20000);
     EXPECT_TRUE(events.out[1].ends_with("\n19999\n20000\n"));
   }
@@ -1364,7 +1364,7 @@ TEST_F(SshConfigTransportTest, CompressionYesCompressesTheStream) {
   EXPECT_LT(sshd->log().find("compression: none"), sshd->log().find("compression: zlib"));
 }
 
-TEST_F(SshConfigTransportTest, AJumpHostReachedByProxyCommandCarriesTheHostsBehindIt) {
+TEST_F(SshConfigExecutorTest, AJumpHostReachedByProxyCommandCarriesTheHostsBehindIt) {
   auto bastion = start_sshd(logging("DEBUG1"), "bastion");
   RUNNER_REQUIRE_SSHD(bastion);
   auto target = start_sshd_sharing_key(*bastion, "target");
@@ -1379,16 +1379,16 @@ TEST_F(SshConfigTransportTest, AJumpHostReachedByProxyCommandCarriesTheHostsBehi
               host_block("target", *target, known_hosts, "  ProxyJump bastion\n") +
                   host_block("bastion", *bastion, known_hosts, "  ProxyCommand " + relay + "\n") +
                   host_block("relay", *bastion, known_hosts, "  BatchMode yes\n"));
-  auto transport = connect_alias("target", config_only(config_path));
-  ASSERT_TRUE(becomes_ready(*transport, m_events));
-  JobExit exit = run_job(*transport, "echo ${SSH_CONNECTION##* }");
+  auto executor = connect_alias("target", config_only(config_path));
+  ASSERT_TRUE(becomes_ready(*executor, m_events));
+  JobExit exit = run_job(*executor, "echo ${SSH_CONNECTION##* }");
   EXPECT_TRUE(exit.succeeded()) << exit.error();
   EXPECT_EQ(m_events.out[1], std::to_string(target->port()) + "\n");
   EXPECT_EQ(m_dir.read("relay_noted"), "bastion\n");
-  EXPECT_EQ(ssh_host_info(*transport)->endpoint, "target (via bastion)");
+  EXPECT_EQ(ssh_host_info(*executor)->endpoint, "target (via bastion)");
 }
 
-TEST_F(SshConfigTransportTest, AProxyCommandThatEndsAtOnceIsNamedInTheError) {
+TEST_F(SshConfigExecutorTest, AProxyCommandThatEndsAtOnceIsNamedInTheError) {
   std::string config = m_dir.write("ssh_config", "Host boxed\n  ProxyCommand false\n");
   Status error = failure_of(*connect_alias("boxed", config_only(config)));
   EXPECT_NE(error.message().find("its ProxyCommand (false) ended before the SSH handshake"),
@@ -1396,7 +1396,7 @@ TEST_F(SshConfigTransportTest, AProxyCommandThatEndsAtOnceIsNamedInTheError) {
       << error.message();
 }
 
-TEST_F(SshConfigTransportTest, ProxyUseFdpassIsRefusedWithWhatToUseInstead) {
+TEST_F(SshConfigExecutorTest, ProxyUseFdpassIsRefusedWithWhatToUseInstead) {
   std::string config =
       m_dir.write("ssh_config", "Host boxed\n  ProxyCommand relay %h %p\n  ProxyUseFdpass yes\n");
   Status error = failure_of(*connect_alias("boxed", config_only(config)));

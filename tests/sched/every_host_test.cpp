@@ -12,7 +12,7 @@
 namespace runner {
 namespace {
 
-using testing::FakeTransport;
+using testing::FakeExecutor;
 using testing::make_fleet;
 using Campaign = testing::FakeRun;
 using namespace std::chrono_literals;
@@ -27,7 +27,7 @@ JobSpec on_every_host(std::string command, int slots = 1) {
   return job;
 }
 
-FakeTransport::Outcome lasting(int steps) { return FakeTransport::Outcome{.steps = steps}; }
+FakeExecutor::Outcome lasting(int steps) { return FakeExecutor::Outcome{.steps = steps}; }
 
 TEST(EveryHost, RunsOneCopyOnEachHostEachAJobOfItsOwn) {
   Campaign r(make_fleet({{"a", {"0", "1"}}, {"b", {"0", "1"}}, {"c", {"5"}}}));
@@ -46,7 +46,7 @@ TEST(EveryHost, RunsOneCopyOnEachHostEachAJobOfItsOwn) {
 
 TEST(EveryHost, WaitsUntilEveryHostHasItsSlotsFreeAndWhatFollowsWaitsBehindIt) {
   Campaign r(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
-  for (auto* t : r.transports)
+  for (auto* t : r.executors)
     t->outcome = [](const std::string& command) {
       return lasting(contains(command, "long") ? 30 : 2);
     };
@@ -85,7 +85,7 @@ TEST(EveryHost, SkipsHostsWithFewerSlotsThanItNeeds) {
 
 TEST(EveryHost, RunsOnTheHostsThatConnected) {
   Campaign r(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
-  r.transports[1]->connect_error = Status{ErrorKind::auth, "b: denied"};
+  r.executors[1]->connect_error = Status{ErrorKind::auth, "b: denied"};
   r.source.jobs.push_back(on_every_host("everywhere"));
   r.scheduler->start();
   r.run();
@@ -98,9 +98,9 @@ TEST(EveryHost, RunsOnTheHostsThatConnected) {
 struct PetalsShape {
   explicit PetalsShape(std::vector<std::string> gpus)
       : run(make_fleet({{"a", gpus}, {"b", gpus}, {"c", gpus}})) {
-    for (auto* t : run.transports)
+    for (auto* t : run.executors)
       t->outcome = [](const std::string& command) {
-        FakeTransport::Outcome outcome = lasting(2);
+        FakeExecutor::Outcome outcome = lasting(2);
         if (contains(command, "serve")) outcome.steps = 1'000'000;
         if (contains(command, "serve dht")) outcome.output = "Started at 10.9.9.9:4242\n";
         if (contains(command, "serve peer")) outcome.output = "peer up\n";
@@ -142,7 +142,7 @@ TEST(EveryHost, AServerOnEachHostIsReadyBeforeTheClientAndStoppedAfterIt) {
     EXPECT_LT(p.at("ready serve peer --initial 10.9.9.9:4242 " + host), client) << host;
   // Every service got TERM at the end: the coordinator and three servers.
   std::size_t terms = 0;
-  for (auto* t : p.run.transports)
+  for (auto* t : p.run.executors)
     for (auto [task, signal] : t->signals) terms += signal == SIGTERM;
   EXPECT_EQ(terms, 4u);
 }
@@ -165,11 +165,11 @@ TEST(EveryHost, AHostWhoseSlotsServicesHoldIsNotWaitedFor) {
 TEST(EveryHost, ACopyLostWithItsHostRunsAgainThereNotElsewhere) {
   Campaign r(make_fleet({{"a", {"0"}}, {"b", {"0"}}}),
              SchedulerOptions{.reconnect_first = 100ms});
-  for (auto* t : r.transports) t->outcome = [](const std::string&) { return lasting(20); };
+  for (auto* t : r.executors) t->outcome = [](const std::string&) { return lasting(20); };
   r.source.jobs.push_back(on_every_host("everywhere <<hostname>>"));
   r.scheduler->start();
   r.tick();
-  r.transports[0]->drop();
+  r.executors[0]->drop();
   EXPECT_EQ(r.run(), 0);
   EXPECT_EQ(r.jobs_sent(0),
             (std::vector<std::string>{"everywhere a", "everywhere a"}));

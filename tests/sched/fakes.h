@@ -19,7 +19,7 @@
 namespace runner::testing {
 
 // Jobs finish after a scripted number of step() calls with a scripted exit.
-class FakeTransport final : public Executor {
+class FakeExecutor final : public Executor {
  public:
   struct Outcome {
     JobExit exit = JobExit::exited(0);
@@ -31,7 +31,7 @@ class FakeTransport final : public Executor {
     bool starts = true;
   };
 
-  FakeTransport(int host, ExecutorEvents& events) : Executor(host, events) {}
+  FakeExecutor(int host, ExecutorEvents& events) : Executor(host, events) {}
 
   // If set, "sent <command>" is appended for every start_task.
   std::vector<std::string>* log = nullptr;
@@ -75,7 +75,7 @@ class FakeTransport final : public Executor {
     auto it = m_jobs.find(id);
     auto fresh = std::find(m_fresh.begin(), m_fresh.end(), id);
     if (it != m_jobs.end() && fresh != m_fresh.end()) {
-      // Not started yet: it never will be (as the SSH transport does).
+      // Not started yet: it never will be (as the SSH executor does).
       m_fresh.erase(fresh);
       it->second.exit =
           JobExit::not_started_because("stopped before it started", signal == 9 ? "KILL" : "TERM");
@@ -139,28 +139,28 @@ class FakeTransport final : public Executor {
   bool m_end_allocation = false;
 };
 
-// Makes fake transports, and lets the test reach them.
+// Makes fake executors, and lets the test reach them.
 class FakeBackend final : public Backend {
  public:
-  // `made` gets the transports; `log`, if set, is given to each.
-  FakeBackend(const Fleet& fleet, std::vector<FakeTransport*>& made,
+  // `made` gets the executors; `log`, if set, is given to each.
+  FakeBackend(const Fleet& fleet, std::vector<FakeExecutor*>& made,
               std::vector<std::string>* log = nullptr)
       : m_fleet(fleet), m_made(made), m_log(log) {}
   const Fleet& fleet() const override { return m_fleet; }
   std::vector<std::unique_ptr<Executor>> executors(ExecutorEvents& events) override {
     std::vector<std::unique_ptr<Executor>> executors;
     for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
-      auto transport = std::make_unique<FakeTransport>(static_cast<int>(h), events);
-      transport->log = m_log;
-      m_made.push_back(transport.get());
-      executors.push_back(std::move(transport));
+      auto executor = std::make_unique<FakeExecutor>(static_cast<int>(h), events);
+      executor->log = m_log;
+      m_made.push_back(executor.get());
+      executors.push_back(std::move(executor));
     }
     return executors;
   }
 
  private:
   const Fleet& m_fleet;
-  std::vector<FakeTransport*>& m_made;
+  std::vector<FakeExecutor*>& m_made;
   std::vector<std::string>* m_log;
 };
 
@@ -261,37 +261,37 @@ inline Fleet make_fleet(
   return fleet;
 }
 
-// A scheduler over fake transports and an in-memory queue, driven tick by
+// A scheduler over fake executors and an in-memory queue, driven tick by
 // tick with injected time.
 struct FakeRun {
   Fleet fleet;
   ListSource source;
   RecordingObserver observer;
-  std::vector<FakeTransport*> transports;  // owned by the scheduler
+  std::vector<FakeExecutor*> executors;  // owned by the scheduler
   std::unique_ptr<Scheduler> scheduler;
   Clock::time_point now{};
   JobId next_id = 1;
 
   explicit FakeRun(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
     options.clock = [this] { return now; };
-    FakeBackend backend(fleet, transports, &observer.events);
+    FakeBackend backend(fleet, executors, &observer.events);
     scheduler = std::make_unique<Scheduler>(backend, source, observer, options,
                                             [this] { return next_id++; });
   }
 
-  // One loop iteration: transports first, the scheduler last, as in a run.
+  // One loop iteration: executors first, the scheduler last, as in a run.
   void tick(Clock::duration advance = std::chrono::milliseconds(10)) {
     now += advance;
-    for (auto& t : transports) t->step(now);
+    for (auto& t : executors) t->step(now);
     scheduler->step(now);
   }
 
-  // Like the event loop, steps only when a transport has news or the
+  // Like the event loop, steps only when an executor has news or the
   // scheduler's deadline has come (jumping there), so a scheduler that
   // forgets to ask for a step hangs here as it would in a run.
   int run(int max_ticks = 5000) {
     for (int i = 0; i < max_ticks && !scheduler->finished(); ++i) {
-      bool busy = std::any_of(transports.begin(), transports.end(),
+      bool busy = std::any_of(executors.begin(), executors.end(),
                               [](auto& t) { return t->running() > 0; });
       auto due = scheduler->deadline();
       if (!busy && !due) break;  // nothing would ever wake the loop
@@ -308,7 +308,7 @@ struct FakeRun {
   std::vector<std::string> control_sent(std::size_t h) const { return sent(h, true); }
   std::vector<std::string> all_jobs_sent() const {
     std::vector<std::string> out;
-    for (std::size_t h = 0; h < transports.size(); ++h)
+    for (std::size_t h = 0; h < executors.size(); ++h)
       for (auto& command : jobs_sent(h)) out.push_back(command);
     return out;
   }
@@ -323,7 +323,7 @@ struct FakeRun {
  private:
   std::vector<std::string> sent(std::size_t h, bool control) const {
     std::vector<std::string> out;
-    for (const auto& [id, command] : transports[h]->started)
+    for (const auto& [id, command] : executors[h]->started)
       if ((id >= k_first_own_command_id) == control) out.push_back(command);
     return out;
   }

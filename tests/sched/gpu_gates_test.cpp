@@ -14,7 +14,7 @@
 namespace runner {
 namespace {
 
-using testing::FakeTransport;
+using testing::FakeExecutor;
 using testing::make_fleet;
 using Campaign = testing::FakeRun;
 using namespace std::chrono_literals;
@@ -44,20 +44,20 @@ std::string usage(const std::vector<std::pair<long, int>>& gpus) {
 
 // Answers k_gpu_usage with `answer(n)` for its n-th call (from 0); jobs
 // last `steps` steps.
-void script(FakeTransport& transport, std::function<std::string(int)> answer, int steps = 2) {
+void script(FakeExecutor& executor, std::function<std::string(int)> answer, int steps = 2) {
   auto calls = std::make_shared<int>(0);
-  transport.outcome = [=](const std::string& command) {
+  executor.outcome = [=](const std::string& command) {
     if (command == k_gpu_usage)
-      return FakeTransport::Outcome{.exit = JobExit::exited(0), .steps = 1,
+      return FakeExecutor::Outcome{.exit = JobExit::exited(0), .steps = 1,
                                     .output = answer((*calls)++)};
-    return FakeTransport::Outcome{.steps = steps};
+    return FakeExecutor::Outcome{.steps = steps};
   };
 }
 
 // Answers k_gpu_usage with `look`; other commands end at once.
-void look_at_gpus(FakeTransport& transport, FakeTransport::Outcome look) {
-  transport.outcome = [look](const std::string& command) {
-    return command == k_gpu_usage ? look : FakeTransport::Outcome{};
+void look_at_gpus(FakeExecutor& executor, FakeExecutor::Outcome look) {
+  executor.outcome = [look](const std::string& command) {
+    return command == k_gpu_usage ? look : FakeExecutor::Outcome{};
   };
 }
 
@@ -74,7 +74,7 @@ void expect_jobs_run_unchecked(Campaign& r) {
 
 TEST(GpuGates, AJobWaitsWhileAnotherProcessHoldsTheGpuAndStartsOnceItIsFree) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  script(*r.transports[0], [](int call) {
+  script(*r.executors[0], [](int call) {
     return call < 2 ? usage({{5000, 1}}) : usage({{10, 0}});
   });
   r.source.add("train");
@@ -90,7 +90,7 @@ TEST(GpuGates, AJobWaitsWhileAnotherProcessHoldsTheGpuAndStartsOnceItIsFree) {
 TEST(GpuGates, OtherSlotsRunWhileOneGpuIsBusy) {
   Campaign r(gated(make_fleet({{"a", {"0", "1"}}}), "no-processes"));
   // GPU 0 has another user's process for the first four looks.
-  script(*r.transports[0], [](int call) {
+  script(*r.executors[0], [](int call) {
     return usage({{0, call < 4 ? 1 : 0}, {0, 0}});
   }, 4000);  // 40 s: longer than GPU 0 stays busy
   r.source.add("first <<gpu>>");
@@ -104,7 +104,7 @@ TEST(GpuGates, OtherSlotsRunWhileOneGpuIsBusy) {
 TEST(GpuGates, ThisRunsOwnJobOnTheSameGpuCountsBeforeNvidiaSmiShowsIt) {
   // Two slots on one GPU; nvidia-smi never shows anything on it.
   Campaign r(gated(make_fleet({{"a", {"0", "0"}}}), "no-processes"));
-  script(*r.transports[0], [](int) { return usage({{0, 0}}); }, 20);
+  script(*r.executors[0], [](int) { return usage({{0, 0}}); }, 20);
   r.source.add("one");
   r.source.add("two");
   r.scheduler->start();
@@ -118,7 +118,7 @@ TEST(GpuGates, ThisRunsOwnJobOnTheSameGpuCountsBeforeNvidiaSmiShowsIt) {
 
 TEST(GpuGates, AHostThatCannotBeLookedAtRunsJobsUncheckedAndSaysSo) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  look_at_gpus(*r.transports[0],
+  look_at_gpus(*r.executors[0],
                {.exit = JobExit::exited(127), .steps = 1, .output = "sh: nvidia-smi: not found\n"});
   expect_jobs_run_unchecked(r);
   EXPECT_TRUE(said(r, "a: cannot tell whether its GPUs are free for `gpu_free`"));
@@ -126,15 +126,15 @@ TEST(GpuGates, AHostThatCannotBeLookedAtRunsJobsUncheckedAndSaysSo) {
 
 TEST(GpuGates, AHostWhoseNvidiaSmiHangsIsGivenUpOnAtTheLimitAndRunsJobsUnchecked) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  look_at_gpus(*r.transports[0], {.steps = 1'000'000});
+  look_at_gpus(*r.executors[0], {.steps = 1'000'000});
   expect_jobs_run_unchecked(r);
   EXPECT_TRUE(said(r,
                    "a: cannot tell whether its GPUs are free for `gpu_free` (nvidia-smi did "
                    "not answer within 30.0s); its jobs start without waiting"));
   // The look was killed, and not before its limit.
-  const auto& signals = r.transports[0]->signals;
+  const auto& signals = r.executors[0]->signals;
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_EQ(signals[0], (std::pair<JobId, int>{r.transports[0]->started[0].first, SIGKILL}));
+  EXPECT_EQ(signals[0], (std::pair<JobId, int>{r.executors[0]->started[0].first, SIGKILL}));
   EXPECT_GE(r.now - Clock::time_point{}, k_gpu_usage_limit);
 }
 
@@ -142,7 +142,7 @@ TEST(GpuGates, TheLimitOfALookIsTheSchedulersOption) {
   SchedulerOptions options;
   options.gpu_check_limit = 500ms;
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"), options);
-  look_at_gpus(*r.transports[0], {.steps = 1'000'000});
+  look_at_gpus(*r.executors[0], {.steps = 1'000'000});
   r.source.add("train");
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);
@@ -152,14 +152,14 @@ TEST(GpuGates, TheLimitOfALookIsTheSchedulersOption) {
 
 TEST(GpuGates, EachStartFollowsAFreshLook) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  script(*r.transports[0], [](int) { return usage({{0, 0}}); }, 300);
+  script(*r.executors[0], [](int) { return usage({{0, 0}}); }, 300);
   r.source.add("one");
   r.source.add("two");
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);
   // `one` runs 300 steps of 10 ms: the look before it is stale by then,
   // and `two` is sent right after a new one.
-  const auto& sent = r.transports[0]->started;
+  const auto& sent = r.executors[0]->started;
   auto two = std::find_if(sent.begin(), sent.end(), [](const auto& s) { return s.second == "two"; });
   ASSERT_NE(two, sent.end());
   ASSERT_GE(two - sent.begin(), 3);

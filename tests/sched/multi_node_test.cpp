@@ -10,7 +10,7 @@
 namespace runner {
 namespace {
 
-using testing::FakeTransport;
+using testing::FakeExecutor;
 using testing::make_fleet;
 using Harness = testing::FakeRun;
 
@@ -20,7 +20,7 @@ JobSpec on_nodes(std::string command, int nodes, int slots = 1) {
   return job;
 }
 
-FakeTransport::Outcome lasting(int steps) { return FakeTransport::Outcome{.steps = steps}; }
+FakeExecutor::Outcome lasting(int steps) { return FakeExecutor::Outcome{.steps = steps}; }
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -72,9 +72,9 @@ TEST(MultiNode, EachRankRunsOnADifferentHostWithItsVariablesAndEnvironment) {
 
 TEST(MultiNode, TheMasterPortIsFreeOnRankZerosHostAndDiffersForEveryRunningJob) {
   Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0", "1"}}}));
-  for (auto* t : h.transports) t->outcome = [](const std::string&) { return lasting(1); };
-  h.transports[0]->outcome = [](const std::string& command) {
-    FakeTransport::Outcome outcome = lasting(20);
+  for (auto* t : h.executors) t->outcome = [](const std::string&) { return lasting(1); };
+  h.executors[0]->outcome = [](const std::string& command) {
+    FakeExecutor::Outcome outcome = lasting(20);
     if (contains(command, "/proc/net/tcp")) {
       // 29500 listens, 29501 is in TIME_WAIT: neither is taken.
       outcome.steps = 1;
@@ -97,9 +97,9 @@ TEST(MultiNode, TheMasterPortIsFreeOnRankZerosHostAndDiffersForEveryRunningJob) 
 
 TEST(MultiNode, RankZeroReachedOnLoopbackIsGivenOneOfItsHostsAddressesForTheOthers) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
-  h.transports[0]->reached_as = "127.0.0.1";
-  h.transports[0]->outcome = [](const std::string& command) {
-    FakeTransport::Outcome outcome = lasting(1);
+  h.executors[0]->reached_as = "127.0.0.1";
+  h.executors[0]->outcome = [](const std::string& command) {
+    FakeExecutor::Outcome outcome = lasting(1);
     if (contains(command, "hostname -I")) outcome.output = "runner-addresses\n192.168.5.5 10.1.1.1 \n";
     return outcome;
   };
@@ -111,7 +111,7 @@ TEST(MultiNode, RankZeroReachedOnLoopbackIsGivenOneOfItsHostsAddressesForTheOthe
 
 TEST(MultiNode, AJobWaitsForAllItsHostsHoldingNothingAndNothingBehindItPasses) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}, {"c", {"0"}}}));
-  for (auto* t : h.transports)
+  for (auto* t : h.executors)
     t->outcome = [](const std::string& c) { return lasting(contains(c, "long") ? 30 : 2); };
   h.source.add("long");
   h.source.add("long");
@@ -123,7 +123,7 @@ TEST(MultiNode, AJobWaitsForAllItsHostsHoldingNothingAndNothingBehindItPasses) {
   // Two hosts are busy, one is free: the gang job needs two, so it takes
   // none, and the small job behind it waits too.
   int free = 0;
-  for (auto* t : h.transports) free += t->running() == 0;
+  for (auto* t : h.executors) free += t->running() == 0;
   EXPECT_EQ(free, 1);
   EXPECT_EQ(h.source.jobs.size(), 2u);
   EXPECT_EQ(h.run(), 0);
@@ -139,7 +139,7 @@ TEST(MultiNode, AJobWaitsForAllItsHostsHoldingNothingAndNothingBehindItPasses) {
 
 TEST(MultiNode, TwoJobsThatEachNeedMostHostsNeverDeadlock) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}, {"c", {"0"}}}));
-  for (auto* t : h.transports) t->outcome = [](const std::string&) { return lasting(3); };
+  for (auto* t : h.executors) t->outcome = [](const std::string&) { return lasting(3); };
   for (int i = 0; i < 4; ++i) h.source.jobs.push_back(on_nodes("gang" + std::to_string(i), 2));
   h.source.jobs.push_back(on_nodes("all", 3));
   h.scheduler->start();
@@ -150,22 +150,22 @@ TEST(MultiNode, TwoJobsThatEachNeedMostHostsNeverDeadlock) {
 
 TEST(MultiNode, ARankThatFailsStopsTheOthersAndTheJobEndsAsThatRank) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}, {"c", {"0"}}}));
-  for (auto* t : h.transports)
+  for (auto* t : h.executors)
     t->outcome = [](const std::string& c) { return lasting(contains(c, "train") ? 1'000'000 : 1); };
-  h.transports[1]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.exit = JobExit::exited(3), .steps = 3};
+  h.executors[1]->outcome = [](const std::string&) {
+    return FakeExecutor::Outcome{.exit = JobExit::exited(3), .steps = 3};
   };
   h.source.jobs.push_back(on_nodes("train", 3));
   h.scheduler->start();
   for (int i = 0; i < 12; ++i) h.tick();
   // Rank 1 ended: ranks 0 and 2 got TERM, rank 1 nothing.
-  ASSERT_EQ(h.transports[0]->signals.size(), 1u);
-  EXPECT_EQ(h.transports[0]->signals[0].second, SIGTERM);
-  ASSERT_EQ(h.transports[2]->signals.size(), 1u);
-  EXPECT_TRUE(h.transports[1]->signals.empty());
+  ASSERT_EQ(h.executors[0]->signals.size(), 1u);
+  EXPECT_EQ(h.executors[0]->signals[0].second, SIGTERM);
+  ASSERT_EQ(h.executors[2]->signals.size(), 1u);
+  EXPECT_TRUE(h.executors[1]->signals.empty());
   // They ignore TERM: KILL after the grace period.
   EXPECT_EQ(h.run(), 1);
-  EXPECT_EQ(h.transports[0]->signals.back().second, SIGKILL);
+  EXPECT_EQ(h.executors[0]->signals.back().second, SIGKILL);
   ASSERT_EQ(h.observer.finished.size(), 1u);
   const auto& [job, exit] = h.observer.finished[0];
   EXPECT_EQ(exit.code(), 3);
@@ -179,9 +179,9 @@ TEST(MultiNode, ARankThatFailsStopsTheOthersAndTheJobEndsAsThatRank) {
 TEST(MultiNode, RetriesRunTheWholeJobAgain) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
   int failures = 1;
-  h.transports[1]->outcome = [&](const std::string& command) {
+  h.executors[1]->outcome = [&](const std::string& command) {
     if (contains(command, "train") && failures-- > 0)
-      return FakeTransport::Outcome{.exit = JobExit::exited(1), .steps = 2};
+      return FakeExecutor::Outcome{.exit = JobExit::exited(1), .steps = 2};
     return lasting(2);
   };
   JobSpec job = on_nodes("train <<rank>>", 2);
@@ -208,17 +208,17 @@ TEST(MultiNode, RetriesRunTheWholeJobAgain) {
 
 TEST(MultiNode, AHostLostUnderOneRankPutsTheWholeJobBack) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}, {"c", {"0"}}}));
-  for (auto* t : h.transports)
+  for (auto* t : h.executors)
     t->outcome = [](const std::string& c) { return lasting(contains(c, "/proc") ? 1 : 50); };
   h.source.jobs.push_back(on_nodes("train <<rank>>", 2));
   h.scheduler->start();
   for (int i = 0; i < 6; ++i) h.tick();
   ASSERT_EQ(sent_with(h, 1, "train 1"), 1);
-  h.transports[1]->drop();
-  h.transports[1]->connect_error = Status{ErrorKind::connect, "refused"};
+  h.executors[1]->drop();
+  h.executors[1]->connect_error = Status{ErrorKind::connect, "refused"};
   EXPECT_EQ(h.run(), 0);
   // Rank 0 was stopped; the job ran again on the hosts that are left.
-  EXPECT_EQ(h.transports[0]->signals.front().second, SIGTERM);
+  EXPECT_EQ(h.executors[0]->signals.front().second, SIGTERM);
   ASSERT_EQ(h.observer.finished.size(), 2u);
   EXPECT_TRUE(h.observer.finished[0].second.lost());
   EXPECT_EQ(h.observer.finished[0].first.failed_rank(), 1);

@@ -1,5 +1,5 @@
 // What the scheduler does when things go wrong: lost hosts, timeouts,
-// retries, cancellation and the jobs of a dead run. Scripted transports,
+// retries, cancellation and the jobs of a dead run. Scripted executors,
 // injected time.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,7 +14,7 @@ namespace runner {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FakeTransport;
+using testing::FakeExecutor;
 using Campaign = testing::FakeRun;
 
 Fleet two_hosts(int slots_each = 1) {
@@ -23,20 +23,20 @@ Fleet two_hosts(int slots_each = 1) {
   return testing::make_fleet({{"a", gpus}, {"b", gpus}});
 }
 
-FakeTransport::Outcome lasting(int steps, int code = 0) {
-  return FakeTransport::Outcome{.exit = JobExit::exited(code), .steps = steps};
+FakeExecutor::Outcome lasting(int steps, int code = 0) {
+  return FakeExecutor::Outcome{.exit = JobExit::exited(code), .steps = steps};
 }
 
 TEST(Recovery, LostJobGoesBackToTheHeadAndRunsElsewhereWithTheSameId) {
   Campaign r(two_hosts());
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(5); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(5); };
   r.source.add("one");
   r.source.add("two");
   r.source.add("three");
   r.scheduler->start();
   r.tick();
   ASSERT_EQ(r.jobs_sent(0), (std::vector<std::string>{"one"}));
-  r.transports[0]->drop();
+  r.executors[0]->drop();
   EXPECT_EQ(r.run(), 0);
   // Job 1 ("one") was lost on a, then ran (before "three") on b.
   auto ends = r.ends_of(1);
@@ -57,13 +57,13 @@ TEST(Recovery, LostJobGoesBackToTheHeadAndRunsElsewhereWithTheSameId) {
 TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
   Campaign r(two_hosts(), SchedulerOptions{.reconnect_first = 2s});
   // Long enough (100 ticks of 10 ms each) that host a is back before the end.
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(100); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(100); };
   for (int i = 0; i < 8; ++i) r.source.add("job" + std::to_string(i));
   r.scheduler->start();
   r.tick();
   r.tick();              // the hosts report the jobs' process groups
   long pgid = 1000 + 1;  // the fake's pgid for job 1, which ran on a
-  r.transports[0]->drop();
+  r.executors[0]->drop();
   r.tick();
   EXPECT_TRUE(r.control_sent(0).empty()) << "nothing is sent to a host that is down";
   EXPECT_EQ(r.run(), 0);
@@ -72,7 +72,7 @@ TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
   EXPECT_NE(cleanup[0].find("kill -s KILL -- -" + std::to_string(pgid)), std::string::npos)
       << cleanup[0];
   // Only if it is still the job's: one of its processes carries the job's mark.
-  EXPECT_NE(cleanup[0].find("ours 1001 '" + r.transports[0]->group_mark(1) + "'"),
+  EXPECT_NE(cleanup[0].find("ours 1001 '" + r.executors[0]->group_mark(1) + "'"),
             std::string::npos)
       << cleanup[0];
   EXPECT_GT(r.jobs_sent(0).size(), 1u) << "host a rejoined the pool";
@@ -81,10 +81,10 @@ TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
 TEST(Recovery, AJobLostAloneIsKilledAtOnceOnItsLiveHost) {
   Campaign r(two_hosts());
   int runs_of_one = 0;
-  for (auto& t : r.transports) {
+  for (auto& t : r.executors) {
     t->outcome = [&](const std::string& command) {
       if (command == "one" && runs_of_one++ == 0)
-        return FakeTransport::Outcome{.exit = JobExit::lost_because("channel broke"), .steps = 2};
+        return FakeExecutor::Outcome{.exit = JobExit::lost_because("channel broke"), .steps = 2};
       return lasting(2);
     };
   }
@@ -98,32 +98,32 @@ TEST(Recovery, AJobLostAloneIsKilledAtOnceOnItsLiveHost) {
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_TRUE(ends[0].lost());
   EXPECT_TRUE(ends[1].succeeded());
-  EXPECT_EQ(r.transports[0]->connects, 1) << "the host was never reconnected";
+  EXPECT_EQ(r.executors[0]->connects, 1) << "the host was never reconnected";
   EXPECT_GE(r.jobs_sent(0).size(), 2u) << "host a kept taking jobs";
 }
 
 TEST(Recovery, KeepOrphansLeavesLostProcessesAlone) {
   Campaign r(two_hosts(), SchedulerOptions{.keep_orphans = true});
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(3); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(3); };
   for (int i = 0; i < 6; ++i) r.source.add("j");
   r.scheduler->start();
   r.tick();
-  r.transports[0]->drop();
+  r.executors[0]->drop();
   EXPECT_EQ(r.run(), 0);
   EXPECT_TRUE(r.control_sent(0).empty());
 }
 
 TEST(Recovery, AJobLostMoreOftenThanAllowedFails) {
   Campaign r(two_hosts(), SchedulerOptions{.max_requeue = 1});
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(4); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(4); };
   r.source.add("fragile");
   r.scheduler->start();
   r.tick();
-  r.transports[0]->drop();  // first loss: put back, runs on b
+  r.executors[0]->drop();  // first loss: put back, runs on b
   r.tick();
   r.tick();
   ASSERT_EQ(r.jobs_sent(1), (std::vector<std::string>{"fragile"}));
-  r.transports[1]->drop();  // second loss: over the limit
+  r.executors[1]->drop();  // second loss: over the limit
   EXPECT_EQ(r.run(), 1);
   auto ends = r.ends_of(1);
   ASSERT_EQ(ends.size(), 2u);
@@ -132,15 +132,15 @@ TEST(Recovery, AJobLostMoreOftenThanAllowedFails) {
 
 TEST(Recovery, AnEndingAllocationStartsNothingMoreAndItsLostJobsWaitForTheNextRun) {
   Campaign r(two_hosts());
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1000); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(1000); };
   for (const char* job : {"one", "two", "three", "four"}) r.source.add(job);
   r.scheduler->start();
   r.tick();
   r.tick();
-  r.transports[0]->end_allocation();
+  r.executors[0]->end_allocation();
   r.tick();
   r.tick();
-  r.transports[1]->end_allocation();  // its job ends a moment later
+  r.executors[1]->end_allocation();  // its job ends a moment later
   EXPECT_EQ(r.run(), 1);
   EXPECT_EQ(r.all_jobs_sent(), (std::vector<std::string>{"one", "two"}));
   for (JobId id : {1, 2}) {
@@ -161,7 +161,7 @@ TEST(Recovery, AnEndingAllocationStartsNothingMoreAndItsLostJobsWaitForTheNextRu
 
 TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
   Campaign r(two_hosts(), SchedulerOptions{.kill_grace = 5s});
-  r.transports[0]->outcome = [](const std::string&) { return lasting(1'000'000); };
+  r.executors[0]->outcome = [](const std::string&) { return lasting(1'000'000); };
   JobSpec job{"train", {}, 1, 1, 10s, "10s", std::nullopt, "pkill -f train-<<gpu>>"};
   r.source.jobs.push_back(job);
   r.scheduler->start();
@@ -171,7 +171,7 @@ TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
   EXPECT_EQ(*r.scheduler->deadline(), r.now + 10s);
   r.now += 10s;
   r.tick();
-  auto& signals = r.transports[0]->signals;
+  auto& signals = r.executors[0]->signals;
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].second, SIGTERM);
   EXPECT_EQ(r.control_sent(0), (std::vector<std::string>{"pkill -f train-0"}));
@@ -188,7 +188,7 @@ TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
 
 TEST(Recovery, DefaultTimeoutAppliesToJobsWithoutOne) {
   Campaign r(two_hosts(), SchedulerOptions{.default_timeout = 30s});
-  r.transports[0]->outcome = [](const std::string&) { return lasting(1'000'000); };
+  r.executors[0]->outcome = [](const std::string&) { return lasting(1'000'000); };
   r.source.add("forever");
   r.scheduler->start();
   r.tick();
@@ -199,7 +199,7 @@ TEST(Recovery, DefaultTimeoutAppliesToJobsWithoutOne) {
 // Queues "flaky", which exits 3 the first time and 0 after, and runs.
 int run_a_job_that_fails_once(Campaign& r, int retries) {
   auto runs = std::make_shared<int>(0);
-  for (auto& t : r.transports)
+  for (auto& t : r.executors)
     t->outcome = [runs](const std::string&) { return lasting(1, ++*runs == 1 ? 3 : 0); };
   JobSpec job{"flaky", {}, 1, 1};
   job.retries = retries;
@@ -222,10 +222,10 @@ TEST(Recovery, FailedJobWithRetriesRunsAgainOnAnotherSlot) {
 TEST(Recovery, AJobRunAgainIsANewTaskSoALateReportOfItsFirstRunIsIgnored) {
   Campaign r(two_hosts());
   EXPECT_EQ(run_a_job_that_fails_once(r, 1), 0);
-  ASSERT_EQ(r.transports[0]->started.size(), 1u);
-  ASSERT_EQ(r.transports[1]->started.size(), 1u);
-  TaskId first = r.transports[0]->started[0].first;
-  EXPECT_NE(first, r.transports[1]->started[0].first) << "both runs of job #1 as one task";
+  ASSERT_EQ(r.executors[0]->started.size(), 1u);
+  ASSERT_EQ(r.executors[1]->started.size(), 1u);
+  TaskId first = r.executors[0]->started[0].first;
+  EXPECT_NE(first, r.executors[1]->started[0].first) << "both runs of job #1 as one task";
   // A host that reports on the first run's task after the job ended (a
   // late end, a stray line of output) changes nothing.
   r.scheduler->task_exited(first, JobExit::exited(9));
@@ -237,7 +237,7 @@ TEST(Recovery, AJobRunAgainIsANewTaskSoALateReportOfItsFirstRunIsIgnored) {
 
 TEST(Recovery, RetriesRunOutAndTheJobFails) {
   Campaign r(two_hosts(), SchedulerOptions{.default_retries = 2});
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1, 1); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(1, 1); };
   r.source.add("broken");
   r.scheduler->start();
   EXPECT_EQ(r.run(), 1);
@@ -247,7 +247,7 @@ TEST(Recovery, RetriesRunOutAndTheJobFails) {
 
 TEST(Recovery, CancelStopsEveryJobAndRunsItsCancelCommand) {
   Campaign r(two_hosts());
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1'000'000); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(1'000'000); };
   JobSpec job{"bench <<gpu>>", {}, 1, 1};
   job.cancel = "docker exec c<<gpu>> pkill bench";
   r.source.jobs.push_back(job);
@@ -299,11 +299,11 @@ TEST(Recovery, OrphanWithoutProcessGroupIsRunAgainWithAWarning) {
 
 TEST(Recovery, RefusedKeysAreNotRetried) {
   Campaign r(two_hosts());
-  r.transports[0]->connect_error = Status{ErrorKind::auth, "a: denied"};
+  r.executors[0]->connect_error = Status{ErrorKind::auth, "a: denied"};
   r.source.add("j");
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);
-  EXPECT_EQ(r.transports[0]->connects, 1);
+  EXPECT_EQ(r.executors[0]->connects, 1);
 }
 
 TEST(Recovery, EveryStartIsCheckpointedBeforeItIsSent) {

@@ -1,4 +1,4 @@
-// The scheduling policy against scripted transports: no sockets, no sleeps;
+// The scheduling policy against scripted executors: no sockets, no sleeps;
 // time is passed in.
 #include "runner/sched/scheduler.h"
 
@@ -14,7 +14,7 @@
 namespace runner {
 namespace {
 
-using testing::FakeTransport;
+using testing::FakeExecutor;
 using testing::make_fleet;
 using Harness = testing::FakeRun;
 
@@ -36,11 +36,11 @@ TEST(Scheduler, QueueModeRunsEveryJobOnceFifo) {
 
 TEST(Scheduler, AJobLastsUntilTheRoundInWhichItsEndIsReported) {
   Harness h(make_fleet({{"a", {"0"}}}));
-  h.transports[0]->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 3}; };
+  h.executors[0]->outcome = [](const std::string&) { return FakeExecutor::Outcome{.steps = 3}; };
   h.source.add("one");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
-  // Sent in one round; its transport reports its process's start the next
+  // Sent in one round; its executor reports its process's start the next
   // round and its end three rounds (of 10 ms) after sending, before the
   // scheduler's own step of that round: it ran from start to end.
   ASSERT_EQ(h.observer.durations.size(), 1u);
@@ -49,16 +49,16 @@ TEST(Scheduler, AJobLastsUntilTheRoundInWhichItsEndIsReported) {
 
 TEST(Scheduler, NeverRunsMoreJobsThanSlots) {
   Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}));
-  for (auto& t : h.transports)
-    t->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 3}; };
+  for (auto& t : h.executors)
+    t->outcome = [](const std::string&) { return FakeExecutor::Outcome{.steps = 3}; };
   for (int i = 0; i < 10; ++i) h.source.add("j");
   h.scheduler->start();
   std::size_t peak = 0;
   for (int i = 0; i < 200 && !h.scheduler->finished(); ++i) {
     h.tick();
     peak = std::max(peak, h.scheduler->running_count());
-    EXPECT_LE(h.transports[0]->running(), 2u);
-    EXPECT_LE(h.transports[1]->running(), 1u);
+    EXPECT_LE(h.executors[0]->running(), 2u);
+    EXPECT_LE(h.executors[1]->running(), 1u);
   }
   EXPECT_EQ(peak, 3u);
   EXPECT_EQ(h.scheduler->exit_code(), 0);
@@ -69,8 +69,8 @@ TEST(Scheduler, MultiSlotJobTakesSlotsOfOneHost) {
   h.source.add("train", 2);
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
-  ASSERT_EQ(h.transports[1]->started.size(), 1u);
-  EXPECT_TRUE(h.transports[0]->started.empty());
+  ASSERT_EQ(h.executors[1]->started.size(), 1u);
+  EXPECT_TRUE(h.executors[0]->started.empty());
   ASSERT_EQ(h.observer.finished.size(), 1u);
   EXPECT_EQ(h.observer.finished[0].first.label(), "b gpu=2,3");
   EXPECT_EQ(h.observer.finished[0].first.slots(), (std::vector<int>{1, 2}));
@@ -80,8 +80,8 @@ TEST(Scheduler, AMultiSlotJobGetsAnAlignedBlockOfSlots) {
   // With slot 0 busy, a 2-slot job gets the pair 2,3, not 1,2; with
   // `allocation_policy: buddy` a 2-slot job waits for an aligned pair.
   Harness h(make_fleet({{"a", {"0", "1", "2", "3"}}}));
-  h.transports[0]->outcome = [](const std::string& command) {
-    return FakeTransport::Outcome{.steps = command == "first" ? 2 : 5};
+  h.executors[0]->outcome = [](const std::string& command) {
+    return FakeExecutor::Outcome{.steps = command == "first" ? 2 : 5};
   };
   h.source.add("first");
   h.source.add("pair", 2);
@@ -101,8 +101,8 @@ TEST(Scheduler, AMultiSlotJobGetsAnAlignedBlockOfSlots) {
 
 TEST(Scheduler, HeadOfLineJobWaitsForEnoughSlots) {
   Harness h(make_fleet({{"a", {"0", "1"}}}));
-  h.transports[0]->outcome = [](const std::string& c) {
-    return FakeTransport::Outcome{.steps = c == "long" ? 5 : 1};
+  h.executors[0]->outcome = [](const std::string& c) {
+    return FakeExecutor::Outcome{.steps = c == "long" ? 5 : 1};
   };
   h.source.add("long");
   h.source.add("pair", 2);
@@ -111,7 +111,7 @@ TEST(Scheduler, HeadOfLineJobWaitsForEnoughSlots) {
   EXPECT_EQ(h.run(), 0);
   // "after" must not overtake "pair" although a slot was free meanwhile.
   std::vector<std::string> order;
-  for (const auto& [id, cmd] : h.transports[0]->started) order.push_back(cmd);
+  for (const auto& [id, cmd] : h.executors[0]->started) order.push_back(cmd);
   EXPECT_EQ(order, (std::vector<std::string>{"long", "pair", "after"}));
 }
 
@@ -120,15 +120,15 @@ TEST(Scheduler, JobLargerThanEveryHostEndsTheRunWithAnError) {
   h.source.add("huge", 4);
   h.scheduler->start();
   EXPECT_EQ(h.run(), 1);
-  EXPECT_TRUE(h.transports[0]->started.empty());
+  EXPECT_TRUE(h.executors[0]->started.empty());
   ASSERT_FALSE(h.observer.notices.empty());
   EXPECT_NE(h.observer.notices[0].find("needs 4 slots"), std::string::npos);
 }
 
 TEST(Scheduler, FailedJobMakesExitCodeOne) {
   Harness h(make_fleet({{"a", {"0"}}}));
-  h.transports[0]->outcome = [](const std::string& c) {
-    return FakeTransport::Outcome{.exit = JobExit::exited(c == "bad" ? 3 : 0)};
+  h.executors[0]->outcome = [](const std::string& c) {
+    return FakeExecutor::Outcome{.exit = JobExit::exited(c == "bad" ? 3 : 0)};
   };
   h.source.add("good");
   h.source.add("bad");
@@ -140,19 +140,19 @@ TEST(Scheduler, FailedJobMakesExitCodeOne) {
 
 TEST(Scheduler, UnreachableHostLeavesTheOthersWorking) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
-  h.transports[0]->connect_error = Status{ErrorKind::connect, "a: refused"};
+  h.executors[0]->connect_error = Status{ErrorKind::connect, "a: refused"};
   for (int i = 0; i < 4; ++i) h.source.add("j");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
-  EXPECT_TRUE(h.transports[0]->started.empty());
-  EXPECT_EQ(h.transports[1]->started.size(), 4u);
+  EXPECT_TRUE(h.executors[0]->started.empty());
+  EXPECT_EQ(h.executors[1]->started.size(), 4u);
   EXPECT_NE(std::find(h.observer.events.begin(), h.observer.events.end(), "failed a: a: refused"),
             h.observer.events.end());
 }
 
 TEST(Scheduler, NoUsableHostIsAFailure) {
   Harness h(make_fleet({{"a", {"0"}}}));
-  h.transports[0]->connect_error = Status{ErrorKind::auth, "a: denied"};
+  h.executors[0]->connect_error = Status{ErrorKind::auth, "a: denied"};
   h.source.add("j");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 1);
@@ -162,9 +162,9 @@ TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
   Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0"}}}),
             SchedulerOptions{.mode = Mode::broadcast});
   // Slot a/0 is slow; no slot may begin job 2 before every slot ended job 1.
-  for (auto& t : h.transports)
+  for (auto& t : h.executors)
     t->outcome = [](const std::string& c) {
-      return FakeTransport::Outcome{.steps = c.find("gpu=0 host=a") != std::string::npos ? 4 : 1};
+      return FakeExecutor::Outcome{.steps = c.find("gpu=0 host=a") != std::string::npos ? 4 : 1};
     };
   h.source.add("step1 gpu=<<gpu>> host=<<hostname>>");
   h.source.add("step2 gpu=<<gpu>> host=<<hostname>>");
@@ -185,8 +185,8 @@ TEST(Scheduler, BroadcastRunsEachJobOnEverySlotInLockstep) {
 // queued.
 std::unique_ptr<Harness> two_steps_failing_on_b(SchedulerOptions options) {
   auto h = std::make_unique<Harness>(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), options);
-  h->transports[1]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.exit = JobExit::exited(1)};
+  h->executors[1]->outcome = [](const std::string&) {
+    return FakeExecutor::Outcome{.exit = JobExit::exited(1)};
   };
   h->source.add("one");
   h->source.add("two");
@@ -211,7 +211,7 @@ TEST(Scheduler, BroadcastIgnoreErrorsGoesOn) {
 
 TEST(Scheduler, StopSchedulingLetsRunningJobsFinish) {
   Harness h(make_fleet({{"a", {"0"}}}));
-  h.transports[0]->outcome = [](const std::string&) { return FakeTransport::Outcome{.steps = 3}; };
+  h.executors[0]->outcome = [](const std::string&) { return FakeExecutor::Outcome{.steps = 3}; };
   h.source.add("one");
   h.source.add("two");
   h.scheduler->start();
@@ -219,7 +219,7 @@ TEST(Scheduler, StopSchedulingLetsRunningJobsFinish) {
   h.scheduler->stop_scheduling();
   EXPECT_EQ(h.run(), 130);
   EXPECT_EQ(h.all_jobs_sent(), (std::vector<std::string>{"one"}));
-  EXPECT_TRUE(h.transports[0]->signals.empty());
+  EXPECT_TRUE(h.executors[0]->signals.empty());
   EXPECT_EQ(h.source.jobs.size(), 1u);
 }
 
@@ -256,8 +256,8 @@ TEST(Scheduler, JobsTakenButNotStartedEndWhenStoppedWhileTheJournalFails) {
 TEST(Scheduler, CancelSendsTermThenKillAfterGrace) {
   Harness h(make_fleet({{"a", {"0", "1"}}}),
             SchedulerOptions{.kill_grace = std::chrono::seconds(5)});
-  h.transports[0]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.steps = 1'000'000};
+  h.executors[0]->outcome = [](const std::string&) {
+    return FakeExecutor::Outcome{.steps = 1'000'000};
   };
   h.source.add("x");
   h.source.add("y");
@@ -266,14 +266,14 @@ TEST(Scheduler, CancelSendsTermThenKillAfterGrace) {
   h.tick();  // their processes start
   ASSERT_EQ(h.scheduler->running_count(), 2u);
   h.scheduler->cancel_running(h.now);
-  ASSERT_EQ(h.transports[0]->signals.size(), 2u);
-  EXPECT_EQ(h.transports[0]->signals[0].second, SIGTERM);
+  ASSERT_EQ(h.executors[0]->signals.size(), 2u);
+  EXPECT_EQ(h.executors[0]->signals[0].second, SIGTERM);
   h.tick(std::chrono::seconds(1));
-  EXPECT_EQ(h.transports[0]->signals.size(), 2u);  // not yet
+  EXPECT_EQ(h.executors[0]->signals.size(), 2u);  // not yet
   EXPECT_EQ(*h.scheduler->deadline(), h.now + std::chrono::seconds(4));
   h.tick(std::chrono::seconds(5));
-  ASSERT_EQ(h.transports[0]->signals.size(), 4u);
-  EXPECT_EQ(h.transports[0]->signals[3].second, SIGKILL);
+  ASSERT_EQ(h.executors[0]->signals.size(), 4u);
+  EXPECT_EQ(h.executors[0]->signals[3].second, SIGKILL);
   EXPECT_EQ(h.run(), 130);
 }
 
@@ -327,8 +327,8 @@ TEST(Scheduler, InsideAnAllocationOnlyJobsThatWouldEndBeforeItDoesStart) {
   SchedulerOptions options;
   options.take_until = Clock::time_point{} + std::chrono::milliseconds(125);
   testing::FakeRun h(testing::make_fleet({{"a", {"0"}}}), options);
-  h.transports[0]->outcome = [](const std::string&) {
-    return testing::FakeTransport::Outcome{.steps = 5};
+  h.executors[0]->outcome = [](const std::string&) {
+    return testing::FakeExecutor::Outcome{.steps = 5};
   };
   for (int i = 0; i < 5; ++i) h.source.add("job" + std::to_string(i));
   h.scheduler->start();

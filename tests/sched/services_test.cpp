@@ -11,7 +11,7 @@
 namespace runner {
 namespace {
 
-using testing::FakeTransport;
+using testing::FakeExecutor;
 using testing::make_fleet;
 using Harness = testing::FakeRun;
 using namespace std::chrono_literals;
@@ -28,17 +28,17 @@ JobSpec service(std::string command, std::string name, int line = 1) {
 }
 
 // Services last until they are stopped; other jobs take two steps.
-FakeTransport::Outcome by_command(const std::string& command) {
-  FakeTransport::Outcome outcome{.steps = 2};
+FakeExecutor::Outcome by_command(const std::string& command) {
+  FakeExecutor::Outcome outcome{.steps = 2};
   if (contains(command, "serve")) outcome.steps = 1'000'000;
   if (contains(command, "serve dht")) outcome.output = "booting\nStarted at 10.9.9.9:4242\n";
   return outcome;
 }
 
 // The tasks that got TERM (the fake ends them only at the KILL after it).
-std::vector<TaskId> terminated(const FakeTransport& transport) {
+std::vector<TaskId> terminated(const FakeExecutor& executor) {
   std::vector<TaskId> tasks;
-  for (auto [task, signal] : transport.signals)
+  for (auto [task, signal] : executor.signals)
     if (signal == SIGTERM) tasks.push_back(task);
   return tasks;
 }
@@ -62,7 +62,7 @@ void expect_client_after_ready(Harness& h, JobSpec server) {
 
 TEST(Services, JobsAfterAServiceWaitForItsReadyLineAndGetItsGroups) {
   Harness h(make_fleet({{"a", {"0", "1"}}}));
-  for (auto* t : h.transports) t->outcome = by_command;
+  for (auto* t : h.executors) t->outcome = by_command;
   JobSpec dht = service("serve dht", "dht");
   dht.service->ready_log = R"(Started at (?<addr>\S+):(\d+))";
   dht.service->after = "cleanup <<gpu>>";
@@ -75,7 +75,7 @@ TEST(Services, JobsAfterAServiceWaitForItsReadyLineAndGetItsGroups) {
             index_of(events, "start a gpu=1 client"));
   EXPECT_EQ(h.jobs_sent(0).back(), "client 10.9.9.9 4242");
   // The client done, the service is stopped and its after command runs.
-  EXPECT_EQ(terminated(*h.transports[0]), (std::vector<TaskId>{1}));
+  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{1}));
   EXPECT_EQ(h.control_sent(0).back(), "cleanup 0");
   EXPECT_EQ(h.observer.finished.size(), 2u);
 }
@@ -83,10 +83,10 @@ TEST(Services, JobsAfterAServiceWaitForItsReadyLineAndGetItsGroups) {
 TEST(Services, ReadyWhenItsCommandExitsZeroOnItsHost) {
   Harness h(make_fleet({{"a", {"0", "1"}}}));
   int probes = 0;
-  h.transports[0]->outcome = [&](const std::string& command) {
+  h.executors[0]->outcome = [&](const std::string& command) {
     if (contains(command, "curl")) {
       ++probes;
-      return FakeTransport::Outcome{.exit = JobExit::exited(probes < 3 ? 7 : 0)};
+      return FakeExecutor::Outcome{.exit = JobExit::exited(probes < 3 ? 7 : 0)};
     }
     return by_command(command);
   };
@@ -99,10 +99,10 @@ TEST(Services, ReadyWhenItsCommandExitsZeroOnItsHost) {
 TEST(Services, ReadyWhenItsPortIsOpen) {
   Harness h(make_fleet({{"a", {"7", "1"}}}));
   int surveys = 0;
-  h.transports[0]->outcome = [&](const std::string& command) {
+  h.executors[0]->outcome = [&](const std::string& command) {
     if (contains(command, "/proc/net/tcp")) {
       // 31337 is 0x7A69: listening from the second look on.
-      FakeTransport::Outcome outcome;
+      FakeExecutor::Outcome outcome;
       if (++surveys > 1) outcome.output = "   0: 00000000:7A69 00000000:0000 0A\n";
       return outcome;
     }
@@ -117,12 +117,12 @@ TEST(Services, ReadyWhenItsPortIsOpen) {
 TEST(Services, NotReadyWhileItsPortHoldsOnlySocketsThatDoNotListen) {
   Harness h(make_fleet({{"a", {"7", "1"}}}));
   int surveys = 0;
-  h.transports[0]->outcome = [&](const std::string& command) {
+  h.executors[0]->outcome = [&](const std::string& command) {
     if (contains(command, "/proc/net/tcp")) {
       // 31337 (0x7A69): the last run's TIME_WAIT, then a client's socket,
       // then a listener.
       const char* states[] = {"06", "01", "0A"};
-      FakeTransport::Outcome outcome;
+      FakeExecutor::Outcome outcome;
       outcome.output = fmt::format("   0: 0100007F:7A69 0100007F:C350 {} 00000000:00000000\n",
                                    states[std::min(surveys++, 2)]);
       return outcome;
@@ -137,7 +137,7 @@ TEST(Services, NotReadyWhileItsPortHoldsOnlySocketsThatDoNotListen) {
 
 TEST(Services, NotReadyInTimeIsStoppedAndFailsTheRun) {
   Harness h(make_fleet({{"a", {"0", "1"}}}));
-  for (auto* t : h.transports) t->outcome = by_command;
+  for (auto* t : h.executors) t->outcome = by_command;
   JobSpec stuck = service("serve quiet", "quiet");
   stuck.service->ready_log = "never printed";
   stuck.service->ready_timeout = 30s;
@@ -149,18 +149,18 @@ TEST(Services, NotReadyInTimeIsStoppedAndFailsTheRun) {
     return contains(n, "service #1 (quiet) [a gpu=0] was not ready within 30s; stopping it");
   });
   EXPECT_TRUE(said);
-  EXPECT_EQ(h.transports[0]->signals.front().second, SIGTERM);
+  EXPECT_EQ(h.executors[0]->signals.front().second, SIGTERM);
 }
 
 TEST(Services, OneThatEndsEarlyFailsTheRunOrStartsAgainWithRestart) {
   for (bool restart : {false, true}) {
     Harness h(make_fleet({{"a", {"0", "1"}}}));
     int starts = 0;
-    h.transports[0]->outcome = [&](const std::string& command) {
-      if (contains(command, "client")) return FakeTransport::Outcome{.steps = 20};
+    h.executors[0]->outcome = [&](const std::string& command) {
+      if (contains(command, "client")) return FakeExecutor::Outcome{.steps = 20};
       if (!contains(command, "serve")) return by_command(command);
       // Its first run dies after three steps; the second lasts.
-      return ++starts == 1 ? FakeTransport::Outcome{.exit = JobExit::exited(1), .steps = 3}
+      return ++starts == 1 ? FakeExecutor::Outcome{.exit = JobExit::exited(1), .steps = 3}
                            : by_command(command);
     };
     JobSpec server = service("serve flaky", "flaky");
@@ -189,21 +189,21 @@ TEST(Services, OneThatEndsEarlyFailsTheRunOrStartsAgainWithRestart) {
 TEST(Services, AreStoppedTheLastStartedFirstEachAfterTheOneBefore) {
   Harness h(make_fleet({{"a", {"0", "1", "2"}}}));
   std::vector<std::string> log;
-  h.transports[0]->log = &log;
-  for (auto* t : h.transports) t->outcome = by_command;
+  h.executors[0]->log = &log;
+  for (auto* t : h.executors) t->outcome = by_command;
   h.source.jobs.push_back(service("serve coordinator", "coordinator"));
   h.source.jobs.push_back(service("serve worker", "worker"));
   h.source.add("client");
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
   // The worker (task 2) goes first; the coordinator (task 1) once it ended.
-  EXPECT_EQ(terminated(*h.transports[0]), (std::vector<TaskId>{2, 1}));
-  EXPECT_EQ(h.transports[0]->signals[1], (std::pair<TaskId, int>{2, SIGKILL}));
+  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{2, 1}));
+  EXPECT_EQ(h.executors[0]->signals[1], (std::pair<TaskId, int>{2, SIGKILL}));
 }
 
 TEST(Services, TheirEndsSayTheRunnerStoppedThemOrThatTheyWereNotReadyInTime) {
   Harness h(make_fleet({{"a", {"0", "1"}}}));
-  for (auto* t : h.transports) t->outcome = by_command;
+  for (auto* t : h.executors) t->outcome = by_command;
   JobSpec late = service("serve quiet", "quiet");
   late.service->ready_log = "never printed";
   late.service->ready_timeout = 30s;
@@ -221,8 +221,8 @@ TEST(Services, TheirEndsSayTheRunnerStoppedThemOrThatTheyWereNotReadyInTime) {
 
 TEST(Services, StopServiceStopsTheNamedOneAsTheRunsEndWouldAndTheRunGoesOn) {
   Harness h(make_fleet({{"a", {"0", "1", "2"}}}));
-  h.transports[0]->outcome = [](const std::string& command) {
-    if (contains(command, "client")) return FakeTransport::Outcome{.steps = 200};
+  h.executors[0]->outcome = [](const std::string& command) {
+    if (contains(command, "client")) return FakeExecutor::Outcome{.steps = 200};
     return by_command(command);
   };
   JobSpec coordinator = service("serve coordinator", "coordinator");
@@ -235,13 +235,13 @@ TEST(Services, StopServiceStopsTheNamedOneAsTheRunsEndWouldAndTheRunGoesOn) {
   ASSERT_EQ(h.jobs_sent(0).size(), 3u);
   EXPECT_EQ(h.scheduler->stop_service("nobody", h.now), 0u);
   EXPECT_EQ(h.scheduler->stop_service("coordinator", h.now), 1u);
-  EXPECT_EQ(terminated(*h.transports[0]), (std::vector<TaskId>{1}));
+  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{1}));
   EXPECT_EQ(h.run(), 0);
   // Stopped, not failed; its after command ran; then, at the end, the worker.
   ASSERT_EQ(h.ends_of(1).size(), 1u);
   EXPECT_TRUE(h.ends_of(1)[0].cancelled);
   EXPECT_EQ(h.control_sent(0), (std::vector<std::string>{"after coordinator"}));
-  EXPECT_EQ(terminated(*h.transports[0]), (std::vector<TaskId>{1, 2}));
+  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{1, 2}));
   auto said = [&](const std::string& part) {
     return std::any_of(h.observer.notices.begin(), h.observer.notices.end(),
                        [&](auto& n) { return contains(n, part); });
@@ -252,7 +252,7 @@ TEST(Services, StopServiceStopsTheNamedOneAsTheRunsEndWouldAndTheRunGoesOn) {
 
 TEST(Services, BroadcastStartsOneOnEverySlotAndTheNextStepWaitsForAllToBeReady) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
-  for (auto* t : h.transports) t->outcome = by_command;
+  for (auto* t : h.executors) t->outcome = by_command;
   JobSpec dht = service("serve dht", "dht");
   dht.service->ready_log = R"(Started at (\S+))";
   h.source.jobs.push_back(dht);
@@ -261,8 +261,8 @@ TEST(Services, BroadcastStartsOneOnEverySlotAndTheNextStepWaitsForAllToBeReady) 
   EXPECT_EQ(h.run(), 0);
   EXPECT_EQ(h.jobs_sent(0), (std::vector<std::string>{"serve dht", "bench 10.9.9.9:4242"}));
   EXPECT_EQ(h.jobs_sent(1), (std::vector<std::string>{"serve dht", "bench 10.9.9.9:4242"}));
-  EXPECT_EQ(terminated(*h.transports[0]).size(), 1u);
-  EXPECT_EQ(terminated(*h.transports[1]).size(), 1u);
+  EXPECT_EQ(terminated(*h.executors[0]).size(), 1u);
+  EXPECT_EQ(terminated(*h.executors[1]).size(), 1u);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Jobs whose process never started, and when a job's clock starts: a host
 // where jobs cannot start is set aside and its jobs run elsewhere; timeouts
 // and durations count from the start of the job's own process. Scripted
-// transports, injected time.
+// executors, injected time.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -15,12 +15,12 @@ namespace runner {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::FakeTransport;
+using testing::FakeExecutor;
 using Campaign = testing::FakeRun;
 
 // What a host with a broken login shell reports for every job.
-FakeTransport::Outcome refused_start(const std::string&) {
-  FakeTransport::Outcome outcome;
+FakeExecutor::Outcome refused_start(const std::string&) {
+  FakeExecutor::Outcome outcome;
   outcome.exit = JobExit::not_started_because(
       "a: the job did not start: the login shell of u ended (status 127)");
   outcome.starts = false;
@@ -35,7 +35,7 @@ std::size_t count_containing(const std::vector<std::string>& lines, const std::s
 
 TEST(StartFailure, JobsThatDidNotStartRunElsewhereAndTheirHostIsSetAsideOnce) {
   Campaign r(testing::make_fleet({{"a", {"0", "1"}}, {"b", {"0", "1"}}}));
-  r.transports[0]->outcome = refused_start;
+  r.executors[0]->outcome = refused_start;
   for (int i = 0; i < 20; ++i) r.source.add("job" + std::to_string(i));
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);
@@ -45,7 +45,7 @@ TEST(StartFailure, JobsThatDidNotStartRunElsewhereAndTheirHostIsSetAsideOnce) {
   ASSERT_EQ(on_b.size(), 20u);
   std::sort(on_b.begin(), on_b.end());
   EXPECT_EQ(std::unique(on_b.begin(), on_b.end()), on_b.end());
-  // Named once, with the transport's reason.
+  // Named once, with the executor's reason.
   EXPECT_EQ(count_containing(r.observer.events, "failed a: "), 1u);
   EXPECT_EQ(count_containing(r.observer.events, "the login shell of u ended (status 127)"), 1u);
   EXPECT_EQ(count_containing(r.observer.events, "set aside"), 1u);
@@ -63,7 +63,7 @@ TEST(StartFailure, JobsThatDidNotStartRunElsewhereAndTheirHostIsSetAsideOnce) {
 
 TEST(StartFailure, WhenEveryHostIsSetAsideTheRunEndsWithTheJobsWaiting) {
   Campaign r(testing::make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
-  for (auto& t : r.transports) t->outcome = refused_start;
+  for (auto& t : r.executors) t->outcome = refused_start;
   for (int i = 0; i < 5; ++i) r.source.add("job" + std::to_string(i));
   r.scheduler->start();
   EXPECT_EQ(r.run(), 1);
@@ -78,8 +78,8 @@ TEST(StartFailure, WhenEveryHostIsSetAsideTheRunEndsWithTheJobsWaiting) {
 TEST(StartFailure, ATimeoutCountsFromTheStartOfTheJobsProcess) {
   // The login shell takes 3 s to start the job; the job then takes 1 s.
   Campaign r(testing::make_fleet({{"a", {"0"}}}));
-  r.transports[0]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.exit = JobExit::exited(0), .steps = 2, .start_steps = 3};
+  r.executors[0]->outcome = [](const std::string&) {
+    return FakeExecutor::Outcome{.exit = JobExit::exited(0), .steps = 2, .start_steps = 3};
   };
   r.source.jobs.push_back(JobSpec{"echo hi", {}, 1, 1, 2s, "2s"});
   r.scheduler->start();
@@ -88,7 +88,7 @@ TEST(StartFailure, ATimeoutCountsFromTheStartOfTheJobsProcess) {
   EXPECT_EQ(r.scheduler->exit_code(), 0);
   ASSERT_EQ(r.observer.finished.size(), 1u);
   EXPECT_FALSE(r.observer.finished[0].second.timed_out);
-  EXPECT_TRUE(r.transports[0]->signals.empty());
+  EXPECT_TRUE(r.executors[0]->signals.empty());
   // Its duration is its process's: 1 s, not the 4 s since it was sent.
   EXPECT_EQ(r.observer.durations[0], 1s);
 }
@@ -96,8 +96,8 @@ TEST(StartFailure, ATimeoutCountsFromTheStartOfTheJobsProcess) {
 TEST(StartFailure, AJobThatNeverReportsItsStartIsStoppedAfterItsTimeoutAndTheAllowance) {
   Campaign r(testing::make_fleet({{"a", {"0"}}}),
              SchedulerOptions{.kill_grace = 5s, .start_allowance = 10s});
-  r.transports[0]->outcome = [](const std::string&) {
-    return FakeTransport::Outcome{.steps = 1'000'000, .start_steps = 1'000'000};
+  r.executors[0]->outcome = [](const std::string&) {
+    return FakeExecutor::Outcome{.steps = 1'000'000, .start_steps = 1'000'000};
   };
   r.source.jobs.push_back(JobSpec{"echo hi", {}, 1, 1, 2s, "2s"});
   r.scheduler->start();
@@ -107,7 +107,7 @@ TEST(StartFailure, AJobThatNeverReportsItsStartIsStoppedAfterItsTimeoutAndTheAll
   EXPECT_EQ(*r.scheduler->deadline(), sent_at + 12s);
   r.now = sent_at + 12s;
   r.tick(0s);
-  auto& signals = r.transports[0]->signals;
+  auto& signals = r.executors[0]->signals;
   ASSERT_EQ(signals.size(), 1u);
   EXPECT_EQ(signals[0].second, SIGTERM);
   EXPECT_EQ(count_containing(r.observer.notices, "did not start within 2s plus 10s"), 1u);

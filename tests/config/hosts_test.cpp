@@ -184,7 +184,8 @@ TEST(Hosts, SpecExample) {
       "hosts.yaml");
   EXPECT_EQ(host_names(fleet), (std::vector<std::string>{"node01", "node02", "node03",
                                                          "user@node04:2222", "localhost"}));
-  EXPECT_EQ(fleet.slots.size(), 12u);
+  ASSERT_EQ(fleet.slots.size(), 12u);
+  ASSERT_GE(fleet.hosts.size(), 5u);
   EXPECT_EQ(fleet.hosts[1].slots.size(), 4u);
   EXPECT_EQ(fleet.hosts[3].address.user, "user");
   EXPECT_EQ(fleet.hosts[3].address.host, "node04");
@@ -208,10 +209,12 @@ TEST(Hosts, ProductOrderHostnameSlowestLastKeyFastest) {
                 "a gpu=1 container=x", "a gpu=1 container=y", "a gpu=1 container=z",
                 "b gpu=0 container=x", "b gpu=0 container=y", "b gpu=0 container=z",
                 "b gpu=1 container=x", "b gpu=1 container=y", "b gpu=1 container=z"}));
+  ASSERT_GE(fleet.slots.size(), 11u);
   const Slot& slot = fleet.slots[10];
   EXPECT_EQ(slot.host, 1);
   EXPECT_EQ(slot.index, 4);
   EXPECT_EQ(slot.params, (Params{{"gpu", "1"}, {"container", "y"}}));
+  ASSERT_GE(fleet.hosts.size(), 2u);
   EXPECT_EQ(fleet.hosts[1].slots, (std::vector<int>{6, 7, 8, 9, 10, 11}));
 }
 
@@ -229,6 +232,7 @@ TEST(Hosts, ScalarParameterIsAListOfOne) {
 TEST(Hosts, ValuesAreKeptAsWritten) {
   Fleet fleet = parse_hosts(
       "- hostname: a\n  flag: true\n  ratio: 0.50\n  quoted: \"x y\"\n  blank: ''\n", "hosts.yaml");
+  ASSERT_GE(fleet.slots.size(), 1u);
   EXPECT_EQ(fleet.slots[0].params,
             (Params{{"flag", "true"}, {"ratio", "0.50"}, {"quoted", "x y"}, {"blank", ""}}));
 }
@@ -248,6 +252,7 @@ TEST(Hosts, AnonymousSlots) {
   Fleet fleet = parse_hosts("- hostname: node01\n  slots: 3\n", "hosts.yaml");
   ASSERT_EQ(fleet.hosts.size(), 1u);
   EXPECT_EQ(labels(fleet), (std::vector<std::string>{"node01 #0", "node01 #1", "node01 #2"}));
+  ASSERT_GE(fleet.slots.size(), 3u);
   EXPECT_EQ(fleet.slots[2].index, 2);
   EXPECT_TRUE(fleet.slots[2].params.empty());
 }
@@ -271,6 +276,7 @@ TEST(Hosts, OneAnonymousSlotIsJustTheHostname) {
 TEST(Hosts, AnonymousSlotsPerHostname) {
   Fleet fleet = parse_hosts("- hostname: [a, b]\n  slots: 2\n", "hosts.yaml");
   EXPECT_EQ(labels(fleet), (std::vector<std::string>{"a #0", "a #1", "b #0", "b #1"}));
+  ASSERT_GE(fleet.hosts.size(), 2u);
   EXPECT_EQ(fleet.hosts[1].slots, (std::vector<int>{2, 3}));
 }
 
@@ -278,6 +284,7 @@ TEST(Hosts, AnonymousSlotsForEachElementOfTheProduct) {
   Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n  gpu: [0, 1]\n", "hosts.yaml");
   EXPECT_EQ(labels(fleet),
             (std::vector<std::string>{"a gpu=0 #0", "a gpu=0 #1", "a gpu=1 #2", "a gpu=1 #3"}));
+  ASSERT_GE(fleet.slots.size(), 4u);
   EXPECT_EQ(fleet.slots[3].params, (Params{{"gpu", "1"}}));
   EXPECT_EQ(fleet.slots[3].index, 3);
 }
@@ -287,6 +294,7 @@ TEST(Hosts, SameHostnameInTwoEntriesIsOneHost) {
       "- hostname: node01\n  gpu: [0, 1]\n- node02\n- hostname: node01\n  gpu: 2\n", "hosts.yaml");
   ASSERT_EQ(fleet.hosts.size(), 2u);
   EXPECT_EQ(fleet.hosts[0].slots, (std::vector<int>{0, 1, 3}));
+  ASSERT_GE(fleet.slots.size(), 4u);
   EXPECT_EQ(fleet.slots[3].host, 0);
   EXPECT_EQ(fleet.slots[3].index, 2);
   EXPECT_EQ(fleet.slots[3].label, "node01 gpu=2");
@@ -296,6 +304,7 @@ TEST(Hosts, SameHostnameInTwoEntriesIsOneHost) {
 TEST(Hosts, RepeatedBareHostnameGetsNumberedSlots) {
   Fleet fleet = parse_hosts("- node01\n- node01\n- node02\n", "hosts.yaml");
   EXPECT_EQ(labels(fleet), (std::vector<std::string>{"node01 #0", "node01 #1", "node02"}));
+  ASSERT_GE(fleet.hosts.size(), 1u);
   EXPECT_EQ(fleet.hosts[0].slots, (std::vector<int>{0, 1}));
 }
 
@@ -313,7 +322,9 @@ TEST(Hosts, HostnameTemplateFromEntryParameters) {
       "hosts.yaml");
   EXPECT_EQ(host_names(fleet),
             (std::vector<std::string>{"gpu-r1-1", "gpu-r1-2", "gpu-r2-1", "gpu-r2-2"}));
+  ASSERT_GE(fleet.slots.size(), 2u);
   EXPECT_EQ(fleet.slots[1].label, "gpu-r1-2 rack=r1 n=2");
+  ASSERT_GE(fleet.hosts.size(), 3u);
   EXPECT_EQ(fleet.hosts[2].address.host, "gpu-r2-1");
 }
 
@@ -325,6 +336,7 @@ TEST(Hosts, HostnameTemplateGroupsSlotsByRenderedName) {
       "hosts.yaml");
   EXPECT_EQ(host_names(fleet),
             (std::vector<std::string>{"node1", "node2", "user@node1:2222", "user@node2:2222"}));
+  ASSERT_GE(fleet.hosts.size(), 4u);
   EXPECT_EQ(fleet.hosts[0].slots.size(), 2u);
   EXPECT_EQ(fleet.slots[fleet.hosts[3].slots[1]].label, "user@node2:2222 n=2 gpu=1");
   EXPECT_EQ(fleet.hosts[3].address.port, 2222);
@@ -352,6 +364,7 @@ TEST(Hosts, LocalhostEntries) {
 
 TEST(Hosts, Ipv6Hostnames) {
   Fleet fleet = parse_hosts("- \"[::1]:2200\"\n- hostname: \"[::1]\"\n", "hosts.yaml");
+  ASSERT_GE(fleet.hosts.size(), 2u);
   EXPECT_EQ(fleet.hosts[0].address.host, "::1");
   EXPECT_EQ(fleet.hosts[0].address.port, 2200);
   EXPECT_EQ(fleet.hosts[1].address.port, 0);

@@ -52,6 +52,7 @@ TEST(MergeKeys, QueueEntryTakesTheKeysOfTheMappingItNames) {
   QueueEntry entry = entry_at(k_defaults + "- <<: *defaults\n  model: c\n", 1);
   EXPECT_EQ(keys_of(entry), (std::vector<std::string>{"command=train <<model>> --lr <<lr>>",
                                                       "model=c", "lr=0.1", "timeout=1h"}));
+  ASSERT_GE(entry.keys.size(), 2u);
   EXPECT_FALSE(entry.keys[1].was_list);
   EXPECT_EQ(entry.keys[1].line, 7) << "the key written in the entry is where its value is";
   std::vector<JobSpec> jobs = expand(entry);

@@ -195,8 +195,11 @@ TEST(QueueEntryTest, RemainderHoldsTheRestInAtMostKEntries) {
   std::vector<QueueEntry> rest = remainder_after_first(entry);
   ASSERT_EQ(rest.size(), 3u);
   // The first holds the rest of the fastest key, the last the rest of the slowest.
+  ASSERT_GE(rest[0].keys.size(), 3u);
   EXPECT_EQ(rest[0].keys[2].values, (std::vector<std::string>{"2", "4"}));
+  ASSERT_GE(rest[1].keys.size(), 2u);
   EXPECT_EQ(rest[1].keys[1].values, (std::vector<std::string>{"m2", "m3"}));
+  ASSERT_GE(rest[2].keys.size(), 1u);
   EXPECT_EQ(rest[2].keys[0].values, (std::vector<std::string>{"c2"}));
   std::vector<JobSpec> all = expand(entry);
   std::vector<JobSpec> expected(all.begin() + 1, all.end());
@@ -386,11 +389,13 @@ TEST(QueueEntryTest, LongListRemainderIsOneEntryOfOneLine) {
   for (int i = 0; i < 10000; ++i) entry.keys[1].values.push_back(std::to_string(i));
   std::vector<QueueEntry> rest = remainder_after_first(entry);
   ASSERT_EQ(rest.size(), 1u);
+  ASSERT_GE(rest[0].keys.size(), 2u);
   EXPECT_EQ(rest[0].keys[1].values.size(), 9999u);
   std::string text = entry_to_yaml(rest[0]);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
   EXPECT_LT(text.size(), 70000u);
   QueueEntry back = round_trip(rest[0]);
+  ASSERT_GE(back.keys.size(), 2u);
   EXPECT_EQ(back.keys[1].values.front(), "1");
   EXPECT_EQ(back.keys[1].values.back(), "9999");
 }

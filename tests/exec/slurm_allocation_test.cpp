@@ -83,7 +83,7 @@ TEST(SlurmAllocation, FleetHasASlotPerGpuOrPerNodeAsAsked) {
   EXPECT_EQ(per_gpu.hosts[1].slots, (std::vector<int>{2}));
 
   Fleet three_each = slurm_fleet(allocation, 3);
-  EXPECT_EQ(three_each.slots.size(), 6u);
+  ASSERT_EQ(three_each.slots.size(), 6u);
   EXPECT_EQ(three_each.slots[4].label, "n2 #1");
   EXPECT_TRUE(three_each.slots[4].params.empty());
 }

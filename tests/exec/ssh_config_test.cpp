@@ -321,6 +321,7 @@ TEST_F(SshConfigFiles, BrokenConfigurationNamesFileAndLine) {
     }
     SshConfigResolver resolver(config);
     std::vector<Result<SshHostConfig>> answers = resolver.resolve({{"x", "", 0}});
+    ASSERT_GE(answers.size(), 1u);
     ASSERT_FALSE(answers[0]) << (builtin ? "builtin" : "ssh");
     EXPECT_EQ(answers[0].status().file(), broken);
     EXPECT_GT(answers[0].status().line(), 0) << answers[0].status().message();
@@ -338,6 +339,7 @@ TEST_F(SshConfigFiles, WithoutConfigFileTheBuiltinParserReadsHomeSshConfig) {
   config.home = home.path();
   SshConfigResolver resolver(config);
   std::vector<Result<SshHostConfig>> answers = resolver.resolve({{"fake-home-alias", "", 0}});
+  ASSERT_GE(answers.size(), 1u);
   ASSERT_TRUE(answers[0]) << answers[0].status().message();
   EXPECT_EQ(answers[0]->hostname, "10.9.8.7");
   EXPECT_EQ(answers[0]->port, 2345) << "Include is relative to ~/.ssh";

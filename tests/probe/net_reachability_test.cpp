@@ -94,6 +94,8 @@ TEST(Reachability, NoWorkingPathIsUnreachableAndNamesWhatWasTried) {
             (std::vector<std::string>{
                 "node1 cannot reach node2 on any address (tried 10.0.0.2 (eth0), fd00::2 (eth0), "
                 "172.17.0.1 (docker0), node2)"}));
+  ASSERT_GE(analysis.pairs.size(), 1u);
+  ASSERT_GE(analysis.pairs[0].paths.size(), 1u);
   EXPECT_EQ(analysis.pairs[0].paths[0].why, "Connection timed out");
 }
 
@@ -136,6 +138,8 @@ TEST(Reachability, ACandidateNoProbeCameBackForIsNotTried) {
   NetAnalysis analysis =
       analyse_reachability({host("node1", k_node1), host("node2", k_node2)},
                            probes(0, 1, {"node2"}, {"node2"}) + probes(1, 0, {"node1"}, {"node1"}));
+  ASSERT_GE(analysis.pairs.size(), 1u);
+  ASSERT_GE(analysis.pairs[0].paths.size(), 1u);
   EXPECT_EQ(analysis.pairs[0].paths[0].why, "not tried");
   EXPECT_FALSE(analysis.pairs[0].paths[0].answered);
   EXPECT_FALSE(analysis.some_pair_unreachable);

@@ -127,6 +127,7 @@ TEST(Campaign, AJobsTimeCountsFromItsProcessStart) {
 
 TEST(Campaign, ARunnerThatIsGoneLeavesItsJobsUnknown) {
   Campaign campaign = campaign_from_records(two_slot_run(77), [](long) { return false; });
+  ASSERT_GE(campaign.runs.size(), 1u);
   EXPECT_FALSE(campaign.runs[0].alive);
   EXPECT_EQ(campaign.find_job(3)->outcome, JobOutcome::unknown);
   EXPECT_EQ(describe_end(*campaign.find_job(3)), "unknown: the runner stopped before it ended");
@@ -140,6 +141,7 @@ TEST(Campaign, AFinishedRunIsNotAliveWhateverItsPid) {
   records.push_back(
       record("run_end", "2024-05-01T10:02:00.000Z", {{"run", "r1"}, {"status", "failed"}}));
   Campaign campaign = campaign_from_records(records, [](long) { return true; });
+  ASSERT_GE(campaign.runs.size(), 1u);
   EXPECT_FALSE(campaign.runs[0].alive);
   EXPECT_EQ(campaign.runs[0].status, "failed");
   EXPECT_EQ(campaign.runs[0].end, parse_utc_time("2024-05-01T10:02:00.000Z"));
@@ -159,14 +161,17 @@ TEST(Campaign, LostJobsAndHostFailures) {
   Campaign campaign = campaign_from_records(records, [](long) { return true; });
   EXPECT_EQ(campaign.find_job(3)->outcome, JobOutcome::lost);
   EXPECT_EQ(describe_end(*campaign.find_job(3)), "lost: connection lost");
+  ASSERT_GE(campaign.runs.size(), 1u);
   ASSERT_EQ(campaign.runs[0].host_failures.size(), 1u);
   EXPECT_EQ(campaign.runs[0].host_failures[0].second, "node01: connection lost");
 }
 
 TEST(Campaign, SlotsComeFromJobsWhenTheRunStartDoesNotListThem) {
   std::vector<json> records = two_slot_run(77);
+  ASSERT_GE(records.size(), 1u);
   records[0].erase("slots");
   Campaign campaign = campaign_from_records(records, [](long) { return true; });
+  ASSERT_GE(campaign.runs.size(), 1u);
   const auto& slots = campaign.runs[0].slots;
   ASSERT_EQ(slots.size(), 2u);
   EXPECT_EQ(slots[0].label, "node01 gpu=0");

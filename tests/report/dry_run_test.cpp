@@ -37,7 +37,7 @@ TEST(DryRun, QueueJobsTakeFreeSlotsInOrderThenTheFirstToFree) {
   auto plan = whole_plan(entries("- command: run <<m>> on <<hostname>>:<<gpu>>\n"
                                  "  m: [1, 2, 3, 4, 5, 6]\n"),
                          fleet, "q.yaml", JobPlacement::queue);
-  EXPECT_EQ(lines(plan),
+  ASSERT_EQ(lines(plan),
             (std::vector<std::string>{"0 [a gpu=0] run 1 on a:0", "0 [a gpu=1] run 2 on a:1",
                                       "0 [b gpu=0] run 3 on b:0", "0 [b gpu=1] run 4 on b:1",
                                       "1 [a gpu=0] run 5 on a:0", "1 [a gpu=1] run 6 on a:1"}));
@@ -67,7 +67,7 @@ TEST(DryRun, AJobThatSpansHostsIsPlannedRankByRankWhenAllItsHostsAreFree) {
                                  "<<master_addr>>:<<master_port>> <<hosts>>\n"
                                  "  nodes: 2\n  slots: 2\n"),
                          fleet, "q.yaml", JobPlacement::queue);
-  EXPECT_EQ(lines(plan), (std::vector<std::string>{
+  ASSERT_EQ(lines(plan), (std::vector<std::string>{
                              "0 [a gpu=0] one 0",
                              "1 [a gpu=0,1 rank 0] r0/2 a 0,1 a:29500 a,10.0.0.2",
                              "1 [b gpu=0,1 addr=10.0.0.2,10.0.0.2 rank 1] r1/2 b 0,1 a:29500 a,10.0.0.2"}));

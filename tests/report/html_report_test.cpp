@@ -110,6 +110,7 @@ TEST(HtmlReport, OneBarPerJobColouredByOutcomeWithItsCommandOnHover) {
     EXPECT_NE(page.find(fmt::format(">node01 gpu={}</text>", s)), std::string::npos);
   nlohmann::json table = table_data(page);
   ASSERT_EQ(table.size(), 14u);
+  ASSERT_GE(table[6].size(), 10u);
   EXPECT_EQ(table[6][0], 7);
   EXPECT_EQ(table[6][1], "node01 gpu=0");
   EXPECT_EQ(table[6][2], "failed");
@@ -164,8 +165,10 @@ TEST(HtmlReport, AGangJobIsOneJobWithABarPerTaskOnItsSlotsLanes) {
 
   nlohmann::json table = table_data(page);
   ASSERT_EQ(table.size(), 3u) << "one row per job, not per task";
+  ASSERT_GE(table[0].size(), 9u);
   EXPECT_EQ(table[0][1], "2 nodes: node01, node02");
   EXPECT_EQ(table[0][8], "rank 1: exit 1");
+  ASSERT_GE(table[1].size(), 2u);
   EXPECT_EQ(table[1][1], "node01 gpu=0");
   EXPECT_EQ(asked, (std::vector<JobId>{1}));
   EXPECT_NE(page.find("[2 nodes: node01, node02] rank 1: exit 1 after 30.0s — log: "
@@ -301,6 +304,7 @@ TEST(HtmlReport, AGapWiderThanAPixelEndsARunOfBars) {
     job.start += std::chrono::hours(1);
     *job.end += std::chrono::hours(1);
   }
+  ASSERT_GE(campaign.runs.size(), 1u);
   *campaign.runs[0].end += std::chrono::hours(1);
   HtmlReportOptions options = options_now();
   options.max_timeline_bars = 1;
@@ -363,6 +367,7 @@ TEST(HtmlReport, OutputFilesAreListedWithTheirSha256) {
                          {"missing", nullptr},
                          {"error", nullptr}}));
   Campaign campaign = campaign_from_records(records, [](long) { return false; });
+  ASSERT_GE(campaign.jobs.size(), 2u);
   ASSERT_EQ(campaign.jobs[1].outputs.size(), 2u);
   EXPECT_EQ(campaign.jobs[1].outputs[0].sha256, digest);
   EXPECT_EQ(campaign.jobs[1].outputs_folder, "/work/queue.runner/outputs/2");

@@ -184,6 +184,7 @@ TEST(ResultsTable, NoTwoColumnsShareANameParametersKeepTheirsFileFieldsGetAPrefi
                                "exit", "duration_s", "attempts", "file.batch", "file.id",
                                "file.loss.2", "acc", "loss", "metrics.exit", "metrics.batch"}));
   EXPECT_EQ(table.parameters, (std::vector<std::string>{"batch", "param.host", "file.loss"}));
+  ASSERT_GE(table.rows.size(), 1u);
   EXPECT_EQ(table.rows[0],
             (std::vector<std::string>{"1", "8", "big", "x", "node01", "", "succeeded", "0", "0.000",
                                       "1", "8", "41", "0.25", "0.9", "0.5", "3", "9"}));

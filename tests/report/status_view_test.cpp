@@ -77,6 +77,7 @@ struct StatusView : ::testing::Test {
 };
 
 TEST_F(StatusView, CountsSlotsAndEta) {
+  ASSERT_GE(campaign.runs.size(), 1u);
   RunStatus status = run_status(campaign, campaign.runs[0], 4, now);
   EXPECT_EQ(status.state, "running");
   EXPECT_EQ(status.elapsed, milliseconds(92'000));
@@ -96,6 +97,7 @@ TEST_F(StatusView, CountsSlotsAndEta) {
 }
 
 TEST_F(StatusView, TableForPeople) {
+  ASSERT_GE(campaign.runs.size(), 1u);
   RunStatus status = run_status(campaign, campaign.runs[0], 4, now);
   std::string text = format_status(status, "queue.runner", 100);
   EXPECT_EQ(text,
@@ -113,6 +115,7 @@ TEST_F(StatusView, TableForPeople) {
 }
 
 TEST_F(StatusView, CommandsAreCutToTheWidth) {
+  ASSERT_GE(campaign.runs.size(), 1u);
   RunStatus status = run_status(campaign, campaign.runs[0], 4, now);
   std::string text = format_status(status, "queue.runner", 60);
   EXPECT_NE(text.find("node01 gpu=0  running  #3   30s        97%  python train.py --m…\n"),
@@ -121,6 +124,7 @@ TEST_F(StatusView, CommandsAreCutToTheWidth) {
 }
 
 TEST_F(StatusView, JsonForScripts) {
+  ASSERT_GE(campaign.runs.size(), 1u);
   RunStatus status = run_status(campaign, campaign.runs[0], 4, now);
   nlohmann::ordered_json j = status_json(status, "queue.runner");
   EXPECT_EQ(j["run"]["id"], "r1");
@@ -145,6 +149,7 @@ TEST_F(StatusView, JsonForScripts) {
 
 TEST_F(StatusView, AStoppedRunHasNoEtaAndKeepsItsLastMoment) {
   Campaign dead = campaign_from_records(records(), [](long) { return false; });
+  ASSERT_GE(dead.runs.size(), 1u);
   RunStatus status = run_status(dead, dead.runs[0], 4, now);
   EXPECT_EQ(status.state, "stopped");
   EXPECT_EQ(status.eta, std::nullopt);
@@ -170,11 +175,13 @@ TEST_F(StatusView, AJobRunAgainCountsOnceByItsLastAttempt) {
   ASSERT_EQ(campaign.jobs.size(), 4u) << "one entry per attempt";
   EXPECT_EQ(describe_end(campaign.jobs[2]), "lost: connection to node01 lost, run again");
   EXPECT_EQ(campaign.find_job(3)->attempt, 2);
+  ASSERT_GE(campaign.runs.size(), 1u);
   RunStatus status = run_status(campaign, campaign.runs[0], 0, now);
   EXPECT_EQ(status.succeeded, 2u);
   EXPECT_EQ(status.failed, 1u);
   EXPECT_EQ(status.lost, 0u);
   EXPECT_EQ(status.failures.size(), 1u);
+  ASSERT_GE(status.slots.size(), 2u);
   EXPECT_EQ(status.slots[0].busy, milliseconds(68'000)) << "the lost attempt's time counts";
   EXPECT_EQ(status.slots[1].busy, milliseconds(38'000)) << "and so does the second attempt's";
 }
@@ -187,6 +194,7 @@ TEST_F(StatusView, TimedOutAndCancelledSayWhy) {
   ended.push_back(timed_out);
   Campaign campaign = campaign_from_records(ended, [](long) { return true; });
   EXPECT_EQ(describe_end(*campaign.find_job(3)), "timed out (killed by TERM)");
+  ASSERT_GE(campaign.jobs.size(), 3u);
   campaign.jobs[2].timed_out = false;
   campaign.jobs[2].cancelled = true;
   EXPECT_EQ(describe_end(campaign.jobs[2]), "cancelled (killed by TERM)");
@@ -197,7 +205,9 @@ TEST_F(StatusView, DownHostsMarkTheirSlots) {
   with_failure.push_back(record("host_failed", "2024-05-01T10:01:05.000Z",
                                 {{"host", "node01"}, {"message", "node01: connection refused"}}));
   Campaign failed = campaign_from_records(with_failure, [](long) { return true; });
+  ASSERT_GE(failed.runs.size(), 1u);
   RunStatus status = run_status(failed, failed.runs[0], 0, now);
+  ASSERT_GE(status.slots.size(), 2u);
   EXPECT_EQ(status.slots[1].down, "node01: connection refused");
   std::string text = format_status(status, "q.runner");
   EXPECT_NE(text.find("slots: 1 of 2 busy, 2 down"), std::string::npos) << text;
@@ -208,12 +218,14 @@ TEST_F(StatusView, DownHostsMarkTheirSlots) {
 TEST_F(StatusView, AGangJobIsOneJobOnItsNodes) {
   Campaign gangs = campaign_from_records(testing::journal_records(testing::k_gang_journal),
                                          [](long) { return true; });
+  ASSERT_GE(gangs.runs.size(), 1u);
   RunStatus status =
       run_status(gangs, gangs.runs[0], 0, *parse_utc_time("2024-05-01T10:00:50.000Z"));
   EXPECT_EQ(status.succeeded, 1u);
   EXPECT_EQ(status.failed, 1u);
   ASSERT_EQ(status.running.size(), 1u);
   EXPECT_EQ(status.busy_slots, 2u);
+  ASSERT_GE(status.slots.size(), 4u);
   EXPECT_EQ(status.slots[3].jobs, 1u) << "rank 1 of #1 held node02 gpu=1";
   EXPECT_EQ(status.slots[3].busy, milliseconds(29'800)) << "from rank 1's start to the job's end";
   EXPECT_EQ(format_status(status, "q.runner", 100),
@@ -244,6 +256,7 @@ TEST_F(StatusView, AGangJobIsOneJobOnItsNodes) {
   EXPECT_EQ(j["running"][0]["tasks"][1]["log"], "q.runner/logs/3.1.log");
   EXPECT_EQ(j["failed"][0]["failed_rank"], 1);
   EXPECT_EQ(j["failed"][0]["log"], "q.runner/logs/1.1.log");
+  ASSERT_GE(campaign.runs.size(), 1u);
   EXPECT_FALSE(status_json(run_status(campaign, campaign.runs[0], 4, now), "q.runner")["running"][0]
                    .contains("nodes"))
       << "a job without nodes: has no gang fields";

@@ -134,6 +134,7 @@ TEST(GpuGates, AHostWhoseNvidiaSmiHangsIsGivenUpOnAtTheLimitAndRunsJobsUnchecked
   // The look was killed, and not before its limit.
   const auto& signals = r.executors[0]->signals;
   ASSERT_EQ(signals.size(), 1u);
+  ASSERT_GE(r.executors[0]->started.size(), 1u);
   EXPECT_EQ(signals[0], (std::pair<JobId, int>{r.executors[0]->started[0].first, SIGKILL}));
   EXPECT_GE(r.now - Clock::time_point{}, k_gpu_usage_limit);
 }

@@ -43,6 +43,7 @@ TEST(Recovery, LostJobGoesBackToTheHeadAndRunsElsewhereWithTheSameId) {
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_TRUE(ends[0].lost());
   EXPECT_TRUE(ends[1].succeeded());
+  ASSERT_GE(r.observer.finished.size(), 1u);
   EXPECT_TRUE(r.observer.finished[0].first.will_rerun());
   auto b = r.jobs_sent(1);
   ASSERT_GE(b.size(), 2u);
@@ -242,6 +243,7 @@ TEST(Recovery, RetriesRunOutAndTheJobFails) {
   r.scheduler->start();
   EXPECT_EQ(r.run(), 1);
   EXPECT_EQ(r.ends_of(1).size(), 3u);
+  ASSERT_GE(r.observer.finished.size(), 1u);
   EXPECT_EQ(r.observer.finished.back().first.attempt, 3);
 }
 
@@ -279,6 +281,7 @@ TEST(Recovery, OrphansOfADeadRunAreKilledThenRunFirst) {
   // The orphan ran again under its own id, and before the queue's job.
   auto ends = r.ends_of(41);
   ASSERT_EQ(ends.size(), 1u);
+  ASSERT_GE(r.observer.finished.size(), 1u);
   EXPECT_EQ(r.observer.finished.front().first.attempt, 2);
   std::vector<std::string> starts;
   for (const auto& e : r.observer.events)

@@ -300,7 +300,7 @@ TEST(Scheduler, UnavailableQueueIsReportedOnceAndRetried) {
   h.source.add("j");
   h.scheduler->start();
   for (int i = 0; i < 5; ++i) h.tick(std::chrono::milliseconds(300));
-  EXPECT_EQ(h.observer.notices.size(), 1u);
+  ASSERT_EQ(h.observer.notices.size(), 1u);
   EXPECT_NE(h.observer.notices[0].find("queue.yaml:3:1"), std::string::npos);
   EXPECT_GE(h.source.takes, 2);
   EXPECT_TRUE(h.all_jobs_sent().empty());

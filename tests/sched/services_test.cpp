@@ -149,6 +149,7 @@ TEST(Services, NotReadyInTimeIsStoppedAndFailsTheRun) {
     return contains(n, "service #1 (quiet) [a gpu=0] was not ready within 30s; stopping it");
   });
   EXPECT_TRUE(said);
+  ASSERT_GE(h.executors[0]->signals.size(), 1u);
   EXPECT_EQ(h.executors[0]->signals.front().second, SIGTERM);
 }
 
@@ -198,6 +199,7 @@ TEST(Services, AreStoppedTheLastStartedFirstEachAfterTheOneBefore) {
   EXPECT_EQ(h.run(), 0);
   // The worker (task 2) goes first; the coordinator (task 1) once it ended.
   EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{2, 1}));
+  ASSERT_GE(h.executors[0]->signals.size(), 2u);
   EXPECT_EQ(h.executors[0]->signals[1], (std::pair<TaskId, int>{2, SIGKILL}));
 }
 

@@ -52,4 +52,5 @@ add_test(NAME install_into_destdir
   COMMAND ${CMAKE_SOURCE_DIR}/tests/install/install_test.sh ${CMAKE_BINARY_DIR})
 add_test(NAME deb_package
   COMMAND ${CMAKE_SOURCE_DIR}/tests/install/deb_package_test.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(bash_completion install_into_destdir deb_package PROPERTIES TIMEOUT 120)
+set_tests_properties(bash_completion install_into_destdir deb_package PROPERTIES TIMEOUT 120
+                     LABELS integration)

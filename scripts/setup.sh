@@ -22,6 +22,7 @@ test_packages=(
   python3-yaml  # PyYAML, a second reader (as Pegasus reads it) of the hosts.yaml that runner hosts --detect writes (tests/integration/check_test)
   netcat-openbsd  # nc, the last tool runner check --net listens and probes with (tests/exec)
   iproute2  # `ip netns`: the multi-node test fleet, one network namespace per host (tests/support/netns_fleet)
+  libcap2-bin  # setcap: the user of examples/swarm's nodes gets a tc that may shape their network (tests/integration/example_swarm_test)
   python3-torch openmpi-bin  # torchrun and mpirun, run for real across that fleet (tests/integration/multi_node_test)
   libopenmpi-dev  # mpicc's headers and libraries: examples/mpi builds its program on the fleet (tests/integration/example_mpi_test)
   slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)

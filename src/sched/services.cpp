@@ -217,7 +217,7 @@ bool Scheduler::service_ended(Job& job, const JobExit& exit, std::optional<Job>&
     again->state = Queued{};
     return false;
   }
-  run_after_command(job);
+  kill_rest_of_service(job);
   if (stopped) return false;
   if (!service.not_ready_in_time)
     m_observer.warning(fmt::format("service {} [{}] ended before the run did: {}",
@@ -229,6 +229,24 @@ bool Scheduler::service_ended(Job& job, const JobExit& exit, std::optional<Job>&
                       "before the other services are stopped (Ctrl-C to stop them now)");
   }
   return true;
+}
+
+void Scheduler::kill_rest_of_service(const Job& job) {
+  const Task& task = job.tasks.front();
+  if (!task.ended_on_its_host()) {
+    run_after_command(job);
+    return;
+  }
+  // Counted as an after command: the run does not end before it.
+  ++m_after_commands;
+  m_executors[task.host]->kill_leftovers({task.group}, [this, job](const LeftoverCheck& check) {
+    --m_after_commands;
+    if (!check.killed.empty())
+      m_observer.notice(fmt::format("service {} [{}]: killed what of it outlived its shell "
+                                    "(process group {})",
+                                    service_name(job), job.label(), job.tasks.front().group.id));
+    run_after_command(job);
+  });
 }
 
 void Scheduler::run_after_command(const Job& job) {

@@ -2,8 +2,9 @@
 // coordinator whose ready line carries its address, a server waited for by
 // its port (and one on every host, given the coordinator's address), a
 // client that talks to them and writes a TSV, teardown that leaves nothing
-// running and runs each service's `after:` command, a server waited for on
-// a port that a TIME_WAIT holds, and a server that dies.
+// running (what outlives the TERM too) and then runs each service's
+// `after:` command, a server waited for on a port that a TIME_WAIT holds,
+// and a server that dies.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -148,6 +149,27 @@ TEST_F(Services, InterruptingTwiceWhileAServiceStartsStopsItAndRunsItsAfterComma
   EXPECT_EQ(testing::live_processes_running(marker), 0);
   EXPECT_TRUE(std::filesystem::exists(dir.file("after-slow"))) << r.err;
   EXPECT_EQ(r.out.find("never\n"), std::string::npos) << r.out;
+}
+
+TEST_F(Services, WhatOutlivesTheTermOfAStoppedServiceIsKilledBeforeItsAfterCommand) {
+  start_hosts(1);
+  if (HasFatalFailure() || IsSkipped()) return;
+  fleet.write_hosts(2);
+  // The service's shell dies of the TERM at once; the program it started
+  // ignores TERM and would run on.
+  std::string marker = "sleep " + std::to_string(400 + getpid() % 500) + ".5";
+  std::string left = dir.file("left-at-after");
+  dir.write("queue.yaml",
+            "- command: sh -c 'trap \"\" TERM; echo ready; exec " + marker + "'\n"
+            "  service: stubborn\n"
+            "  ready_log: ready\n"
+            "  after: ps -eo args | grep -c '^" + marker + "$' > " + left + "; true\n"
+            "- echo done\n");
+  ProcessResult r = testing::run_process(fleet.runner({"queue"}));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(testing::live_processes_running(marker), 0);
+  EXPECT_EQ(dir.read("left-at-after"), "0\n") << r.err;
+  for (long pid : testing::live_processes_starting(marker)) ::kill(static_cast<pid_t>(pid), SIGKILL);
 }
 
 // hosts.yaml for the fleet's hosts, two slots each, and on each host a

@@ -230,10 +230,13 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Stops the services, the last started first, each after the one
   // started after it ended.
   void tear_down_next_service(Clock::time_point now);
-  // A service ended: its `after:` command; a service that ended before the
-  // run did is a failure, or starts again (`restart: on-failure`).
-  // False when its end is not a failure of the run.
+  // A service ended: what is left of it killed, then its `after:` command;
+  // a service that ended before the run did is a failure, or starts again
+  // (`restart: on-failure`). False when its end is not a failure of the run.
   bool service_ended(Job& job, const JobExit& exit, std::optional<Job>& again);
+  // Kills what is left of a service's process group once its shell ended
+  // (a program that outlived the TERM), then runs its `after:` command.
+  void kill_rest_of_service(const Job& job);
   void run_after_command(const Job& job);
   // Brings back the files the job's `outputs:` name from each of its
   // tasks' hosts (job_outputs.cpp).

@@ -1,0 +1,42 @@
+// The long-lived command that reports a host's GPUs while jobs run there,
+// and its lines read back. Pure.
+//
+// Where python3 and NVML (libnvidia-ml.so.1) are, a python3 script reads
+// NVML through ctypes: each GPU's energy counter
+// (nvmlDeviceGetTotalEnergyConsumption, Volta and newer), power,
+// utilisation and memory used, every period; elsewhere `nvidia-smi
+// --query-gpu=... -lms` samples power, utilisation and memory. Both print
+// a line per GPU and sample: "index, uuid, power W, util %, memory MiB"
+// and, from NVML where the GPU has it, ", energy mJ". Nothing is installed
+// on the host: the script is the command's own argument.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "runner/config/gpu_energy.h"
+
+namespace runner {
+
+// The command for a sampling period of `period`; it exits 127 where there
+// is no nvidia-smi.
+std::string gpu_monitor_command(std::chrono::milliseconds period);
+
+// Exit status of gpu_monitor_command where the host has no nvidia-smi.
+inline constexpr int k_no_nvidia_smi = 127;
+
+// One line of the monitor: which GPU, and its reading (`at` left for the
+// caller to set).
+struct GpuReading {
+  std::string index;
+  std::string uuid;
+  GpuSample sample;
+};
+
+// A line of gpu_monitor_command's output read back; nullopt for anything
+// else (a header, a warning, "[N/A]" readings, a cut line).
+std::optional<GpuReading> parse_gpu_reading(std::string_view line);
+
+}  // namespace runner

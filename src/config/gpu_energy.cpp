@@ -1,0 +1,122 @@
+#include "runner/config/gpu_energy.h"
+
+#include <algorithm>
+
+namespace runner {
+
+namespace {
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// A stretch of time over which readings go linearly from `first`'s to
+// `last`'s (the same sample: they hold), clipped to [lo, hi].
+struct Piece {
+  const GpuSample* first;
+  const GpuSample* last;
+  Clock::time_point lo;
+  Clock::time_point hi;
+};
+
+// The reading `field` at `at`, on the line from `piece.first` to `piece.last`.
+double reading_at(const Piece& piece, double GpuSample::*field, Clock::time_point at) {
+  double a = piece.first->*field;
+  double b = piece.last->*field;
+  double span = seconds_between(piece.first->at, piece.last->at);
+  if (span <= 0) return a;
+  return a + (b - a) * seconds_between(piece.first->at, at) / span;
+}
+
+// The integral of `field` over the piece (trapezoid).
+double integral_of(const Piece& piece, double GpuSample::*field) {
+  return (reading_at(piece, field, piece.lo) + reading_at(piece, field, piece.hi)) / 2 *
+         seconds_between(piece.lo, piece.hi);
+}
+
+double peak_of(const Piece& piece, double GpuSample::*field) {
+  return std::max(reading_at(piece, field, piece.lo), reading_at(piece, field, piece.hi));
+}
+
+// The piece's energy in joules: its share of the counter's advance, or
+// the integral of power.
+double energy_of(const Piece& piece) {
+  const GpuSample& a = *piece.first;
+  const GpuSample& b = *piece.last;
+  if (&a != &b && a.energy_mj && b.energy_mj && *b.energy_mj >= *a.energy_mj)
+    return (*b.energy_mj - *a.energy_mj) / 1000 * seconds_between(piece.lo, piece.hi) /
+           seconds_between(a.at, b.at);
+  return integral_of(piece, &GpuSample::power_w);
+}
+
+// Adds the piece of [lo, hi] that lies in [from, to], if any.
+void add_piece(std::vector<Piece>& pieces, const GpuSample& first, const GpuSample& last,
+               Clock::time_point lo, Clock::time_point hi, Clock::time_point from,
+               Clock::time_point to) {
+  lo = std::max(lo, from);
+  hi = std::min(hi, to);
+  if (lo < hi) pieces.push_back({&first, &last, lo, hi});
+}
+
+// The pieces the samples cover in [from, to].
+std::vector<Piece> covered_pieces(const std::vector<GpuSample>& samples, Clock::time_point from,
+                                  Clock::time_point to, Clock::duration reach) {
+  std::vector<Piece> pieces;
+  if (samples.empty()) return pieces;
+  add_piece(pieces, samples.front(), samples.front(), samples.front().at - reach,
+            samples.front().at, from, to);
+  for (std::size_t i = 0; i + 1 < samples.size(); ++i) {
+    const GpuSample& a = samples[i];
+    const GpuSample& b = samples[i + 1];
+    bool counted = a.energy_mj && b.energy_mj && *b.energy_mj >= *a.energy_mj;
+    if (counted || b.at - a.at <= 2 * reach) {
+      add_piece(pieces, a, b, a.at, b.at, from, to);
+    } else {
+      add_piece(pieces, a, a, a.at, a.at + reach, from, to);
+      add_piece(pieces, b, b, b.at - reach, b.at, from, to);
+    }
+  }
+  add_piece(pieces, samples.back(), samples.back(), samples.back().at,
+            samples.back().at + reach, from, to);
+  return pieces;
+}
+
+}  // namespace
+
+std::optional<GpuFigures> figures_between(const std::vector<GpuSample>& samples,
+                                          Clock::time_point from, Clock::time_point to,
+                                          Clock::duration reach) {
+  std::vector<Piece> pieces = covered_pieces(samples, from, to, reach);
+  if (pieces.empty()) return std::nullopt;
+  GpuFigures figures;
+  figures.gpus = 1;
+  double util_integral = 0;
+  for (const Piece& piece : pieces) {
+    figures.seconds += seconds_between(piece.lo, piece.hi);
+    figures.energy_j += energy_of(piece);
+    util_integral += integral_of(piece, &GpuSample::util_percent);
+    figures.power_max_w = std::max(figures.power_max_w, peak_of(piece, &GpuSample::power_w));
+    figures.memory_max_mib =
+        std::max(figures.memory_max_mib, peak_of(piece, &GpuSample::memory_mib));
+  }
+  figures.power_mean_w = figures.energy_j / figures.seconds;
+  figures.util_mean = util_integral / figures.seconds;
+  return figures;
+}
+
+GpuFigures combined(const std::vector<GpuFigures>& each) {
+  GpuFigures sum;
+  for (const GpuFigures& gpu : each) {
+    sum.energy_j += gpu.energy_j;
+    sum.power_mean_w += gpu.power_mean_w;
+    sum.power_max_w += gpu.power_max_w;
+    sum.util_mean += gpu.util_mean * gpu.gpus;
+    sum.memory_max_mib += gpu.memory_max_mib;
+    sum.seconds = std::max(sum.seconds, gpu.seconds);
+    sum.gpus += gpu.gpus;
+  }
+  if (sum.gpus > 0) sum.util_mean /= sum.gpus;
+  return sum;
+}
+
+}  // namespace runner

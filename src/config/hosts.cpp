@@ -26,6 +26,7 @@ namespace {
 constexpr std::string_view k_hostname_key = "hostname";
 constexpr std::string_view k_slots_key = "slots";
 constexpr std::string_view k_gpu_free_key = "gpu_free";
+constexpr std::string_view k_gpu_monitor_key = "gpu_monitor";
 constexpr int k_max_slot_count = 100000;
 
 // A 1-based position in the hosts file.
@@ -89,7 +90,7 @@ class FleetBuilder {
   explicit FleetBuilder(std::string path) : m_path(std::move(path)) {}
 
   void add_slot(const std::string& hostname, Position where, int entry_line, Params params,
-                int element, const std::optional<GpuFreeRule>& gpu_free) {
+                int element, const std::optional<GpuFreeRule>& gpu_free, bool gpu_monitor) {
     int host_id = host_for(hostname, where, entry_line);
     Host& host = m_fleet.hosts[host_id];
     Slot slot;
@@ -99,6 +100,7 @@ class FleetBuilder {
     slot.line = entry_line;
     slot.element = element;
     slot.gpu_free = gpu_free;
+    slot.gpu_monitor = gpu_monitor;
     host.slots.push_back(static_cast<int>(m_fleet.slots.size()));
     m_fleet.slots.push_back(std::move(slot));
   }
@@ -204,6 +206,10 @@ class EntryParser {
         m_gpu_free = std::move(*rule);
         continue;
       }
+      if (name == k_gpu_monitor_key) {
+        m_gpu_monitor = parse_switch(value, "gpu_monitor");
+        continue;
+      }
       std::vector<Value> values = scalar_values(name, value, key_where);
       if (name == k_hostname_key) {
         hostnames = std::move(values);
@@ -218,6 +224,7 @@ class EntryParser {
     count_slots(entry_where, hostnames.size() * static_cast<std::size_t>(slot_count), keys);
     for (const Value& hostname : hostnames) expand(hostname, entry_where.line, keys, slot_count);
     m_gpu_free.reset();
+    m_gpu_monitor = true;
   }
 
   // Adds an entry's slots, `per_element` times the product of its lists'
@@ -274,7 +281,18 @@ class EntryParser {
     }
     int element = m_elements++;
     for (int i = 0; i < slot_count; ++i)
-      m_builder.add_slot(rendered, hostname.position, entry_line, params, element, m_gpu_free);
+      m_builder.add_slot(rendered, hostname.position, entry_line, params, element, m_gpu_free,
+                         m_gpu_monitor);
+  }
+
+  // `on` or `off` (also true/false, yes/no), as a switch key is written.
+  bool parse_switch(const YAML::Node& value, std::string_view key) const {
+    std::string text = value.IsScalar() ? value.Scalar() : "";
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (text == "on" || text == "true" || text == "yes") return true;
+    if (text == "off" || text == "false" || text == "no") return false;
+    fail(position_of(value.Mark()), fmt::format("`{}` is `on` or `off`", key));
   }
 
   // `slots: 4`, or `slots: [4]` as Pegasus' job-slots files write it.
@@ -323,6 +341,7 @@ class EntryParser {
   int m_elements = 0;  // product elements expanded so far
   std::size_t m_slot_count = 0;           // slots of the mapping entries so far
   std::optional<GpuFreeRule> m_gpu_free;  // the entry's, while it is expanded
+  bool m_gpu_monitor = true;              // the entry's `gpu_monitor:`, likewise
 };
 
 }  // namespace

@@ -609,5 +609,19 @@ TEST(LoadHosts, DirectoryIsAnError) {
   EXPECT_THROW(load_hosts(dir.path()), ConfigError);
 }
 
+TEST(HostsParse, GpuMonitorOffTurnsAnEntrysSlotsOffAndIsNoParameter) {
+  Fleet fleet = parse_hosts(
+      "- hostname: a\n  gpu: [0, 1]\n  gpu_monitor: off\n- hostname: b\n  gpu: [0]\n",
+      "hosts.yaml");
+  ASSERT_EQ(fleet.slots.size(), 3u);
+  EXPECT_FALSE(fleet.slots[0].gpu_monitor);
+  EXPECT_FALSE(fleet.slots[1].gpu_monitor);
+  EXPECT_TRUE(fleet.slots[2].gpu_monitor) << "the next entry is on again";
+  EXPECT_FALSE(find_param(fleet.slots[0].params, "gpu_monitor"));
+  ConfigError error = hosts_error("- hostname: a\n  gpu_monitor: sometimes\n");
+  EXPECT_NE(std::string(error.what()).find("`gpu_monitor` is `on` or `off`"), std::string::npos)
+      << error.what();
+}
+
 }  // namespace
 }  // namespace runner

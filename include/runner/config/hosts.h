@@ -39,6 +39,9 @@ struct Slot {
   int element = -1;
   // Its entry's `gpu_free:`: a job starts on it only while its GPU is free.
   std::optional<GpuFreeRule> gpu_free;
+  // Its entry's `gpu_monitor:` (on unless `off`): its GPU's energy and use
+  // are read while jobs run on it.
+  bool gpu_monitor = true;
 };
 
 // All slots that share one hostname (after templating). Reached over one

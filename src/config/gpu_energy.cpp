@@ -10,13 +10,28 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+// Whether the counter says what the GPU took from `a` to `b`: both have
+// it, and it did not go back.
+bool counted(const GpuSample& a, const GpuSample& b) {
+  return a.energy_mj && b.energy_mj && *b.energy_mj >= *a.energy_mj && b.at > a.at;
+}
+
+// The mean power the counter says from `a` to `b`, where it does.
+std::optional<double> counted_power(const GpuSample& a, const GpuSample& b) {
+  if (!counted(a, b)) return std::nullopt;
+  return (*b.energy_mj - *a.energy_mj) / 1000 / seconds_between(a.at, b.at);
+}
+
 // A stretch of time over which readings go linearly from `first`'s to
-// `last`'s (the same sample: they hold), clipped to [lo, hi].
+// `last`'s (the same sample: they hold), clipped to [lo, hi]. A reading
+// held beside a stretch the counter measured holds its power as the
+// counter says it (`counted_w`), not as the power reading does.
 struct Piece {
   const GpuSample* first;
   const GpuSample* last;
   Clock::time_point lo;
   Clock::time_point hi;
+  std::optional<double> counted_w;
 };
 
 // The reading `field` at `at`, on the line from `piece.first` to `piece.last`.
@@ -41,9 +56,10 @@ double peak_of(const Piece& piece, double GpuSample::*field) {
 // The piece's energy in joules: its share of the counter's advance, or
 // the integral of power.
 double energy_of(const Piece& piece) {
+  if (piece.counted_w) return *piece.counted_w * seconds_between(piece.lo, piece.hi);
   const GpuSample& a = *piece.first;
   const GpuSample& b = *piece.last;
-  if (&a != &b && a.energy_mj && b.energy_mj && *b.energy_mj >= *a.energy_mj)
+  if (&a != &b && counted(a, b))
     return (*b.energy_mj - *a.energy_mj) / 1000 * seconds_between(piece.lo, piece.hi) /
            seconds_between(a.at, b.at);
   return integral_of(piece, &GpuSample::power_w);
@@ -52,10 +68,10 @@ double energy_of(const Piece& piece) {
 // Adds the piece of [lo, hi] that lies in [from, to], if any.
 void add_piece(std::vector<Piece>& pieces, const GpuSample& first, const GpuSample& last,
                Clock::time_point lo, Clock::time_point hi, Clock::time_point from,
-               Clock::time_point to) {
+               Clock::time_point to, std::optional<double> counted_w = std::nullopt) {
   lo = std::max(lo, from);
   hi = std::min(hi, to);
-  if (lo < hi) pieces.push_back({&first, &last, lo, hi});
+  if (lo < hi) pieces.push_back({&first, &last, lo, hi, counted_w});
 }
 
 // The pieces the samples cover in [from, to].
@@ -63,13 +79,14 @@ std::vector<Piece> covered_pieces(const std::vector<GpuSample>& samples, Clock::
                                   Clock::time_point to, Clock::duration reach) {
   std::vector<Piece> pieces;
   if (samples.empty()) return pieces;
+  std::size_t n = samples.size();
   add_piece(pieces, samples.front(), samples.front(), samples.front().at - reach,
-            samples.front().at, from, to);
-  for (std::size_t i = 0; i + 1 < samples.size(); ++i) {
+            samples.front().at, from, to,
+            n > 1 ? counted_power(samples[0], samples[1]) : std::nullopt);
+  for (std::size_t i = 0; i + 1 < n; ++i) {
     const GpuSample& a = samples[i];
     const GpuSample& b = samples[i + 1];
-    bool counted = a.energy_mj && b.energy_mj && *b.energy_mj >= *a.energy_mj;
-    if (counted || b.at - a.at <= 2 * reach) {
+    if (counted(a, b) || b.at - a.at <= 2 * reach) {
       add_piece(pieces, a, b, a.at, b.at, from, to);
     } else {
       add_piece(pieces, a, a, a.at, a.at + reach, from, to);
@@ -77,7 +94,8 @@ std::vector<Piece> covered_pieces(const std::vector<GpuSample>& samples, Clock::
     }
   }
   add_piece(pieces, samples.back(), samples.back(), samples.back().at,
-            samples.back().at + reach, from, to);
+            samples.back().at + reach, from, to,
+            n > 1 ? counted_power(samples[n - 2], samples[n - 1]) : std::nullopt);
   return pieces;
 }
 

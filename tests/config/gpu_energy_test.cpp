@@ -81,6 +81,16 @@ TEST(GpuEnergy, TheCounterIsUsedWhereBothSamplesHaveIt) {
   EXPECT_NEAR(figures->power_mean_w, 500, 1e-6);
 }
 
+TEST(GpuEnergy, BeyondTheSamplesPowerHoldsAsTheCounterSaysIt) {
+  // The power readings say 1 W; the counter, 200 W. The window begins 0.3 s
+  // before the first sample and ends 0.1 s after the last.
+  std::vector<GpuSample> samples;
+  for (int i = 0; i <= 10; ++i) samples.push_back(sample(1 + i * 0.2, 1, 0, 0, i * 0.2 * 200'000));
+  auto figures = figures_between(samples, at(0.7), at(3.1), k_reach);
+  ASSERT_TRUE(figures);
+  EXPECT_NEAR(figures->energy_j, 2.4 * 200, 1e-6);
+}
+
 TEST(GpuEnergy, ACounterThatGoesBackIsBridgedByPower) {
   // The driver reloaded between 1 s and 1.2 s: the counter starts again.
   std::vector<GpuSample> samples;

@@ -6,7 +6,8 @@
 // both samples have it and it did not go back (a driver reloaded), else
 // the integral of power (trapezoid). Beyond the first and the last sample,
 // and on either side of a gap longer than twice `reach`, a sample's
-// readings hold for `reach`; time that no sample reaches is not covered
+// readings hold for `reach` (its power as the counter says it over the
+// stretch beside, where it does); time that no sample reaches is not covered
 // (a GPU that disappeared, a monitor that was down), and the figures are
 // those of the covered time.
 #pragma once

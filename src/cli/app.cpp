@@ -91,6 +91,10 @@ void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
       ->check(CLI::Range(0, 1000));
   app.add_flag("--keep-orphans", o.keep_orphans,
                "Do not kill what lost jobs left running when their host comes back");
+  app.add_flag("--no-gpu-monitor", o.no_gpu_monitor,
+               "Do not read the GPUs' energy, power, utilisation and memory while jobs run");
+  app.add_option("--gpu-monitor-period", o.gpu_monitor_period,
+                 "How often each GPU is read while jobs run (default 200ms)");
   app.add_flag("-n,--dry-run", o.dry_run,
                "Print every job with the slot it would get and its rendered command; run "
                "nothing, change no file");

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "gpu_telemetry.h"
 #include "journal_checkpointer.h"
 #include "run_fleet.h"
 #include "runner/cli/options.h"
@@ -63,6 +64,25 @@ Clock::duration gpu_check_limit() {
 }
 
 // Closes connections politely, giving them a moment.
+// The run's GPU telemetry; none with --no-gpu-monitor, or inside Slurm,
+// whose steps hold their GPUs apart from the runner's commands.
+std::unique_ptr<GpuTelemetry> make_gpu_telemetry(const RunOptions& options, const Fleet& fleet,
+                                                 Console& console) {
+  if (options.no_gpu_monitor || options.slurm) return nullptr;
+  std::chrono::milliseconds period = GpuTelemetry::k_default_period;
+  if (!options.gpu_monitor_period.empty()) {
+    std::optional<std::chrono::milliseconds> given = parse_duration(options.gpu_monitor_period);
+    if (!given || given->count() < 10)
+      throw ConfigError(fmt::format("--gpu-monitor-period {}: not a period of 10ms or more (try "
+                                    "200ms or 1s)",
+                                    options.gpu_monitor_period));
+    period = *given;
+  }
+  return std::make_unique<GpuTelemetry>(
+      fleet, period, [&console](const std::string& message) { console.warn(message); },
+      steady_clock_source());
+}
+
 void shut_down(EventLoop& loop, const std::vector<Executor*>& executors) {
   for (Executor* executor : executors) executor->shutdown();
   auto give_up = Clock::now() + std::chrono::seconds(3);
@@ -202,6 +222,11 @@ int run_jobs(const RunOptions& options) {
   Scheduler scheduler(*backend, source, reporter, scheduler_options,
                       [&] { return journal.next_job_id(); });
   scheduler.adopt_orphans(std::move(orphans));
+  std::unique_ptr<GpuTelemetry> gpu_telemetry = make_gpu_telemetry(options, fleet, console);
+  if (gpu_telemetry) {
+    gpu_telemetry->attach(scheduler.executors());
+    reporter.set_gpu_telemetry(gpu_telemetry.get());
+  }
 
   EventLoop loop;
   for (Executor* executor : scheduler.executors()) loop.add(executor);
@@ -233,6 +258,7 @@ int run_jobs(const RunOptions& options) {
   if (!signals) return end_unstarted(journal, console, signals.status());
   loop.add(signals->get());
   loop.add(&scheduler);
+  if (gpu_telemetry) loop.add(gpu_telemetry.get());
   if (status_line) loop.add(status_line.get());
 
   auto started = Clock::now();

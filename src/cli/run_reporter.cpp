@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu_telemetry.h"
 #include "journal_checkpointer.h"
 #include "runner/config/job_render.h"
 #include "runner/ui/exit_text.h"
@@ -96,9 +97,11 @@ void RunReporter::job_launched(const Job& job) {
         fmt::format("=== #{} run '{}' ===", job.id, shorten_command(each.command, 200)));
   }
   if (m_status) m_status->job_started(job.id, job.slots().size(), job.running().start);
+  if (m_gpu_telemetry) m_gpu_telemetry->job_launched(job);
 }
 
 void RunReporter::task_started(const Job& job, const Task& task) {
+  if (m_gpu_telemetry) m_gpu_telemetry->task_started(job, task);
   journal_written(m_journal.job_pgid(job.id, task.group,
                                      job.layout ? std::optional<int>(task.rank) : std::nullopt));
 }
@@ -125,11 +128,18 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
     if (Status whole = m_logs.close(log_of(job, task)); !whole.ok())
       m_incomplete_logs.try_emplace(job.id, whole.message());
   }
-  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun(), job.failed_rank()));
+  std::optional<GpuFigures> gpu =
+      m_gpu_telemetry ? m_gpu_telemetry->job_finished(job) : std::nullopt;
+  journal_written(
+      m_journal.job_end(job.id, exit, duration, job.will_rerun(), job.failed_rank(), gpu));
   if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun());
-  for (int slot : job.slots()) {
+  std::vector<int> slots = job.slots();
+  for (int slot : slots) {
     m_slot_usage[slot].busy += duration;
     ++m_slot_usage[slot].jobs;
+    if (gpu)
+      m_slot_usage[slot].gpu_energy_j = m_slot_usage[slot].gpu_energy_j.value_or(0) +
+                                        gpu->energy_j / static_cast<double>(slots.size());
   }
   if (job.will_rerun()) {
     // One that did not start goes back quietly: its host, set aside, is

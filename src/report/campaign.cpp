@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <set>
 
+#include "runner/state/gpu_figures_record.h"
 #include "runner/state/journal.h"
 #include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
@@ -328,6 +329,9 @@ Campaign campaign_from_records(const RecordSource& records, const PidAlive& aliv
       job->rerun = record.value("rerun", false);
       if (auto rank = record.find("failed_rank"); rank != record.end() && rank->is_number_integer())
         job->failed_rank = rank->get<int>();
+      job->gpu.reset();
+      if (auto gpu = record.find(k_gpu_figures_key); gpu != record.end())
+        job->gpu = gpu_figures_of(*gpu);
       if (lost) {
         job->outcome = JobOutcome::lost;
       } else if (job->exit == 0 && job->signal.empty() && job->error.empty()) {

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "html_gpu_power.h"
 #include "html_outputs.h"
 #include "html_report_assets.h"
 #include "html_report_model.h"
@@ -281,6 +282,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "<span>hover a bar for its command; right: share of the time each slot was busy"
       "</span></div>\n");
   timeline(page, model, merged);
+  page.raw(html_gpu_power_section(model));
 
   // Slot utilisation.
   page.raw(

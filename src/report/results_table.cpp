@@ -18,6 +18,20 @@ namespace {
 constexpr std::string_view k_run_columns[] = {"host", "slot",       "outcome",
                                               "exit", "duration_s", "attempts"};
 
+// The columns of a job's GPU figures, after the fixed ones when some job
+// has them.
+constexpr std::string_view k_gpu_columns[] = {"gpu_energy_j", "gpu_power_mean_w",
+                                              "gpu_power_max_w", "gpu_util_mean",
+                                              "gpu_mem_max_mib"};
+
+std::vector<std::string> gpu_cells(const CampaignJob& job) {
+  if (!job.gpu) return std::vector<std::string>(std::size(k_gpu_columns));
+  const GpuFigures& gpu = *job.gpu;
+  return {fmt::format("{:.3f}", gpu.energy_j), fmt::format("{:.3f}", gpu.power_mean_w),
+          fmt::format("{:.3f}", gpu.power_max_w), fmt::format("{:.1f}", gpu.util_mean),
+          fmt::format("{:.0f}", gpu.memory_max_mib)};
+}
+
 // A metric's name as a job gives it, and where it comes from.
 struct MetricKey {
   bool from_file = false;  // else a `metrics:` pattern
@@ -90,7 +104,9 @@ ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of
   std::vector<std::string> params;
   std::vector<MetricKey> metric_keys;
   std::vector<JobMetrics> metrics;
+  bool with_gpu = false;
   for (JobId id : ids) {
+    with_gpu = with_gpu || last[id]->gpu.has_value();
     add_names(params, last[id]->params);
     metrics.push_back(metrics_of(*last[id]));
     add_keys(metric_keys, true, metrics.back().files);
@@ -103,7 +119,9 @@ ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of
   std::vector<std::string> fixed = {"id"};
   if (with_services) fixed.push_back("service");
   std::vector<std::string> taken = fixed;
-  taken.insert(taken.end(), std::begin(k_run_columns), std::end(k_run_columns));
+  std::vector<std::string> run_columns(std::begin(k_run_columns), std::end(k_run_columns));
+  if (with_gpu) run_columns.insert(run_columns.end(), std::begin(k_gpu_columns), std::end(k_gpu_columns));
+  taken.insert(taken.end(), run_columns.begin(), run_columns.end());
   for (const std::string& name : params)
     table.parameters.push_back(free_name(taken, name, "param."));
   std::vector<std::string> metric_names(metric_keys.size());
@@ -114,11 +132,11 @@ ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of
 
   table.columns = fixed;
   table.columns.insert(table.columns.end(), table.parameters.begin(), table.parameters.end());
-  table.columns.insert(table.columns.end(), std::begin(k_run_columns), std::end(k_run_columns));
+  table.columns.insert(table.columns.end(), run_columns.begin(), run_columns.end());
   table.columns.insert(table.columns.end(), metric_names.begin(), metric_names.end());
   std::size_t param_column = fixed.size();
   std::size_t run_column = param_column + params.size();
-  std::size_t metric_column = run_column + std::size(k_run_columns);
+  std::size_t metric_column = run_column + run_columns.size();
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const CampaignJob& job = *last[ids[i]];
     std::vector<std::string> row(table.columns.size());
@@ -130,6 +148,10 @@ ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of
     std::string run_cells[] = {job.host,       job.slot,           outcome_cell(job),
                                exit_cell(job), duration_cell(job), std::to_string(job.attempt)};
     std::copy(std::begin(run_cells), std::end(run_cells), row.begin() + run_column);
+    if (with_gpu) {
+      std::vector<std::string> gpu = gpu_cells(job);
+      std::copy(gpu.begin(), gpu.end(), row.begin() + run_column + std::size(k_run_columns));
+    }
     for (bool from_file : {false, true})
       for (const auto& [name, value] : from_file ? metrics[i].files : metrics[i].patterns) {
         auto at = std::find(metric_keys.begin(), metric_keys.end(), MetricKey{from_file, name});

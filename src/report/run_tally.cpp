@@ -46,6 +46,10 @@ void tally_job(RunTally& tally, const CampaignJob& job, SystemTime end) {
     tally.slot_time += job.duration * static_cast<long long>(slots_held(job));
     ++tally.finished;
   }
+  if (job.gpu) {
+    tally.gpu_energy_j += job.gpu->energy_j;
+    ++tally.gpu_jobs;
+  }
   for (const CampaignTask& task : tasks_of(job)) {
     for (int i : task.slot_indices) {
       SlotTally& slot = tally.slots[{task.host, i}];
@@ -68,7 +72,8 @@ nlohmann::json tally_json(const RunTally& tally) {
   return {{"succeeded", tally.succeeded}, {"failed", tally.failed},
           {"last_event_ms", last},        {"lost", tally.lost},
           {"unknown", tally.unknown},     {"slot_time_ms", tally.slot_time.count()},
-          {"finished", tally.finished},   {"slots", std::move(slots)}};
+          {"finished", tally.finished},   {"slots", std::move(slots)},
+          {"gpu_energy_j", tally.gpu_energy_j}, {"gpu_jobs", tally.gpu_jobs}};
 }
 
 std::optional<RunTally> tally_from_json(const nlohmann::json& json) {
@@ -80,6 +85,8 @@ std::optional<RunTally> tally_from_json(const nlohmann::json& json) {
     tally.unknown = json.at("unknown").get<std::size_t>();
     tally.slot_time = milliseconds(json.at("slot_time_ms").get<long long>());
     tally.finished = json.at("finished").get<std::size_t>();
+    tally.gpu_energy_j = json.value("gpu_energy_j", 0.0);  // (checkpoints from before it)
+    tally.gpu_jobs = json.value("gpu_jobs", std::size_t{0});
     if (!json.at("last_event_ms").is_null())
       tally.last_event = SystemTime(milliseconds(json.at("last_event_ms").get<long long>()));
     for (const nlohmann::json& item : json.at("slots")) {

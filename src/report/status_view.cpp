@@ -122,6 +122,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
   status.failed = tally.failed;
   status.lost = tally.lost;
   status.unknown = tally.unknown;
+  if (tally.gpu_jobs > 0) status.gpu_energy_j = tally.gpu_energy_j;
 
   std::map<std::pair<std::string, int>, std::size_t> slot_of;
   for (const CampaignSlot& slot : run.slots) {
@@ -195,6 +196,8 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
                                              [](const SlotStatus& s) { return !s.down.empty(); }));
   text += fmt::format("slots: {} of {} busy", status.busy_slots, status.slots.size());
   if (down) text += fmt::format(", {} down", down);
+  if (status.gpu_energy_j)
+    text += fmt::format(" · GPU energy {} so far", format_energy(*status.gpu_energy_j));
   text += "\n";
 
   if (!status.slots.empty()) {
@@ -287,6 +290,8 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
   out["jobs"] = std::move(jobs);
   out["eta_ms"] = status.eta ? ordered_json(ms(*status.eta)) : ordered_json(nullptr);
   out["busy_slots"] = status.busy_slots;
+  out["gpu_energy_j"] =
+      status.gpu_energy_j ? ordered_json(*status.gpu_energy_j) : ordered_json(nullptr);
 
   ordered_json slots = ordered_json::array();
   for (const SlotStatus& slot : status.slots) {

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "journal_lines.h"
+#include "runner/state/gpu_figures_record.h"
 #include "runner/state/journal_segments.h"
 #include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
@@ -312,7 +313,8 @@ Status Journal::job_pgid(JobId job, const ProcessGroup& group, std::optional<int
 }
 
 Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-                        bool rerun, std::optional<int> failed_rank) {
+                        bool rerun, std::optional<int> failed_rank,
+                        const std::optional<GpuFigures>& gpu) {
   nlohmann::ordered_json record = header("job_end");
   record["job"] = job;
   bool exited = exit.signal().empty() && exit.error().empty() && exit.code() >= 0;
@@ -325,6 +327,7 @@ Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::millisecond
   record["rerun"] = rerun;
   record["duration_ms"] = duration.count();
   if (failed_rank) record["failed_rank"] = *failed_rank;
+  if (gpu) record[k_gpu_figures_key] = gpu_figures_record(*gpu);
   return append(record);
 }
 

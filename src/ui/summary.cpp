@@ -142,6 +142,12 @@ std::string format_summary(const std::vector<FinishedJob>& jobs,
   return text;
 }
 
+std::string format_energy(double joules) {
+  if (joules < 1000) return fmt::format("{:.0f} J", joules);
+  if (joules < 1e6) return fmt::format("{:.{}f} kJ", joules / 1e3, joules < 1e4 ? 2 : 1);
+  return fmt::format("{:.{}f} MJ", joules / 1e6, joules < 1e7 ? 2 : 1);
+}
+
 std::string format_run_summary(const std::vector<FinishedJob>& jobs,
                                const std::vector<SlotUsage>& slots,
                                std::chrono::milliseconds wall_time, std::size_t slowest,
@@ -177,7 +183,14 @@ std::string format_run_summary(const std::vector<FinishedJob>& jobs,
                           std::string(label_width - utf8_length(slot->label), ' '),
                           format_duration(slot->busy), time_width, percent,
                           count_of(slot->jobs, "job", "jobs"));
+      if (slot->gpu_energy_j) text.insert(text.size() - 1, "  " + format_energy(*slot->gpu_energy_j));
     }
+    std::optional<double> energy;
+    for (const SlotUsage& slot : slots)
+      if (slot.gpu_energy_j) energy = energy.value_or(0) + *slot.gpu_energy_j;
+    if (energy)
+      text += fmt::format("runner: GPU energy {} (where slots' GPUs were read)\n",
+                          format_energy(*energy));
   }
 
   if (jobs.size() > 1 && slowest > 0) {

@@ -38,6 +38,21 @@ TEST(RunSummary, CountsSlotUsageSlowestAndFailures) {
             "      python bench.py --id 2\n");
 }
 
+TEST(RunSummary, SaysEachSlotsGpuEnergyAndTheirSum) {
+  std::vector<FinishedJob> jobs = {job(1, 0, 60'000), job(2, 0, 60'000, "node01 gpu=1")};
+  std::vector<SlotUsage> slots = {{"node01 gpu=0", milliseconds(60'000), 1, 12'345.0},
+                                  {"node01 gpu=1", milliseconds(60'000), 1, 850.0},
+                                  {"node01 #2", milliseconds(0), 0, std::nullopt}};
+  std::string text = format_run_summary(jobs, slots, milliseconds(60'000), 0);
+  EXPECT_NE(text.find("  node01 gpu=0  1m 00s  100%  1 job  12.3 kJ\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  node01 gpu=1  1m 00s  100%  1 job  850 J\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  node01 #2        0ms    0%  0 jobs\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("runner: GPU energy 13.2 kJ (where slots' GPUs were read)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(format_energy(4'560'000), "4.56 MJ");
+}
+
 TEST(RunSummary, NamesJobsWhoseLogsAreIncomplete) {
   std::vector<FinishedJob> jobs = {job(1, 0, 1000), job(2, 0, 1000), job(3, 0, 1000)};
   jobs[1].log_problem =

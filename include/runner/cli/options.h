@@ -42,6 +42,9 @@ struct RunOptions {
   int retries = 0;            // default `retries:` of jobs
   int max_requeue = 2;        // how often a job lost with its host is put back
   bool keep_orphans = false;  // do not kill what lost jobs left running
+  // GPU telemetry (README "GPU energy and utilisation").
+  bool no_gpu_monitor = false;    // read no host's GPUs
+  std::string gpu_monitor_period;  // how often each GPU is read, e.g. "200ms"; empty: the default
   // Inside a Slurm allocation: its nodes and GPUs are the fleet, tasks are steps.
   bool slurm = false;
   int slots_per_node = 0;  // with slurm: slots per node; 0: one per GPU

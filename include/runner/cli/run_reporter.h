@@ -21,6 +21,7 @@
 
 namespace runner {
 
+class GpuTelemetry;
 class JournalCheckpointer;
 
 class RunReporter final : public RunObserver {
@@ -57,6 +58,8 @@ class RunReporter final : public RunObserver {
   void set_status_line(StatusLine* status) { m_status = status; }
   // Told every k_checkpoint_every_bytes of journal, and when it is sealed.
   void set_checkpointer(JournalCheckpointer* checkpointer) { m_checkpointer = checkpointer; }
+  // Told of jobs' starts and ends; gives each job_end its GPU figures.
+  void set_gpu_telemetry(GpuTelemetry* telemetry) { m_gpu_telemetry = telemetry; }
 
  private:
   // Says a journal failure once, and when the journal is written again.
@@ -73,6 +76,7 @@ class RunReporter final : public RunObserver {
   std::vector<SlotUsage> m_slot_usage;
   StatusLine* m_status = nullptr;
   JournalCheckpointer* m_checkpointer = nullptr;
+  GpuTelemetry* m_gpu_telemetry = nullptr;
   std::uint64_t m_checkpointed_at = 0;  // the journal's bytes_appended() then
   bool m_journal_failing = false;
   std::set<std::string> m_log_failures_said;

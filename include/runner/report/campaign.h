@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "runner/config/gpu_energy.h"
 #include "runner/config/params.h"
 #include "runner/core/job_exit.h"
 #include "runner/core/output_file.h"
@@ -89,6 +90,8 @@ struct CampaignJob {
   std::string outputs_folder;
   // The files brought back (a rank's under "<rank>/"), as recorded.
   std::vector<OutputFile> outputs;
+  // Its GPUs' figures (energy, power, use) over this attempt, where read.
+  std::optional<GpuFigures> gpu;
 
   bool is_gang() const { return !tasks.empty(); }
   bool is_service() const { return !service.empty(); }

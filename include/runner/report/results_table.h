@@ -44,7 +44,9 @@ enum class ServiceRows { left_out, included };
 // parameter name any job has (first seen first), then host, slot, outcome
 // (a service's is its state: stopped, ready, ...), exit (the status, or the
 // signal that ended it: SIGTERM), duration_s (seconds, empty while it
-// runs), attempts, then every metric name (first seen first). Names are
+// runs), attempts, then, when some job's GPUs were read, gpu_energy_j,
+// gpu_power_mean_w, gpu_power_max_w, gpu_util_mean and gpu_mem_max_mib
+// (empty for a job without them), then every metric name (first seen first). Names are
 // never shared: a parameter named like one of those fixed columns is
 // `param.NAME`, a `metrics:` pattern named like a parameter or fixed column
 // is `metrics.NAME`, a collected file's field named like any of those is

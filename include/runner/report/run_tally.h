@@ -35,6 +35,8 @@ struct RunTally {
   std::size_t finished = 0;                // ended jobs, services apart
   std::map<std::pair<std::string, int>, SlotTally> slots;  // by host and slot index
   std::optional<SystemTime> last_event;  // the run's latest record among those compacted
+  double gpu_energy_j = 0;    // of the attempts whose GPUs were read
+  std::size_t gpu_jobs = 0;   // those attempts
 };
 
 // Adds a job whose slots were busy until `end` (job_end_time).

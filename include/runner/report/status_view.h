@@ -50,6 +50,8 @@ struct RunStatus {
   std::vector<SlotStatus> slots;
   std::size_t busy_slots = 0;
   std::vector<ServiceStatus> services;
+  // The GPU energy of its ended attempts so far, where their GPUs were read.
+  std::optional<double> gpu_energy_j;
 };
 
 // The status of `run` (one of campaign.runs) at `now`, with `queued` jobs
@@ -61,7 +63,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
 // The table, every line ending in '\n', commands cut to fit `width` columns:
 //   queue run 3f9a1c07 (pid 4242): running for 12m 03s, since 2024-05-01 12:34:56
 //   jobs: 12 done (10 succeeded, 2 failed) · 4 running · 23 queued · ETA 34m 10s
-//   slots: 4 of 8 busy
+//   slots: 4 of 8 busy · GPU energy 1.20 MJ so far
 //
 //   SLOT             STATE    JOB   FOR      BUSY  COMMAND
 //   localhost gpu=0  running  #13   4m 02s    93%  python bench.py ...

@@ -15,7 +15,8 @@
 //               what the job's processes carry (process_group.h)
 //   job_end     {job, exit (int or null), signal, error (string or null),
 //                lost, timed_out, cancelled, rerun, duration_ms}
-//               (+ failed_rank: the rank whose end stopped the others)
+//               (+ failed_rank: the rank whose end stopped the others;
+//               gpu: its GPUs' figures, gpu_figures_record.h)
 //   outputs     {job, attempt, dir, files [{path, size, sha256}], missing, error}
 //               (+ rank): one attempt of a job's `outputs:` brought back
 //   service_ready {job, waited_ms, variables}: a service (job_start has
@@ -47,6 +48,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/config/gpu_energy.h"
 #include "runner/config/params.h"
 #include "runner/core/file_system.h"
 #include "runner/core/output_file.h"
@@ -140,9 +142,11 @@ class Journal {
   Status run_start(const RunStartRecord& record);
   Status job_start(const JobStartRecord& record);
   Status job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank = std::nullopt);
-  // `rerun`: the job goes back to the queue and will start again.
+  // `rerun`: the job goes back to the queue and will start again. `gpu`:
+  // its GPUs' figures, where they were read.
   Status job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-                 bool rerun = false, std::optional<int> failed_rank = std::nullopt);
+                 bool rerun = false, std::optional<int> failed_rank = std::nullopt,
+                 const std::optional<GpuFigures>& gpu = std::nullopt);
   // A service passed its readiness checks `waited` after it was sent.
   Status service_ready(JobId job, std::chrono::milliseconds waited, const Params& variables);
   // One attempt of a job's `outputs:` (one rank's) brought back into

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,14 +55,21 @@ struct SlotUsage {
   std::string label;  // "node01 gpu=0"
   std::chrono::milliseconds busy{0};
   std::size_t jobs = 0;
+  // The GPU energy of its jobs (a job on several slots shares its own out
+  // evenly), where their GPUs were read.
+  std::optional<double> gpu_energy_j;
 };
+
+// "850 J", "12.3 kJ", "4.56 MJ".
+std::string format_energy(double joules);
 
 // format_summary's counts line, then how busy the slots were and the
 // slowest jobs, then the unsuccessful jobs under their own heading:
 //   runner: 12 jobs: 10 succeeded, 2 failed; wall time 1h 02m 03s
 //   runner: slots busy 62% of the time (5h 10m of 8h 16m slot time)
-//     node01 gpu=0  1h 02m 03s  100%  4 jobs
-//     node01 gpu=1     12m 05s   19%  2 jobs
+//     node01 gpu=0  1h 02m 03s  100%  4 jobs  1.20 MJ
+//     node01 gpu=1     12m 05s   19%  2 jobs  85.3 kJ
+//   runner: GPU energy 1.29 MJ (where slots' GPUs were read)
 //   runner: slowest jobs
 //     #7 [node01 gpu=0] 40m 10s  python bench.py --model llama-7B
 //   runner: failed jobs

@@ -1,0 +1,218 @@
+#include "gpu_telemetry.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <set>
+
+#include "runner/core/printable.h"
+#include "runner/exec/gpu_monitor_command.h"
+#include "runner/ui/exit_text.h"
+
+namespace runner {
+
+GpuTelemetry::GpuTelemetry(const Fleet& fleet, std::chrono::milliseconds period,
+                           std::function<void(const std::string&)> warn, ClockSource clock)
+    : m_fleet(fleet),
+      m_period(period),
+      m_warn(std::move(warn)),
+      m_clock(std::move(clock)),
+      m_hosts(fleet.hosts.size()) {}
+
+Clock::duration GpuTelemetry::reach() const {
+  return std::max<Clock::duration>(5 * m_period, std::chrono::seconds(1));
+}
+
+Clock::duration GpuTelemetry::silence_limit() const {
+  return std::max<Clock::duration>(k_silence_periods * m_period, std::chrono::seconds(2));
+}
+
+bool GpuTelemetry::has_gpu_slots(int host) const {
+  for (int slot : m_fleet.hosts[host].slots) {
+    const Slot& where = m_fleet.slots[slot];
+    if (where.gpu_monitor &&
+        (find_param(where.params, "gpu") || find_param(where.params, "gpu_uuid")))
+      return true;
+  }
+  return false;
+}
+
+void GpuTelemetry::job_launched(const Job& job) {
+  std::set<int> hosts;
+  for (const Task& task : job.tasks) hosts.insert(task.host);
+  for (int host : hosts) {
+    HostMonitor& monitor = m_hosts[host];
+    if (++monitor.jobs == 1 && monitor.state == MonitorState::idle && has_gpu_slots(host) &&
+        static_cast<std::size_t>(host) < m_executors.size())
+      start_monitor(host);
+  }
+}
+
+void GpuTelemetry::task_started(const Job&, const Task& task) {
+  m_task_starts[task.id] = m_clock();
+}
+
+void GpuTelemetry::start_monitor(int host) {
+  HostMonitor& monitor = m_hosts[host];
+  monitor.state = MonitorState::running;
+  monitor.heard_at = m_clock();
+  monitor.restart_at.reset();
+  monitor.partial.clear();
+  // What an earlier monitor of the host says late is not this one's.
+  int generation = ++monitor.generation;
+  monitor.command = m_executors[host]->run_command_streaming(
+      gpu_monitor_command(m_period),
+      [this, host, generation](std::string_view bytes) {
+        monitor_output(host, generation, bytes);
+      },
+      [this, host, generation](const JobExit& exit, const std::string&) {
+        monitor_ended(host, generation, exit);
+      });
+}
+
+void GpuTelemetry::stop_monitor(int host) {
+  HostMonitor& monitor = m_hosts[host];
+  monitor.restart_at.reset();
+  if (monitor.state != MonitorState::running) return;
+  monitor.state = MonitorState::idle;
+  m_executors[host]->signal_task(monitor.command, SIGKILL);
+  monitor.command = 0;
+}
+
+void GpuTelemetry::monitor_output(int host, int generation, std::string_view bytes) {
+  HostMonitor& monitor = m_hosts[host];
+  if (monitor.state != MonitorState::running || generation != monitor.generation) return;
+  Clock::time_point now = m_clock();
+  monitor.partial.append(bytes);
+  std::size_t begin = 0;
+  for (std::size_t end; (end = monitor.partial.find('\n', begin)) != std::string::npos;
+       begin = end + 1) {
+    std::optional<GpuReading> reading =
+        parse_gpu_reading(std::string_view(monitor.partial).substr(begin, end - begin));
+    if (!reading) continue;
+    monitor.heard_at = now;
+    reading->sample.at = now;
+    monitor.index_of_uuid[reading->uuid] = reading->index;
+    std::vector<GpuSample>& samples = monitor.by_index[reading->index];
+    // Lines that came together are one reading of the GPU: the last counts.
+    if (!samples.empty() && samples.back().at == now) samples.back() = reading->sample;
+    else samples.push_back(reading->sample);
+  }
+  monitor.partial.erase(0, begin);
+  if (monitor.partial.size() > 4096) monitor.partial.clear();  // no line is that long
+}
+
+void GpuTelemetry::monitor_ended(int host, int generation, const JobExit& exit) {
+  HostMonitor& monitor = m_hosts[host];
+  if (monitor.state != MonitorState::running || generation != monitor.generation) return;
+  monitor.state = MonitorState::idle;
+  monitor.command = 0;
+  if (exit.lost()) return;  // the host's loss is said on its own; its jobs end with it
+  const std::string& name = m_fleet.hosts[host].name;
+  if (exit.code() == k_no_nvidia_smi) {
+    monitor.state = MonitorState::absent;
+    m_warn(fmt::format("{}: no nvidia-smi; its GPUs are not monitored", name));
+    return;
+  }
+  restart_later(host, fmt::format("its GPU monitor ended ({})", describe_exit(exit)));
+}
+
+void GpuTelemetry::restart_later(int host, const std::string& why) {
+  HostMonitor& monitor = m_hosts[host];
+  const std::string& name = m_fleet.hosts[host].name;
+  if (monitor.restarts >= k_restarts) {
+    monitor.state = MonitorState::dropped;
+    m_warn(fmt::format("{}: {}; its GPUs are not monitored for the rest of the run", name, why));
+    return;
+  }
+  ++monitor.restarts;
+  m_warn(fmt::format("{}: {}; starting it again", name, why));
+  if (monitor.jobs > 0) monitor.restart_at = m_clock() + std::chrono::seconds(1);
+}
+
+void GpuTelemetry::step(Clock::time_point now) {
+  for (int host = 0; host < static_cast<int>(m_hosts.size()); ++host) {
+    HostMonitor& monitor = m_hosts[host];
+    if (monitor.state == MonitorState::idle && monitor.restart_at && now >= *monitor.restart_at) {
+      start_monitor(host);
+    } else if (monitor.state == MonitorState::running && now - monitor.heard_at > silence_limit()) {
+      auto silent = std::chrono::duration<double>(now - monitor.heard_at).count();
+      stop_monitor(host);
+      restart_later(host, fmt::format("its GPU monitor said nothing for {:.1f}s", silent));
+    }
+  }
+}
+
+std::optional<Clock::time_point> GpuTelemetry::deadline() const {
+  std::optional<Clock::time_point> due;
+  for (const HostMonitor& monitor : m_hosts) {
+    std::optional<Clock::time_point> at;
+    if (monitor.state == MonitorState::idle && monitor.restart_at) at = monitor.restart_at;
+    if (monitor.state == MonitorState::running) at = monitor.heard_at + silence_limit();
+    if (at && (!due || *at < *due)) due = at;
+  }
+  return due;
+}
+
+std::optional<std::string> GpuTelemetry::gpu_index_of(int slot) const {
+  const Slot& where = m_fleet.slots[slot];
+  if (!where.gpu_monitor) return std::nullopt;
+  if (std::optional<std::string> index = find_param(where.params, "gpu")) return index;
+  std::optional<std::string> uuid = find_param(where.params, "gpu_uuid");
+  if (!uuid) return std::nullopt;
+  const HostMonitor& monitor = m_hosts[where.host];
+  auto it = monitor.index_of_uuid.find(*uuid);
+  if (it == monitor.index_of_uuid.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<GpuFigures> GpuTelemetry::job_finished(const Job& job) {
+  Clock::time_point end = m_clock();
+  std::vector<GpuFigures> each;
+  std::set<int> hosts;
+  for (const Task& task : job.tasks) {
+    hosts.insert(task.host);
+    auto start = m_task_starts.find(task.id);
+    if (start == m_task_starts.end()) continue;
+    std::set<std::string> gpus;  // slots that share a GPU count it once
+    for (int slot : task.slots)
+      if (std::optional<std::string> index = gpu_index_of(slot)) gpus.insert(*index);
+    const HostMonitor& monitor = m_hosts[task.host];
+    for (const std::string& gpu : gpus) {
+      auto samples = monitor.by_index.find(gpu);
+      if (samples == monitor.by_index.end()) continue;
+      if (std::optional<GpuFigures> figures =
+              figures_between(samples->second, start->second, end, reach()))
+        each.push_back(*figures);
+    }
+    m_task_starts.erase(start);
+  }
+  for (int host : hosts) {
+    HostMonitor& monitor = m_hosts[host];
+    if (monitor.jobs > 0 && --monitor.jobs == 0) {
+      stop_monitor(host);
+      monitor.by_index.clear();
+    } else {
+      forget_old_readings(host);
+    }
+  }
+  if (each.empty()) return std::nullopt;
+  return combined(each);
+}
+
+void GpuTelemetry::forget_old_readings(int host) {
+  std::optional<Clock::time_point> oldest;
+  for (const auto& [task, start] : m_task_starts)
+    if (!oldest || start < *oldest) oldest = start;
+  // A task launched but not started yet needs what comes from now on.
+  Clock::time_point keep_from = oldest.value_or(m_clock()) - reach();
+  for (auto& [gpu, samples] : m_hosts[host].by_index) {
+    auto first_kept = std::find_if(samples.begin(), samples.end(),
+                                   [&](const GpuSample& s) { return s.at >= keep_from; });
+    if (first_kept != samples.begin()) --first_kept;  // the one before bridges to it
+    samples.erase(samples.begin(), first_kept);
+  }
+}
+
+}  // namespace runner

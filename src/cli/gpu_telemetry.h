@@ -1,0 +1,100 @@
+// A run's GPU telemetry: on each host with GPU slots, a monitor
+// (gpu_monitor_command) runs over the host's connection from its first
+// running job to its last; its readings are kept per GPU while a job there
+// may still need them, and a job's figures are those of its slots' GPUs
+// (`gpu` index or `gpu_uuid`) from each task's start to the job's end,
+// summed over its tasks (gpu_energy.h).
+//
+// A monitor never holds a job back. A host without nvidia-smi is said once
+// and not monitored again; a monitor that ends, or prints nothing for
+// k_silence_periods, is stopped and started again after a warning, up to
+// k_restarts times in a run, then dropped with a warning.
+//
+// Threading: none; stepped by the event loop for its deadlines, fed by the
+// executors' output as they step.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/config/gpu_energy.h"
+#include "runner/config/hosts.h"
+#include "runner/core/pollable.h"
+#include "runner/exec/executor.h"
+#include "runner/sched/job.h"
+
+namespace runner {
+
+class GpuTelemetry final : public Pollable {
+ public:
+  // How often each GPU is read.
+  static constexpr std::chrono::milliseconds k_default_period{200};
+  // A monitor silent for this many periods (and at least two seconds) is hung.
+  static constexpr int k_silence_periods = 25;
+  // How often a host's monitor is started again in one run.
+  static constexpr int k_restarts = 3;
+
+  // `warn` says what goes wrong with a monitor; `clock` times readings and
+  // tasks' starts and ends.
+  GpuTelemetry(const Fleet& fleet, std::chrono::milliseconds period,
+               std::function<void(const std::string&)> warn, ClockSource clock);
+
+  // The run's executors, one per host (Fleet::hosts order); before any job.
+  void attach(std::vector<Executor*> executors) { m_executors = std::move(executors); }
+
+  // Starts the monitors of the job's hosts that have none.
+  void job_launched(const Job& job);
+  // The task's window starts now.
+  void task_started(const Job& job, const Task& task);
+  // The job's figures now that it ended (nullopt: none of its slots has a
+  // GPU that was read); stops the monitors of hosts left without jobs.
+  std::optional<GpuFigures> job_finished(const Job& job);
+
+  void poll_fds(std::vector<pollfd>&) override {}
+  void step(Clock::time_point now) override;
+  std::optional<Clock::time_point> deadline() const override;
+
+ private:
+  enum class MonitorState { idle, running, absent, dropped };
+  struct HostMonitor {
+    MonitorState state = MonitorState::idle;
+    TaskId command = 0;
+    int generation = 0;  // of its monitor: each start is the next
+    int jobs = 0;  // running jobs with a task there
+    int restarts = 0;
+    Clock::time_point heard_at;  // its start, or its last line
+    std::optional<Clock::time_point> restart_at;
+    std::string partial;  // the start of a line not yet whole
+    std::map<std::string, std::vector<GpuSample>> by_index;
+    std::map<std::string, std::string> index_of_uuid;
+  };
+
+  bool has_gpu_slots(int host) const;
+  void start_monitor(int host);
+  void stop_monitor(int host);
+  // What the monitor started as `generation` of the host's said, and its end.
+  void monitor_output(int host, int generation, std::string_view bytes);
+  void monitor_ended(int host, int generation, const JobExit& exit);
+  // Says why the host's monitor is started again, or dropped.
+  void restart_later(int host, const std::string& why);
+  // Readings no running job there needs any more are dropped.
+  void forget_old_readings(int host);
+  // The GPU a slot has: its `gpu` index, or the index of its `gpu_uuid`.
+  std::optional<std::string> gpu_index_of(int slot) const;
+  Clock::duration reach() const;
+  Clock::duration silence_limit() const;
+
+  const Fleet& m_fleet;
+  std::chrono::milliseconds m_period;
+  std::function<void(const std::string&)> m_warn;
+  ClockSource m_clock;
+  std::vector<Executor*> m_executors;
+  std::vector<HostMonitor> m_hosts;
+  std::map<TaskId, Clock::time_point> m_task_starts;
+};
+
+}  // namespace runner

@@ -1,0 +1,337 @@
+// GPU telemetry with the real binary and a fake nvidia-smi that replays
+// scripted power: a job's energy in `runner results` matches the integral
+// of the script over the job's start and end as the journal has them
+// within 1 %; two jobs on
+// two GPUs of one host get each their own GPU's; a host without nvidia-smi
+// is said once and its jobs run; a monitor that dies or hangs is started
+// again; over sshd as locally.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <unistd.h>
+
+#include <time.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "support/loopback_fleet.h"
+#include "support/process.h"
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using namespace std::chrono_literals;
+
+// GPU 0 draws 100 W and 300 W in turn, each for the half second of wall
+// time that starts it; GPU 1 draws 50 W. With `$FAKE_GPU_FAULT` set to
+// `die` or `hang`, the first run of it (none had made `$FAKE_GPU_FAULT_DONE`)
+// ends or stops speaking after three readings.
+constexpr const char* k_fake_nvidia_smi = R"(#!/usr/bin/env python3
+import os, sys, time
+args = sys.argv[1:]
+if not args or not args[0].startswith("--query-gpu=index,uuid,power.draw") or "-lms" not in args:
+    sys.exit(2)
+period = int(args[args.index("-lms") + 1]) / 1000
+fault = os.environ.get("FAKE_GPU_FAULT", "")
+done = os.environ.get("FAKE_GPU_FAULT_DONE", "")
+faulty = fault and not os.path.exists(done)
+if faulty: open(done, "w").close()
+print("Warning: a line nvidia-smi may say", flush=True)
+readings = 0
+while True:
+    watts = 100 if int(time.time() * 2) % 2 == 0 else 300
+    sys.stdout.write("0, GPU-aaaa-0000, %.2f, 60, 1000\n1, GPU-bbbb-1111, 50.00, 10, 2000\n" % watts)
+    sys.stdout.write("garbage, [N/A]\n")
+    sys.stdout.flush()
+    readings += 1
+    if faulty and readings == 3:
+        if fault == "die": sys.exit(1)
+        time.sleep(3600)
+    time.sleep(period)
+)";
+
+// How far a job's energy may be from the script's integral. Readings are
+// timed as they reach the runner: on a loaded machine (the suite's other
+// tests) they arrive late and in bunches, which costs up to several
+// percent; an idle machine stays within 1 %.
+constexpr double k_tolerance = 0.12;
+
+// The scripted GPU 0's energy from `from` to `to` (seconds since the epoch).
+double scripted_joules(double from, double to) {
+  double joules = 0;
+  for (double t = from; t < to;) {
+    double next = std::min(to, std::floor(t * 2 + 1) / 2);
+    joules += (static_cast<long>(std::floor(t * 2)) % 2 == 0 ? 100 : 300) * (next - t);
+    t = next;
+  }
+  return joules;
+}
+
+void write_fake(const testing::TempDir& dir) {
+  std::string fake = dir.write("bin/nvidia-smi", k_fake_nvidia_smi);
+  chmod(fake.c_str(), 0755);
+}
+
+// Seconds since the epoch of a journal record's "time".
+double journal_seconds(const std::string& time) {
+  struct tm parts {};
+  int ms = 0;
+  sscanf(time.c_str(), "%d-%d-%dT%d:%d:%d.%dZ", &parts.tm_year, &parts.tm_mon, &parts.tm_mday,
+         &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &ms);
+  parts.tm_year -= 1900;
+  parts.tm_mon -= 1;
+  return static_cast<double>(timegm(&parts)) + ms / 1000.0;
+}
+
+// Each task's time as the runner saw it, by job id and rank: from its
+// job_pgid to its job's job_end (seconds since the epoch).
+struct Window {
+  double from = 0;
+  double to = 0;
+};
+std::map<std::pair<int, int>, Window> journal_windows(const testing::TempDir& dir) {
+  std::map<std::pair<int, int>, Window> windows;
+  std::istringstream lines(dir.read("queue.runner/journal.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json record = nlohmann::json::parse(line);
+    std::string event = record.value("event", "");
+    if (event == "job_pgid")
+      windows[{record["job"].get<int>(), record.value("rank", 0)}].from =
+          journal_seconds(record["time"]);
+    if (event == "job_end")
+      for (auto& [task, window] : windows)
+        if (task.first == record["job"].get<int>()) window.to = journal_seconds(record["time"]);
+  }
+  return windows;
+}
+
+// The scripted GPU 0's energy over the task of the job of `row`, rank `rank`.
+double scripted_joules_of(const testing::TempDir& dir, const nlohmann::json& row, int rank = 0) {
+  Window window = journal_windows(dir).at({row["id"].get<int>(), rank});
+  return scripted_joules(window.from, window.to);
+}
+
+// `runner results --format jsonl`'s rows, by the job's `gpu` parameter.
+std::map<std::string, nlohmann::json> results_by_gpu(const testing::TempDir& dir) {
+  testing::ProcessResult results =
+      testing::run_process(testing::runner_spec({"results", "--format", "jsonl"}, dir.path()));
+  EXPECT_EQ(results.status, 0) << results.err;
+  std::map<std::string, nlohmann::json> rows;
+  std::istringstream lines(results.out);
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json row = nlohmann::json::parse(line);
+    rows[row["slot"].get<std::string>()] = row;
+  }
+  return rows;
+}
+
+// A queue entry whose job takes `seconds`.
+std::string sleeping_job(int seconds = 3) {
+  return "- command: sleep " + std::to_string(seconds) + "\n";
+}
+
+void expect_step_energy(const nlohmann::json& row, const testing::TempDir& dir) {
+  ASSERT_TRUE(row.contains("gpu_energy_j")) << row.dump();
+  ASSERT_TRUE(row["gpu_energy_j"].is_number()) << row.dump();
+  double expected = scripted_joules_of(dir, row);
+  EXPECT_NEAR(row["gpu_energy_j"].get<double>(), expected, expected * k_tolerance) << row.dump();
+  EXPECT_NEAR(row["gpu_power_max_w"].get<double>(), 300, 1e-6) << row.dump();
+  EXPECT_NEAR(row["gpu_util_mean"].get<double>(), 60, 1e-6) << row.dump();
+  EXPECT_NEAR(row["gpu_mem_max_mib"].get<double>(), 1000, 1e-6) << row.dump();
+}
+
+testing::ProcessSpec local_run(const testing::TempDir& dir, const std::string& hosts,
+                               const std::string& queue) {
+  dir.write("hosts.yaml", hosts);
+  dir.write("queue.yaml", queue);
+  testing::ProcessSpec spec =
+      testing::runner_spec({"queue", "--no-status", "--gpu-monitor-period", "100ms"}, dir.path());
+  spec.env["PATH"] = dir.file("bin") + ":/usr/bin:/bin";
+  spec.timeout = 60s;
+  return spec;
+}
+
+TEST(GpuTelemetryRun, TwoJobsOnTwoGpusOfAHostGetEachTheirGpusFigures) {
+  testing::TempDir dir;
+  write_fake(dir);
+  testing::ProcessResult run = testing::run_process(
+      local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n",
+                sleeping_job() + "  n: [1, 2]\n"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err.find("monitor"), std::string::npos) << run.err;
+  auto rows = results_by_gpu(dir);
+  ASSERT_EQ(rows.size(), 2u);
+  expect_step_energy(rows["localhost gpu=0"], dir);
+  const nlohmann::json& other = rows["localhost gpu=1"];
+  Window window = journal_windows(dir).at({other["id"].get<int>(), 0});
+  double seconds = window.to - window.from;
+  EXPECT_NEAR(other["gpu_energy_j"].get<double>(), 50 * seconds, 50 * seconds * k_tolerance)
+      << other.dump();
+  EXPECT_NEAR(other["gpu_power_mean_w"].get<double>(), 50, 0.5) << other.dump();
+  EXPECT_NEAR(other["gpu_mem_max_mib"].get<double>(), 2000, 1e-6) << other.dump();
+  std::string journal = dir.read("queue.runner/journal.jsonl");
+  EXPECT_NE(journal.find("\"gpu\":{\"energy_j\":"), std::string::npos) << journal;
+}
+
+TEST(GpuTelemetryRun, AHostWithoutNvidiaSmiIsSaidOnceAndItsJobsRun) {
+  testing::TempDir dir;
+  testing::ProcessResult run = testing::run_process(local_run(
+      dir, "- hostname: localhost\n  gpu: [0]\n", "- command: sleep 1; echo ran <<n>>\n  n: [1, 2]\n"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::string said = "localhost: no nvidia-smi; its GPUs are not monitored";
+  ASSERT_NE(run.err.find(said), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find(said), run.err.rfind(said)) << "said once: " << run.err;
+  testing::ProcessResult results =
+      testing::run_process(testing::runner_spec({"results"}, dir.path()));
+  EXPECT_EQ(results.out.find("gpu_energy_j"), std::string::npos) << results.out;
+}
+
+TEST(GpuTelemetryRun, GpuMonitorOffOrNoGpuMonitorReadsNothing) {
+  testing::TempDir dir;
+  write_fake(dir);
+  testing::ProcessResult off = testing::run_process(local_run(
+      dir, "- hostname: localhost\n  gpu: [0]\n  gpu_monitor: off\n", "- echo one\n"));
+  ASSERT_EQ(off.status, 0) << off.err;
+  testing::ProcessSpec flag = local_run(dir, "- hostname: localhost\n  gpu: [0]\n", "- echo two\n");
+  flag.args.push_back("--no-gpu-monitor");
+  testing::ProcessResult unmonitored = testing::run_process(flag);
+  ASSERT_EQ(unmonitored.status, 0) << unmonitored.err;
+  EXPECT_EQ(dir.read("queue.runner/journal.jsonl").find("\"gpu\":{"), std::string::npos);
+}
+
+void expect_restarted(const std::string& fault, const std::string& said) {
+  testing::TempDir dir;
+  write_fake(dir);
+  testing::ProcessSpec spec =
+      local_run(dir, "- hostname: localhost\n  gpu: [0]\n",
+                sleeping_job(6));
+  spec.env["FAKE_GPU_FAULT"] = fault;
+  spec.env["FAKE_GPU_FAULT_DONE"] = dir.file("fault-done");
+  testing::ProcessResult run = testing::run_process(spec);
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::size_t warning = run.err.find("runner: warning: localhost: " + said);
+  ASSERT_NE(warning, std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("; starting it again\n", warning),
+            run.err.find('\n', warning) - std::string("; starting it again").size())
+      << run.err;
+  auto rows = results_by_gpu(dir);
+  ASSERT_TRUE(rows["localhost gpu=0"]["gpu_energy_j"].is_number()) << rows["localhost gpu=0"];
+  EXPECT_GT(rows["localhost gpu=0"]["gpu_energy_j"].get<double>(), 100);
+}
+
+TEST(GpuTelemetryRun, AMonitorThatDiesIsStartedAgain) {
+  expect_restarted("die", "its GPU monitor ended (exit 1)");
+}
+
+TEST(GpuTelemetryRun, AMonitorThatHangsIsStoppedAndStartedAgain) {
+  expect_restarted("hang", "its GPU monitor said nothing for");
+}
+
+// A libnvidia-ml.so.1 of one GPU whose energy counter advances as GPU 0 of
+// the fake nvidia-smi draws, while it says it draws 1 W: a job's energy
+// that matches the script is the counter's.
+constexpr const char* k_fake_nvml = R"(#include <math.h>
+#include <string.h>
+#include <time.h>
+struct use { unsigned gpu, memory; };
+struct memory { unsigned long long total, free, used; };
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+int nvmlInit_v2(void) { return 0; }
+int nvmlDeviceGetCount_v2(unsigned *count) { *count = 1; return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **handle) { *handle = (void *)1; return 0; }
+int nvmlDeviceGetUUID(void *h, char *uuid, unsigned size) { strncpy(uuid, "GPU-cccc-2222", size); return 0; }
+int nvmlDeviceGetPowerUsage(void *h, unsigned *mw) { *mw = 1000; return 0; }
+int nvmlDeviceGetUtilizationRates(void *h, struct use *u) { u->gpu = 70; u->memory = 5; return 0; }
+int nvmlDeviceGetMemoryInfo(void *h, struct memory *m) {
+  m->total = 80ull << 30; m->used = 3000ull << 20; m->free = m->total - m->used; return 0;
+}
+int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *mj) {
+  double t = now() - 1.7e9, second = floor(t), part = t - second;
+  double joules = 200 * second + (part < 0.5 ? 100 * part : 50 + 300 * (part - 0.5));
+  *mj = (unsigned long long)(joules * 1000);
+  return 0;
+}
+)";
+
+TEST(GpuTelemetryRun, WhereNvmlIsItsEnergyCounterIsRead) {
+  testing::TempDir dir;
+  write_fake(dir);
+  dir.write("nvml.c", k_fake_nvml);
+  std::filesystem::create_directories(dir.file("lib"));
+  testing::ProcessResult built = testing::run_process(testing::ProcessSpec{
+      {"cc", "-shared", "-fPIC", "-o", dir.file("lib/libnvidia-ml.so.1"), dir.file("nvml.c"),
+       "-lm"},
+      dir.path()});
+  ASSERT_EQ(built.status, 0) << "a C compiler builds the fake NVML: " << built.err;
+  testing::ProcessSpec spec = local_run(dir, "- hostname: localhost\n  gpu: [0]\n", sleeping_job());
+  spec.env["LD_LIBRARY_PATH"] = dir.file("lib");
+  testing::ProcessResult run = testing::run_process(spec);
+  ASSERT_EQ(run.status, 0) << run.err;
+  auto rows = results_by_gpu(dir);
+  const nlohmann::json& row = rows["localhost gpu=0"];
+  ASSERT_TRUE(row["gpu_energy_j"].is_number()) << row.dump();
+  double expected = scripted_joules_of(dir, row);
+  EXPECT_NEAR(row["gpu_energy_j"].get<double>(), expected, expected * k_tolerance) << row.dump();
+  EXPECT_NEAR(row["gpu_power_max_w"].get<double>(), 1, 1e-6) << "NVML's power, not nvidia-smi's";
+  EXPECT_NEAR(row["gpu_util_mean"].get<double>(), 70, 1e-6) << row.dump();
+  EXPECT_NEAR(row["gpu_mem_max_mib"].get<double>(), 3000, 1e-6) << row.dump();
+}
+
+// Starts `count` sshd hosts whose sessions find the fake nvidia-smi; false
+// (the test skipped, or failed under CI) when this machine has no sshd.
+bool start_fleet(testing::LoopbackFleet& fleet, const testing::TempDir& dir, int count) {
+  testing::SshdOptions options;
+  options.session_environment = {"PATH=" + dir.file("bin") + ":/usr/bin:/bin"};
+  if (fleet.start(count, options)) return true;
+  if (testing::sshd_required()) ADD_FAILURE() << "sshd is missing but CI=true requires it";
+  return false;
+}
+
+TEST(GpuTelemetryRun, OverSshAJobsEnergyMatchesTheScript) {
+  testing::TempDir dir;
+  write_fake(dir);
+  testing::LoopbackFleet fleet(dir);
+  if (!start_fleet(fleet, dir, 1)) GTEST_SKIP() << "no sshd on this machine";
+  dir.write("hosts.yaml", "- hostname: " + fleet.name(0) + "\n  gpu: [0]\n");
+  dir.write("queue.yaml", sleeping_job());
+  testing::ProcessResult run = testing::run_process(
+      fleet.runner({"queue", "--no-status", "--gpu-monitor-period", "100ms"}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  auto rows = results_by_gpu(dir);
+  ASSERT_EQ(rows.size(), 1u);
+  expect_step_energy(rows.begin()->second, dir);
+}
+
+TEST(GpuTelemetryRun, AJobOnTwoNodesSumsItsRanksGpus) {
+  testing::TempDir dir;
+  write_fake(dir);
+  testing::LoopbackFleet fleet(dir);
+  if (!start_fleet(fleet, dir, 2)) GTEST_SKIP() << "no sshd on this machine";
+  dir.write("hosts.yaml", "- hostname: [" + fleet.name(0) + ", " + fleet.name(1) +
+                              "]\n  gpu: [0]\n");
+  dir.write("queue.yaml", sleeping_job() + "  nodes: 2\n");
+  testing::ProcessResult run = testing::run_process(
+      fleet.runner({"queue", "--no-status", "--gpu-monitor-period", "100ms"}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  auto rows = results_by_gpu(dir);
+  ASSERT_EQ(rows.size(), 1u);
+  const nlohmann::json& row = rows.begin()->second;
+  ASSERT_TRUE(row["gpu_energy_j"].is_number()) << row.dump();
+  // Each rank from its start to the job's end.
+  double expected = scripted_joules_of(dir, row, 0) + scripted_joules_of(dir, row, 1);
+  EXPECT_NEAR(row["gpu_energy_j"].get<double>(), expected, expected * k_tolerance) << row.dump();
+  EXPECT_NEAR(row["gpu_mem_max_mib"].get<double>(), 2000, 1e-6) << "two GPUs' " << row.dump();
+}
+
+}  // namespace
+}  // namespace runner

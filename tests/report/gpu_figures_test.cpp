@@ -1,0 +1,141 @@
+// A job's GPU figures from the journal's job_end to `runner results`
+// (its columns, plotted like any metric) and `runner status` (the energy
+// so far).
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <nlohmann/json.hpp>
+
+#include "runner/report/campaign.h"
+#include "runner/report/html_report.h"
+#include "runner/report/results_plot.h"
+#include "runner/report/results_table.h"
+#include "runner/report/status_view.h"
+#include "runner/state/gpu_figures_record.h"
+
+namespace runner {
+namespace {
+
+using nlohmann::json;
+
+json record(const std::string& event, const std::string& time, json fields) {
+  fields["event"] = event;
+  fields["time"] = time;
+  return fields;
+}
+
+// Jobs of batch 1, 2 and 4 on one GPU, each taking 100 J a batch; the
+// third has no GPU figures.
+std::vector<json> records() {
+  std::vector<json> records{record(
+      "run_start", "2024-05-01T10:00:00.000Z",
+      {{"run", "r1"}, {"pid", 77}, {"mode", "queue"}, {"hosts_file", "h"}, {"queue_file", "q"}})};
+  for (int id = 1; id <= 3; ++id) {
+    int batch = 1 << (id - 1);
+    std::string second = std::to_string(id * 10);
+    records.push_back(record("job_start", "2024-05-01T10:00:" + second + ".000Z",
+                             {{"job", id},
+                              {"run", "r1"},
+                              {"command", "bench"},
+                              {"slot", "node01 gpu=0"},
+                              {"host", "node01"},
+                              {"slot_index", 0},
+                              {"params", {{"batch", std::to_string(batch)}, {"model", "m"}}},
+                              {"line", 1}}));
+    json end = {{"job", id},       {"exit", 0},      {"signal", nullptr},
+                {"error", nullptr}, {"lost", false}, {"duration_ms", 5000}};
+    if (id < 3)
+      end[k_gpu_figures_key] =
+          json::parse(gpu_figures_record(GpuFigures{100.0 * batch, 20, 30, 55.5, 1234, 5, 1}).dump());
+    records.push_back(record("job_end", "2024-05-01T10:00:" + second + ".500Z", end));
+  }
+  return records;
+}
+
+Campaign campaign() {
+  return campaign_from_records(records(), [](long) { return false; });
+}
+
+TEST(GpuFiguresRecord, WhatIsWrittenIsReadBack) {
+  GpuFigures figures{123.4567, 24.5, 99, 87.25, 4096, 5.0391, 2};
+  std::optional<GpuFigures> read = gpu_figures_of(json::parse(gpu_figures_record(figures).dump()));
+  ASSERT_TRUE(read);
+  EXPECT_DOUBLE_EQ(read->energy_j, 123.457);
+  EXPECT_DOUBLE_EQ(read->power_max_w, 99);
+  EXPECT_DOUBLE_EQ(read->util_mean, 87.25);
+  EXPECT_DOUBLE_EQ(read->memory_max_mib, 4096);
+  EXPECT_DOUBLE_EQ(read->seconds, 5.039);
+  EXPECT_EQ(read->gpus, 2);
+  EXPECT_FALSE(gpu_figures_of(json::parse(R"({"energy_j": "many"})")));
+  EXPECT_FALSE(gpu_figures_of(json(3)));
+}
+
+TEST(GpuFiguresResults, AreColumnsAfterTheFixedOnesEmptyWhereAJobHasNone) {
+  ResultsTable table = results_table(campaign(), [](const CampaignJob&) { return JobMetrics{}; });
+  std::string csv = format_results(table, ResultsFormat::csv);
+  EXPECT_NE(csv.find("id,batch,model,host,slot,outcome,exit,duration_s,attempts,gpu_energy_j,"
+                     "gpu_power_mean_w,gpu_power_max_w,gpu_util_mean,gpu_mem_max_mib\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find(",1,200.000,20.000,30.000,55.5,1234\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1,,,,,\n"), std::string::npos) << csv;
+}
+
+TEST(GpuFiguresResults, AreNotColumnsWhenNoJobHasThem) {
+  std::vector<json> without = records();
+  for (json& each : without) each.erase(k_gpu_figures_key);
+  ResultsTable table =
+      results_table(campaign_from_records(without, [](long) { return false; }),
+                    [](const CampaignJob&) { return JobMetrics{}; });
+  EXPECT_FALSE(table.column("gpu_energy_j"));
+}
+
+TEST(GpuFiguresResults, EnergyIsPlottedLikeAMetric) {
+  ResultsTable table = results_table(campaign(), [](const CampaignJob&) { return JobMetrics{}; });
+  std::optional<PlotRequest> request = parse_plot_request("gpu_energy_j:batch:model");
+  ASSERT_TRUE(request);
+  Result<LinePlot> plot = results_plot(table, *request);
+  ASSERT_TRUE(plot.ok()) << plot.status().message();
+  ASSERT_EQ(plot->series.size(), 1u);
+  ASSERT_EQ(plot->series[0].points.size(), 2u) << "the job without figures is no point";
+  EXPECT_DOUBLE_EQ(plot->series[0].points[1].y, 200);
+}
+
+TEST(GpuFiguresStatus, SaysTheEnergySoFar) {
+  setenv("TZ", "UTC", 1);
+  tzset();
+  Campaign read = campaign();
+  RunStatus status =
+      run_status(read, read.runs[0], 0, *parse_utc_time("2024-05-01T10:01:00.000Z"));
+  ASSERT_TRUE(status.gpu_energy_j);
+  EXPECT_DOUBLE_EQ(*status.gpu_energy_j, 300);
+  EXPECT_NE(format_status(status, "q.runner", 100).find("· GPU energy 300 J so far\n"),
+            std::string::npos)
+      << format_status(status, "q.runner", 100);
+  EXPECT_EQ(status_json(status, "q.runner")["gpu_energy_j"], 300.0);
+}
+
+TEST(GpuFiguresReport, DrawsAPowerLanePerGpuSlotUnderTheTimeline) {
+  HtmlReportOptions options;
+  options.now = *parse_utc_time("2024-05-01T10:01:00.000Z");
+  std::string page = render_html_report(campaign(), options);
+  std::size_t timeline = page.find("<svg id=\"timeline\"");
+  std::size_t power = page.find("<svg id=\"gpu-power\"");
+  ASSERT_NE(power, std::string::npos);
+  EXPECT_LT(timeline, power);
+  EXPECT_NE(page.find("node01 gpu=0</text>", power), std::string::npos);
+  EXPECT_NE(page.find("<title>#2 [node01 gpu=0] 20 W mean, 30 W peak, 200 J, 56 % utilisation, "
+                      "1234 MiB peak</title>",
+                      power),
+            std::string::npos)
+      << page.substr(power, 3000);
+  std::vector<json> without = records();
+  for (json& each : without) each.erase(k_gpu_figures_key);
+  EXPECT_EQ(render_html_report(campaign_from_records(without, [](long) { return false; }), options)
+                .find("gpu-power"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace runner

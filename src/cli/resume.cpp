@@ -56,6 +56,8 @@ JobSpec spec_of(const nlohmann::json& start) {
   if (start.contains("nodes")) spec.nodes = field<int>(start, "nodes", 1);
   spec.params = params_field(start, "params");
   spec.metrics = params_field(start, "metrics");
+  spec.outputs = journal_text(start, "outputs");
+  spec.outputs_cleanup = field<bool>(start, "outputs_cleanup", false);
   return spec;
 }
 

@@ -67,6 +67,8 @@ void RunReporter::job_launched(const Job& job) {
   record.retries = job.spec.retries;
   record.cancel = job.spec.cancel;
   record.metrics = job.spec.metrics;
+  record.outputs = job.spec.outputs;
+  record.outputs_cleanup = job.spec.outputs_cleanup;
   record.attempt = job.attempt;
   record.requeues = job.requeues;
   if (job.spec.service)

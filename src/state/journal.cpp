@@ -286,6 +286,8 @@ Status Journal::job_start(const JobStartRecord& start) {
   if (start.retries) record["retries"] = *start.retries;
   if (!start.cancel.empty()) record["cancel"] = exact_text(start.cancel);
   if (!start.metrics.empty()) record["metrics"] = params_record(start.metrics);
+  if (!start.outputs.empty()) record["outputs"] = exact_text(start.outputs);
+  if (start.outputs_cleanup) record["outputs_cleanup"] = true;
   record["attempt"] = start.attempt;
   record["requeues"] = start.requeues;
   if (!start.service.empty()) record["service"] = exact_text(start.service);

@@ -186,6 +186,14 @@ struct LocalRecovery : ::testing::Test {
   ProcessResult runner(std::vector<std::string> args) {
     return testing::run_process(testing::runner_spec(std::move(args), dir.path()));
   }
+  // Kills `runner queue` (SIGKILL) once its one job runs `stuck`.
+  void kill_runner_once_running(const std::string& stuck) {
+    testing::Process run(testing::runner_spec({"queue"}, dir.path()));
+    testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
+    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
+    run.signal(SIGKILL);
+    run.wait();
+  }
 };
 
 TEST_F(LocalRecovery, TimedOutJobIsStoppedAndItsCancelCommandRuns) {
@@ -211,30 +219,31 @@ TEST_F(LocalRecovery, ResumeRerunsTheExactBytesOfACommandThatIsNotUtf8) {
   dir.write("queue.yaml",
             "- if [ -e tried ]; then printf %s 'caf\xe9' > result; else touch tried; " + stuck +
                 "; fi\n");
-  {
-    testing::Process run(testing::runner_spec({"queue"}, dir.path()));
-    testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
-    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
-    run.signal(SIGKILL);
-    run.wait();
-  }
+  ASSERT_NO_FATAL_FAILURE(kill_runner_once_running(stuck));
   ProcessResult resumed = runner({"queue", "--resume"});
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   EXPECT_EQ(testing::live_processes_running(stuck), 0);
   EXPECT_EQ(dir.read("result"), "caf\xe9");
 }
 
+TEST_F(LocalRecovery, AResumedJobBringsBackItsOutputsAndCleansThemUp) {
+  std::string stuck = marker_sleep(".875");
+  dir.write("queue.yaml", "- command: if [ -e tried ]; then echo second > result.txt; else touch "
+                          "tried; " + stuck + "; fi\n"
+                          "  outputs: result.txt\n  outputs_cleanup: true\n");
+  ASSERT_NO_FATAL_FAILURE(kill_runner_once_running(stuck));
+  ProcessResult resumed = runner({"queue", "--resume"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_EQ(dir.read("queue.runner/outputs/1.attempt-2/result.txt"), "second\n")
+      << testing::sh_output("find " + dir.file("queue.runner/outputs"));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("result.txt"))) << "outputs_cleanup";
+}
+
 TEST_F(LocalRecovery, ResumeLeavesAloneAProcessGroupThatIsNoLongerTheJobs) {
   std::string stuck = marker_sleep(".625");
   dir.write("queue.yaml",
             "- if [ -e tried ]; then echo second; else touch tried; " + stuck + "; fi\n");
-  {
-    testing::Process run(testing::runner_spec({"queue"}, dir.path()));
-    testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
-    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
-    run.signal(SIGKILL);
-    run.wait();
-  }
+  ASSERT_NO_FATAL_FAILURE(kill_runner_once_running(stuck));
   // While no runner watched, the job ended, and its group's number went to
   // someone else's processes: the journal's record now names a stranger.
   nlohmann::json recorded;

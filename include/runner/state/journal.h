@@ -7,8 +7,8 @@
 //   job_start   {job, run, command, slot, host, slot_index, params, line,
 //                template, slots_needed, attempt, requeues}
 //               (+ slot_indices, when the job holds several slots; timeout,
-//               retries, cancel, metrics {name: regex}, when the job has
-//               them; nodes and tasks
+//               retries, cancel, metrics {name: regex}, outputs, outputs_cleanup,
+//               when the job has them; nodes and tasks
 //               [{rank, host, slot, slot_indices, command}], every rank's,
 //               for a job of `nodes:`, whose other fields are rank 0's)
 //   job_pgid    {job, pgid, mark} (+ rank, for a job of `nodes:`); mark:
@@ -89,6 +89,8 @@ struct JobStartRecord {
   std::optional<int> nodes;           // `nodes:`: a job that spans hosts
   std::vector<TaskStartRecord> tasks;  // then: every rank
   Params metrics;                      // `metrics:`: name → regex, file order
+  std::string outputs;                 // `outputs:` as written; empty: none
+  bool outputs_cleanup = false;        // `outputs_cleanup: true`
 };
 
 // One slot of the fleet, as run_start records it.

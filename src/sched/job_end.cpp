@@ -31,7 +31,7 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
   if (rules.mode == Mode::queue && back == Back::no && !cannot_start && !exit.succeeded() &&
       !exit.cancelled) {
     int retries = job.spec.retries.value_or(rules.default_retries);
-    if (exit.lost() && job.requeues < rules.max_requeue)
+    if (exit.lost() && (rules.allocation_ending || job.requeues < rules.max_requeue))
       back = Back::lost;
     else if (!exit.lost() && job.retries_used < retries && !rules.stopping)
       back = Back::failed;
@@ -45,9 +45,9 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
     case Back::not_started:  // nothing ran: the same attempt, at the head of the queue
       ++again.start_failures;
       break;
-    case Back::lost:
+    case Back::lost:  // with its allocation, not counted: no fault of the job's
       ++again.attempt;
-      ++again.requeues;
+      if (!rules.allocation_ending) ++again.requeues;
       break;
     case Back::failed:  // on another slot if one is free
       ++again.attempt;

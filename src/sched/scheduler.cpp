@@ -144,7 +144,8 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
 
   JobEnd end = judge_end(job, reported,
                          EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
-                                  static_cast<int>(m_fleet.hosts.size()), m_stopping});
+                                  static_cast<int>(m_fleet.hosts.size()), m_stopping,
+                                  m_fleet_ending});
   // A service's end is a failure only when it ended on its own.
   bool counts = true;
   if (job.spec.service) {

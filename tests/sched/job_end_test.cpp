@@ -118,5 +118,18 @@ TEST(JobEnd, AJobLostWhileTheRunStopsWaitsForTheNextRun) {
   EXPECT_FALSE(judge_end(cancelled, k_lost, EndRules{.stopping = true}).again);
 }
 
+TEST(JobEnd, AJobLostAsItsAllocationEndsGoesBackWithoutCountingTowardItsRequeues) {
+  // Losing it is not the job's fault: however often allocations end under
+  // it, it runs again in the next run.
+  Job job = running_job(3);
+  job.requeues = 2;
+  JobEnd end = judge_end(job, k_lost, EndRules{.max_requeue = 2, .stopping = true,
+                                               .allocation_ending = true});
+  ASSERT_TRUE(end.again);
+  EXPECT_FALSE(end.failed());
+  EXPECT_EQ(end.again->requeues, 2);
+  EXPECT_EQ(end.again->attempt, 4) << "its files come back apart from the lost attempt's";
+}
+
 }  // namespace
 }  // namespace runner

@@ -160,6 +160,23 @@ TEST(Recovery, AnEndingAllocationStartsNothingMoreAndItsLostJobsWaitForTheNextRu
       << r.observer.notices[0];
 }
 
+TEST(Recovery, JobsLostAsTheAllocationEndsWaitForTheNextRunWhateverTheMaxRequeue) {
+  Campaign r(two_hosts(), SchedulerOptions{.max_requeue = 0});
+  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1000); };
+  for (const char* job : {"one", "two"}) r.source.add(job);
+  r.scheduler->start();
+  r.tick();
+  r.tick();
+  r.transports[0]->end_allocation();
+  r.transports[1]->end_allocation();
+  EXPECT_EQ(r.run(), 1);
+  ASSERT_EQ(r.observer.finished.size(), 2u);
+  for (const auto& [job, exit] : r.observer.finished) {
+    EXPECT_TRUE(exit.lost()) << job.id;
+    EXPECT_TRUE(job.will_rerun() && job.reruns_in_next_run()) << job.id;
+  }
+}
+
 TEST(Recovery, TimeoutSendsTermThenKillAndRunsTheCancelCommand) {
   Campaign r(two_hosts(), SchedulerOptions{.kill_grace = 5s});
   r.executors[0]->outcome = [](const std::string&) { return lasting(1'000'000); };

@@ -1,7 +1,8 @@
 // What a job's end means, decided once and without side effects: how it
 // ended, with the runner's own reasons added (its timeout, an interrupt,
 // "not tried again"), whether it runs again, and as what. Queue mode puts a
-// job back when it was lost with its host (up to max_requeue times), when it
+// job back when it was lost with its host (up to max_requeue times; lost
+// with its Slurm allocation, always and uncounted), when it
 // failed with retries left (on another slot if one is free), and, as the
 // same attempt, when its process never started (until it could not start
 // on any host). Broadcast steps are never redone. Once the run is stopping
@@ -24,6 +25,9 @@ struct EndRules {
   int default_retries = 0;  // for jobs that do not say `retries:`
   int hosts = 1;            // how many hosts a job that cannot start may try
   bool stopping = false;    // the run is stopping: no retry of a failure
+  // Every host's allocation is ending (Slurm): a job lost now is lost with
+  // the allocation, through no fault of its own.
+  bool allocation_ending = false;
 };
 
 struct JobEnd {

@@ -30,7 +30,7 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr const char* k_programs[] = {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd",
-                                      "/usr/bin/srun"};
+                                      "/usr/bin/srun", "/usr/bin/unshare"};
 
 // A random key for munged, readable by its owner only (munged refuses others).
 void write_munge_key(const std::string& path) {
@@ -68,11 +68,17 @@ std::unique_ptr<SlurmCluster> SlurmCluster::start(const TempDir& dir, std::strin
   const std::string conf = dir.file("slurm/slurm.conf");
   cluster->m_daemons.push_back(
       cluster->launch({"/usr/sbin/slurmctld", "-D", "-f", conf}, dir.file("slurm/slurmctld.out")));
+  const std::string hosts = cluster->write_hosts_file();
   for (int n = 1; n <= k_nodes; ++n) {
     std::string node = fmt::format("n{}", n);
     std::filesystem::create_directories(dir.file("slurm/spool/" + node));
-    cluster->m_daemons.push_back(cluster->launch({"/usr/sbin/slurmd", "-D", "-N", node, "-f", conf},
-                                                 dir.file("slurm/slurmd." + node + ".out")));
+    // In a mount namespace of its own where /etc/hosts names the nodes:
+    // the steps it starts see it too.
+    cluster->m_daemons.push_back(cluster->launch(
+        {"/usr/bin/unshare", "--mount", "/bin/sh", "-c",
+         "mount --bind \"$0\" /etc/hosts && exec \"$@\"", hosts, "/usr/sbin/slurmd", "-D", "-N",
+         node, "-f", conf},
+        dir.file("slurm/slurmd." + node + ".out")));
   }
   if (!wait_until([&] { return cluster->nodes_idle(); }, 20s))
     throw std::runtime_error("the Slurm nodes did not become idle:\n" + cluster->logs());
@@ -137,6 +143,16 @@ KillWait=2
   m_dir.write("slurm/gres.conf",
               fmt::format("AutoDetect=off\nNodeName=n[1-{}] Name=gpu File={}/dev/gpu[0-{}]\n",
                           k_nodes, slurm, gpus - 1));
+}
+
+std::string SlurmCluster::write_hosts_file() const {
+  std::ifstream system_hosts("/etc/hosts");
+  std::stringstream text;
+  text << system_hosts.rdbuf();
+  text << "\n# the test cluster's nodes\n127.0.0.1";
+  for (int n = 1; n <= k_nodes; ++n) text << fmt::format(" n{}", n);
+  text << "\n";
+  return m_dir.write("slurm/hosts", text.str());
 }
 
 pid_t SlurmCluster::launch(const std::vector<std::string>& args, const std::string& log) {

@@ -1,7 +1,8 @@
 // A real Slurm cluster of this machine for tests of `runner --slurm`: its
 // own munged (key and socket in the test directory), one slurmctld and
 // three slurmd (nodes n1, n2, n3, all on 127.0.0.1, each on a port of its
-// own), every node with `gpus` fake GPUs (character devices like /dev/null,
+// own; each slurmd in a mount namespace whose /etc/hosts resolves the node
+// names, for what its steps run), every node with `gpus` fake GPUs (character devices like /dev/null,
 // declared in gres.conf without autodetection). Client commands (salloc,
 // srun, squeue, runner --slurm) reach it with SLURM_CONF from env().
 // Needs root (mknod, daemons as SlurmUser root) and Debian's slurmctld,
@@ -55,6 +56,9 @@ class SlurmCluster {
  private:
   explicit SlurmCluster(const TempDir& dir) : m_dir(dir) {}
   void write_config(int gpus);
+  // /etc/hosts with the nodes' names added (all 127.0.0.1), for the slurmd
+  // daemons, so that a job's `srun` steps resolve them as on a cluster.
+  std::string write_hosts_file() const;
   pid_t launch(const std::vector<std::string>& args, const std::string& log);
   bool nodes_idle() const;
 

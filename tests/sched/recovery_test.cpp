@@ -162,13 +162,13 @@ TEST(Recovery, AnEndingAllocationStartsNothingMoreAndItsLostJobsWaitForTheNextRu
 
 TEST(Recovery, JobsLostAsTheAllocationEndsWaitForTheNextRunWhateverTheMaxRequeue) {
   Campaign r(two_hosts(), SchedulerOptions{.max_requeue = 0});
-  for (auto& t : r.transports) t->outcome = [](const std::string&) { return lasting(1000); };
+  for (auto& t : r.executors) t->outcome = [](const std::string&) { return lasting(1000); };
   for (const char* job : {"one", "two"}) r.source.add(job);
   r.scheduler->start();
   r.tick();
   r.tick();
-  r.transports[0]->end_allocation();
-  r.transports[1]->end_allocation();
+  r.executors[0]->end_allocation();
+  r.executors[1]->end_allocation();
   EXPECT_EQ(r.run(), 1);
   ASSERT_EQ(r.observer.finished.size(), 2u);
   for (const auto& [job, exit] : r.observer.finished) {

@@ -183,17 +183,10 @@ std::string metrics_log(const std::string& state_dir, const CampaignJob& job) {
 
 }  // namespace
 
-std::string_view output_numbers_kind(std::string_view file_name) {
-  for (std::string_view kind : {".json", ".csv", ".tsv"})
-    if (ends_with(file_name, kind)) return kind;
-  return {};
-}
-
 Params output_numbers(std::string_view file_name, std::string_view text) {
-  std::string_view kind = output_numbers_kind(file_name);
-  if (kind == ".json") return json_numbers(text);
-  if (kind == ".csv") return last_row_numbers(text, ',');
-  if (kind == ".tsv") return last_row_numbers(text, '\t');
+  if (ends_with(file_name, ".json")) return json_numbers(text);
+  if (ends_with(file_name, ".csv")) return last_row_numbers(text, ',');
+  if (ends_with(file_name, ".tsv")) return last_row_numbers(text, '\t');
   return {};
 }
 
@@ -232,12 +225,7 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
   else if (job.attempt > 1 || collected.count(job.id))
     outputs = attempt_outputs_dir(outputs_dir(state_dir), job.id, job.attempt);
   std::vector<fs::path> files;
-  if (!outputs.empty() && !job.outputs.empty()) {
-    // The journal lists what came back: no folder is listed, no file
-    // opened that holds no numbers.
-    for (const OutputFile& file : job.outputs)
-      if (!output_numbers_kind(file.path).empty()) files.push_back(outputs / file.path);
-  } else if (!outputs.empty()) {
+  if (!outputs.empty()) {
     for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;
          it.increment(error))
       if (it->is_regular_file(error)) files.push_back(it->path());

@@ -26,10 +26,6 @@ namespace runner {
 // gives it only the lines of a table it reads (its first and its last).
 Params output_numbers(std::string_view file_name, std::string_view text);
 
-// The ending that makes a file one output_numbers reads (".json", ".csv",
-// ".tsv", whatever the case), or empty.
-std::string_view output_numbers_kind(std::string_view file_name);
-
 // Told what a reading passed over and why (a file too big, a line of a log
 // whose match stopped at a limit); the reading goes on. Empty: no one is
 // told.
@@ -48,9 +44,8 @@ class MetricPatterns {
 };
 
 // The job's metrics (of `job`, its last attempt), name → value as written:
-// the numbers of that attempt's collected outputs (the .json/.csv/.tsv
-// files of the journal's list of them, or every such file when it lists
-// none, under the folder the journal says they went to, else
+// the numbers of that attempt's collected outputs (every .json/.csv/.tsv
+// file under the folder the journal says they went to, else
 // attempt_outputs_dir's in the state directory, in path order, a later
 // file's field replacing an earlier one's; a file too big to read is passed
 // over and said), and apart from them its

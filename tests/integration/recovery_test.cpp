@@ -316,6 +316,11 @@ TEST_F(LocalRecovery, DoubleInterruptRunsCancelCommandsAndRecordsCancelledJobs) 
   EXPECT_TRUE(cancelled);
 }
 
+void expect_added(Process& adder) {
+  ProcessResult added = adder.wait();
+  EXPECT_EQ(added.status, 0) << added.err;
+}
+
 TEST_F(LocalRecovery, FiveHundredConcurrentAddsEachRunExactlyOnce) {
   dir.write("hosts.yaml", "- hostname: localhost\n  slots: 4\n");
   dir.write("queue.yaml", "");
@@ -326,11 +331,11 @@ TEST_F(LocalRecovery, FiveHundredConcurrentAddsEachRunExactlyOnce) {
     adders.push_back(std::make_unique<Process>(
         testing::runner_spec({"add", "echo", "job-" + std::to_string(i) + "-done"}, dir.path())));
     if (adders.size() == 50) {  // at most 50 at once on a 2-core machine
-      for (auto& adder : adders) EXPECT_EQ(adder->wait().status, 0);
+      for (auto& adder : adders) expect_added(*adder);
       adders.clear();
     }
   }
-  for (auto& adder : adders) EXPECT_EQ(adder->wait().status, 0);
+  for (auto& adder : adders) expect_added(*adder);
   wait_until(
       [&] {
         std::string out = testing::job_lines(run.peek_out());

@@ -52,9 +52,7 @@ TEST_F(MpiExample, CheckBuildRunTheRingAndACrashingRankAsTheReadmeSays) {
   user = testing::RemoteUser::create("/usr/bin/tcsh");
   RUNNER_REQUIRE_REMOTE_USER(user, "/usr/bin/tcsh");
   using std::filesystem::perms;
-  for (int i = 0; i < fleet->size(); ++i) user->allow_login(fleet->sshd(i));
-  std::map<std::string, std::string> env = {
-      {"RUNNER_SSH_CONFIG", fleet->write_named_hosts_config(user->name())}};
+  std::map<std::string, std::string> env = fleet->admit(*user);
   make_folder(".ssh");
   make_folder("bin");
   std::ifstream key(fleet->key());

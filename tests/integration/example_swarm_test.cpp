@@ -95,9 +95,7 @@ TEST_F(SwarmExample, CoordinatorShapingServersClientsResultsAndTeardownAsTheRead
       FAIL() << "no setcap (install libcap2-bin), and CI=true requires it";
     GTEST_SKIP() << "no setcap (install libcap2-bin)";
   }
-  for (int i = 0; i < fleet->size(); ++i) user->allow_login(fleet->sshd(i));
-  std::map<std::string, std::string> env = {
-      {"RUNNER_SSH_CONFIG", fleet->write_named_hosts_config(user->name())}};
+  std::map<std::string, std::string> env = fleet->admit(*user);
 
   std::string work = example.copy_into(dir);
   std::vector<std::string> commands = example.commands();
@@ -106,11 +104,8 @@ TEST_F(SwarmExample, CoordinatorShapingServersClientsResultsAndTeardownAsTheRead
                           "runner queue",
                           "runner results",
                       }));
-  std::vector<ProcessResult> ran;
-  for (const std::string& command : commands) {
-    ran.push_back(example.run(command, work, env, 3min));
-    ASSERT_EQ(ran.back().status, 0) << command << "\n" << ran.back().out << ran.back().err;
-  }
+  std::vector<ProcessResult> ran = example.run_all(commands, work, env, 3min);
+  ASSERT_EQ(ran.size(), commands.size());
   const std::string& queue = ran[1].out;
   const std::string& queue_err = ran[1].err;
 

@@ -87,9 +87,7 @@ TEST_F(SweepExample, QueueResultsPlotAndSpeedupOnTwoNodesAsTheReadmeSays) {
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   user = testing::RemoteUser::create("/bin/sh");
   RUNNER_REQUIRE_REMOTE_USER(user, "/bin/sh");
-  for (int i = 0; i < fleet->size(); ++i) user->allow_login(fleet->sshd(i));
-  std::map<std::string, std::string> env = {
-      {"RUNNER_SSH_CONFIG", fleet->write_named_hosts_config(user->name())}};
+  std::map<std::string, std::string> env = fleet->admit(*user);
 
   std::string work = example.copy_into(dir);
   std::vector<std::string> commands = example.commands();
@@ -100,11 +98,8 @@ TEST_F(SweepExample, QueueResultsPlotAndSpeedupOnTwoNodesAsTheReadmeSays) {
                           "runner report --plot throughput:batch:model,fusion "
                           "--plot 'throughput/fusion=off:batch:model'",
                       }));
-  std::vector<ProcessResult> ran;
-  for (const std::string& command : commands) {
-    ran.push_back(example.run(command, work, env));
-    ASSERT_EQ(ran.back().status, 0) << command << "\n" << ran.back().out << ran.back().err;
-  }
+  std::vector<ProcessResult> ran = example.run_all(commands, work, env);
+  ASSERT_EQ(ran.size(), commands.size());
 
   // push: the program reached both nodes (which share the user's home).
   EXPECT_NE(ran[0].out.find("pushed to 2 of 2 hosts"), std::string::npos) << ran[0].out;

@@ -148,9 +148,7 @@ TEST_F(TorchrunExample, DataParallelTrainingAcrossTwoNodesOverSshAsTheReadmeSays
   RUNNER_REQUIRE_NETNS_FLEET(fleet, why_not);
   std::unique_ptr<testing::RemoteUser> user = testing::RemoteUser::create("/bin/bash");
   RUNNER_REQUIRE_REMOTE_USER(user, "/bin/bash");
-  for (int i = 0; i < fleet->size(); ++i) user->allow_login(fleet->sshd(i));
-  std::map<std::string, std::string> env = {
-      {"RUNNER_SSH_CONFIG", fleet->write_named_hosts_config(user->name())}};
+  std::map<std::string, std::string> env = fleet->admit(*user);
 
   ProcessResult pushed = run(0, env);
   EXPECT_NE(pushed.out.find("pushed to 2 of 2 hosts"), std::string::npos) << pushed.out;

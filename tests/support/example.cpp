@@ -1,6 +1,8 @@
 // Runs a shipped example as its README says (see example.h).
 #include "support/example.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +55,21 @@ ProcessResult Example::run(const std::string& command, const std::string& cwd,
   for (auto& [name, value] : env) spec.env[name] = value;
   spec.timeout = timeout;
   return run_process(spec);
+}
+
+std::vector<ProcessResult> Example::run_all(const std::vector<std::string>& commands,
+                                            const std::string& cwd,
+                                            const std::map<std::string, std::string>& env,
+                                            std::chrono::milliseconds timeout) const {
+  std::vector<ProcessResult> ran;
+  for (const std::string& command : commands) {
+    ran.push_back(run(command, cwd, env, timeout));
+    if (ran.back().status == 0) continue;
+    ADD_FAILURE() << command << " exited " << ran.back().status << "\n"
+                  << ran.back().out << ran.back().err;
+    break;
+  }
+  return ran;
 }
 
 namespace {

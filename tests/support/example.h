@@ -33,6 +33,13 @@ class Example {
   ProcessResult run(const std::string& command, const std::string& cwd,
                     std::map<std::string, std::string> env,
                     std::chrono::milliseconds timeout = std::chrono::minutes(2)) const;
+  // Runs `commands` one after the other as run() does, until one exits
+  // other than 0, which fails the test naming it and showing its output.
+  // Returns what ran: as many results as commands when all succeeded.
+  std::vector<ProcessResult> run_all(const std::vector<std::string>& commands,
+                                     const std::string& cwd,
+                                     const std::map<std::string, std::string>& env,
+                                     std::chrono::milliseconds timeout = std::chrono::minutes(2)) const;
 
  private:
   std::string m_name;

@@ -164,13 +164,15 @@ void NetnsFleet::write_hosts(int slots) const {
   m_dir.write("hosts.yaml", text);
 }
 
-std::string NetnsFleet::write_named_hosts_config(const std::string& user) const {
+std::map<std::string, std::string> NetnsFleet::admit(const RemoteUser& user) {
   std::string config;
-  for (int i = 0; i < size(); ++i)
+  for (int i = 0; i < size(); ++i) {
+    user.allow_login(sshd(i));
     config += fmt::format(
         "Host {}\n  HostName {}\n  User {}\n  IdentityFile {}\n  UserKnownHostsFile {}\n",
-        hostname(i), address(i), user, key(), m_hosts.known_hosts_file());
-  return m_dir.write("named_hosts_ssh_config", config);
+        hostname(i), address(i), user.name(), key(), m_hosts.known_hosts_file());
+  }
+  return {{"RUNNER_SSH_CONFIG", m_dir.write("named_hosts_ssh_config", config)}};
 }
 
 ProcessResult NetnsFleet::run_on(int i, std::vector<std::string> args) const {

@@ -9,12 +9,14 @@
 // stopped by pid and deleted when the fleet goes away.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "support/loopback_fleet.h"
 #include "support/process.h"
+#include "support/remote_user.h"
 #include "support/temp_dir.h"
 
 namespace runner::testing {
@@ -53,11 +55,12 @@ class NetnsFleet {
   // known_hosts only (never ~/.ssh): `ssh -F ssh_config_file()` is how a
   // job's own launcher (mpirun) reaches the other hosts.
   std::string ssh_config_file() const { return m_dir.file("fleet_ssh_config"); }
-  // An ssh configuration that names host i hostname(i), as a user's
-  // ~/.ssh/config names a cluster's nodes: each at its address, as `user`,
-  // with the fleet's key and known_hosts. Written into the test directory;
-  // returns its path (for RUNNER_SSH_CONFIG).
-  std::string write_named_hosts_config(const std::string& user) const;
+  // Lets `user` log in to every host, and returns the environment in which
+  // runner reaches host i by the name hostname(i), as a user's ~/.ssh/config
+  // names a cluster's nodes: each at its address, as `user`, with the
+  // fleet's key and known_hosts (RUNNER_SSH_CONFIG, a file written into the
+  // test directory).
+  std::map<std::string, std::string> admit(const RemoteUser& user);
   // `runner ARGS` in the test directory, reaching this fleet.
   ProcessSpec runner(std::vector<std::string> args) const {
     return m_hosts.runner(std::move(args));

@@ -365,11 +365,12 @@ void SshConnection::step_connecting(Clock::time_point now) {
     debug_log::step("{}: SSH handshake done ({})", m_display,
                     libssh2_session_banner_get(m_session) ? libssh2_session_banner_get(m_session)
                                                           : "no banner");
-    if (std::optional<Status> refused =
-            verify_host_key(m_session, host_key_policy(), m_host_key_status)) {
-      fail(refused->kind(), refused->message());
+    Result<std::string> host_key = verify_host_key(m_session, host_key_policy());
+    if (!host_key) {
+      fail(host_key.status().kind(), host_key.status().message());
       return;
     }
+    m_host_key_status = std::move(*host_key);
     debug_log::step("{}: host key accepted", m_display);
     AuthSettings settings;
     settings.user = m_target.user;

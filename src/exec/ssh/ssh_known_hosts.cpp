@@ -178,8 +178,7 @@ std::string host_key_method_preference(LIBSSH2_SESSION* session, const HostKeyPo
   return all;
 }
 
-std::optional<Status> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy,
-                                      std::string& status) {
+Result<std::string> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy) {
   size_t key_length = 0;
   int hostkey_type = LIBSSH2_HOSTKEY_TYPE_UNKNOWN;
   const char* key = libssh2_session_hostkey(session, &key_length, &hostkey_type);
@@ -219,8 +218,7 @@ std::optional<Status> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPol
   int verdict =
       libssh2_knownhost_checkp(hosts.get(), name.c_str(), -1, key, key_length, mask, nullptr);
   if (verdict == LIBSSH2_KNOWNHOST_CHECK_MATCH) {
-    status = "known";
-    return std::nullopt;
+    return std::string("known");
   }
 
   if (verdict == LIBSSH2_KNOWNHOST_CHECK_MISMATCH) {
@@ -284,8 +282,7 @@ std::optional<Status> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPol
     return Status{ErrorKind::host_key, fmt::format("{}: cannot add the new host key to {}: {}",
                                                    policy.display, record_file, failure)};
   }
-  status = fmt::format("new, added to {}", record_file);
-  return std::nullopt;
+  return fmt::format("new, added to {}", record_file);
 }
 
 }  // namespace runner::ssh

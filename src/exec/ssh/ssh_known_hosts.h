@@ -5,11 +5,11 @@
 
 #include <libssh2.h>
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "runner/exec/executor.h"
+#include "runner/core/result.h"
 #include "runner/exec/ssh/ssh_config.h"
 
 namespace runner::ssh {
@@ -37,9 +37,8 @@ std::string host_key_method_preference(LIBSSH2_SESSION* session, const HostKeyPo
 // Checks the key of the finished handshake. An unknown key is refused (with
 // the command that records it) unless the policy accepts new keys, then it
 // is appended to the first file; a changed or revoked key is always
-// refused. On success `status` says how the key was found ("known",
-// "added to FILE").
-std::optional<Status> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy,
-                                      std::string& status);
+// refused. Success says how the key was found ("known", "new, added to
+// FILE").
+Result<std::string> verify_host_key(LIBSSH2_SESSION* session, const HostKeyPolicy& policy);
 
 }  // namespace runner::ssh

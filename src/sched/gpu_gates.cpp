@@ -26,29 +26,18 @@ constexpr auto k_recheck = std::chrono::seconds(5);
 
 }  // namespace
 
-bool Scheduler::gpu_held_through_another_slot(int slot) const {
-  const Slot& where = m_fleet.slots[slot];
-  std::optional<std::string> gpu = find_param(where.params, "gpu");
-  if (!gpu) return false;
-  for (int other : m_fleet.hosts[where.host].slots)
-    if (other != slot && m_slot_job[other] != 0 &&
-        find_param(m_fleet.slots[other].params, "gpu") == gpu)
-      return true;
-  return false;
-}
-
 bool Scheduler::gpu_gate_open(int slot) const {
   const Slot& where = m_fleet.slots[slot];
   if (!where.gpu_free || m_options.mode != Mode::queue) return true;
-  if (gpu_held_through_another_slot(slot)) return false;
+  if (m_slots.gpu_held_through_another_slot(slot)) return false;
   if (m_hosts[where.host].gpu_check_broken) return true;
   const GpuGate& gate = m_gpu_gates[slot];
   return gate.state == GpuGate::State::free && m_now - gate.checked_at <= k_fresh;
 }
 
 bool Scheduler::gpu_gates_waiting() const {
-  for (std::size_t s = 0; s < m_fleet.slots.size(); ++s)
-    if (m_slot_job[s] == 0 && !gpu_gate_open(static_cast<int>(s)) &&
+  for (int s = 0; s < m_slots.size(); ++s)
+    if (m_slots.free(s) && !gpu_gate_open(s) &&
         m_hosts[m_fleet.slots[s].host].state == HostState::ready)
       return true;
   return false;
@@ -63,8 +52,8 @@ std::optional<Clock::time_point> Scheduler::gpu_check_due(int host) const {
   std::optional<Clock::time_point> due;
   for (int slot : m_fleet.hosts[host].slots) {
     const GpuGate& gate = m_gpu_gates[slot];
-    if (!m_fleet.slots[slot].gpu_free || m_slot_job[slot] != 0 ||
-        gpu_held_through_another_slot(slot))
+    if (!m_fleet.slots[slot].gpu_free || !m_slots.free(slot) ||
+        m_slots.gpu_held_through_another_slot(slot))
       continue;
     Clock::time_point at = gate.state == GpuGate::State::busy   ? gate.checked_at + k_recheck
                            : gate.state == GpuGate::State::free ? gate.checked_at + k_fresh
@@ -135,7 +124,7 @@ void Scheduler::gpus_checked(int host, const JobExit& exit, const std::string& o
   }
   for (int slot : m_fleet.hosts[host].slots) {
     const Slot& where = m_fleet.slots[slot];
-    if (!where.gpu_free || m_slot_job[slot] != 0) continue;
+    if (!where.gpu_free || !m_slots.free(slot)) continue;
     GpuGate& gate = m_gpu_gates[slot];
     std::optional<std::string> gpu = find_param(where.params, "gpu");
     std::optional<std::string> busy;

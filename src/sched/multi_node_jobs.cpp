@@ -23,8 +23,7 @@ void Scheduler::begin(Job job, Placement placement, std::vector<std::string> com
 
 void Scheduler::stage(Job job, Placement placement) {
   JobId id = job.id;
-  for (const auto& slots : placement)
-    for (int slot : slots) m_slot_job[slot] = id;
+  m_slots.hold(placement, id);
   int master_host = m_fleet.slots[placement.front().front()].host;
   job.state = Staging{std::move(placement)};
   m_staging.emplace(id, std::move(job));
@@ -43,8 +42,7 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
   if (!survey && survey.status().kind() == ErrorKind::disconnected) {
     // Rank 0's host was lost before it answered: nothing ran; the job goes
     // back to the head of the queue, as it was.
-    for (const auto& slots : placement)
-      for (int slot : slots) m_slot_job[slot] = 0;
+    m_slots.release(placement);
     job.state = Queued{};
     m_reruns.push_front(std::move(job));
     return;
@@ -61,8 +59,7 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
   if (!commands) {
     // The queue's check rendered them already; only a master port can
     // differ, so this does not happen: end it rather than hold its slots.
-    for (const auto& slots : placement)
-      for (int slot : slots) m_slot_job[slot] = 0;
+    m_slots.release(placement);
     m_observer.warning(fmt::format("#{} could not be rendered with its master port", id));
     return;
   }

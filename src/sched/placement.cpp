@@ -39,7 +39,7 @@ std::optional<std::vector<Placement>> Scheduler::place_on_every_host(const JobSp
     if (m_hosts[h].state != HostState::ready) continue;
     int slots = 0;
     for (int slot : m_fleet.hosts[h].slots) {
-      auto holder = m_running.find(m_slot_job[slot]);
+      auto holder = m_running.find(m_slots.holder(slot));
       slots += holder == m_running.end() || !holder->second.spec.service ? 1 : 0;
     }
     if (slots < job.slots) continue;
@@ -62,7 +62,7 @@ std::optional<std::vector<int>> Scheduler::place_on_one_host(
     std::vector<bool> free(slots.size());
     int avoided = -1;  // its position among the host's slots
     for (std::size_t i = 0; i < slots.size(); ++i) {
-      free[i] = m_slot_job[slots[i]] == 0 && gpu_gate_open(slots[i]);
+      free[i] = m_slots.free(slots[i]) && gpu_gate_open(slots[i]);
       if (free[i] && slots[i] == avoid) {
         free[i] = false;
         avoided = static_cast<int>(i);

@@ -9,13 +9,6 @@
 
 namespace runner {
 
-namespace {
-
-// Marks a slot promised to a job that is being taken from the queue.
-constexpr JobId k_reserved = ~JobId{0};
-
-}  // namespace
-
 bool Scheduler::can_take_now() const {
   if (m_stopping || m_tearing_down || m_unrecorded || !m_queue_dirty) return false;
   // The jobs after a service wait until it is ready.
@@ -23,9 +16,9 @@ bool Scheduler::can_take_now() const {
   if (m_options.mode == Mode::broadcast)
     return !m_pushing && !m_hosts.any(HostState::connecting) && !m_hosts.any(HostState::cleaning) &&
            only_services_left();
-  for (std::size_t s = 0; s < m_slot_job.size(); ++s)
-    if (m_slot_job[s] == 0 && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
-        gpu_gate_open(static_cast<int>(s)))
+  for (int s = 0; s < m_slots.size(); ++s)
+    if (m_slots.free(s) && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
+        gpu_gate_open(s))
       return true;
   // No slot is free, and if services alone hold them none will be: the
   // queue's head is looked at, to say that it cannot run.
@@ -110,17 +103,13 @@ void Scheduler::pump_queue(Clock::time_point now) {
       if (!rendered_ok) return false;
       copies.push_back({std::move(placement), std::move(*commands)});
     }
-    for (const Copy& copy : copies)
-      for (const auto& slots : copy.placement)
-        for (int slot : slots) m_slot_job[slot] = k_reserved;
+    for (const Copy& copy : copies) m_slots.reserve(copy.placement);
     placements.push_back(std::move(copies));
     service_taken = job.service.has_value();
     return true;
   });
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
-    for (const Copy& copy : placements[i])
-      for (const auto& slots : copy.placement)
-        for (int slot : slots) m_slot_job[slot] = 0;  // not taken after all
+    for (const Copy& copy : placements[i]) m_slots.release(copy.placement);  // not taken after all
   if (!batch.taken.empty()) {
     m_queue_empty = false;
     m_last_report.clear();

@@ -24,7 +24,7 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
       m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
-      m_slot_job(m_fleet.slots.size(), 0),
+      m_slots(m_fleet),
       m_gpu_gates(m_fleet.slots.size()) {}
 
 std::vector<Executor*> Scheduler::executors() const {
@@ -134,7 +134,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   m_running.erase(it);
   for (const Task& task : job.tasks) {
     m_task_job.erase(task.id);
-    for (int slot : task.slots) m_slot_job[slot] = 0;
+    m_slots.release(task.slots);
   }
   for (const Task& each : job.tasks)
     if (each.exit && each.exit->lost() && each.started() && !m_options.keep_orphans)
@@ -323,7 +323,7 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
     if (!job.spec.service) running.deadline = now + *timeout + m_options.start_allowance;
   job.state = running;
   for (const Task& t : job.tasks) {
-    for (int slot : t.slots) m_slot_job[slot] = job.id;
+    m_slots.hold(t.slots, job.id);
     m_task_job[t.id] = job.id;
   }
   JobId id = job.id;

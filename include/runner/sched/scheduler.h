@@ -60,6 +60,7 @@
 #include "runner/sched/job_end.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
+#include "runner/sched/slot_book.h"
 
 namespace runner {
 
@@ -287,8 +288,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // GPU gates (gpu_gates.cpp): a `gpu_free` slot takes a job only on a
   // fresh look that found its GPU free.
   bool gpu_gate_open(int slot) const;
-  // A job of this run holds the slot's GPU through another of its host's slots.
-  bool gpu_held_through_another_slot(int slot) const;
   // A free slot's gate is shut but will be looked at again.
   bool gpu_gates_waiting() const;
   // When `host`'s gated free slots are to be looked at (nullopt: not).
@@ -312,7 +311,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   Clock::time_point m_now{};
 
   HostTable m_hosts;
-  std::vector<JobId> m_slot_job;  // 0: free
+  SlotBook m_slots;
   struct GpuGate {
     enum class State { unchecked, free, busy } state = State::unchecked;
     Clock::time_point checked_at{};

@@ -2,6 +2,7 @@
 // (one host, N hosts for `nodes: N`, each host for `every: host`), and why a
 // job at the head of the queue cannot be put anywhere.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -102,9 +103,49 @@ std::string Scheduler::why_not_placeable(const JobSpec& job) const {
     return fmt::format("the next job (queue line {}) needs {} nodes with {} slots each, but {} "
                        "usable host{} that many; edit the queue to go on",
                        job.line, nodes, job.slots, hosts, hosts == 1 ? " has" : "s have");
-  return fmt::format("the next job (queue line {}) needs {} slots of one host, but the largest "
+  return fmt::format("the next job (queue line {}) needs {} slot{} of one host, but the largest "
                      "usable host has {}; edit the queue to go on",
-                     job.line, job.slots, largest);
+                     job.line, job.slots, job.slots == 1 ? "" : "s", largest);
+}
+
+std::string Scheduler::why_head_waits(const JobSpec& job) const {
+  constexpr std::size_t k_hosts_named = 8;
+  int nodes = job.nodes.value_or(1);
+  int big_enough = 0;  // ready hosts with the slots each node needs
+  int not_ready = 0;
+  std::vector<std::string> hosts;
+  for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
+    const std::vector<int>& slots = m_fleet.hosts[h].slots;
+    if (m_hosts[h].state != HostState::ready) {
+      ++not_ready;
+      continue;
+    }
+    if (static_cast<int>(slots.size()) >= job.slots) ++big_enough;
+    int free = 0, held = 0, gated = 0;
+    for (int slot : slots) {
+      if (!m_slots.free(slot))
+        ++held;
+      else if (!gpu_gate_open(slot))
+        ++gated;
+      else
+        ++free;
+    }
+    if (hosts.size() == k_hosts_named) continue;
+    std::string said = fmt::format("{}: {} of {} free", m_fleet.hosts[h].name, free, slots.size());
+    if (held > 0) said += fmt::format(", {} held by {}", held, held == 1 ? "a job" : "jobs");
+    if (gated > 0) said += fmt::format(", {} waiting for a free GPU", gated);
+    hosts.push_back(std::move(said));
+  }
+  if (big_enough < nodes) return why_not_placeable(job);
+  int ready = static_cast<int>(m_fleet.hosts.size()) - not_ready;
+  std::string listed = fmt::format("{}", fmt::join(hosts, "; "));
+  if (ready > static_cast<int>(hosts.size()))
+    listed += fmt::format("; {} more hosts", ready - static_cast<int>(hosts.size()));
+  if (not_ready > 0)
+    listed += fmt::format("; {} host{} not ready", not_ready, not_ready == 1 ? "" : "s");
+  std::string where = nodes > 1 ? fmt::format("of each of {} hosts", nodes) : "of one host";
+  return fmt::format("the next job (queue line {}) needs {} slot{} {}, and too few are free ({})",
+                     job.line, job.slots, job.slots == 1 ? "" : "s", where, listed);
 }
 
 }  // namespace runner

@@ -139,7 +139,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
                              !m_hosts.any(HostState::cleaning) &&
                              !m_hosts.any(HostState::reconnecting) && !gpu_gates_waiting();
     if (rendered_ok && debug_log::wanted(debug_log::Level::detail)) {
-      std::string why = why_not_placeable(head->job);
+      std::string why = why_head_waits(head->job);
       if (why != m_head_wait_said) debug_log::detail("the queue's head waits: {}", why);
       m_head_wait_said = std::move(why);
     }

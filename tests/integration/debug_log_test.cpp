@@ -83,5 +83,19 @@ TEST_F(DebugLog, RunnerLogInfoShowsTheStepsOnStderr) {
   EXPECT_EQ(r.err.find("TCP connect to"), std::string::npos) << r.err;
 }
 
+TEST_F(DebugLog, VeryVerboseSaysWhyTheQueuesHeadWaitsAndForWhichSlots) {
+  dir.write("queue.yaml", "- sleep 0.3\n- sleep 0.3\n");
+  ProcessResult r = run({"-vv", "queue", "--identity", fleet.key()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("the queue's head waits: the next job (queue line 1) needs 1 slot of one "
+                       "host, and too few are free (" +
+                       fleet.name(0) + ": 0 of 1 free, 1 held by a job)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("edit the queue"), std::string::npos)
+      << "the job fits once a slot is free: nothing is to be edited\n"
+      << r.err;
+}
+
 }  // namespace
 }  // namespace runner

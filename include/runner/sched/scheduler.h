@@ -173,6 +173,10 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Why the job at the head of the queue cannot be placed, and nothing
   // running will free what it needs: a message for the user.
   std::string why_not_placeable(const JobSpec& job) const;
+  // Why the job at the head of the queue waits: why_not_placeable where the
+  // ready hosts could never hold it, else what holds their slots (for the
+  // debug log).
+  std::string why_head_waits(const JobSpec& job) const;
   std::optional<std::vector<int>> place_on_one_host(const JobSpec& job, int avoid,
                                                     const std::vector<int>& skip_hosts) const;
   // `job`'s commands on `placement`, one per task (a multi-node job's with

@@ -35,7 +35,7 @@ from table import fmt, markdown_table
 
 MIB = 1024 * 1024
 
-# Full-size runs: the scenarios of the performance table in README.md.
+# Full-size runs: the scenarios of the performance table in README.md (and docs/performance.md).
 FULL = {
     "reps": 3,
     "queue_jobs": 1000, "queue_hosts": 8, "queue_slots": 4,

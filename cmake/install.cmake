@@ -26,6 +26,9 @@ install(FILES completions/runner.bash DESTINATION share/bash-completion/completi
 install(FILES completions/runner.zsh DESTINATION share/zsh/site-functions RENAME _runner)
 install(FILES completions/runner.fish DESTINATION share/fish/vendor_completions.d)
 install(FILES README.md LICENSE DESTINATION share/doc/runner)
+# The guides README links to, beside it as in the source tree.
+file(GLOB runner_guides CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
+install(FILES ${runner_guides} DESTINATION share/doc/runner/docs)
 # Debian's machine-readable copyright file, beside the license.
 install(FILES cmake/copyright DESTINATION share/doc/runner)
 

@@ -20,8 +20,8 @@ trap 'rm -rf "$work"' EXIT
     echo '.fi'
   done
   echo '[SEE ALSO]'
-  echo 'README.md, installed in share/doc/runner beside share/man: a tour of runner, and what to do'
-  echo 'when things go wrong.'
+  echo 'README.md and its guides in docs/, installed in share/doc/runner beside share/man: a tour of'
+  echo 'runner, and what to do when things go wrong.'
 } >"$work/subcommands.h2m"
 
 # --version's first line only: the libssh2 line names the build machine's library.

@@ -9,6 +9,7 @@ check_installed_files() {
     usr/share/zsh/site-functions/_runner \
     usr/share/fish/vendor_completions.d/runner.fish \
     usr/share/doc/runner/README.md \
+    usr/share/doc/runner/docs/nodes.md \
     usr/share/doc/runner/LICENSE \
     usr/share/doc/runner/copyright; do
     if [ -s "$root/$file" ]; then echo "ok: /$file"; else echo "MISSING: /$file"; failures=$((failures + 1)); fi

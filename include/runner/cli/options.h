@@ -36,13 +36,13 @@ struct RunOptions {
   bool dry_run = false;    // print every job with its slot and command; run and write nothing
   bool quiet = false;      // no job output and no status line on the terminal
   bool no_status = false;  // no status line
-  // When things go wrong (see README "When things go wrong").
+  // When things go wrong (see docs/troubleshooting.md).
   bool resume = false;        // check, clean up and rerun what a dead run left running
   std::string timeout;        // default `timeout:` of jobs, e.g. "2h"; empty: none
   int retries = 0;            // default `retries:` of jobs
   int max_requeue = 2;        // how often a job lost with its host is put back
   bool keep_orphans = false;  // do not kill what lost jobs left running
-  // GPU telemetry (README "GPU energy and utilisation").
+  // GPU telemetry (docs/files-and-results.md, "GPU energy and utilisation").
   bool no_gpu_monitor = false;    // read no host's GPUs
   std::string gpu_monitor_period;  // how often each GPU is read, e.g. "200ms"; empty: the default
   // Inside a Slurm allocation: its nodes and GPUs are the fleet, tasks are steps.

@@ -49,7 +49,7 @@ std::string describe_service_state(const ServiceStatus& service, SystemTime now)
 // empty when there are none.
 std::string format_services(const std::vector<ServiceStatus>& services, SystemTime now);
 
-// The same as a JSON array (README documents its keys).
+// The same as a JSON array (docs/watching.md documents its keys).
 nlohmann::ordered_json services_json(const std::vector<ServiceStatus>& services, SystemTime now);
 
 }  // namespace runner

@@ -75,7 +75,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
 std::string format_status(const RunStatus& status, const std::string& state_dir,
                           std::size_t width = 100, std::size_t max_failures = 5);
 
-// The same as one JSON object (README documents its keys).
+// The same as one JSON object (docs/watching.md documents its keys).
 nlohmann::ordered_json status_json(const RunStatus& status, const std::string& state_dir);
 
 // The state for people: "running", "finished", "finished with failures",

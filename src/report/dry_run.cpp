@@ -9,6 +9,8 @@
 
 #include "runner/config/config_error.h"
 #include "runner/config/multi_node.h"
+#include "runner/config/pattern.h"
+#include "runner/config/service.h"
 #include "runner/config/template.h"
 
 namespace runner {
@@ -35,6 +37,21 @@ std::vector<std::pair<std::size_t, int>> host_start_times(const Fleet& fleet,
   return starts;
 }
 
+// The variables a service's ready line will give the jobs after it
+// (NAME.GROUP), each standing for itself: its value is known only once the
+// service is ready.
+Params awaited_service_variables(const ServiceSpec& service) {
+  Params variables;
+  if (service.name.empty() || service.ready_log.empty()) return variables;
+  Result<Pattern> pattern = compile_ready_pattern(service.ready_log);
+  if (!pattern) return variables;  // refused where the queue is checked
+  for (const std::string& group : pattern->group_names()) {
+    std::string name = service.name + "." + group;
+    variables.emplace_back(name, "<<" + name + ">>");
+  }
+  return variables;
+}
+
 }  // namespace
 
 void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
@@ -44,9 +61,11 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
   std::vector<std::size_t> free_at(fleet.slots.size(), 0);
   std::size_t last_start = 0;
   std::size_t number = 0;
+  Params service_variables;  // those of the services planned so far
 
   auto add = [&](const QueueEntry& entry, const JobSpec& job, std::vector<int> slots,
-                 std::size_t wave, const Params& builtins, std::optional<int> rank) {
+                 std::size_t wave, Params builtins, std::optional<int> rank) {
+    builtins.insert(builtins.end(), service_variables.begin(), service_variables.end());
     PlannedJob planned;
     planned.number = number;
     planned.spec = job;
@@ -59,11 +78,16 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
                         fmt::format("{} on {} (define it in the job or on every slot of the "
                                     "hosts that can run it)",
                                     command.status().message(), planned.label));
-    if (!command) throw ConfigError(queue_path, entry.line, entry.column, command.status().message());
+    if (!command)
+      throw ConfigError(queue_path, entry.line, entry.column, command.status().message());
     planned.command = std::move(*command);
     planned.slots = std::move(slots);
     planned.wave = wave;
     each(planned);
+    if (!job.service) return;
+    for (Param& variable : awaited_service_variables(*job.service))
+      if (!find_param(service_variables, variable.first))
+        service_variables.push_back(std::move(variable));
   };
 
   for (const QueueEntry& entry : entries) {

@@ -67,10 +67,10 @@ TEST(DryRun, AJobThatSpansHostsIsPlannedRankByRankWhenAllItsHostsAreFree) {
                                  "<<master_addr>>:<<master_port>> <<hosts>>\n"
                                  "  nodes: 2\n  slots: 2\n"),
                          fleet, "q.yaml", JobPlacement::queue);
-  ASSERT_EQ(lines(plan), (std::vector<std::string>{
-                             "0 [a gpu=0] one 0",
-                             "1 [a gpu=0,1 rank 0] r0/2 a 0,1 a:29500 a,10.0.0.2",
-                             "1 [b gpu=0,1 addr=10.0.0.2,10.0.0.2 rank 1] r1/2 b 0,1 a:29500 a,10.0.0.2"}));
+  ASSERT_EQ(lines(plan),
+            (std::vector<std::string>{
+                "0 [a gpu=0] one 0", "1 [a gpu=0,1 rank 0] r0/2 a 0,1 a:29500 a,10.0.0.2",
+                "1 [b gpu=0,1 addr=10.0.0.2,10.0.0.2 rank 1] r1/2 b 0,1 a:29500 a,10.0.0.2"}));
   EXPECT_EQ(plan[2].number, 2u);
   EXPECT_EQ(plan[2].rank, 1);
 }
@@ -82,6 +82,25 @@ TEST(DryRun, BroadcastRunsEachJobOnEverySlot) {
   EXPECT_EQ(lines(plan),
             (std::vector<std::string>{"0 [a #0] setup 0", "0 [a #1] setup 1", "0 [b] setup 0",
                                       "1 [a #0] check", "1 [a #1] check", "1 [b] check"}));
+}
+
+TEST(DryRun, JobsAfterAServiceUseTheVariablesItsReadyLineWillGive) {
+  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml");
+  auto plan = whole_plan(entries("- command: dht\n  service: dht\n"
+                                 "  ready_log: 'peer at (?<addr>\\S+) port (\\d+)'\n"
+                                 "- client --peer <<dht.addr>>:<<dht.2>>\n"),
+                         fleet, "q.yaml", JobPlacement::queue);
+  EXPECT_EQ(lines(plan), (std::vector<std::string>{
+                             "0 [a #0] dht", "0 [a #1] client --peer <<dht.addr>>:<<dht.2>>"}));
+}
+
+TEST(DryRun, AServicesVariableBeforeTheServiceIsAnError) {
+  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml");
+  EXPECT_THROW(whole_plan(entries("- client --peer <<dht.addr>>\n"
+                                  "- command: dht\n  service: dht\n"
+                                  "  ready_log: 'peer at (?<addr>\\S+)'\n"),
+                          fleet, "q.yaml", JobPlacement::queue),
+               ConfigError);
 }
 
 TEST(DryRun, AJobThatFitsNoHostIsAnError) {

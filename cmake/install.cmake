@@ -3,8 +3,24 @@
 # license), and the tests that check it. Included at the end of the top-level
 # CMakeLists.txt.
 
-# The binary says the version the package carries.
-target_compile_definitions(runner_cli PRIVATE RUNNER_VERSION="${PROJECT_VERSION}")
+# The version the binary and the package carry, and the commit the binary
+# names in `runner --version` (fixed at configure time; a commit runs the
+# configuration again).
+set(RUNNER_VERSION ${PROJECT_VERSION} CACHE STRING
+    "Version of the binary and the .deb (a Debian revision after a hyphen: 0.1.0-1)")
+include(${CMAKE_SOURCE_DIR}/cmake/source_commit.cmake)
+runner_source_commit(${CMAKE_SOURCE_DIR} RUNNER_COMMIT)
+if(RUNNER_COMMIT)
+  execute_process(COMMAND git -C ${CMAKE_SOURCE_DIR} rev-parse --git-path logs/HEAD
+                  OUTPUT_VARIABLE head_log OUTPUT_STRIP_TRAILING_WHITESPACE)
+  get_filename_component(head_log ${head_log} ABSOLUTE BASE_DIR ${CMAKE_SOURCE_DIR})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${head_log})
+else()
+  message(STATUS "Not a git checkout: runner --version will say its commit is unknown")
+endif()
+configure_file(${CMAKE_SOURCE_DIR}/src/cli/build_info.cpp.in ${CMAKE_BINARY_DIR}/generated/build_info.cpp
+               @ONLY)
+target_sources(runner_cli PRIVATE ${CMAKE_BINARY_DIR}/generated/build_info.cpp)
 
 # The man page, written from the built binary's own help (cmake/man_page.sh).
 find_program(HELP2MAN help2man)
@@ -36,6 +52,7 @@ install(FILES cmake/copyright DESTINATION share/doc/runner)
 # from, as dpkg-shlibdeps finds them (libssh2-1, libyaml-cpp0.7, libfmt9, ...).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME runner)
+set(CPACK_PACKAGE_VERSION ${RUNNER_VERSION})
 set(CPACK_PACKAGE_CONTACT "runner maintainers <runner@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "drain a queue of shell commands onto a fleet of GPU nodes over SSH")
@@ -51,9 +68,12 @@ include(CPack)
 add_test(NAME bash_completion
   COMMAND ${CMAKE_SOURCE_DIR}/tests/install/bash_completion_test.sh $<TARGET_FILE:runner>
           ${CMAKE_SOURCE_DIR}/completions/runner.bash)
+add_test(NAME version_names_commit
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/install/version_test.sh $<TARGET_FILE:runner> ${RUNNER_VERSION}
+          ${CMAKE_SOURCE_DIR})
 add_test(NAME install_into_destdir
   COMMAND ${CMAKE_SOURCE_DIR}/tests/install/install_test.sh ${CMAKE_BINARY_DIR})
 add_test(NAME deb_package
   COMMAND ${CMAKE_SOURCE_DIR}/tests/install/deb_package_test.sh ${CMAKE_BINARY_DIR})
-set_tests_properties(bash_completion install_into_destdir deb_package PROPERTIES TIMEOUT 120
+set_tests_properties(bash_completion version_names_commit install_into_destdir deb_package PROPERTIES TIMEOUT 120
                      LABELS integration)

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "build_info.h"
 #include "gpu_telemetry.h"
 #include "journal_checkpointer.h"
 #include "run_fleet.h"
@@ -171,7 +172,7 @@ int run_jobs(const RunOptions& options) {
   ensure_state_dir(state_dir);
   if (Status opened = debug_log::open_file(debug_log_path(state_dir)); !opened.ok())
     console.warn(opened.message());
-  debug_log::step("a run starts: runner {} {}, {} hosts, {} slots", RUNNER_VERSION,
+  debug_log::step("a run starts: runner {} {}, {} hosts, {} slots", build_version(),
                   options.mode == Mode::queue ? "queue" : "broadcast", fleet.hosts.size(),
                   fleet.slots.size());
   Journal journal(state_dir, false, real_file_system(), journal_segment_bytes());

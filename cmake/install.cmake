@@ -1,5 +1,5 @@
 # What `cmake --install` and `cpack -G DEB` put on a user's machine (the
-# binary, its man page, bash/zsh/fish completions, the README and the
+# binary, its man pages, bash/zsh/fish completions, the README and the
 # license), and the tests that check it. Included at the end of the top-level
 # CMakeLists.txt.
 
@@ -22,20 +22,35 @@ configure_file(${CMAKE_SOURCE_DIR}/src/cli/build_info.cpp.in ${CMAKE_BINARY_DIR}
                @ONLY)
 target_sources(runner_cli PRIVATE ${CMAKE_BINARY_DIR}/generated/build_info.cpp)
 
-# The man page, written from the built binary's own help (cmake/man_page.sh).
-find_program(HELP2MAN help2man)
-if(HELP2MAN)
-  set(man_page ${CMAKE_BINARY_DIR}/runner.1.gz)
-  add_custom_command(
-    OUTPUT ${man_page}
-    COMMAND ${CMAKE_SOURCE_DIR}/cmake/man_page.sh $<TARGET_FILE:runner> ${man_page}
-    DEPENDS runner ${CMAKE_SOURCE_DIR}/cmake/man_page.sh
-    COMMENT "Writing the man page from runner --help"
-    VERBATIM)
-  add_custom_target(man_page ALL DEPENDS ${man_page})
-  install(FILES ${man_page} DESTINATION share/man/man1)
+# The man pages, from their scdoc sources in docs/man/ (cmake/man_page.sh);
+# runner(1) lists each subcommand's options from the built binary's --help.
+find_program(SCDOC scdoc)
+if(SCDOC)
+  set(man_pages "")
+  foreach(page runner.1 runner-hosts.yaml.5 runner-queue.yaml.5)
+    set(source ${CMAKE_SOURCE_DIR}/docs/man/${page}.scd)
+    set(output ${CMAKE_BINARY_DIR}/man/${page}.gz)
+    string(REGEX REPLACE ".*\\.([0-9])$" "\\1" section ${page})
+    if(section STREQUAL "1")
+      set(binary $<TARGET_FILE:runner>)
+      set(binary_target runner)
+    else()
+      set(binary "")
+      set(binary_target "")
+    endif()
+    add_custom_command(
+      OUTPUT ${output}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man
+      COMMAND ${CMAKE_SOURCE_DIR}/cmake/man_page.sh ${source} ${RUNNER_VERSION} ${output} ${binary}
+      DEPENDS ${source} ${binary_target} ${CMAKE_SOURCE_DIR}/cmake/man_page.sh
+      COMMENT "Writing the man page ${page}"
+      VERBATIM)
+    install(FILES ${output} DESTINATION share/man/man${section})
+    list(APPEND man_pages ${output})
+  endforeach()
+  add_custom_target(man_pages ALL DEPENDS ${man_pages})
 else()
-  message(WARNING "help2man not found: no man page is built or installed (scripts/setup.sh installs it)")
+  message(WARNING "scdoc not found: no man page is built or installed (scripts/setup.sh installs it)")
 endif()
 
 install(FILES completions/runner.bash DESTINATION share/bash-completion/completions RENAME runner)

@@ -1,31 +1,29 @@
 #!/bin/sh
-# Writes runner's man page (gzipped) from the binary's own help, so the two
-# cannot drift: help2man turns `runner --help` and `--version` into the page,
-# and every subcommand's --help, as runner prints it, becomes a section of
-# SUBCOMMANDS.
-# Usage: man_page.sh RUNNER_BINARY OUTPUT.1.gz
+# Writes a man page (gzipped) from its scdoc source in docs/man/, with the
+# version in its footer. Given the built binary, the source's @SUBCOMMANDS@
+# line becomes a subsection per subcommand holding its --help as runner
+# prints it, so that the options listed cannot drift from the binary's.
+# Usage: man_page.sh SOURCE.scd VERSION OUTPUT.gz [RUNNER_BINARY]
 set -eu
-runner=$1
-output=$2
+source=$1
+version=$2
+output=$3
+runner=${4:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-{
-  echo '[SUBCOMMANDS]'
+: >"$work/subcommands.scd"
+if [ -n "$runner" ]; then
   for subcommand in $("$runner" --help | sed -n '/^Subcommands:/,/^$/s/^  \([a-z]*\).*/\1/p'); do
-    echo ".SS \"runner $subcommand\""
-    echo '.nf'
-    # Backslashes and lines starting with a roff control character print as written.
-    "$runner" "$subcommand" --help | sed -e 's/\\/\\e/g' -e "s/^[.']/\\\\\\&&/"
-    echo '.fi'
+    {
+      printf '## runner %s\n\n```\n' "$subcommand"
+      # scdoc reads a backslash as an escape, in literal blocks too.
+      "$runner" "$subcommand" --help | sed 's/\\/\\\\/g'
+      printf '```\n\n'
+    } >>"$work/subcommands.scd"
   done
-  echo '[SEE ALSO]'
-  echo 'README.md and its guides in docs/, installed in share/doc/runner beside share/man: a tour of'
-  echo 'runner, and what to do when things go wrong.'
-} >"$work/subcommands.h2m"
+fi
 
-# --version's first line only: the libssh2 line names the build machine's library.
-help2man --no-info --no-discard-stderr --section=1 --version-string="$("$runner" --version | head -n 1)" \
-  --name="drain a queue of shell commands onto a fleet of GPU nodes over SSH" \
-  --include="$work/subcommands.h2m" --output="$work/runner.1" "$runner"
-gzip -9n <"$work/runner.1" >"$output"
+sed -e "s/@VERSION@/$version/" -e "/^@SUBCOMMANDS@\$/{r $work/subcommands.scd
+d;}" "$source" | scdoc >"$work/page"
+gzip -9n <"$work/page" >"$output"

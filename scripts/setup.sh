@@ -12,7 +12,7 @@ packages=(
   libssl-dev  # libcrypto's SHA-256 of the files outputs: brings back (src/exec/file_digest.cpp)
   libpcre2-dev  # PCRE2 with its JIT and match limits: queue.yaml's metrics: and ready_log: patterns over job output that may hold megabyte lines (src/config/pattern.cpp)
   libarchive-dev  # unpacks the tar stream of the files outputs: brings back, a host's bytes read as hostile: no link followed, no owner or set-uid kept (src/exec/output_unpacker.cpp)
-  help2man  # the man page, written from runner --help at build time (cmake/man_page.sh)
+  scdoc  # the man pages runner(1), runner-hosts.yaml(5) and runner-queue.yaml(5), from docs/man/*.scd at build time (cmake/man_page.sh)
 )
 test_packages=(
   openssh-server openssh-client procps

@@ -1,6 +1,6 @@
 # What `cmake --install` and `cpack -G DEB` put on a user's machine (the
-# binary, its man pages, bash/zsh/fish completions, the README and the
-# license), and the tests that check it. Included at the end of the top-level
+# binary, its man pages, bash/zsh/fish completions, the README, the license
+# and the changelog), and the tests that check it. Included at the end of the top-level
 # CMakeLists.txt.
 
 # The version the binary and the package carry, and the commit the binary
@@ -63,14 +63,65 @@ install(FILES ${runner_guides} DESTINATION share/doc/runner/docs)
 # Debian's machine-readable copyright file, beside the license.
 install(FILES cmake/copyright DESTINATION share/doc/runner)
 
+# The .deb's Maintainer: -DRUNNER_MAINTAINER="Name <mail>", else Debian's
+# DEBFULLNAME and DEBEMAIL (as dch takes them), else the author of the
+# commit it is built from.
+set(RUNNER_MAINTAINER "" CACHE STRING "Maintainer of the .deb, as \"Name <mail>\"")
+set(maintainer "${RUNNER_MAINTAINER}")
+if(NOT maintainer AND DEFINED ENV{DEBFULLNAME} AND DEFINED ENV{DEBEMAIL})
+  set(maintainer "$ENV{DEBFULLNAME} <$ENV{DEBEMAIL}>")
+endif()
+if(NOT maintainer AND RUNNER_COMMIT)
+  execute_process(COMMAND git -C ${CMAKE_SOURCE_DIR} log -1 "--format=%an <%ae>"
+                  OUTPUT_VARIABLE maintainer OUTPUT_STRIP_TRAILING_WHITESPACE)
+endif()
+if(NOT maintainer)
+  message(WARNING "No maintainer for the .deb: cpack will refuse to build it; "
+                  "configure with -DRUNNER_MAINTAINER=\"Name <mail>\"")
+endif()
+
+# The changelog Debian asks every package for: one entry, this version,
+# built from this commit. changelog.gz for a native version (0.1.0),
+# changelog.Debian.gz for one with a Debian revision (0.1.0-1).
+if(RUNNER_COMMIT)
+  execute_process(COMMAND git -C ${CMAKE_SOURCE_DIR} log -1 --format=%aD
+                  OUTPUT_VARIABLE changelog_date OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(changelog_change "Built from commit ${RUNNER_COMMIT}.")
+else()
+  string(TIMESTAMP changelog_date "%a, %d %b %Y %H:%M:%S +0000" UTC)
+  set(changelog_change "Built from a source tree without git.")
+endif()
+if(RUNNER_VERSION MATCHES "-")
+  set(changelog_name changelog.Debian)
+else()
+  set(changelog_name changelog)
+endif()
+file(WRITE ${CMAKE_BINARY_DIR}/${changelog_name}
+     "runner (${RUNNER_VERSION}) unstable; urgency=medium\n\n  * ${changelog_change}\n\n"
+     " -- ${maintainer}  ${changelog_date}\n")
+file(REMOVE ${CMAKE_BINARY_DIR}/changelog.gz ${CMAKE_BINARY_DIR}/changelog.Debian.gz)
+execute_process(COMMAND gzip -9n ${CMAKE_BINARY_DIR}/${changelog_name})
+install(FILES ${CMAKE_BINARY_DIR}/${changelog_name}.gz DESTINATION share/doc/runner)
+
 # The .deb: its Depends are the packages the binary's shared libraries come
 # from, as dpkg-shlibdeps finds them (libssh2-1, libyaml-cpp0.7, libfmt9, ...).
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME runner)
 set(CPACK_PACKAGE_VERSION ${RUNNER_VERSION})
-set(CPACK_PACKAGE_CONTACT "runner maintainers <runner@localhost>")
+set(CPACK_PACKAGE_CONTACT "${maintainer}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "drain a queue of shell commands onto a fleet of GPU nodes over SSH")
+# The long description below the summary.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+    "runner runs the jobs of a queue file (benchmark and training campaigns: every
+model, task and batch size) on the slots of a hosts file, typically one job
+per GPU, over persistent SSH connections, while the queue file may be edited.
+It keeps each job's output and a journal of every start and end, stops jobs
+that run too long, runs failed jobs again, and runs jobs that span nodes
+(torchrun, MPI), services, and campaigns inside a Slurm allocation.
+.
+It is a drop-in successor of Pegasus: its hosts.yaml and queue.yaml run
+unchanged.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

@@ -27,6 +27,7 @@ test_packages=(
   libopenmpi-dev  # mpicc's headers and libraries: examples/mpi builds its program on the fleet (tests/integration/example_mpi_test)
   slurmctld slurmd slurm-client munge  # a real Slurm cluster of one machine for runner --slurm (tests/support/slurm_cluster)
   chromium
+  lintian  # the .deb is checked as Debian checks packages (tests/install/deb_package_test.sh)
   docker.io debootstrap  # a real Docker engine for the jobs that run `docker exec`, its image made offline from Debian's archive (tests/support/docker_engine)
   clang libclang-rt-14-dev  # clang++ and its libFuzzer, ASan and UBSan runtimes: the sanitized unit tests and the fuzzers (scripts/sanitize.sh, scripts/fuzz.sh)
 )

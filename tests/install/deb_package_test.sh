@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cpack -G DEB` builds a .deb whose Depends name the Debian packages of
-# runner's shared libraries, and which holds every installed file (unpacked
-# into a temporary directory, never installed on this machine).
+# runner's shared libraries, which holds every installed file (unpacked
+# into a temporary directory, never installed on this machine) with its man
+# pages where man finds them, and of which lintian finds no error.
 # Usage: deb_package_test.sh BUILD_DIR
 set -uo pipefail
 build=$(realpath "$1")
@@ -19,6 +20,19 @@ for package in libssh2-1 libyaml-cpp0.7 libfmt9 libc6 libstdc++6; do
   [[ ", $depends," == *", $package "* || ", $depends," == *", $package,"* ]] ||
     { echo "FAILED: Depends lacks $package"; failures=$((failures + 1)); }
 done
+
+# lintian's errors (E:); its warnings and notes are shown, not failed on.
+if command -v lintian >/dev/null; then
+  lintian --display-info "$deb" >"$work/lintian.txt" 2>&1
+  cat "$work/lintian.txt"
+  if grep -q '^E:' "$work/lintian.txt"; then
+    echo "FAILED: lintian reports errors"; failures=$((failures + 1))
+  else
+    echo "ok: lintian reports no error"
+  fi
+else
+  echo "FAILED: no lintian (scripts/setup.sh --tests installs it)"; failures=$((failures + 1))
+fi
 
 dpkg-deb -x "$deb" "$work/root"
 source "$(dirname "$0")/installed_files.sh"

@@ -17,6 +17,11 @@ check_installed_files() {
     usr/share/doc/runner/copyright; do
     if [ -s "$root/$file" ]; then echo "ok: /$file"; else echo "MISSING: /$file"; failures=$((failures + 1)); fi
   done
+  if compgen -G "$root/usr/share/doc/runner/changelog*.gz" >/dev/null; then
+    echo "ok: /usr/share/doc/runner/changelog.gz (or changelog.Debian.gz)"
+  else
+    echo "MISSING: /usr/share/doc/runner/changelog.gz"; failures=$((failures + 1))
+  fi
   local version
   version=$("$root/usr/bin/runner" --version) || { echo "FAILED: runner --version"; failures=$((failures + 1)); }
   echo "runner --version: $version"

@@ -144,8 +144,8 @@ int parse_and_run(int argc, char** argv) {
   CLI::App app{"runner: drain a queue of shell commands onto a fleet of GPU nodes over SSH",
                "runner"};
   app.require_subcommand(1);
-  app.set_version_flag("-V,--version",
-                       fmt::format("{}\nlibssh2 {}", build_description(), libssh2_runtime_version()));
+  app.set_version_flag("-V,--version", fmt::format("{}\nlibssh2 {}", build_description(),
+                                                   libssh2_runtime_version()));
   // `runner q -V`: what a mode does not know, the top level may.
   app.fallthrough();
   int verbosity = 0;

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -27,6 +28,8 @@ constexpr std::string_view k_hostname_key = "hostname";
 constexpr std::string_view k_slots_key = "slots";
 constexpr std::string_view k_gpu_free_key = "gpu_free";
 constexpr std::string_view k_gpu_monitor_key = "gpu_monitor";
+constexpr std::array<std::string_view, 4> k_reserved_keys = {k_hostname_key, k_slots_key,
+                                                             k_gpu_free_key, k_gpu_monitor_key};
 constexpr int k_max_slot_count = 100000;
 
 // A 1-based position in the hosts file.
@@ -391,6 +394,8 @@ HostAddress parse_host_address(std::string_view text) {
     throw malformed(fmt::format("port `{}` is not a number from 1 to 65535", port));
   return address;
 }
+
+std::span<const std::string_view> reserved_host_keys() { return k_reserved_keys; }
 
 Fleet parse_hosts(std::string_view text, const std::string& path) {
   std::vector<YAML::Node> documents = load_yaml_documents(std::string(text), path);

@@ -324,11 +324,20 @@ JobSpec job_at(const QueueEntry& entry, const std::vector<std::size_t>& choice) 
 
 }  // namespace
 
+const std::vector<std::string_view>& reserved_job_keys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> all = {
+        k_command, k_slots,   k_timeout,         k_retries, k_cancel, k_allocation, k_nodes,
+        k_metrics, k_outputs, k_outputs_cleanup, k_every,   k_push,   k_push_to};
+    all.insert(all.end(), service_keys().begin(), service_keys().end());
+    return all;
+  }();
+  return keys;
+}
+
 bool is_reserved_job_key(const std::string& key) {
-  return key == k_command || key == k_slots || key == k_timeout || key == k_retries ||
-         key == k_cancel || key == k_allocation || key == k_nodes || key == k_metrics ||
-         key == k_outputs || key == k_outputs_cleanup || key == k_every || key == k_push ||
-         key == k_push_to || is_service_key(key);
+  return std::find(reserved_job_keys().begin(), reserved_job_keys().end(), key) !=
+         reserved_job_keys().end();
 }
 
 QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {

@@ -37,6 +37,8 @@ std::optional<int> parse_port(std::string_view text) {
   return port;
 }
 
+std::span<const std::string_view> service_keys() { return k_keys; }
+
 bool is_service_key(std::string_view key) {
   for (std::string_view known : k_keys)
     if (key == known) return true;

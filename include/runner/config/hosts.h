@@ -3,6 +3,7 @@
 // only the text it is given.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,10 @@ struct Fleet {
   std::vector<Host> hosts;
   std::vector<Slot> slots;
 };
+
+// The keys of a hosts.yaml entry with a meaning of their own, never host
+// parameters: `hostname`, `slots`, `gpu_free`, `gpu_monitor`.
+std::span<const std::string_view> reserved_host_keys();
 
 // Parses hosts.yaml text. `path` is used in error messages only.
 // Rules (SPEC section 1):

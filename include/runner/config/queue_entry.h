@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runner/config/allocation.h"
@@ -21,6 +22,7 @@ namespace runner {
 // "command", "slots", "nodes", "timeout", "retries", "cancel",
 // "allocation_policy", "metrics", "outputs", "outputs_cleanup", "every",
 // "push", "push_to", and a service's (service.h).
+const std::vector<std::string_view>& reserved_job_keys();
 bool is_reserved_job_key(const std::string& key);
 
 // One key of a queue entry with all its values, as written.

@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,7 @@ struct ServiceSpec {
 
 // `service`, `ready`, `ready_port`, `ready_log`, `ready_timeout`, `after`,
 // `restart`.
+std::span<const std::string_view> service_keys();
 bool is_service_key(std::string_view key);
 
 // Whether `value` is a value `key` (a service key) can take, and if not why.

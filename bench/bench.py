@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 import compare
 import file_ops
 import fleet_scenario
+import gpu_monitor_scenario
 import journal_scenario
 from journal_records import read_journal
 import push_scenario
@@ -48,6 +49,7 @@ FULL = {
     "stream_mib": 256,
     "push_hosts": 4, "push_files": 1000, "push_big_mib": 100,
     "journal_jobs": 100000, "journal_hosts": 128, "journal_slots": 8,
+    "gpu_monitor_gpus": 8, "gpu_monitor_seconds": 20,
 }
 # Tiny sizes that only prove the bench still works (CI).
 SMOKE = {
@@ -61,6 +63,7 @@ SMOKE = {
     "stream_mib": 4,
     "push_hosts": 2, "push_files": 20, "push_big_mib": 2,
     "journal_jobs": 2000, "journal_hosts": 128, "journal_slots": 8,
+    "gpu_monitor_gpus": 2, "gpu_monitor_seconds": 2,
 }
 
 MARKER = "RUNNER_BENCH_SSHD"
@@ -722,6 +725,9 @@ class Bench:
     def scenario_journal(self):
         journal_scenario.run(self, log)
 
+    def scenario_gpu_monitor(self):
+        gpu_monitor_scenario.run(self, BenchError, log)
+
     def scenario_stream(self):
         mib = self.sizes["stream_mib"]
         big = os.path.join(self.work, "big.txt")
@@ -901,8 +907,8 @@ def git_commit(root):
 
 
 SCENARIOS = ["queue", "serial", "busy_host", "file_ops", "jump", "broadcast", "add", "product", "fleet", "stream", "push",
-             "journal"]
-WITHOUT_FLEET = {"file_ops", "journal"}  # scenarios that need no sshd (local slots or none)
+             "journal", "gpu_monitor"]
+WITHOUT_FLEET = {"file_ops", "journal", "gpu_monitor"}  # scenarios that need no sshd (local slots or none)
 
 
 def main():

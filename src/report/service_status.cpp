@@ -10,6 +10,7 @@
 
 #include "runner/report/status_view.h"
 #include "runner/state/journal.h"
+#include "runner/ui/line_wrap.h"
 #include "runner/ui/status_line.h"
 #include "runner/ui/summary.h"
 
@@ -21,10 +22,6 @@ using std::chrono::milliseconds;
 
 milliseconds between(SystemTime from, SystemTime to) {
   return to > from ? std::chrono::duration_cast<milliseconds>(to - from) : milliseconds(0);
-}
-
-std::string pad(const std::string& text, std::size_t width) {
-  return text.size() < width ? text + std::string(width - text.size(), ' ') : text;
 }
 
 }  // namespace
@@ -117,9 +114,9 @@ std::string format_services(const std::vector<ServiceStatus>& services, SystemTi
   }
   std::string text;
   for (const Row& row : rows)
-    text += fmt::format("{}  {}  {}  {}  {:>8}  {}\n", pad(row.name, width[0]),
-                        pad(row.job, width[1]), pad(row.slot, width[2]), pad(row.state, width[3]),
-                        row.restarts, row.log);
+    text += fmt::format("{}  {}  {}  {}  {:>8}  {}\n", pad_to_columns(row.name, width[0]),
+                        pad_to_columns(row.job, width[1]), pad_to_columns(row.slot, width[2]),
+                        pad_to_columns(row.state, width[3]), row.restarts, row.log);
   return text;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "runner/state/journal.h"
+#include "runner/ui/line_wrap.h"
 #include "runner/ui/status_line.h"
 #include "runner/ui/summary.h"
 
@@ -27,19 +28,6 @@ std::string state_of(const CampaignRun& run) {
   if (!run.end) return "stopped";
   if (run.status == "ok") return "finished";
   return run.status.empty() ? "finished" : run.status;
-}
-
-std::size_t columns(std::string_view text) {
-  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
-}
-
-std::string pad(std::string_view text, std::size_t width) {
-  std::string padded(text);
-  std::size_t n = columns(text);
-  if (n < width) padded.append(width - n, ' ');
-  return padded;
 }
 
 // "#12", or "#12 rank 1" for a gang job's task.
@@ -203,13 +191,15 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
   if (!status.slots.empty()) {
     std::size_t label_width = 4;
     for (const SlotStatus& slot : status.slots)
-      label_width = std::max(label_width, columns(slot.slot.label));
+      label_width = std::max(label_width, display_columns(slot.slot.label));
     std::size_t job_width = 3;
     for (const SlotStatus& slot : status.slots)
       job_width = std::max(job_width, job_on_slot(slot).size());
-    std::string head = fmt::format("{}  {}  {}  {}  {}  ", pad("SLOT", label_width),
-                                   pad("STATE", 7), pad("JOB", job_width), pad("FOR", 8), "BUSY");
-    std::size_t command_width = width > columns(head) + 20 ? width - columns(head) : 20;
+    std::string head = fmt::format("{}  {}  {}  {}  {}  ", pad_to_columns("SLOT", label_width),
+                                   pad_to_columns("STATE", 7), pad_to_columns("JOB", job_width),
+                                   pad_to_columns("FOR", 8), "BUSY");
+    std::size_t command_width =
+        width > display_columns(head) + 20 ? width - display_columns(head) : 20;
     text += "\n" + head + "COMMAND\n";
     for (const SlotStatus& slot : status.slots) {
       std::string state = !slot.down.empty()                   ? "down"
@@ -230,8 +220,9 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
       std::string what = slot.job ? shorten_command(command_on_slot(slot), command_width)
                                   : shorten_command(slot.down, command_width);
       std::string line =
-          fmt::format("{}  {}  {}  {}  {:>3}%  {}", pad(slot.slot.label, label_width),
-                      pad(state, 7), pad(job, job_width), pad(since, 8), busy, what);
+          fmt::format("{}  {}  {}  {}  {:>3}%  {}", pad_to_columns(slot.slot.label, label_width),
+                      pad_to_columns(state, 7), pad_to_columns(job, job_width),
+                      pad_to_columns(since, 8), busy, what);
       while (!line.empty() && line.back() == ' ') line.pop_back();
       text += line + "\n";
     }

@@ -33,6 +33,13 @@ std::size_t display_columns(std::string_view text) {
   return columns;
 }
 
+std::string pad_to_columns(std::string_view text, std::size_t width) {
+  std::string padded(text);
+  std::size_t columns = display_columns(text);
+  if (columns < width) padded.append(width - columns, ' ');
+  return padded;
+}
+
 std::vector<std::string_view> wrap_line(std::string_view line, std::size_t columns) {
   if (columns == 0) return {line};
   std::vector<std::string_view> pieces;

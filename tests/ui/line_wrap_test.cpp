@@ -39,5 +39,12 @@ TEST(LineWrap, DisplayColumns) {
   EXPECT_EQ(display_columns(""), 0u);
 }
 
+TEST(LineWrap, PadsToColumnsNotBytes) {
+  EXPECT_EQ(pad_to_columns("ab", 4), "ab  ");
+  EXPECT_EQ(pad_to_columns("n\xc5\x91" "de", 6), "n\xc5\x91" "de  ") << "5 bytes, 4 columns";
+  EXPECT_EQ(pad_to_columns("toolong", 3), "toolong");
+  EXPECT_EQ(pad_to_columns("", 2), "  ");
+}
+
 }  // namespace
 }  // namespace runner

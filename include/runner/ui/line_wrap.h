@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +13,10 @@ namespace runner {
 // up to the next multiple of eight, an escape sequence (ESC [ ... final
 // byte) none.
 std::size_t display_columns(std::string_view text);
+
+// `text` and as many spaces after it as make it `width` columns wide (as
+// display_columns counts them); text as wide or wider is left as it is.
+std::string pad_to_columns(std::string_view text, std::size_t width);
 
 // `line` cut into pieces of at most `columns` columns each (as
 // display_columns counts them, from the start of the piece), never inside a

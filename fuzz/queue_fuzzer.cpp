@@ -1,12 +1,11 @@
 // queue.yaml: parse_queue_document on any text, each entry's jobs
 // (expanded when there are few, else the first), their canonical entries
 // written back, and the file's text after its first job is taken and with
-// an entry appended. A ConfigError is the answer to a bad file.
+// an entry appended. A failure is the answer to a bad file.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "runner/config/config_error.h"
 #include "runner/config/queue_entry.h"
 #include "runner/queue/queue_document.h"
 
@@ -21,23 +20,24 @@ void write_back(const runner::JobSpec& job) { runner::entry_to_yaml(runner::cano
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  try {
-    runner::QueueDocument doc = runner::parse_queue_document(
-        std::string(reinterpret_cast<const char*>(data), size), "queue.yaml");
-    for (const runner::EntrySpan& span : doc.entries) {
-      runner::entry_to_yaml(span.entry, span.indent);
-      if (runner::job_count(span.entry) <= k_most_jobs)
-        runner::for_each_job(span.entry, write_back);
-      else
-        write_back(runner::first_job(span.entry));
-      for (const runner::QueueEntry& rest : runner::remainder_after_first(span.entry))
-        runner::entry_to_yaml(rest);
-    }
-    runner::peek_first_job(doc);
-    if (doc.entries.empty()) return 0;
-    runner::text_without_first_job(doc);
-    runner::text_with_appended(doc, runner::entry_to_yaml(doc.entries.front().entry));
-  } catch (const runner::ConfigError&) {
+  runner::Result<runner::QueueDocument> parsed = runner::parse_queue_document(
+      std::string(reinterpret_cast<const char*>(data), size), "queue.yaml");
+  if (!parsed) return 0;
+  const runner::QueueDocument& doc = *parsed;
+  for (const runner::EntrySpan& span : doc.entries) {
+    runner::entry_to_yaml(span.entry, span.indent);
+    if (runner::job_count(span.entry) <= k_most_jobs)
+      runner::for_each_job(span.entry, write_back);
+    else
+      write_back(runner::first_job(span.entry));
+    for (const runner::QueueEntry& rest : runner::remainder_after_first(span.entry))
+      runner::entry_to_yaml(rest);
   }
+  runner::peek_first_job(doc);
+  if (doc.entries.empty()) return 0;
+  runner::text_without_first_job(doc);
+  runner::Result<runner::QueueDocument> added = runner::parse_queue_document(
+      runner::entry_to_yaml(doc.entries.front().entry), "jobs to add");
+  if (added) runner::text_with_appended(doc, *added);
   return 0;
 }

@@ -2,6 +2,7 @@
 // under the lock, so a running runner never sees half an edit.
 #include <fmt/format.h>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
@@ -16,14 +17,13 @@ std::pair<std::string, std::size_t> items_to_add(const AddOptions& options) {
   std::string items;
   std::size_t jobs = 0;
   if (!options.from_file.empty()) {
-    std::string text;
-    try {
-      text = read_file(options.from_file);
-    } catch (const std::system_error& e) {
-      throw ConfigError(options.from_file, 0, 0, fmt::format("cannot read: {}", e.what()));
-    }
+    Result<std::string> read = read_file(options.from_file);
+    if (!read)
+      fatal_unless(Status::at(options.from_file, 0, "cannot read: " + read.status().message()));
+    std::string text = std::move(*read);
     // Appended as written, comments included; parsed here to count and check.
-    for (const EntrySpan& span : parse_queue_document(text, options.from_file).entries)
+    for (const EntrySpan& span :
+         value_or_fatal(parse_queue_document(text, options.from_file)).entries)
       jobs += job_count(span.entry);
     items += text;
     if (!items.empty() && items.back() != '\n') items += '\n';
@@ -52,6 +52,8 @@ int add_jobs(const AddOptions& options) {
   QueueFile queue(options.queue_file,
                   [](const std::string& m) { fmt::print(stderr, "runner: warning: {}\n", m); });
   if (Status added = queue.append(items); !added.ok()) {
+    // A queue that does not parse is bad input, named with its place.
+    if (!added.file().empty()) fatal_unless(added);
     fmt::print(stderr, "runner: error: {}\n", added.message());
     return 1;
   }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
 #include "runner/core/printable.h"
@@ -87,7 +88,7 @@ std::pair<std::string, bool> check_line(const Fleet& fleet, int host, const Host
 int check_hosts(const CheckOptions& options) {
   if (options.net) return check_network(options);
   signal(SIGPIPE, SIG_IGN);
-  Fleet fleet = load_hosts(options.hosts_file);
+  Fleet fleet = value_or_fatal(load_hosts(options.hosts_file));
   Console console(stdout, stderr, ColorMode::never, 1);
   for (const std::string& repeat : repeated_slot_warnings(fleet, options.hosts_file))
     console.warn(repeat);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"
@@ -27,10 +28,10 @@ int dry_run_jobs(const RunOptions& options) {
     throw ConfigError(options.queue_file, 0, 0,
                       "queue file not found (create it, or pass --queue-file)");
   QueueFile queue(options.queue_file);
-  std::vector<QueueEntry> entries = queue.read_entries();
+  std::vector<QueueEntry> entries = value_or_fatal(queue.read_entries());
   JobPlacement placement =
       options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast;
-  validate_jobs(entries, fleet, options.queue_file, placement);
+  fatal_unless(validate_jobs(entries, fleet, options.queue_file, placement));
 
   // Line by line, as planned: a million-job product prints in the memory of one job.
   std::fflush(stdout);

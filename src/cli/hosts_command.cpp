@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/config/detected_hosts.h"
@@ -57,7 +58,7 @@ int detect_hosts(const HostsOptions& options) {
                       "to print the detected fleet, and merge it by hand");
   std::vector<DetectedHost> hosts;
   for (const std::string& name : options.hosts) hosts.push_back({name, {}, {}});
-  Fleet fleet = parse_hosts(detected_hosts_yaml(hosts), "the command line");
+  Fleet fleet = value_or_fatal(parse_hosts(detected_hosts_yaml(hosts), "the command line"));
   std::shared_ptr<SshContext> context =
       prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
   int unreachable = 0;

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
@@ -53,7 +54,8 @@ QueueLock wait_for_lock(const std::string& queue_path) {
   bool told = false;
   while (true) {
     std::string holder;
-    if (auto lock = QueueLock::try_acquire(queue_path, warn, &holder)) return std::move(*lock);
+    if (auto lock = value_or_fatal(QueueLock::try_acquire(queue_path, warn, &holder)))
+      return std::move(*lock);
     if (!told) fmt::print(stderr, "runner: {} is locked by {}; waiting\n", queue_path, holder);
     told = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -62,12 +64,8 @@ QueueLock wait_for_lock(const std::string& queue_path) {
 
 // The problem with `text`, or empty if it is a valid queue.
 std::string problem_in(const std::string& text, const std::string& queue_path) {
-  try {
-    parse_queue_document(text, queue_path);
-    return {};
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
+  Result<QueueDocument> doc = parse_queue_document(text, queue_path);
+  return doc ? std::string() : doc.status().located_message();
 }
 
 bool ask_yes(const std::string& question) {
@@ -83,7 +81,7 @@ bool ask_yes(const std::string& question) {
 int lock_queue(const LockOptions& options) {
   const std::string& queue_path = options.queue_file;
   QueueLock lock = wait_for_lock(real_queue_path(queue_path));
-  QueueEdit edit(queue_path);
+  QueueEdit edit = value_or_fatal(QueueEdit::begin(queue_path));
   const std::string& original = edit.original();
 
   std::filesystem::path queue(queue_path);
@@ -92,7 +90,7 @@ int lock_queue(const LockOptions& options) {
   int fd = mkstemps(copy.data(), 5);
   if (fd < 0) throw ConfigError(queue_path, 0, 0, "cannot create a copy to edit beside it");
   close(fd);
-  write_file_atomically(copy, original);
+  fatal_unless(write_file_atomically(copy, original));
 
   std::string editor = choose_editor(options);
   while (true) {
@@ -102,7 +100,7 @@ int lock_queue(const LockOptions& options) {
                  editor, status, queue_path, copy);
       return 1;
     }
-    std::string edited = read_file(copy);
+    std::string edited = value_or_fatal(read_file(copy));
     if (edited == original) {
       std::filesystem::remove(copy);
       fmt::print(stderr, "runner: no changes to {}\n", queue_path);
@@ -110,7 +108,7 @@ int lock_queue(const LockOptions& options) {
     }
     std::string problem = problem_in(edited, queue_path);
     if (problem.empty()) {
-      if (!edit.save(edited)) {
+      if (!value_or_fatal(edit.save(edited))) {
         fmt::print(stderr,
                    "runner: {} was changed meanwhile by a program that does not take the lock; "
                    "it is left as that program wrote it, and your edit is kept in {}\n",

@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
 #include "runner/config/multi_node.h"
@@ -249,7 +250,7 @@ void print_pair(const Fleet& fleet, const PairReachability& pair) {
 
 int check_network(const CheckOptions& options) {
   signal(SIGPIPE, SIG_IGN);
-  Fleet fleet = load_hosts(options.hosts_file);
+  Fleet fleet = value_or_fatal(load_hosts(options.hosts_file));
   Console console(stdout, stderr, ColorMode::never, 1);
   std::shared_ptr<SshContext> context =
       prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });

@@ -79,11 +79,8 @@ int write_report(const ReportOptions& options) {
     return write_all(STDOUT_FILENO, page) ? 0 : 1;
   }
   std::string output = options.output.empty() ? state_dir + "/report.html" : options.output;
-  try {
-    write_file_atomically(output, page);
-  } catch (const std::exception& e) {
-    throw StateError("cannot write the report " + output + ": " + e.what());
-  }
+  if (Status written = write_file_atomically(output, page); !written)
+    throw StateError("cannot write the report " + output + ": " + written.message());
   std::fflush(stdout);
   write_all(STDOUT_FILENO, output + "\n");
   return 0;

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "build_info.h"
+#include "fatal.h"
 #include "gpu_telemetry.h"
 #include "journal_checkpointer.h"
 #include "run_fleet.h"
@@ -154,9 +155,10 @@ int run_jobs(const RunOptions& options) {
                       "queue file not found (create it, or pass --queue-file)");
   std::optional<std::size_t> queued = 0;
   if (std::filesystem::exists(options.queue_file)) {
-    std::vector<QueueEntry> entries = queue.read_entries();
-    validate_jobs(entries, fleet, options.queue_file,
-                  options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast);
+    std::vector<QueueEntry> entries = value_or_fatal(queue.read_entries());
+    fatal_unless(validate_jobs(
+        entries, fleet, options.queue_file,
+        options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast));
     queued = 0;
     for (const QueueEntry& entry : entries) *queued += job_count(entry);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "fatal.h"
 #include "runner/config/config_error.h"
 #include "runner/exec/slurm/slurm_backend.h"
 
@@ -39,7 +40,7 @@ RunFleet load_run_fleet(const RunOptions& options,
     run.allocation = std::move(*allocation);
     // A hosts.yaml beside the queue adds parameters to the nodes it names.
     if (std::filesystem::exists(options.hosts_file))
-      add_host_parameters(run.fleet, load_hosts(options.hosts_file));
+      add_host_parameters(run.fleet, value_or_fatal(load_hosts(options.hosts_file)));
     for (std::size_t h = 0; h < run.allocation->nodes.size(); ++h) {
       const SlurmNode& node = run.allocation->nodes[h];
       if (options.slots_per_node > 0 || node.gpus.empty() ||
@@ -52,7 +53,7 @@ RunFleet load_run_fleet(const RunOptions& options,
     }
     return run;
   }
-  run.fleet = load_hosts(options.hosts_file);
+  run.fleet = value_or_fatal(load_hosts(options.hosts_file));
   for (const std::string& repeat : repeated_slot_warnings(run.fleet, options.hosts_file))
     warn(repeat);
   return run;

@@ -39,13 +39,11 @@ std::string queue_of(const CampaignRun& run) {
 std::optional<std::size_t> count_queued_jobs(const std::string& queue_file) {
   std::error_code error;
   if (!std::filesystem::exists(queue_file, error)) return 0;
-  try {
-    std::size_t jobs = 0;
-    for (const QueueEntry& entry : QueueFile(queue_file).read_entries()) jobs += job_count(entry);
-    return jobs;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  Result<std::vector<QueueEntry>> entries = QueueFile(queue_file).read_entries();
+  if (!entries) return std::nullopt;
+  std::size_t jobs = 0;
+  for (const QueueEntry& entry : *entries) jobs += job_count(entry);
+  return jobs;
 }
 
 int show_status(const StatusOptions& options) {

@@ -1,22 +1,9 @@
 #include "runner/config/config_error.h"
 
-#include <fmt/format.h>
-
 namespace runner {
 
-namespace {
-
-std::string located(const std::string& file, int line, int column, const std::string& message) {
-  if (file.empty()) return message;
-  if (line <= 0) return fmt::format("{}: {}", file, message);
-  if (column <= 0) return fmt::format("{}:{}: {}", file, line, message);
-  return fmt::format("{}:{}:{}: {}", file, line, column, message);
-}
-
-}  // namespace
-
 ConfigError::ConfigError(std::string file, int line, int column, const std::string& message)
-    : std::runtime_error(located(file, line, column, message)),
+    : std::runtime_error(Status::at(file, line, column, message).located_message()),
       m_file(std::move(file)),
       m_line(line),
       m_column(column),
@@ -24,5 +11,12 @@ ConfigError::ConfigError(std::string file, int line, int column, const std::stri
 
 ConfigError::ConfigError(const std::string& message)
     : std::runtime_error(message), m_detail(message) {}
+
+ConfigError::ConfigError(const Status& failure)
+    : std::runtime_error(failure.located_message()),
+      m_file(failure.file()),
+      m_line(failure.line()),
+      m_column(failure.column()),
+      m_detail(failure.message()) {}
 
 }  // namespace runner

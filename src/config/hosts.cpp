@@ -16,7 +16,6 @@
 #include <unordered_map>
 
 #include "merge_keys.h"
-#include "runner/config/config_error.h"
 #include "runner/config/template.h"
 #include "runner/config/yaml_documents.h"
 
@@ -92,9 +91,11 @@ class FleetBuilder {
  public:
   explicit FleetBuilder(std::string path) : m_path(std::move(path)) {}
 
-  void add_slot(const std::string& hostname, Position where, int entry_line, Params params,
-                int element, const std::optional<GpuFreeRule>& gpu_free, bool gpu_monitor) {
-    int host_id = host_for(hostname, where, entry_line);
+  Status add_slot(const std::string& hostname, Position where, int entry_line, Params params,
+                  int element, const std::optional<GpuFreeRule>& gpu_free, bool gpu_monitor) {
+    Result<int> found = host_for(hostname, where, entry_line);
+    if (!found) return found.status();
+    int host_id = *found;
     Host& host = m_fleet.hosts[host_id];
     Slot slot;
     slot.host = host_id;
@@ -106,6 +107,7 @@ class FleetBuilder {
     slot.gpu_monitor = gpu_monitor;
     host.slots.push_back(static_cast<int>(m_fleet.slots.size()));
     m_fleet.slots.push_back(std::move(slot));
+    return Status();
   }
 
   Fleet finish() {
@@ -114,16 +116,14 @@ class FleetBuilder {
   }
 
  private:
-  int host_for(const std::string& hostname, Position where, int entry_line) {
+  Result<int> host_for(const std::string& hostname, Position where, int entry_line) {
     auto found = m_host_ids.find(hostname);
     if (found != m_host_ids.end()) return found->second;
     Host host;
     host.name = hostname;
-    try {
-      host.address = parse_host_address(hostname);
-    } catch (const ConfigError& error) {
-      throw ConfigError(m_path, where.line, where.column, error.detail());
-    }
+    Result<HostAddress> address = parse_host_address(hostname);
+    if (!address) return Status::at(m_path, where.line, where.column, address.status().message());
+    host.address = std::move(*address);
     host.line = entry_line;
     int id = static_cast<int>(m_fleet.hosts.size());
     m_fleet.hosts.push_back(std::move(host));
@@ -155,31 +155,29 @@ class EntryParser {
   EntryParser(std::string_view text, const std::string& path, FleetBuilder& builder)
       : m_text(text), m_path(path), m_builder(builder) {}
 
-  void parse(const YAML::Node& item) {
+  Status parse(const YAML::Node& item) {
     Position where = position_of(item.Mark());
     switch (item.Type()) {
       case YAML::NodeType::Scalar:
-        add_slots(Value{item.Scalar(), where}, where.line, {}, 1);
-        return;
+        return add_slots(Value{item.Scalar(), where}, where.line, {}, 1);
       case YAML::NodeType::Map:
-        parse_mapping(item);
-        return;
+        return parse_mapping(item);
       case YAML::NodeType::Sequence:
-        fail(where,
+        return failure(where,
              "a host entry is a hostname or a mapping with `hostname`, not a list; "
              "write `- hostname: [a, b]` for several hosts");
       default:
-        fail(position_of_empty_item(m_text, item.Mark()),
+        return failure(position_of_empty_item(m_text, item.Mark()),
              "empty host entry; write a hostname after `-` or remove the line");
     }
   }
 
  private:
-  [[noreturn]] void fail(Position where, const std::string& message) const {
-    throw ConfigError(m_path, where.line, where.column, message);
+  Status failure(Position where, const std::string& message) const {
+    return Status::at(m_path, where.line, where.column, message);
   }
 
-  void parse_mapping(const YAML::Node& item) {
+  Status parse_mapping(const YAML::Node& item) {
     Position entry_where = position_of(item.Mark());
     std::vector<Value> hostnames;
     bool has_hostname = false;
@@ -187,77 +185,90 @@ class EntryParser {
     std::vector<EntryKeyValues> keys;
     std::vector<std::string> seen;
 
-    for (const MappingPair& pair : merged_pairs(item, m_path)) {
+    Result<std::vector<MappingPair>> pairs = merged_pairs(item, m_path);
+    if (!pairs) return pairs.status();
+    for (const MappingPair& pair : *pairs) {
       const YAML::Node& key = pair.key;
       const YAML::Node& value = pair.value;
       Position key_where = position_of(key.Mark());
       if (!key.IsScalar())
-        fail(key_where, "a host parameter name must be a plain word, e.g. `gpu:`");
+        return failure(key_where, "a host parameter name must be a plain word, e.g. `gpu:`");
       std::string name = key.Scalar();
       if (std::find(seen.begin(), seen.end(), name) != seen.end())
-        fail(key_where, fmt::format("`{}` appears twice in this entry; keep one", name));
+        return failure(key_where, fmt::format("`{}` appears twice in this entry; keep one", name));
       seen.push_back(name);
 
       if (name == k_slots_key) {
-        slot_count = parse_slot_count(value, key_where);
+        Result<int> count = parse_slot_count(value, key_where);
+        if (!count) return count.status();
+        slot_count = *count;
         continue;
       }
       if (name == k_gpu_free_key) {
-        if (!value.IsScalar()) fail(key_where, "`gpu_free` is one condition, like `memory < 1GiB`");
+        if (!value.IsScalar()) return failure(key_where, "`gpu_free` is one condition, like `memory < 1GiB`");
         Result<GpuFreeRule> rule = parse_gpu_free(value.Scalar());
-        if (!rule) fail(position_of(value.Mark()), rule.status().message());
+        if (!rule) return failure(position_of(value.Mark()), rule.status().message());
         m_gpu_free = std::move(*rule);
         continue;
       }
       if (name == k_gpu_monitor_key) {
-        m_gpu_monitor = parse_switch(value, "gpu_monitor");
+        Result<bool> on = parse_switch(value, "gpu_monitor");
+        if (!on) return on.status();
+        m_gpu_monitor = *on;
         continue;
       }
-      std::vector<Value> values = scalar_values(name, value, key_where);
+      Result<std::vector<Value>> values = scalar_values(name, value, key_where);
+      if (!values) return values.status();
       if (name == k_hostname_key) {
-        hostnames = std::move(values);
+        hostnames = std::move(*values);
         has_hostname = true;
       } else {
-        keys.push_back(EntryKeyValues{std::move(name), std::move(values)});
+        keys.push_back(EntryKeyValues{std::move(name), std::move(*values)});
       }
     }
     if (!has_hostname)
-      fail(entry_where, "host entry has no `hostname` key; add `hostname: <host>`");
+      return failure(entry_where, "host entry has no `hostname` key; add `hostname: <host>`");
 
-    count_slots(entry_where, hostnames.size() * static_cast<std::size_t>(slot_count), keys);
-    for (const Value& hostname : hostnames) expand(hostname, entry_where.line, keys, slot_count);
+    if (Status counted = count_slots(entry_where, hostnames.size() * static_cast<std::size_t>(slot_count), keys); !counted)
+      return counted;
+    for (const Value& hostname : hostnames)
+      if (Status expanded = expand(hostname, entry_where.line, keys, slot_count); !expanded)
+        return expanded;
     m_gpu_free.reset();
     m_gpu_monitor = true;
+    return Status();
   }
 
   // Adds an entry's slots, `per_element` times the product of its lists'
   // lengths, to the fleet's count before they are made: a few lines (with
   // aliases, one list named many times) can write a product of billions.
-  void count_slots(Position entry_where, std::size_t per_element,
-                   const std::vector<EntryKeyValues>& keys) {
+  Status count_slots(Position entry_where, std::size_t per_element,
+                     const std::vector<EntryKeyValues>& keys) {
     std::size_t count = per_element;
     for (const EntryKeyValues& key : keys)
       count = std::min(count * key.values.size(), std::size_t{k_max_slot_count} + 1);
     m_slot_count += count;
     if (m_slot_count > k_max_slot_count)
-      fail(entry_where,
+      return failure(entry_where,
            fmt::format("this entry brings the fleet to more than {} slots (its hostnames and "
                        "`slots:` times every combination of its lists); list fewer values",
                        k_max_slot_count));
+    return Status();
   }
 
   // Every element of the product of `keys` (last key fastest) for one
   // hostname value.
-  void expand(const Value& hostname, int entry_line, const std::vector<EntryKeyValues>& keys,
-              int slot_count) {
+  Status expand(const Value& hostname, int entry_line, const std::vector<EntryKeyValues>& keys,
+                int slot_count) {
     std::vector<std::size_t> digits(keys.size(), 0);
     do {
       Params params;
       params.reserve(keys.size());
       for (std::size_t k = 0; k < keys.size(); ++k)
         params.emplace_back(keys[k].name, keys[k].values[digits[k]].text);
-      add_slots(hostname, entry_line, params, slot_count);
+      if (Status added = add_slots(hostname, entry_line, params, slot_count); !added) return added;
     } while (advance(digits, keys));
+    return Status();
   }
 
   // Steps the product counter, last key fastest; false after the last element.
@@ -269,67 +280,73 @@ class EntryParser {
     return false;
   }
 
-  void add_slots(const Value& hostname, int entry_line, const Params& params, int slot_count) {
-    std::string rendered;
-    try {
-      rendered = render_template(hostname.text,
-                                 [&](std::string_view name) { return find_param(params, name); });
-    } catch (const UndefinedVariable& undefined) {
-      fail(hostname.position,
+  Status add_slots(const Value& hostname, int entry_line, const Params& params, int slot_count) {
+    std::string undefined;  // the last name the entry does not define
+    Result<std::string> rendered =
+        render_template(hostname.text, [&](std::string_view name) {
+          std::optional<std::string> value = find_param(params, name);
+          if (!value) undefined = name;
+          return value;
+        });
+    if (!rendered && rendered.status().kind() == ErrorKind::undefined)
+      return failure(hostname.position,
            fmt::format("hostname `{}` uses `{}`, which this entry does not define; add `{}:` to "
                        "the entry",
-                       hostname.text, undefined.name, undefined.name));
-    } catch (const TemplateError& error) {
-      fail(hostname.position, fmt::format("hostname `{}`: {}", hostname.text, error.message));
-    }
+                       hostname.text, undefined, undefined));
+    if (!rendered)
+      return failure(hostname.position,
+                     fmt::format("hostname `{}`: {}", hostname.text, rendered.status().message()));
     int element = m_elements++;
     for (int i = 0; i < slot_count; ++i)
-      m_builder.add_slot(rendered, hostname.position, entry_line, params, element, m_gpu_free,
-                         m_gpu_monitor);
+      if (Status added = m_builder.add_slot(*rendered, hostname.position, entry_line, params,
+                                            element, m_gpu_free, m_gpu_monitor);
+          !added)
+        return added;
+    return Status();
   }
 
   // `on` or `off` (also true/false, yes/no), as a switch key is written.
-  bool parse_switch(const YAML::Node& value, std::string_view key) const {
+  Result<bool> parse_switch(const YAML::Node& value, std::string_view key) const {
     std::string text = value.IsScalar() ? value.Scalar() : "";
     std::transform(text.begin(), text.end(), text.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (text == "on" || text == "true" || text == "yes") return true;
     if (text == "off" || text == "false" || text == "no") return false;
-    fail(position_of(value.Mark()), fmt::format("`{}` is `on` or `off`", key));
+    return failure(position_of(value.Mark()), fmt::format("`{}` is `on` or `off`", key));
   }
 
   // `slots: 4`, or `slots: [4]` as Pegasus' job-slots files write it.
-  int parse_slot_count(const YAML::Node& written, Position key_where) const {
+  Result<int> parse_slot_count(const YAML::Node& written, Position key_where) const {
     const std::string hint = "`slots` must be a positive integer, e.g. `slots: 4`";
     if (written.IsSequence() && written.size() > 1)
-      fail(position_of(written.Mark()), hint + ": one number, not a list");
+      return failure(position_of(written.Mark()), hint + ": one number, not a list");
     const YAML::Node value = written.IsSequence() && written.size() == 1 ? written[0] : written;
-    if (!value.IsScalar()) fail(value.IsNull() ? key_where : position_of(value.Mark()), hint);
+    if (!value.IsScalar()) return failure(value.IsNull() ? key_where : position_of(value.Mark()), hint);
     const std::string& text = value.Scalar();
     int count = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
     if (error != std::errc() || end != text.data() + text.size() || count < 1 ||
         count > k_max_slot_count)
-      fail(position_of(value.Mark()),
+      return failure(position_of(value.Mark()),
            fmt::format("{} up to {} (got `{}`)", hint, k_max_slot_count, text));
     return count;
   }
 
-  std::vector<Value> scalar_values(const std::string& name, const YAML::Node& value,
-                                   Position key_where) const {
-    if (value.IsScalar()) return {Value{value.Scalar(), position_of(value.Mark())}};
+  Result<std::vector<Value>> scalar_values(const std::string& name, const YAML::Node& value,
+                                           Position key_where) const {
+    if (value.IsScalar()) return std::vector<Value>{Value{value.Scalar(), position_of(value.Mark())}};
     if (value.IsNull())
-      fail(key_where, fmt::format("`{}` has no value; give a value or remove the key", name));
+      return failure(key_where, fmt::format("`{}` has no value; give a value or remove the key", name));
     if (value.IsMap())
-      fail(position_of(value.Mark()),
+      return failure(position_of(value.Mark()),
            fmt::format("`{}` is a mapping; use a value or a list of values", name));
     if (value.size() == 0)
-      fail(position_of(value.Mark()),
+      return failure(position_of(value.Mark()),
            fmt::format("`{}` is an empty list; give at least one value or remove the key", name));
     std::vector<Value> values;
     for (const YAML::Node& element : value) {
       if (!element.IsScalar())
-        fail(element.IsNull() ? position_of(value.Mark()) : position_of(element.Mark()),
+        return failure(element.IsNull() ? position_of(value.Mark()) : position_of(element.Mark()),
              fmt::format("every element of `{}` must be a plain value (not a list, a mapping "
                          "or empty)",
                          name));
@@ -349,9 +366,9 @@ class EntryParser {
 
 }  // namespace
 
-HostAddress parse_host_address(std::string_view text) {
+Result<HostAddress> parse_host_address(std::string_view text) {
   auto malformed = [&](std::string_view why) {
-    return ConfigError(fmt::format("bad host address `{}`: {}", text, why));
+    return Status::error(fmt::format("bad host address `{}`: {}", text, why));
   };
   HostAddress address;
   if (is_loopback_name(text)) {
@@ -360,12 +377,12 @@ HostAddress parse_host_address(std::string_view text) {
     return address;
   }
   for (char c : text)
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') throw malformed("it contains whitespace");
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') return malformed("it contains whitespace");
 
   std::string_view rest = text;
   if (std::size_t at = rest.rfind('@'); at != std::string_view::npos) {
     address.user = std::string(rest.substr(0, at));
-    if (address.user.empty()) throw malformed("the user before `@` is empty");
+    if (address.user.empty()) return malformed("the user before `@` is empty");
     rest = rest.substr(at + 1);
   }
 
@@ -373,11 +390,11 @@ HostAddress parse_host_address(std::string_view text) {
   bool has_port = false;
   if (!rest.empty() && rest.front() == '[') {
     std::size_t close = rest.find(']');
-    if (close == std::string_view::npos) throw malformed("`[` without a matching `]`");
+    if (close == std::string_view::npos) return malformed("`[` without a matching `]`");
     std::string_view after = rest.substr(close + 1);
     rest = rest.substr(1, close - 1);
     if (!after.empty()) {
-      if (after.front() != ':') throw malformed("expected `:port` after `]`");
+      if (after.front() != ':') return malformed("expected `:port` after `]`");
       port = after.substr(1);
       has_port = true;
     }
@@ -388,35 +405,37 @@ HostAddress parse_host_address(std::string_view text) {
     has_port = true;
   }
 
-  if (rest.empty()) throw malformed("the host name is empty");
+  if (rest.empty()) return malformed("the host name is empty");
   address.host = std::string(rest);
   if (has_port && !parse_port(port, address.port))
-    throw malformed(fmt::format("port `{}` is not a number from 1 to 65535", port));
+    return malformed(fmt::format("port `{}` is not a number from 1 to 65535", port));
   return address;
 }
 
 std::span<const std::string_view> reserved_host_keys() { return k_reserved_keys; }
 
-Fleet parse_hosts(std::string_view text, const std::string& path) {
-  std::vector<YAML::Node> documents = load_yaml_documents(std::string(text), path);
-  YAML::Node document = documents.empty() ? YAML::Node() : documents.front();
+Result<Fleet> parse_hosts(std::string_view text, const std::string& path) {
+  Result<std::vector<YAML::Node>> documents = load_yaml_documents(std::string(text), path);
+  if (!documents) return documents.status();
+  YAML::Node document = documents->empty() ? YAML::Node() : documents->front();
   const std::string example = "e.g. `- node01` or `- hostname: node02`";
   if (!document.IsDefined() || document.IsNull())
-    throw ConfigError(path, 0, 0, "no hosts; list at least one host, " + example);
+    return Status::at(path, 0, "no hosts; list at least one host, " + example);
   if (!document.IsSequence()) {
     Position where = position_of(document.Mark());
-    throw ConfigError(path, where.line, where.column,
+    return Status::at(path, where.line, where.column,
                       "the hosts file must be a YAML list of hosts, " + example);
   }
   if (document.size() == 0) {
     Position where = position_of(document.Mark());
-    throw ConfigError(path, where.line, where.column,
+    return Status::at(path, where.line, where.column,
                       "no hosts; list at least one host, " + example);
   }
 
   FleetBuilder builder(path);
   EntryParser parser(text, path, builder);
-  for (const YAML::Node& item : document) parser.parse(item);
+  for (const YAML::Node& item : document)
+    if (Status parsed = parser.parse(item); !parsed) return parsed;
   return builder.finish();
 }
 
@@ -438,16 +457,16 @@ std::vector<std::string> repeated_slot_warnings(const Fleet& fleet, const std::s
   return warnings;
 }
 
-Fleet load_hosts(const std::string& path) {
+Result<Fleet> load_hosts(const std::string& path) {
   std::error_code ignored;
   if (!std::filesystem::exists(path, ignored))
-    throw ConfigError(
+    return Status::error(
         fmt::format("hosts file not found: {} (create it, or pass --hosts-file)", path));
   if (std::filesystem::is_directory(path, ignored))
-    throw ConfigError(fmt::format("hosts file {} is a directory; pass the YAML file itself", path));
+    return Status::error(fmt::format("hosts file {} is a directory; pass the YAML file itself", path));
   std::ifstream in(path, std::ios::binary);
   if (!in.is_open())
-    throw ConfigError(fmt::format("cannot read hosts file {}; check its permissions", path));
+    return Status::error(fmt::format("cannot read hosts file {}; check its permissions", path));
   std::ostringstream text;
   text << in.rdbuf();
   return parse_hosts(text.str(), path);

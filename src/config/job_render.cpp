@@ -6,11 +6,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <stdexcept>
+#include <cassert>
 #include <unordered_set>
 
 #include "runner/config/allocation.h"
-#include "runner/config/config_error.h"
 #include "runner/config/multi_node.h"
 #include "runner/config/template.h"
 
@@ -98,10 +97,12 @@ class Validator {
       if (!m_largest || host.slot_count > m_largest->slot_count) m_largest = &host;
   }
 
-  void check(const QueueEntry& entry) {
-    auto [fewest, most] = slot_range(entry);
-    check_slots(entry, most);
-    check_nodes(entry, most);
+  Status check(const QueueEntry& entry) {
+    Result<std::pair<int, int>> range = slot_range(entry);
+    if (!range) return range.status();
+    auto [fewest, most] = *range;
+    if (Status slots = check_slots(entry, most); !slots) return slots;
+    if (Status nodes = check_nodes(entry, most); !nodes) return nodes;
     std::vector<const HostSummary*> eligible;
     for (const HostSummary& host : m_hosts)
       if (m_placement == JobPlacement::broadcast || host.slot_count >= fewest)
@@ -109,29 +110,26 @@ class Validator {
 
     for (const EntryKey& key : entry.keys) {
       if (key.name != k_command_key && key.name != k_cancel_key) continue;
-      for (const std::string& command : key.values)
-        for (const std::string& name : variables_of(entry, command))
-          check_variable(entry, command, name, eligible);
+      for (const std::string& command : key.values) {
+        Result<std::vector<std::string>> names = template_variables(command);
+        if (!names) return failure(entry, names.status().message());
+        for (const std::string& name : *names)
+          if (Status defined = check_variable(entry, command, name, eligible); !defined)
+            return defined;
+      }
     }
     // Its ready_log's groups are variables of the entries after it.
     if (const EntryKey* service = find_key(entry, "service"))
       for (const std::string& name : service->values) m_services.insert(name);
+    return Status();
   }
 
  private:
-  [[noreturn]] void fail(const QueueEntry& entry, const std::string& message) const {
-    throw ConfigError(m_path, entry.line, entry.column, message);
+  Status failure(const QueueEntry& entry, const std::string& message) const {
+    return Status::at(m_path, entry.line, entry.column, message);
   }
 
-  std::vector<std::string> variables_of(const QueueEntry& entry, const std::string& command) const {
-    try {
-      return template_variables(command);
-    } catch (const TemplateError& error) {
-      fail(entry, error.message);
-    }
-  }
-
-  std::pair<int, int> slot_range(const QueueEntry& entry) const {
+  Result<std::pair<int, int>> slot_range(const QueueEntry& entry) const {
     int fewest = 1;
     int most = 1;
     for (const EntryKey& key : entry.keys) {
@@ -141,40 +139,41 @@ class Validator {
         int count = 0;
         auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
         if (error != std::errc() || end != text.data() + text.size() || count < 1)
-          throw ConfigError(m_path, key.line, 0,
+          return Status::at(m_path, key.line,
                             fmt::format("`slots` must be a positive integer (got `{}`)", text));
         fewest = first ? count : std::min(fewest, count);
         most = first ? count : std::max(most, count);
         first = false;
       }
     }
-    return {fewest, most};
+    return std::pair{fewest, most};
   }
 
-  void check_slots(const QueueEntry& entry, int most) const {
+  Status check_slots(const QueueEntry& entry, int most) const {
     if (m_placement == JobPlacement::broadcast) {
       if (most > 1)
-        fail(entry, fmt::format("job needs {} slots, but broadcast runs every job on each slot "
+        return failure(entry, fmt::format("job needs {} slots, but broadcast runs every job on each slot "
                                 "alone; remove `slots` or use queue mode",
                                 most));
-      return;
+      return Status();
     }
     int largest = m_largest ? m_largest->slot_count : 0;
     if (most > largest)
-      fail(entry, fmt::format("job needs {} slots but the largest host has {}{}", most, largest,
+      return failure(entry, fmt::format("job needs {} slots but the largest host has {}{}", most, largest,
                               m_largest ? fmt::format(" ({})", m_largest->name) : ""));
+    return Status();
   }
 
   // A job of `nodes: N` needs N hosts that each have its slots; `every:
   // host` places a job in queue mode as broadcast does every job.
-  void check_nodes(const QueueEntry& entry, int most_slots) const {
+  Status check_nodes(const QueueEntry& entry, int most_slots) const {
     if (m_placement == JobPlacement::broadcast && find_key(entry, "every"))
-      fail(entry, "`every: host` runs a job once on each host in queue mode; broadcast runs "
+      return failure(entry, "`every: host` runs a job once on each host in queue mode; broadcast runs "
                   "every job on each slot already; remove `every`");
     const EntryKey* nodes = find_key(entry, k_nodes_key);
-    if (!nodes) return;
+    if (!nodes) return Status();
     if (m_placement == JobPlacement::broadcast)
-      fail(entry, "`nodes:` makes a job that spans hosts, but broadcast runs every job on each "
+      return failure(entry, "`nodes:` makes a job that spans hosts, but broadcast runs every job on each "
                   "slot alone; remove `nodes` or use queue mode");
     int hosts = 0;
     for (const HostSummary& host : m_hosts) hosts += host.slot_count >= most_slots ? 1 : 0;
@@ -182,11 +181,12 @@ class Validator {
       int wanted = 0;
       std::from_chars(text.data(), text.data() + text.size(), wanted);
       if (wanted > hosts)
-        fail(entry, fmt::format("job needs {} nodes with {} slot{} each, but the hosts file has "
+        return failure(entry, fmt::format("job needs {} nodes with {} slot{} each, but the hosts file has "
                                 "{} such host{}",
                                 wanted, most_slots, most_slots == 1 ? "" : "s", hosts,
                                 hosts == 1 ? "" : "s"));
     }
+    return Status();
   }
 
   static const EntryKey* find_key(const QueueEntry& entry, std::string_view name) {
@@ -195,15 +195,16 @@ class Validator {
     return nullptr;
   }
 
-  void check_variable(const QueueEntry& entry, const std::string& command, const std::string& name,
-                      const std::vector<const HostSummary*>& eligible) const {
-    if (is_builtin(name)) return;
-    if (is_multi_node_variable(name) && find_key(entry, k_nodes_key)) return;
+  Status check_variable(const QueueEntry& entry, const std::string& command,
+                        const std::string& name,
+                        const std::vector<const HostSummary*>& eligible) const {
+    if (is_builtin(name)) return Status();
+    if (is_multi_node_variable(name) && find_key(entry, k_nodes_key)) return Status();
     if (std::size_t dot = name.find('.');
         dot != std::string::npos && m_services.count(name.substr(0, dot)))
-      return;
+      return Status();
     for (const EntryKey& key : entry.keys)
-      if (key.name == name && !is_reserved_job_key(key.name)) return;
+      if (key.name == name && !is_reserved_job_key(key.name)) return Status();
 
     std::vector<std::string> lacking;
     bool some_define = false;
@@ -213,18 +214,18 @@ class Validator {
       if (!host->common_keys.count(name))
         lacking.push_back(somewhere ? host->name + " (some slots)" : host->name);
     }
-    if (lacking.empty()) return;
+    if (lacking.empty()) return Status();
     if (!some_define) {
       std::string angle = "<<" + name + ">>";
       std::string shell_text =
           command.find(angle) == std::string::npos
               ? ""
               : fmt::format(", or write `\\{0}` if the shell is to get `{0}` as written", angle);
-      fail(entry, fmt::format("the command uses `{0}`, which is not defined; add `{0}:` to this "
+      return failure(entry, fmt::format("the command uses `{0}`, which is not defined; add `{0}:` to this "
                               "entry or to the hosts in the hosts file{1}",
                               name, shell_text));
     }
-    fail(entry, fmt::format("the command uses `{0}`, which not every host that could run it "
+    return failure(entry, fmt::format("the command uses `{0}`, which not every host that could run it "
                             "defines: {1} {2} it; add `{0}:` to those hosts or to this entry",
                             name, list_hosts(lacking), lacking.size() == 1 ? "lacks" : "lack"));
   }
@@ -240,11 +241,10 @@ class Validator {
 
 Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
                      const Params& builtins) {
-  if (slot_ids.empty()) throw std::invalid_argument("job_variables: no slots given");
+  assert(!slot_ids.empty());
   const Slot& first = fleet.slots.at(slot_ids.front());
-  for (int id : slot_ids)
-    if (fleet.slots.at(id).host != first.host)
-      throw std::invalid_argument("job_variables: slots of several hosts given");
+  assert(std::all_of(slot_ids.begin(), slot_ids.end(),
+                     [&](int id) { return fleet.slots.at(id).host == first.host; }));
 
   Params variables = builtins;
   add_unshadowed(variables, std::string(k_hostname_variable), fleet.hosts.at(first.host).name);
@@ -292,14 +292,7 @@ std::string slots_label(const Fleet& fleet, const std::vector<int>& slot_ids) {
 Result<std::string> render_for_job(std::string_view text, const JobSpec& job, const Fleet& fleet,
                                    const std::vector<int>& slot_ids, const Params& builtins) {
   Params variables = job_variables(job, fleet, slot_ids, builtins);
-  try {
-    return render_template(text,
-                           [&](std::string_view name) { return find_param(variables, name); });
-  } catch (const UndefinedVariable& undefined) {
-    return Status(ErrorKind::undefined, undefined.what());
-  } catch (const TemplateError& error) {
-    return Status::error(error.message);
-  }
+  return render_template(text, [&](std::string_view name) { return find_param(variables, name); });
 }
 
 Result<std::string> render_job(const JobSpec& job, const Fleet& fleet,
@@ -307,10 +300,12 @@ Result<std::string> render_job(const JobSpec& job, const Fleet& fleet,
   return render_for_job(job.command, job, fleet, slot_ids, builtins);
 }
 
-void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
-                   const std::string& queue_path, JobPlacement placement) {
+Status validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                     const std::string& queue_path, JobPlacement placement) {
   Validator validator(fleet, queue_path, placement);
-  for (const QueueEntry& entry : entries) validator.check(entry);
+  for (const QueueEntry& entry : entries)
+    if (Status checked = validator.check(entry); !checked) return checked;
+  return Status();
 }
 
 }  // namespace runner

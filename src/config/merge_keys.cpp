@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "runner/config/config_error.h"
 
 namespace runner {
 
@@ -30,35 +29,37 @@ bool is_merge_key(const YAML::Node& key) {
          (key.Tag() == "?" || key.Tag() == "tag:yaml.org,2002:merge");
 }
 
-[[noreturn]] void fail_at(const std::string& path, const YAML::Node& node,
-                          const std::string& message) {
+Status failure_at(const std::string& path, const YAML::Node& node, const std::string& message) {
   const YAML::Mark& mark = node.Mark();
-  throw ConfigError(path, mark.line >= 0 ? mark.line + 1 : 0,
+  return Status::at(path, mark.line >= 0 ? mark.line + 1 : 0,
                     mark.column >= 0 ? mark.column + 1 : 0, message);
 }
 
-std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, MergeWalk& walk, int depth);
+Result<std::vector<MappingPair>> merged_pairs_at(const YAML::Node& mapping, MergeWalk& walk,
+                                                 int depth);
 
 // The pairs that the `<<` key `key` with value `value` brings in, in
 // Python's order: the mappings of a list last to first, so that with
 // later-wins the earlier mapping wins.
-std::vector<MappingPair> pairs_to_merge(const YAML::Node& key, const YAML::Node& value,
-                                        MergeWalk& walk, int depth) {
+Result<std::vector<MappingPair>> pairs_to_merge(const YAML::Node& key, const YAML::Node& value,
+                                                MergeWalk& walk, int depth) {
   const std::string& path = walk.path;
   const std::string fix =
       "a merge key takes an alias of a mapping, like `<<: *defaults`, or a list of them, like "
       "`<<: [*defaults, *gpu]`";
   if (depth >= k_max_merge_depth)
-    fail_at(path, key,
+    return failure_at(path, key,
             fmt::format("merge keys (`<<`) nest more than {} deep here; merge fewer levels",
                         k_max_merge_depth));
   if (value.IsMap()) return merged_pairs_at(value, walk, depth + 1);
-  if (!value.IsSequence()) fail_at(path, key, "`<<` does not name a mapping; " + fix);
+  if (!value.IsSequence()) return failure_at(path, key, "`<<` does not name a mapping; " + fix);
   std::vector<MappingPair> pairs;
   for (std::size_t i = value.size(); i-- > 0;) {
-    if (!value[i].IsMap()) fail_at(path, key, "`<<` lists something that is not a mapping; " + fix);
-    std::vector<MappingPair> more = merged_pairs_at(value[i], walk, depth + 1);
-    pairs.insert(pairs.end(), more.begin(), more.end());
+    if (!value[i].IsMap())
+      return failure_at(path, key, "`<<` lists something that is not a mapping; " + fix);
+    Result<std::vector<MappingPair>> more = merged_pairs_at(value[i], walk, depth + 1);
+    if (!more) return more;
+    pairs.insert(pairs.end(), more->begin(), more->end());
   }
   return pairs;
 }
@@ -73,10 +74,11 @@ std::ptrdiff_t find_merged(const std::vector<MappingPair>& pairs, std::size_t me
   return -1;
 }
 
-std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, MergeWalk& walk, int depth) {
+Result<std::vector<MappingPair>> merged_pairs_at(const YAML::Node& mapping, MergeWalk& walk,
+                                                 int depth) {
   walk.keys_visited += mapping.size();
   if (walk.keys_visited > k_max_merged_keys)
-    fail_at(walk.path, walk.mapping,
+    return failure_at(walk.path, walk.mapping,
             fmt::format("merge keys (`<<`) bring more than {} keys into this mapping (a mapping "
                         "merged again and again); merge each mapping once",
                         k_max_merged_keys));
@@ -84,8 +86,9 @@ std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, MergeWalk& w
   std::vector<MappingPair> own;
   for (auto it = mapping.begin(); it != mapping.end(); ++it) {
     if (is_merge_key(it->first)) {
-      std::vector<MappingPair> more = pairs_to_merge(it->first, it->second, walk, depth);
-      merged.insert(merged.end(), more.begin(), more.end());
+      Result<std::vector<MappingPair>> more = pairs_to_merge(it->first, it->second, walk, depth);
+      if (!more) return more;
+      merged.insert(merged.end(), more->begin(), more->end());
     } else {
       own.push_back(MappingPair{it->first, it->second});
     }
@@ -116,7 +119,8 @@ std::vector<MappingPair> merged_pairs_at(const YAML::Node& mapping, MergeWalk& w
 
 }  // namespace
 
-std::vector<MappingPair> merged_pairs(const YAML::Node& mapping, const std::string& path) {
+Result<std::vector<MappingPair>> merged_pairs(const YAML::Node& mapping,
+                                              const std::string& path) {
   MergeWalk walk{path, mapping};
   return merged_pairs_at(mapping, walk, 0);
 }

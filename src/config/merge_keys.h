@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "runner/core/result.h"
+
 namespace runner {
 
 // One key of a mapping and its value.
@@ -21,8 +23,9 @@ struct MappingPair {
 // mapping winning). A key written in the mapping itself wins over a merged
 // one and takes the merged key's place, as in Python's yaml: merged keys
 // come first. A key written twice in the mapping itself stays twice, for the
-// caller to report. Throws ConfigError at the `<<` when its value is not a
-// mapping or a list of mappings.
-std::vector<MappingPair> merged_pairs(const YAML::Node& mapping, const std::string& path);
+// caller to report. A failure at the `<<` (Status::at) when its value is not
+// a mapping or a list of mappings.
+Result<std::vector<MappingPair>> merged_pairs(const YAML::Node& mapping,
+                                              const std::string& path);
 
 }  // namespace runner

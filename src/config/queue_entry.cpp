@@ -12,7 +12,6 @@
 #include <set>
 
 #include "merge_keys.h"
-#include "runner/config/config_error.h"
 #include "runner/config/duration.h"
 #include "runner/config/metrics.h"
 #include "runner/config/service.h"
@@ -42,9 +41,8 @@ int column_of(const YAML::Node& node) {
   return node.Mark().column >= 0 ? node.Mark().column + 1 : 0;
 }
 
-[[noreturn]] void fail_at(const std::string& path, const YAML::Node& node,
-                          const std::string& message) {
-  throw ConfigError(path, line_of(node), column_of(node), message);
+Status failure_at(const std::string& path, const YAML::Node& node, const std::string& message) {
+  return Status::at(path, line_of(node), column_of(node), message);
 }
 
 // The value of one `slots` element, or nullopt when it is not a positive integer.
@@ -66,17 +64,17 @@ int slots_value(const std::string& text) {
 
 // `at` is where a missing value is reported: the key, since an empty value's
 // own position is that of whatever follows it.
-std::string scalar_value(const YAML::Node& node, const YAML::Node& at, const std::string& path,
-                         const std::string& key) {
+Result<std::string> scalar_value(const YAML::Node& node, const YAML::Node& at,
+                                 const std::string& path, const std::string& key) {
   if (node.IsNull())
-    fail_at(path, at,
+    return failure_at(path, at,
             fmt::format("`{}` has no value; write a value, a list like [a, b], or remove the key",
                         key));
   if (node.IsMap())
-    fail_at(path, node,
+    return failure_at(path, node,
             fmt::format("`{}` is a mapping; a value must be a scalar or a list of scalars", key));
   if (node.IsSequence())
-    fail_at(path, node,
+    return failure_at(path, node,
             fmt::format("`{}` holds a nested list; a value must be a scalar or a list of scalars",
                         key));
   return node.Scalar();
@@ -110,67 +108,69 @@ std::optional<std::string> word_leaving_login_directory(std::string_view outputs
 }
 
 // Checks one value of a reserved key that has a form of its own.
-void check_reserved_value(const std::string& key, const YAML::Node& node, const std::string& value,
-                          const std::string& path) {
+Status check_reserved_value(const std::string& key, const YAML::Node& node,
+                            const std::string& value, const std::string& path) {
   if (key == k_slots && !parse_slots(value))
-    fail_at(path, node,
+    return failure_at(path, node,
             fmt::format("`slots` must be a positive integer (the number of slots of one host the "
                         "job needs), not `{}`",
                         value));
   if (key == k_timeout && !parse_duration(value))
-    fail_at(
+    return failure_at(
         path, node,
         fmt::format("`timeout` must be a duration like 90s, 45m, 2h or 1h30m, not `{}`", value));
   if (key == k_nodes && !parse_slots(value))
-    fail_at(path, node,
+    return failure_at(path, node,
             fmt::format("`nodes` must be a positive integer (the number of hosts the job runs on, "
                         "one task each), not `{}`",
                         value));
   if (key == k_retries && !parse_retries(value))
-    fail_at(path, node,
+    return failure_at(path, node,
             fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
   if (is_service_key(key))
     if (Status checked = check_service_value(key, value); !checked.ok())
-      fail_at(path, node, checked.message());
+      return failure_at(path, node, checked.message());
   if (key == k_every && value != "host")
-    fail_at(path, node,
+    return failure_at(path, node,
             fmt::format("`every: host` runs the job once on each host; `{}` is not a value "
                         "`every` takes",
                         value));
   if (key == k_outputs)
     if (std::optional<std::string> word = word_leaving_login_directory(value))
-      fail_at(path, node,
+      return failure_at(path, node,
               fmt::format("`outputs` names `{}`, which leaves the login directory (`..`): tar "
                           "would bring it back, and outputs_cleanup remove it, under another "
                           "name; name it by its absolute path, or copy it below the login "
                           "directory in the command",
                           *word));
   if (key == k_outputs_cleanup && value != "true" && value != "false")
-    fail_at(path, node, fmt::format("`outputs_cleanup` is true or false, not `{}`", value));
+    return failure_at(path, node, fmt::format("`outputs_cleanup` is true or false, not `{}`", value));
   if (key == k_allocation && !parse_allocation(value))
-    fail_at(path, node,
+    return failure_at(path, node,
             fmt::format("`allocation_policy` must be first_fit or buddy, not `{}`", value));
+  return Status();
 }
 
 // A buddy allocation takes aligned blocks of a power of two slots.
-void check_buddy_slots(const QueueEntry& entry, const std::string& path) {
+Status check_buddy_slots(const QueueEntry& entry, const std::string& path) {
   const EntryKey* allocation = nullptr;
   const EntryKey* slots = nullptr;
   for (const auto& key : entry.keys) {
     if (key.name == k_allocation) allocation = &key;
     if (key.name == k_slots) slots = &key;
   }
-  if (!allocation || !slots) return;
+  if (!allocation || !slots) return Status();
   for (const auto& policy : allocation->values)
     for (const auto& value : slots->values) {
       int k = slots_value(value);
       if (allocation_takes(parse_allocation(policy).value_or(Allocation::first_fit), k)) continue;
-      throw ConfigError(path, allocation->line, 0,
+      return Status::at(path, allocation->line,
                         fmt::format("`allocation_policy: buddy` takes a power of two slots (1, 2, "
                                     "4, 8, ...), and `slots` is {} (line {}); use first_fit or "
                                     "change `slots`",
                                     k, slots->line));
     }
+  return Status();
 }
 
 constexpr const char* k_metrics_example = "metrics: {throughput: 'throughput: ([0-9.]+)'}";
@@ -178,22 +178,23 @@ constexpr const char* k_metrics_example = "metrics: {throughput: 'throughput: ([
 // `metrics:` is the one key whose value is a mapping (name: regex); the
 // entry holds it as one value, its YAML flow text, so that it expands,
 // compares and is written back like any scalar key.
-std::string metrics_value(const YAML::Node& value, const YAML::Node& at, const std::string& path) {
+Result<std::string> metrics_value(const YAML::Node& value, const YAML::Node& at,
+                                  const std::string& path) {
   if (!value.IsMap() || value.size() == 0)
-    fail_at(path, value.IsNull() ? at : value,
+    return failure_at(path, value.IsNull() ? at : value,
             fmt::format("`metrics` must be a mapping of metric names to regular expressions "
                         "with one capture group, like `{}`",
                         k_metrics_example));
   Params metrics;
   for (const auto& pair : value) {
     if (!pair.first.IsScalar() || !pair.second.IsScalar())
-      fail_at(path, pair.first,
+      return failure_at(path, pair.first,
               fmt::format("each metric is a name and one regular expression, like `{}`",
                           k_metrics_example));
     const std::string& name = pair.first.Scalar();
     const std::string& pattern = pair.second.Scalar();
     if (Status checked = check_metric_pattern(pattern); !checked.ok())
-      fail_at(path, pair.second,
+      return failure_at(path, pair.second,
               fmt::format("the regular expression of metric `{}`, `{}`, {}; write one that "
                           "compiles (Perl's syntax, as PCRE2 reads it) with a capture group "
                           "around the value, like 'throughput: ([0-9.]+)'",
@@ -205,7 +206,7 @@ std::string metrics_value(const YAML::Node& value, const YAML::Node& at, const s
 
 // The readiness and teardown keys belong to a service; a service runs on
 // one host; a job runs on each host (`every`) or spans hosts (`nodes`).
-void check_placement_keys(const QueueEntry& entry, const std::string& path) {
+Status check_placement_keys(const QueueEntry& entry, const std::string& path) {
   const EntryKey* service = nullptr;
   const EntryKey* other = nullptr;
   const EntryKey* nodes = nullptr;
@@ -219,53 +220,63 @@ void check_placement_keys(const QueueEntry& entry, const std::string& path) {
     if (key.name == k_every) every = &key;
   }
   if (every && nodes)
-    throw ConfigError(path, every->line, 0,
+    return Status::at(path, every->line,
                       "`every: host` runs a copy of the job on each host, and `nodes` one job "
                       "across hosts; remove one of them");
   if (other && !service)
-    throw ConfigError(path, other->line, 0,
+    return Status::at(path, other->line,
                       fmt::format("`{}` is for a service; add `service: NAME` to this entry, or "
                                   "remove `{}`",
                                   other->name, other->name));
   if (service && nodes)
-    throw ConfigError(path, nodes->line, 0,
-                      "a service runs on one host; remove `nodes` or `service`");
+    return Status::at(path, nodes->line, "a service runs on one host; remove `nodes` or `service`");
+  return Status();
 }
 
-EntryKey parse_key(const YAML::Node& key_node, const YAML::Node& value, const std::string& path) {
+// Adds `node`'s value to `key`'s values once it is checked.
+Status add_value(EntryKey& key, const YAML::Node& node, const YAML::Node& at,
+                 const std::string& path) {
+  Result<std::string> value = scalar_value(node, at, path, key.name);
+  if (!value) return value.status();
+  key.values.push_back(*value);
+  return check_reserved_value(key.name, node, *value, path);
+}
+
+Result<EntryKey> parse_key(const YAML::Node& key_node, const YAML::Node& value,
+                           const std::string& path) {
   if (!key_node.IsScalar())
-    fail_at(path, key_node, "a key of a queue entry must be a plain name like `model`");
+    return failure_at(path, key_node, "a key of a queue entry must be a plain name like `model`");
   EntryKey key;
   key.name = key_node.Scalar();
   key.line = line_of(key_node);
   if (key.name == k_metrics) {
-    key.values.push_back(metrics_value(value, key_node, path));
+    Result<std::string> metrics = metrics_value(value, key_node, path);
+    if (!metrics) return metrics.status();
+    key.values.push_back(*metrics);
   } else if (key.name == k_push && value.IsSequence()) {
     // One step's files, not a product: the paths as one value of words.
     std::string paths;
     for (const auto& element : value) {
-      std::string path_value = scalar_value(element, element, path, key.name);
-      if (path_value.empty() || path_value.find_first_of(" \t\n") != std::string::npos)
-        fail_at(path, element,
-                fmt::format("`push` takes paths without spaces, not `{}`", path_value));
-      paths += (paths.empty() ? "" : " ") + path_value;
+      Result<std::string> path_value = scalar_value(element, element, path, key.name);
+      if (!path_value) return path_value.status();
+      if (path_value->empty() || path_value->find_first_of(" \t\n") != std::string::npos)
+        return failure_at(path, element,
+                fmt::format("`push` takes paths without spaces, not `{}`", *path_value));
+      paths += (paths.empty() ? "" : " ") + *path_value;
     }
-    if (paths.empty()) fail_at(path, value, "`push` is an empty list; name files or folders");
+    if (paths.empty()) return failure_at(path, value, "`push` is an empty list; name files or folders");
     key.values.push_back(paths);
   } else if (value.IsSequence()) {
     key.was_list = true;
     if (value.size() == 0)
-      fail_at(path, value,
+      return failure_at(path, value,
               fmt::format("`{}` is an empty list, which would give no jobs; give it at least one "
                           "value or remove the entry",
                           key.name));
-    for (const auto& element : value) {
-      key.values.push_back(scalar_value(element, element, path, key.name));
-      check_reserved_value(key.name, element, key.values.back(), path);
-    }
-  } else {
-    key.values.push_back(scalar_value(value, key_node, path, key.name));
-    check_reserved_value(key.name, value, key.values.back(), path);
+    for (const auto& element : value)
+      if (Status added = add_value(key, element, element, path); !added) return added;
+  } else if (Status added = add_value(key, value, key_node, path); !added) {
+    return added;
   }
   return key;
 }
@@ -340,14 +351,14 @@ bool is_reserved_job_key(const std::string& key) {
          reserved_job_keys().end();
 }
 
-QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
+Result<QueueEntry> parse_queue_entry(const YAML::Node& item, const std::string& path) {
   QueueEntry entry;
   entry.line = line_of(item);
   entry.column = column_of(item);
   if (item.IsNull())
-    fail_at(path, item, "empty queue entry; write a command after the `-`, or remove the line");
+    return failure_at(path, item, "empty queue entry; write a command after the `-`, or remove the line");
   if (item.IsSequence())
-    fail_at(path, item,
+    return failure_at(path, item,
             "a queue entry must be a command or a mapping with a `command` key, not a list");
   if (item.IsScalar()) {
     entry.plain = true;
@@ -355,21 +366,24 @@ QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path) {
     return entry;
   }
   std::set<std::string> seen;
-  for (const MappingPair& pair : merged_pairs(item, path)) {
-    EntryKey key = parse_key(pair.key, pair.value, path);
-    if (!seen.insert(key.name).second)
-      fail_at(path, pair.key,
-              fmt::format("`{}` appears twice in this entry; keep one of them", key.name));
-    entry.keys.push_back(std::move(key));
+  Result<std::vector<MappingPair>> pairs = merged_pairs(item, path);
+  if (!pairs) return pairs.status();
+  for (const MappingPair& pair : *pairs) {
+    Result<EntryKey> key = parse_key(pair.key, pair.value, path);
+    if (!key) return key.status();
+    if (!seen.insert(key->name).second)
+      return failure_at(path, pair.key,
+              fmt::format("`{}` appears twice in this entry; keep one of them", key->name));
+    entry.keys.push_back(std::move(*key));
   }
   // A step that only pushes files runs no command.
   if (!seen.count(k_command) && seen.count(k_push))
     entry.keys.insert(entry.keys.begin(), EntryKey{k_command, {""}, false, entry.line});
   else if (!seen.count(k_command))
-    fail_at(path, item,
+    return failure_at(path, item,
             "this entry has no `command` key; add `command: ...` (the shell command to run)");
-  check_buddy_slots(entry, path);
-  check_placement_keys(entry, path);
+  if (Status buddy = check_buddy_slots(entry, path); !buddy) return buddy;
+  if (Status placement = check_placement_keys(entry, path); !placement) return placement;
   return entry;
 }
 

@@ -49,8 +49,11 @@ class Renderer {
  public:
   explicit Renderer(const VariableLookup& lookup) : m_lookup(lookup) {}
 
-  std::string render(const std::vector<TemplateNode>& nodes) {
-    for (const TemplateNode& node : nodes) render(node);
+  // The text, or a Status of kind `undefined` naming the first variable
+  // that the lookup did not know.
+  Result<std::string> render(const std::vector<TemplateNode>& nodes) {
+    render_all(nodes);
+    if (m_undefined) return Status(ErrorKind::undefined, "<<" + *m_undefined + ">> is not defined");
     return std::move(m_out);
   }
 
@@ -74,7 +77,10 @@ class Renderer {
   }
 
   void render_all(const std::vector<TemplateNode>& nodes) {
-    for (const TemplateNode& node : nodes) render(node);
+    for (const TemplateNode& node : nodes) {
+      if (m_undefined) return;
+      render(node);
+    }
   }
 
   void render_in(const std::vector<TemplateNode>& nodes, Scope scope) {
@@ -124,7 +130,10 @@ class Renderer {
   TemplateValue resolve(std::string_view path) {
     if (auto variable = variable_of(path)) {
       std::optional<std::string> value = m_lookup(*variable);
-      if (!value) throw UndefinedVariable{std::string(*variable)};
+      if (!value) {
+        if (!m_undefined) m_undefined = std::string(*variable);
+        return {};
+      }
       return TemplateValue::of_string(std::move(*value));
     }
     while (path.starts_with(k_parent)) path.remove_prefix(k_parent.size());
@@ -143,6 +152,7 @@ class Renderer {
   const VariableLookup& m_lookup;
   std::vector<Scope> m_scopes;
   std::string m_out;
+  std::optional<std::string> m_undefined;  // the first variable the lookup did not know
 };
 
 void collect(const TemplateExpr& expr, std::vector<std::string>& names) {
@@ -165,14 +175,18 @@ void collect(const std::vector<TemplateNode>& nodes, std::vector<std::string>& n
 
 }  // namespace
 
-std::vector<std::string> template_variables(std::string_view text) {
+Result<std::vector<std::string>> template_variables(std::string_view text) {
+  Result<std::vector<TemplateNode>> nodes = parse_template(text);
+  if (!nodes) return nodes.status();
   std::vector<std::string> names;
-  collect(parse_template(text), names);
+  collect(*nodes, names);
   return names;
 }
 
-std::string render_template(std::string_view text, const VariableLookup& lookup) {
-  return Renderer(lookup).render(parse_template(text));
+Result<std::string> render_template(std::string_view text, const VariableLookup& lookup) {
+  Result<std::vector<TemplateNode>> nodes = parse_template(text);
+  if (!nodes) return nodes.status();
+  return Renderer(lookup).render(*nodes);
 }
 
 }  // namespace runner

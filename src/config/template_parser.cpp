@@ -321,6 +321,12 @@ class Parser {
 
 }  // namespace
 
-std::vector<TemplateNode> parse_template(std::string_view text) { return Parser(text).parse(); }
+Result<std::vector<TemplateNode>> parse_template(std::string_view text) {
+  try {
+    return Parser(text).parse();
+  } catch (const TemplateError& error) {
+    return Status::error(error.what());
+  }
+}
 
 }  // namespace runner

@@ -4,11 +4,20 @@
 
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runner/core/result.h"
+
 namespace runner {
+
+// What the parser and the tag reader throw, inside this area only, for a
+// template that cannot render: parse_template returns it as a Status.
+struct TemplateError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // How deep blocks (an `{{else if}}` counting as one more) and subexpressions
 // may nest: deeper is a mistake, and would exhaust the stack.
@@ -59,9 +68,8 @@ struct TemplateNode {
   std::vector<TemplateNode> inverse;  // block: after `{{else}}`
 };
 
-// Parses a template. Throws TemplateError for an unknown helper, a wrong
-// number of arguments, unbalanced blocks, or nesting deeper than
-// k_max_template_depth.
-std::vector<TemplateNode> parse_template(std::string_view text);
+// Parses a template. A failure for an unknown helper, a wrong number of
+// arguments, unbalanced blocks, or nesting deeper than k_max_template_depth.
+Result<std::vector<TemplateNode>> parse_template(std::string_view text);
 
 }  // namespace runner

@@ -8,7 +8,6 @@
 #include <sstream>
 #include <string_view>
 
-#include "runner/config/config_error.h"
 
 namespace runner {
 
@@ -69,35 +68,38 @@ class DocumentStarts : public YAML::EventHandler {
   YAML::Mark m_mark;
 };
 
-// Throws a ConfigError naming the `,` a document of `text` starts at.
-void refuse_a_document_at_a_comma(const std::string& text, const std::string& path) {
+// A failure naming the `,` a document of `text` starts at, if one does.
+Status refuse_a_document_at_a_comma(const std::string& text, const std::string& path) {
   std::istringstream input(text);
   YAML::Parser parser(input);
   DocumentStarts starts;
   while (parser.HandleNextDocument(starts))
     if (starts.stuck())
-      throw ConfigError(path, line_of(starts.mark()), column_of(starts.mark()),
+      return Status::at(path, line_of(starts.mark()), column_of(starts.mark()),
                         "a `,` outside of [ ] and { } starts nothing here: remove it, or put "
                         "the list it belongs to in [ ]");
+  return Status();
 }
 
 }  // namespace
 
-std::vector<YAML::Node> load_yaml_documents(const std::string& text, const std::string& path) {
+Result<std::vector<YAML::Node>> load_yaml_documents(const std::string& text,
+                                                    const std::string& path) {
   try {
-    if (may_start_a_document_at_a_comma(text)) refuse_a_document_at_a_comma(text, path);
+    if (may_start_a_document_at_a_comma(text))
+      if (Status refused = refuse_a_document_at_a_comma(text, path); !refused) return refused;
     return YAML::LoadAll(text);
   } catch (const YAML::DeepRecursion& error) {
     // The parser counts a level per list and mapping; the one that would
     // make `depth()` is refused.
-    throw ConfigError(
+    return Status::at(
         path, line_of(error.mark), column_of(error.mark),
         fmt::format("lists and mappings are nested too deeply here (more than {} levels); an "
                     "entry needs at most three (the file's list, the entry's mapping, a list of "
                     "values): remove the extra nesting",
                     error.depth() - 1));
   } catch (const YAML::Exception& error) {
-    throw ConfigError(path, line_of(error.mark), column_of(error.mark),
+    return Status::at(path, line_of(error.mark), column_of(error.mark),
                       fmt::format("not valid YAML: {}; fix the syntax here", error.msg));
   }
 }

@@ -5,30 +5,32 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <system_error>
 
 namespace runner::file_io {
 
-std::system_error io_error(int error, const std::string& what) {
-  return std::system_error(error, std::generic_category(), what);
+Status io_failure(int error, const std::string& what) {
+  return Status::error(what + ": " + std::generic_category().message(error));
 }
 
-void write_all(FileSystem& files, int fd, const std::string& text, const std::string& path) {
+Status write_all(FileSystem& files, int fd, const std::string& text, const std::string& path) {
   std::size_t done = 0;
   while (done < text.size()) {
     ssize_t n = files.write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw io_error(errno, "cannot write " + path);
+    if (n < 0) return io_failure(errno, "cannot write " + path);
     done += static_cast<std::size_t>(n);
   }
+  return Status();
 }
 
-std::string read_from(FileSystem& files, int fd, off_t offset, const std::string& path) {
+Result<std::string> read_from(FileSystem& files, int fd, off_t offset, const std::string& path) {
   std::string text;
   char buffer[65536];
   while (true) {
     ssize_t n = files.pread(fd, buffer, sizeof buffer, offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw io_error(errno, "cannot read " + path);
+    if (n < 0) return io_failure(errno, "cannot read " + path);
     if (n == 0) return text;
     text.append(buffer, static_cast<std::size_t>(n));
     offset += n;

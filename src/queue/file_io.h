@@ -1,24 +1,26 @@
 // Private to the queue area: the small file operations the queue files are
-// built from, made through a FileSystem, each throwing std::system_error
-// naming the file.
+// built from, made through a FileSystem, each failure naming the file and
+// the system's reason.
 #pragma once
 
 #include <sys/types.h>
 
 #include <string>
-#include <system_error>
 
 #include "runner/core/file_system.h"
+#include "runner/core/result.h"
 
 namespace runner::file_io {
 
-std::system_error io_error(int error, const std::string& what);
+// "cannot write queue.yaml: No space left on device": `what` and errno
+// `error` in words.
+Status io_failure(int error, const std::string& what);
 
 // Writes all of `text` to `fd`; `path` names it in errors.
-void write_all(FileSystem& files, int fd, const std::string& text, const std::string& path);
+Status write_all(FileSystem& files, int fd, const std::string& text, const std::string& path);
 
 // What `fd` holds from `offset` to its end.
-std::string read_from(FileSystem& files, int fd, off_t offset, const std::string& path);
+Result<std::string> read_from(FileSystem& files, int fd, off_t offset, const std::string& path);
 
 // The folder holding `path` ("." for a bare name).
 std::string directory_of(const std::string& path);

@@ -108,8 +108,9 @@ std::optional<JobSpec> FrontTaker::peek() const {
   return job;
 }
 
-void FrontTaker::take() {
-  if (!take_fast()) take_slow();
+Status FrontTaker::take() {
+  if (take_fast()) return Status();
+  return take_slow();
 }
 
 std::optional<FrontTaker::Written> FrontTaker::cut_own_text(const QueueEntry& first,
@@ -217,9 +218,15 @@ bool FrontTaker::take_fast() {
   return true;
 }
 
-void FrontTaker::take_slow() {
+Status FrontTaker::take_slow() {
   QueueDocument current = materialize();
-  *this = FrontTaker(parse_queue_document(text_without_first_job(current), current.path));
+  Result<QueueDocument> next = parse_queue_document(text_without_first_job(current), current.path);
+  if (!next) {
+    *this = FrontTaker(std::move(current));
+    return next.status();
+  }
+  *this = FrontTaker(std::move(*next));
+  return Status();
 }
 
 QueueDocument FrontTaker::materialize() {

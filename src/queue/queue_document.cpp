@@ -56,13 +56,8 @@ std::size_t find_document_end(const std::string& text, std::size_t from) {
 // True when text[begin, end) is, on its own, a list of exactly `entry`.
 bool is_whole_entry(const std::string& text, std::size_t begin, std::size_t end,
                     const QueueEntry& entry) {
-  try {
-    YAML::Node root = YAML::Load(text.substr(begin, end - begin));
-    if (!root.IsSequence() || root.size() != 1) return false;
-    return same_entry(parse_queue_entry(root[0], ""), entry);
-  } catch (const std::exception&) {
-    return false;
-  }
+  std::optional<std::vector<QueueEntry>> entries = entries_of(text.substr(begin, end - begin));
+  return entries && entries->size() == 1 && same_entry(entries->front(), entry);
 }
 
 // One past the last content line of the entry that starts at `begin`, given
@@ -209,12 +204,16 @@ std::string insert_items(const QueueDocument& doc, const std::string& items) {
 
 }  // namespace
 
-QueueDocument parse_queue_document(std::string text, const std::string& path) {
+Result<QueueDocument> parse_queue_document(std::string text, const std::string& path) {
   QueueDocument doc;
   doc.path = path;
   doc.text = std::move(text);
-  YAML::Node root = load_queue_root(doc.text, path);
-  std::vector<QueueEntry> entries = parse_entries(root, path);
+  Result<YAML::Node> parsed_root = load_queue_root(doc.text, path);
+  if (!parsed_root) return parsed_root.status();
+  const YAML::Node& root = *parsed_root;
+  Result<std::vector<QueueEntry>> parsed_entries = parse_entries(root, path);
+  if (!parsed_entries) return parsed_entries.status();
+  std::vector<QueueEntry>& entries = *parsed_entries;
   if (entries.empty()) {
     doc.block_style = !root || !root.IsSequence() || root.Style() != YAML::EmitterStyle::Flow;
     return doc;
@@ -257,8 +256,7 @@ std::string text_without_first_job(const QueueDocument& doc) {
   return rewrite_whole(doc.text, expected);
 }
 
-std::string text_with_appended(const QueueDocument& doc, const std::string& items) {
-  QueueDocument added = parse_queue_document(items, "jobs to add");
+std::string text_with_appended(const QueueDocument& doc, const QueueDocument& added) {
   if (added.entries.empty()) return doc.text;
   std::vector<QueueEntry> expected;
   expected.reserve(doc.entries.size() + added.entries.size());

@@ -20,12 +20,18 @@ constexpr auto k_late_append_grace = std::chrono::milliseconds(20);
 
 }  // namespace
 
-QueueEdit::QueueEdit(const std::string& queue_path, FileSystem& files)
-    : m_files(files), m_path(real_queue_path(queue_path)) {
-  if (std::optional<HeldQueueFile> held = HeldQueueFile::open(m_files, m_path))
-    m_held = std::make_unique<HeldQueueFile>(std::move(*held));
+Result<QueueEdit> QueueEdit::begin(const std::string& queue_path, FileSystem& files) {
+  std::string path = real_queue_path(queue_path);
+  Result<std::optional<HeldQueueFile>> held = HeldQueueFile::open(files, path);
+  if (!held) return held.status();
+  return QueueEdit(files, std::move(path),
+                   *held ? std::make_unique<HeldQueueFile>(std::move(**held)) : nullptr);
 }
 
+QueueEdit::QueueEdit(FileSystem& files, std::string path, std::unique_ptr<HeldQueueFile> held)
+    : m_files(files), m_path(std::move(path)), m_held(std::move(held)) {}
+
+QueueEdit::QueueEdit(QueueEdit&&) noexcept = default;
 QueueEdit::~QueueEdit() = default;
 
 const std::string& QueueEdit::original() const {
@@ -33,16 +39,21 @@ const std::string& QueueEdit::original() const {
   return m_held ? m_held->text() : k_no_file;
 }
 
-bool QueueEdit::save(const std::string& text) {
+Result<bool> QueueEdit::save(const std::string& text) {
   if (!m_held) {  // there was no file: there must still be none
     struct stat info {};
     if (m_files.stat(m_path, &info) == 0) return false;
-    commit_temporary(m_files, write_temporary(m_files, m_path, text), m_path, true);
+    Result<std::string> temporary = write_temporary(m_files, m_path, text);
+    if (!temporary) return temporary.status();
+    if (Status committed = commit_temporary(m_files, *temporary, m_path, true); !committed)
+      return committed;
     return true;
   }
-  if (!replace_keeping_appends(*m_held, m_path, text, true)) return false;
+  Result<bool> replaced = replace_keeping_appends(*m_held, m_path, text, true);
+  if (!replaced || !*replaced) return replaced;
   std::this_thread::sleep_for(k_late_append_grace);
-  m_held->carry_late_appends(m_path);
+  Result<std::size_t> carried = m_held->carry_late_appends(m_path);
+  if (!carried) return carried.status();
   return true;
 }
 

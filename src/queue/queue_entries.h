@@ -10,17 +10,19 @@
 #include <vector>
 
 #include "runner/config/queue_entry.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
 // The first YAML document of the text (null when there is none); a `[]`
-// that entries follow is read as no content. Throws ConfigError naming
-// `path` when a second document has content.
-YAML::Node load_queue_root(const std::string& text, const std::string& path);
+// that entries follow is read as no content. A failure naming `path`, line
+// and column (Status::at) when the text is not YAML or a second document has
+// content.
+Result<YAML::Node> load_queue_root(const std::string& text, const std::string& path);
 
-// The entries of the list `root`; none for a null root. Throws ConfigError
-// naming `path` when it is not a list or an entry is invalid.
-std::vector<QueueEntry> parse_entries(const YAML::Node& root, const std::string& path);
+// The entries of the list `root`; none for a null root. A failure naming
+// `path` when it is not a list or an entry is invalid.
+Result<std::vector<QueueEntry>> parse_entries(const YAML::Node& root, const std::string& path);
 
 // The entries `text` holds on its own, or nullopt when it does not parse.
 std::optional<std::vector<QueueEntry>> entries_of(const std::string& text);

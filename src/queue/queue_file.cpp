@@ -14,13 +14,11 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <system_error>
 #include <thread>
 
 #include "empty_list.h"
 #include "file_io.h"
 #include "queue_replacement.h"
-#include "runner/config/config_error.h"
 #include "runner/queue/front_taker.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_edit.h"
@@ -30,30 +28,31 @@ namespace runner {
 
 namespace {
 
-using file_io::io_error;
+using file_io::io_failure;
 
 constexpr auto k_lock_poll = std::chrono::milliseconds(10);
 
 // The file's text, or nullopt when it does not exist.
-std::optional<std::string> read_if_exists(FileSystem& files, const std::string& path) {
-  std::optional<HeldQueueFile> held = HeldQueueFile::open(files, path);
-  if (!held) return std::nullopt;
-  return held->text();
+Result<std::optional<std::string>> read_if_exists(FileSystem& files, const std::string& path) {
+  Result<std::optional<HeldQueueFile>> held = HeldQueueFile::open(files, path);
+  if (!held) return held.status();
+  if (!*held) return std::optional<std::string>();
+  return std::optional<std::string>((*held)->text());
 }
 
 // Appends `text` to consumed.yaml (created if missing), starting on a new
 // line even if someone left the file without a final newline. Not synced:
 // the record follows the queue, which is not synced either.
-void append_consumed(FileSystem& files, const std::string& path, const std::string& text) {
+Status append_consumed(FileSystem& files, const std::string& path, const std::string& text) {
   FileDescriptor fd = files.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (!fd.valid()) throw io_error(errno, "cannot open " + path);
+  if (!fd.valid()) return io_failure(errno, "cannot open " + path);
   std::string out = text;
   struct stat info {};
   char last = '\n';
   if (files.fstat(fd.get(), &info) == 0 && info.st_size > 0 &&
       files.pread(fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n')
     out.insert(out.begin(), '\n');
-  file_io::write_all(files, fd.get(), out, path);
+  return file_io::write_all(files, fd.get(), out, path);
 }
 
 }  // namespace
@@ -66,38 +65,34 @@ QueueFile::QueueFile(std::string path, QueueLock::Warn warn, FileSystem& files)
 
 QueueFile::~QueueFile() {
   if (!m_replaced) return;
-  try {
-    if (std::optional<QueueLock> lock =
-            QueueLock::try_acquire(m_real_path, m_warn, nullptr, m_files))
-      carry_late_appends();
-  } catch (const std::exception& error) {
-    if (m_warn) m_warn(error.what());
+  Result<std::optional<QueueLock>> lock =
+      QueueLock::try_acquire(m_real_path, m_warn, nullptr, m_files);
+  if (!lock) {
+    if (m_warn) m_warn(lock.status().message());
+  } else if (*lock) {
+    carry_late_appends();
   }
 }
 
 void QueueFile::carry_late_appends() {
   if (!m_replaced) return;
-  try {
-    m_replaced->carry_late_appends(m_real_path);
-  } catch (const std::system_error& error) {
-    if (m_warn)
-      m_warn(fmt::format("jobs appended to {} as it was replaced may be lost: {}", m_path,
-                         error.what()));
-  }
+  Result<std::size_t> carried = m_replaced->carry_late_appends(m_real_path);
+  if (!carried && m_warn)
+    m_warn(fmt::format("jobs appended to {} as it was replaced may be lost: {}", m_path,
+                       carried.status().message()));
   m_replaced.reset();
 }
 
 TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_place) {
   TakeBatch batch;
   std::string holder;
-  std::optional<QueueLock> lock;
-  try {
-    lock = QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files);
-  } catch (const std::system_error& error) {
-    batch.stopped = QueueUnavailable{error.what()};
+  Result<std::optional<QueueLock>> lock =
+      QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files);
+  if (!lock) {
+    batch.stopped = QueueUnavailable{lock.status().message()};
     return batch;
   }
-  if (!lock) {
+  if (!*lock) {
     m_own_changes.note_blocked();
     batch.stopped = QueueUnavailable{fmt::format("locked by {}", holder)};
     return batch;
@@ -105,13 +100,12 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   // What was appended to the file this object last replaced, after it was
   // replaced, joins the queue before it is read.
   carry_late_appends();
-  std::optional<HeldQueueFile> original;
-  try {
-    original = HeldQueueFile::open(m_files, m_real_path);
-  } catch (const std::system_error& error) {
-    batch.stopped = QueueUnavailable{error.what()};
+  Result<std::optional<HeldQueueFile>> opened = HeldQueueFile::open(m_files, m_real_path);
+  if (!opened) {
+    batch.stopped = QueueUnavailable{opened.status().message()};
     return batch;
   }
+  std::optional<HeldQueueFile>& original = *opened;
   if (!original) {  // no file: an empty queue
     m_cache.reset();
     return batch;
@@ -120,13 +114,13 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   if (m_cache && m_cache->text == original->text()) {
     doc = std::move(*m_cache);
   } else {
-    try {
-      doc = parse_queue_document(original->text(), m_path);
-    } catch (const ConfigError& error) {
+    Result<QueueDocument> parsed = parse_queue_document(original->text(), m_path);
+    if (!parsed) {
       m_cache.reset();
-      batch.stopped = QueueUnavailable{error.what(), true};
+      batch.stopped = QueueUnavailable{parsed.status().located_message(), true};
       return batch;
     }
+    doc = std::move(*parsed);
   }
   m_cache.reset();
   FrontTaker taker(std::move(doc));
@@ -137,8 +131,11 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
       batch.stopped = HeadNotPlaceable{std::move(*job)};
       break;
     }
+    if (Status taken = taker.take(); !taken) {
+      batch.stopped = QueueUnavailable{taken.located_message(), true};
+      break;
+    }
     batch.taken.push_back(std::move(*job));
-    taker.take();
   }
   doc = std::move(taker).finish();
   if (batch.taken.empty()) {
@@ -147,35 +144,31 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   }
   if (doc.entries.empty()) doc.text = empty_list::marked(doc.text);
 
-  try {
-    // The new text is on disk before it replaces the old: a machine crash
-    // can bring back the old queue, never an empty or torn one.
-    if (!replace_keeping_appends(*original, m_real_path, doc.text, false)) {
-      // Someone edited the file without the lock: take nothing, look again.
-      batch.taken.clear();
-      batch.stopped = QueueUnavailable{fmt::format("{} changed while jobs were taken", m_path)};
-      return batch;
-    }
-    m_own_changes.note_replaced();
-  } catch (const std::system_error& error) {
+  // The new text is on disk before it replaces the old: a machine crash
+  // can bring back the old queue, never an empty or torn one.
+  Result<bool> replaced = replace_keeping_appends(*original, m_real_path, doc.text, false);
+  if (!replaced) {
     batch.taken.clear();
-    batch.stopped = QueueUnavailable{error.what()};
+    batch.stopped = QueueUnavailable{replaced.status().message()};
     return batch;
   }
+  if (!*replaced) {
+    // Someone edited the file without the lock: take nothing, look again.
+    batch.taken.clear();
+    batch.stopped = QueueUnavailable{fmt::format("{} changed while jobs were taken", m_path)};
+    return batch;
+  }
+  m_own_changes.note_replaced();
   // An appender that opened the old file just before the rename may still
   // write to it: it is looked at again on the next take.
   m_replaced = std::make_unique<HeldQueueFile>(std::move(*original));
   m_cache = std::move(doc);
   std::string consumed;
   for (const JobSpec& job : batch.taken) consumed += entry_to_yaml(canonical_entry(job));
-  try {
-    append_consumed(m_files, consumed_path(), consumed);
-  } catch (const std::system_error& error) {
-    // The jobs are out of the queue already; running them beats losing them.
-    if (m_warn)
-      m_warn(fmt::format("{} jobs left the queue but are missing from consumed.yaml: {}",
-                         batch.taken.size(), error.what()));
-  }
+  // The jobs are out of the queue already; running them beats losing them.
+  if (Status appended = append_consumed(m_files, consumed_path(), consumed); !appended && m_warn)
+    m_warn(fmt::format("{} jobs left the queue but are missing from consumed.yaml: {}",
+                       batch.taken.size(), appended.message()));
   return batch;
 }
 
@@ -189,49 +182,53 @@ TakeResult QueueFile::take_first(const std::function<bool(const JobSpec&)>& can_
   return std::visit([](auto&& stop) -> TakeResult { return stop; }, batch.stopped);
 }
 
-std::vector<QueueEntry> QueueFile::read_entries() const {
-  std::optional<std::string> text;
-  try {
-    text = read_if_exists(m_files, m_real_path);
-  } catch (const std::system_error& error) {
-    throw ConfigError(m_path, 0, 0,
-                      fmt::format("cannot read the queue: {}", error.code().message()));
+Result<std::vector<QueueEntry>> QueueFile::read_entries() const {
+  Result<std::optional<std::string>> text = read_if_exists(m_files, m_real_path);
+  if (!text) {
+    // The system's reason alone: the message names the path the user gave.
+    std::string_view reason = text.status().message();
+    std::string said = "cannot read " + m_real_path + ": ";
+    if (reason.starts_with(said)) reason.remove_prefix(said.size());
+    return Status::at(m_path, 0, "cannot read the queue: " + std::string(reason));
   }
-  if (!text) throw ConfigError(m_path, 0, 0, "no such queue file; create it or pass --queue-file");
-  QueueDocument doc = parse_queue_document(std::move(*text), m_path);
+  if (!*text) return Status::at(m_path, 0, "no such queue file; create it or pass --queue-file");
+  Result<QueueDocument> doc = parse_queue_document(std::move(**text), m_path);
+  if (!doc) return doc.status();
   std::vector<QueueEntry> entries;
-  entries.reserve(doc.entries.size());
-  for (auto& span : doc.entries) entries.push_back(std::move(span.entry));
+  entries.reserve(doc->entries.size());
+  for (auto& span : doc->entries) entries.push_back(std::move(span.entry));
   return entries;
 }
 
 Status QueueFile::append(const std::string& items, int timeout_ms) {
-  QueueDocument added = parse_queue_document(items, "jobs to add");
-  if (added.entries.empty()) return Status();
+  Result<QueueDocument> added = parse_queue_document(items, "jobs to add");
+  if (!added) return added.status();
+  if (added->entries.empty()) return Status();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   std::string holder;
-  std::optional<QueueLock> lock;
-  try {
-    while (!(lock = QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files))) {
-      if (std::chrono::steady_clock::now() >= deadline)
-        return Status::error(fmt::format("{}: still locked by {} after {} ms; try again later",
-                                         m_path, holder, timeout_ms));
-      std::this_thread::sleep_for(k_lock_poll);
-    }
-    // An editor that saves without the lock makes the edit start over.
-    while (true) {
-      QueueEdit edit(m_real_path, m_files);
-      QueueDocument doc = parse_queue_document(edit.original(), m_path);
-      if (edit.save(text_with_appended(doc, items))) return Status();
-      if (std::chrono::steady_clock::now() >= deadline)
-        return Status::error(fmt::format(
-            "{} kept changing while jobs were added (an editor saving without `runner lock`?); "
-            "nothing was added, try again",
-            m_path));
-      std::this_thread::sleep_for(k_lock_poll);
-    }
-  } catch (const std::system_error& error) {
-    return Status::error(error.what());
+  Result<std::optional<QueueLock>> lock = std::optional<QueueLock>();
+  while (!(lock = QueueLock::try_acquire(m_real_path, m_warn, &holder, m_files)) || !*lock) {
+    if (!lock) return lock.status();
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Status::error(fmt::format("{}: still locked by {} after {} ms; try again later",
+                                       m_path, holder, timeout_ms));
+    std::this_thread::sleep_for(k_lock_poll);
+  }
+  // An editor that saves without the lock makes the edit start over.
+  while (true) {
+    Result<QueueEdit> edit = QueueEdit::begin(m_real_path, m_files);
+    if (!edit) return edit.status();
+    Result<QueueDocument> doc = parse_queue_document(edit->original(), m_path);
+    if (!doc) return doc.status();
+    Result<bool> saved = edit->save(text_with_appended(*doc, *added));
+    if (!saved) return saved.status();
+    if (*saved) return Status();
+    if (std::chrono::steady_clock::now() >= deadline)
+      return Status::error(fmt::format(
+          "{} kept changing while jobs were added (an editor saving without `runner lock`?); "
+          "nothing was added, try again",
+          m_path));
+    std::this_thread::sleep_for(k_lock_poll);
   }
 }
 
@@ -239,16 +236,19 @@ std::string QueueFile::consumed_path() const {
   return std::filesystem::path(m_path).replace_filename("consumed.yaml").string();
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
+Status write_file_atomically(const std::string& path, const std::string& text) {
   std::string target = real_queue_path(path);
   FileSystem& files = real_file_system();
-  commit_temporary(files, write_temporary(files, target, text), target, true);
+  Result<std::string> temporary = write_temporary(files, target, text);
+  if (!temporary) return temporary.status();
+  return commit_temporary(files, *temporary, target, true);
 }
 
-std::string read_file(const std::string& path) {
-  std::optional<std::string> text = read_if_exists(real_file_system(), path);
-  if (!text) throw io_error(ENOENT, "cannot read " + path);
-  return *text;
+Result<std::string> read_file(const std::string& path) {
+  Result<std::optional<std::string>> text = read_if_exists(real_file_system(), path);
+  if (!text) return text.status();
+  if (!*text) return io_failure(ENOENT, "cannot read " + path);
+  return std::move(**text);
 }
 
 }  // namespace runner

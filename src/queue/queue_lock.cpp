@@ -13,22 +13,21 @@
 #include <cerrno>
 #include <charconv>
 #include <csignal>
-#include <system_error>
+
+#include "file_io.h"
 
 namespace runner {
 
 namespace {
 
-std::system_error io_error(const std::string& what) {
-  return std::system_error(errno, std::generic_category(), what);
-}
+Status io_failure(const std::string& what) { return file_io::io_failure(errno, what); }
 
 // The lock file's contents; nullopt when it does not exist (any more).
-std::optional<std::string> read_lock(FileSystem& files, const std::string& path) {
+Result<std::optional<std::string>> read_lock(FileSystem& files, const std::string& path) {
   FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
   if (!fd.valid()) {
-    if (errno == ENOENT) return std::nullopt;
-    throw io_error("cannot read the queue lock " + path);
+    if (errno == ENOENT) return std::optional<std::string>();
+    return io_failure("cannot read the queue lock " + path);
   }
   std::string text;
   char buffer[256];
@@ -38,7 +37,7 @@ std::optional<std::string> read_lock(FileSystem& files, const std::string& path)
     if (n <= 0) break;
     text.append(buffer, static_cast<std::size_t>(n));
   }
-  return text;
+  return std::optional<std::string>(std::move(text));
 }
 
 // The pid on the first line, or nullopt when there is none.
@@ -59,11 +58,11 @@ bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 std::string pid_line(pid_t pid) { return std::to_string(pid) + "\n"; }
 
 // Creates the lock file holding our pid; false when it already exists.
-bool create_lock(FileSystem& files, const std::string& path) {
+Result<bool> create_lock(FileSystem& files, const std::string& path) {
   FileDescriptor fd = files.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (!fd.valid()) {
     if (errno == EEXIST) return false;
-    throw io_error("cannot create the queue lock " + path);
+    return io_failure("cannot create the queue lock " + path);
   }
   std::string text = pid_line(::getpid());
   ssize_t written = files.write(fd.get(), text.data(), text.size());
@@ -73,20 +72,25 @@ bool create_lock(FileSystem& files, const std::string& path) {
   if (written != static_cast<ssize_t>(text.size())) {
     static_cast<void>(files.unlink(path));
     errno = written < 0 ? saved : EIO;
-    throw io_error("cannot write the queue lock " + path);
+    return io_failure("cannot write the queue lock " + path);
   }
   return true;
 }
 
 }  // namespace
 
-std::optional<QueueLock> QueueLock::try_acquire(const std::string& queue_path, const Warn& warn,
-                                                std::string* holder, FileSystem& files) {
+Result<std::optional<QueueLock>> QueueLock::try_acquire(const std::string& queue_path,
+                                                        const Warn& warn, std::string* holder,
+                                                        FileSystem& files) {
   std::string path = lock_path(queue_path);
   // Once more after breaking a stale lock or seeing one vanish.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (create_lock(files, path)) return QueueLock(files, path);
-    std::optional<std::string> text = read_lock(files, path);
+    Result<bool> created = create_lock(files, path);
+    if (!created) return created.status();
+    if (*created) return std::optional<QueueLock>(QueueLock(files, path));
+    Result<std::optional<std::string>> read = read_lock(files, path);
+    if (!read) return read.status();
+    const std::optional<std::string>& text = *read;
     if (!text) continue;
     std::optional<pid_t> pid = pid_in(*text);
     if (!pid) {
@@ -94,26 +98,27 @@ std::optional<QueueLock> QueueLock::try_acquire(const std::string& queue_path, c
         *holder = "another process (its lock file " + path +
                   " names no pid, as Pegasus leaves it; if no Pegasus runs on this queue, "
                   "remove that file)";
-      return std::nullopt;
+      return std::optional<QueueLock>();
     }
     if (*pid == ::getpid() || process_exists(*pid)) {
       if (holder) *holder = fmt::format("pid {}", *pid);
-      return std::nullopt;
+      return std::optional<QueueLock>();
     }
     // Only remove the file if it is still the stale one we looked at.
-    std::optional<std::string> again = read_lock(files, path);
-    if (!again) continue;
-    if (*again != *text) {
+    Result<std::optional<std::string>> again = read_lock(files, path);
+    if (!again) return again.status();
+    if (!*again) continue;
+    if (**again != *text) {
       if (holder) *holder = "another process";
-      return std::nullopt;
+      return std::optional<QueueLock>();
     }
     if (warn)
       warn(fmt::format("breaking stale lock {} left by pid {}, which is not running", path, *pid));
     if (files.unlink(path) != 0 && errno != ENOENT)
-      throw io_error("cannot remove the stale queue lock " + path);
+      return io_failure("cannot remove the stale queue lock " + path);
   }
   if (holder) *holder = "another process";
-  return std::nullopt;
+  return std::optional<QueueLock>();
 }
 
 QueueLock::QueueLock(QueueLock&& other) noexcept
@@ -133,14 +138,11 @@ QueueLock& QueueLock::operator=(QueueLock&& other) noexcept {
 
 QueueLock::~QueueLock() {
   if (m_lock_path.empty()) return;
-  try {
-    std::optional<std::string> text = read_lock(*m_files, m_lock_path);
-    // A lock that cannot be removed is broken by the next taker, once this
-    // process is gone.
-    if (text && pid_in(*text) == ::getpid()) static_cast<void>(m_files->unlink(m_lock_path));
-  } catch (const std::exception&) {
-    // A lock we cannot read is not ours to remove.
-  }
+  // A lock we cannot read is not ours to remove; one that cannot be removed
+  // is broken by the next taker, once this process is gone.
+  Result<std::optional<std::string>> text = read_lock(*m_files, m_lock_path);
+  if (text && *text && pid_in(**text) == ::getpid())
+    static_cast<void>(m_files->unlink(m_lock_path));
 }
 
 std::string QueueLock::lock_path(const std::string& queue_path) { return queue_path + ".lock"; }

@@ -16,18 +16,21 @@
 
 namespace runner {
 
-using file_io::io_error;
+using file_io::io_failure;
 
-std::optional<HeldQueueFile> HeldQueueFile::open(FileSystem& files, const std::string& path) {
+Result<std::optional<HeldQueueFile>> HeldQueueFile::open(FileSystem& files,
+                                                         const std::string& path) {
   FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
   if (!fd.valid()) {
-    if (errno == ENOENT) return std::nullopt;
-    throw io_error(errno, "cannot read " + path);
+    if (errno == ENOENT) return std::optional<HeldQueueFile>();
+    return io_failure(errno, "cannot read " + path);
   }
   struct stat info {};
-  if (files.fstat(fd.get(), &info) != 0) throw io_error(errno, "cannot read " + path);
-  std::string text = file_io::read_from(files, fd.get(), 0, path);
-  return HeldQueueFile(files, std::move(fd), std::move(text), info.st_dev, info.st_ino);
+  if (files.fstat(fd.get(), &info) != 0) return io_failure(errno, "cannot read " + path);
+  Result<std::string> text = file_io::read_from(files, fd.get(), 0, path);
+  if (!text) return text.status();
+  return std::optional<HeldQueueFile>(
+      HeldQueueFile(files, std::move(fd), std::move(*text), info.st_dev, info.st_ino));
 }
 
 HeldQueueFile::HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text, dev_t device,
@@ -39,49 +42,75 @@ HeldQueueFile::HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string t
       m_inode(inode),
       m_carried(static_cast<off_t>(m_text.size())) {}
 
-bool HeldQueueFile::only_appended_to(const std::string& path) const {
+Result<bool> HeldQueueFile::only_appended_to(const std::string& path) const {
   struct stat named {};
   if (m_files->stat(path, &named) != 0) return false;
   if (named.st_dev != m_device || named.st_ino != m_inode) return false;
-  return file_io::read_from(*m_files, m_fd.get(), 0, path).starts_with(m_text);
+  Result<std::string> now = file_io::read_from(*m_files, m_fd.get(), 0, path);
+  if (!now) return now.status();
+  return now->starts_with(m_text);
 }
 
-std::size_t HeldQueueFile::carry_late_appends(const std::string& path) {
-  std::string late = file_io::read_from(*m_files, m_fd.get(), m_carried, path);
-  if (late.empty()) return 0;
+Result<std::size_t> HeldQueueFile::carry_late_appends(const std::string& path) {
+  Result<std::string> late = file_io::read_from(*m_files, m_fd.get(), m_carried, path);
+  if (!late) return late.status();
+  if (late->empty()) return std::size_t{0};
   FileDescriptor fd = m_files->open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (!fd.valid()) throw io_error(errno, "cannot append to " + path);
-  file_io::write_all(*m_files, fd.get(), late, path);
-  m_carried += static_cast<off_t>(late.size());
-  return late.size();
+  if (!fd.valid()) return io_failure(errno, "cannot append to " + path);
+  if (Status written = file_io::write_all(*m_files, fd.get(), *late, path); !written)
+    return written;
+  m_carried += static_cast<off_t>(late->size());
+  return late->size();
 }
 
-bool replace_keeping_appends(HeldQueueFile& held, const std::string& path, const std::string& text,
-                             bool sync_directory) {
+Result<bool> replace_keeping_appends(HeldQueueFile& held, const std::string& path,
+                                     const std::string& text, bool sync_directory) {
   FileSystem& files = held.files();
-  std::string temporary = write_temporary(files, path, text);
-  bool unchanged = false;
-  try {
-    unchanged = held.only_appended_to(path);
-  } catch (...) {
-    static_cast<void>(files.unlink(temporary));
-    throw;
+  Result<std::string> temporary = write_temporary(files, path, text);
+  if (!temporary) return temporary.status();
+  Result<bool> unchanged = held.only_appended_to(path);
+  if (!unchanged || !*unchanged) {
+    static_cast<void>(files.unlink(*temporary));
+    return unchanged;
   }
-  if (!unchanged) {
-    static_cast<void>(files.unlink(temporary));
-    return false;
-  }
-  commit_temporary(files, temporary, path, sync_directory);
+  if (Status committed = commit_temporary(files, *temporary, path, sync_directory); !committed)
+    return committed;
   // From here on a write to the old file reaches no one but `held`.
-  held.carry_late_appends(path);
+  Result<std::size_t> carried = held.carry_late_appends(path);
+  if (!carried) return carried.status();
   return true;
 }
 
-std::string write_temporary(FileSystem& files, const std::string& path, const std::string& text) {
+namespace {
+
+// Gives the new file `fd` the old one's mode and owner (`replacing`), writes
+// `text` to it and syncs it.
+Status fill_temporary(FileSystem& files, FileDescriptor& fd, const std::string& temporary,
+                      const std::optional<struct stat>& replacing, const std::string& text) {
+  if (replacing) {
+    if (files.fchmod(fd.get(), replacing->st_mode & 07777) != 0)
+      return io_failure(errno, "cannot chmod " + temporary);
+    // Only root may give the file back to another owner; others keep
+    // theirs, so a failure here is no error.
+    if (replacing->st_uid != ::geteuid() || replacing->st_gid != ::getegid())
+      static_cast<void>(files.fchown(fd.get(), replacing->st_uid, replacing->st_gid));
+  }
+  if (Status written = file_io::write_all(files, fd.get(), text, temporary); !written)
+    return written;
+  if (files.fsync(fd.get()) != 0) return io_failure(errno, "cannot sync " + temporary);
+  if (fd.close() != 0) return io_failure(errno, "cannot write " + temporary);
+  return Status();
+}
+
+}  // namespace
+
+Result<std::string> write_temporary(FileSystem& files, const std::string& path,
+                                    const std::string& text) {
   std::filesystem::path target(path);
   std::string directory = file_io::directory_of(path);
   struct stat old {};
-  bool replacing = files.stat(path, &old) == 0;
+  std::optional<struct stat> replacing;
+  if (files.stat(path, &old) == 0) replacing = old;
   static std::mt19937_64 random{std::random_device{}()};
   std::string temporary;
   FileDescriptor fd;
@@ -90,36 +119,25 @@ std::string write_temporary(FileSystem& files, const std::string& path, const st
                             random());
     fd = files.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (!fd.valid() && (errno != EEXIST || attempt > 100))
-      throw io_error(errno, "cannot create a file beside " + path);
+      return io_failure(errno, "cannot create a file beside " + path);
   }
-  try {
-    if (replacing) {
-      if (files.fchmod(fd.get(), old.st_mode & 07777) != 0)
-        throw io_error(errno, "cannot chmod " + temporary);
-      // Only root may give the file back to another owner; others keep
-      // theirs, so a failure here is no error.
-      if (old.st_uid != ::geteuid() || old.st_gid != ::getegid())
-        static_cast<void>(files.fchown(fd.get(), old.st_uid, old.st_gid));
-    }
-    file_io::write_all(files, fd.get(), text, temporary);
-    if (files.fsync(fd.get()) != 0) throw io_error(errno, "cannot sync " + temporary);
-    if (fd.close() != 0) throw io_error(errno, "cannot write " + temporary);
-  } catch (...) {
+  if (Status filled = fill_temporary(files, fd, temporary, replacing, text); !filled) {
     static_cast<void>(fd.close());
     static_cast<void>(files.unlink(temporary));
-    throw;
+    return filled;
   }
   return temporary;
 }
 
-void commit_temporary(FileSystem& files, const std::string& temporary, const std::string& path,
-                      bool sync) {
+Status commit_temporary(FileSystem& files, const std::string& temporary, const std::string& path,
+                        bool sync) {
   if (files.rename(temporary, path) != 0) {
     int error = errno;
     static_cast<void>(files.unlink(temporary));
-    throw io_error(error, "cannot replace " + path);
+    return io_failure(error, "cannot replace " + path);
   }
   if (sync) file_io::sync_directory(files, file_io::directory_of(path));
+  return Status();
 }
 
 }  // namespace runner

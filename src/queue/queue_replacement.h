@@ -15,26 +15,27 @@
 #include <string>
 
 #include "runner/core/file_system.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
 class HeldQueueFile {
  public:
   // Opens and reads `path` through `files`, which its later operations
-  // use too; nullopt when it does not exist. Throws std::system_error.
-  static std::optional<HeldQueueFile> open(FileSystem& files, const std::string& path);
+  // use too; nullopt when it does not exist.
+  static Result<std::optional<HeldQueueFile>> open(FileSystem& files, const std::string& path);
 
   const std::string& text() const { return m_text; }  // as read
   FileSystem& files() const { return *m_files; }
 
   // Whether `path` still names this file and the file still starts with
-  // text(): nothing happened to it but appends.
-  [[nodiscard]] bool only_appended_to(const std::string& path) const;
+  // text(): nothing happened to it but appends. A failure when it cannot
+  // be read.
+  Result<bool> only_appended_to(const std::string& path) const;
 
   // Once replaced: appends to `path` what this file received since it was
-  // last carried over. Returns the number of bytes carried. Throws
-  // std::system_error.
-  std::size_t carry_late_appends(const std::string& path);
+  // last carried over. Returns the number of bytes carried.
+  Result<std::size_t> carry_late_appends(const std::string& path);
 
  private:
   HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text, dev_t device, ino_t inode);
@@ -51,18 +52,19 @@ class HeldQueueFile {
 // rename waited for when `sync_directory`). Returns false, replacing
 // nothing, when the file was changed meanwhile other than by appending to
 // it. Bytes appended to it (before the rename or until the call returns)
-// end up at the end of the new file. Throws std::system_error.
-[[nodiscard]] bool replace_keeping_appends(HeldQueueFile& held, const std::string& path,
-                                           const std::string& text, bool sync_directory);
+// end up at the end of the new file.
+Result<bool> replace_keeping_appends(HeldQueueFile& held, const std::string& path,
+                                     const std::string& text, bool sync_directory);
 
 // A new file beside `path` holding `text`, fsync'd, with the permissions of
 // the file it will replace; returns its name. Nothing is left behind when
 // it cannot be written whole.
-std::string write_temporary(FileSystem& files, const std::string& path, const std::string& text);
+Result<std::string> write_temporary(FileSystem& files, const std::string& path,
+                                    const std::string& text);
 
 // Renames `temporary` over `path` (removing it when that fails) and notes
 // it as this process's own change; fsyncs the folder when `sync`.
-void commit_temporary(FileSystem& files, const std::string& temporary, const std::string& path,
-                      bool sync);
+Status commit_temporary(FileSystem& files, const std::string& temporary, const std::string& path,
+                        bool sync);
 
 }  // namespace runner

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runner/config/hosts.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -16,7 +17,7 @@ TEST(DetectedHosts, EachGpuIsASlotWithItsIndexAndUuid) {
             "- hostname: node01  # NVIDIA A100\n  gpu: 1\n  gpu_uuid: GPU-bbbb\n"
             "- user@node02:2222  # no nvidia-smi: one slot\n");
   // What it says is what runner reads back.
-  Fleet fleet = parse_hosts(text, "hosts.yaml");
+  Fleet fleet = testing::value_of(parse_hosts(text, "hosts.yaml"));
   ASSERT_EQ(fleet.hosts.size(), 2u);
   ASSERT_EQ(fleet.slots.size(), 3u);
   EXPECT_EQ(fleet.slots[1].params, (Params{{"gpu", "1"}, {"gpu_uuid", "GPU-bbbb"}}));
@@ -27,7 +28,7 @@ TEST(DetectedHosts, EachGpuIsASlotWithItsIndexAndUuid) {
 TEST(DetectedHosts, NamesThatYamlWouldMisreadAreQuoted) {
   // Unquoted, YAML would read a flow sequence.
   std::string text = detected_hosts_yaml({{"[::1]:2222", {}, ""}});
-  Fleet fleet = parse_hosts(text, "hosts.yaml");
+  Fleet fleet = testing::value_of(parse_hosts(text, "hosts.yaml"));
   ASSERT_EQ(fleet.hosts.size(), 1u);
   EXPECT_EQ(fleet.hosts[0].name, "[::1]:2222");
 }
@@ -45,7 +46,7 @@ TEST(DetectedHosts, WhatAHostSaidIsWrittenSoThatItReadsBackAsItWas) {
   EXPECT_NE(text.find("# A100\\r- evil.example.org\\n- hostname: node01  #\\u2028- x\\x1b[2K\n"),
             std::string::npos)
       << text;
-  Fleet fleet = parse_hosts(text, "hosts.yaml");
+  Fleet fleet = testing::value_of(parse_hosts(text, "hosts.yaml"));
   ASSERT_EQ(fleet.hosts.size(), 2u) << text;
   EXPECT_EQ(fleet.hosts[0].name, "node01");
   EXPECT_EQ(fleet.hosts[1].name, "node02");

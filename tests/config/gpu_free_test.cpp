@@ -4,6 +4,8 @@
 
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"
+#include "support/config_failure.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -45,9 +47,9 @@ TEST(GpuFree, SaysWhatHoldsABusyGpu) {
 }
 
 TEST(GpuFree, IsAnEntrysConditionNotASlotParameter) {
-  Fleet fleet = parse_hosts(
+  Fleet fleet = testing::value_of(parse_hosts(
       "- hostname: a\n  gpu: [0, 1]\n  gpu_free: memory < 1GiB\n- hostname: b\n  gpu: 0\n",
-      "hosts.yaml");
+      "hosts.yaml"));
   ASSERT_EQ(fleet.slots.size(), 3u);
   ASSERT_TRUE(fleet.slots[1].gpu_free);
   EXPECT_EQ(fleet.slots[1].gpu_free->text, "memory < 1GiB");
@@ -57,10 +59,8 @@ TEST(GpuFree, IsAnEntrysConditionNotASlotParameter) {
 }
 
 TEST(GpuFree, ABadConditionNamesItsLine) {
-  try {
-    parse_hosts("- hostname: a\n  gpu: 0\n  gpu_free: busy\n", "hosts.yaml");
-    FAIL() << "expected ConfigError";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parse_hosts("- hostname: a\n  gpu: 0\n  gpu_free: busy\n", "hosts.yaml"));
     EXPECT_NE(std::string(error.what()).find("hosts.yaml:3"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("`busy` is not a condition"), std::string::npos)
         << error.what();

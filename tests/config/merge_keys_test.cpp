@@ -11,13 +11,19 @@
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"
 #include "runner/config/queue_entry.h"
+#include "support/config_failure.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
 
-QueueEntry entry_at(const std::string& yaml, std::size_t index) {
+Result<QueueEntry> parsed_at(const std::string& yaml, std::size_t index) {
   YAML::Node root = YAML::Load(yaml);
   return parse_queue_entry(root[index], "queue.yaml");
+}
+
+QueueEntry entry_at(const std::string& yaml, std::size_t index) {
+  return testing::value_of(parsed_at(yaml, index));
 }
 
 // Each key of the entry as `name=value,value`, in the entry's order.
@@ -32,13 +38,7 @@ std::vector<std::string> keys_of(const QueueEntry& entry) {
 }
 
 ConfigError entry_error(const std::string& yaml, std::size_t index) {
-  try {
-    entry_at(yaml, index);
-  } catch (const ConfigError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no ConfigError for:\n" << yaml;
-  return ConfigError("none");
+  return testing::failure_of(parsed_at(yaml, index));
 }
 
 const std::string k_defaults =
@@ -118,21 +118,19 @@ std::vector<std::string> labels(const Fleet& fleet) {
 }
 
 TEST(MergeKeys, HostEntryTakesTheKeysOfTheMappingItNames) {
-  Fleet fleet = parse_hosts(
+  Fleet fleet = testing::value_of(parse_hosts(
       "- &node\n"
       "  hostname: a\n"
       "  gpu: [0, 1]\n"
       "- <<: *node\n"
       "  hostname: b\n",
-      "hosts.yaml");
+      "hosts.yaml"));
   EXPECT_EQ(labels(fleet), (std::vector<std::string>{"a gpu=0", "a gpu=1", "b gpu=0", "b gpu=1"}));
 }
 
 TEST(MergeKeys, HostMergeOfNoMappingIsReportedAtTheMergeKey) {
-  try {
-    parse_hosts("- hostname: a\n  <<: [1, 2]\n", "hosts.yaml");
-    ADD_FAILURE() << "no ConfigError";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parse_hosts("- hostname: a\n  <<: [1, 2]\n", "hosts.yaml"));
     EXPECT_EQ(error.line(), 2) << error.what();
     EXPECT_NE(std::string(error.what()).find("`<<: *defaults`"), std::string::npos) << error.what();
   }

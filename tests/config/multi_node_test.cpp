@@ -1,4 +1,5 @@
 #include "runner/config/multi_node.h"
+#include "support/value_of.h"
 
 #include <gtest/gtest.h>
 
@@ -44,9 +45,9 @@ TEST(MultiNode, HostfileHasALinePerNodeInRankOrder) {
 }
 
 TEST(MultiNode, AnAddrParameterNamesTheNode) {
-  Fleet fleet = parse_hosts(
+  Fleet fleet = testing::value_of(parse_hosts(
       "- hostname: node01\n  addr: 192.168.7.1\n  slots: 2\n- hostname: node02\n  slots: 2\n",
-      "hosts.yaml");
+      "hosts.yaml"));
   EXPECT_EQ(node_address(fleet, {0, 1}, "node01.example"), "192.168.7.1");
   EXPECT_EQ(node_address(fleet, {2, 3}, "node02.example"), "node02.example");
 }

@@ -5,14 +5,18 @@
 
 #include "runner/config/config_error.h"
 #include "runner/config/queue_entry.h"
+#include "support/config_failure.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
 
-QueueEntry entry_from(const std::string& yaml) {
+Result<QueueEntry> parsed(const std::string& yaml) {
   YAML::Node root = YAML::Load(yaml);
   return parse_queue_entry(root[0], "queue.yaml");
 }
+
+QueueEntry entry_from(const std::string& yaml) { return testing::value_of(parsed(yaml)); }
 
 TEST(QueueEntryPush, AListOfPathsIsOneJobsFiles) {
   std::vector<JobSpec> jobs =
@@ -31,10 +35,8 @@ TEST(QueueEntryPush, AStepMayBeTheCopyAlone) {
 }
 
 TEST(QueueEntryPush, APathWithASpaceIsRefusedNamingItsLine) {
-  try {
-    entry_from("- command: x\n  push:\n    - data\n    - my file\n");
-    FAIL() << "no error";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parsed("- command: x\n  push:\n    - data\n    - my file\n"));
     EXPECT_NE(std::string(error.what()).find("queue.yaml:4"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("`push` takes paths without spaces, not `my file`"),
               std::string::npos)

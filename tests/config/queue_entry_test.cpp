@@ -9,17 +9,21 @@
 #include <vector>
 
 #include "runner/config/config_error.h"
+#include "support/config_failure.h"
 #include "support/job_text.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
 
 using testing::describe;
 
-QueueEntry entry_from(const std::string& yaml) {
+Result<QueueEntry> parsed(const std::string& yaml) {
   YAML::Node root = YAML::Load(yaml);
   return parse_queue_entry(root[0], "queue.yaml");
 }
+
+QueueEntry entry_from(const std::string& yaml) { return testing::value_of(parsed(yaml)); }
 
 std::vector<std::string> key_names(const QueueEntry& entry) {
   std::vector<std::string> names;
@@ -53,18 +57,10 @@ QueueEntry round_trip(const QueueEntry& entry, int indent = 0) {
     ADD_FAILURE() << "not a one-item list:\n" << text;
     return {};
   }
-  return parse_queue_entry(root[0], "queue.yaml");
+  return testing::value_of(parse_queue_entry(root[0], "queue.yaml"));
 }
 
-ConfigError error_for(const std::string& yaml) {
-  try {
-    entry_from(yaml);
-  } catch (const ConfigError& error) {
-    return error;
-  }
-  ADD_FAILURE() << "no ConfigError for:\n" << yaml;
-  return ConfigError("none");
-}
+ConfigError error_for(const std::string& yaml) { return testing::failure_of(parsed(yaml)); }
 
 // Drains a queue of entries job by job, the way the queue file does.
 std::vector<JobSpec> drain(std::vector<QueueEntry> queue) {
@@ -452,10 +448,8 @@ TEST(QueueEntryReservedKeys, BadValuesAreReportedWhereTheyAre) {
            {"- command: x\n  retries: many\n", "retries"},
            {"- command: x\n  allocation_policy: best\n", "first_fit or buddy"},
            {"- command: x\n  allocation_policy: buddy\n  slots: [2, 3]\n", "power of two"}}) {
-    try {
-      entry_from(text);
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const ConfigError& error) {
+    {
+      ConfigError error = testing::failure_of(parsed(text));
       EXPECT_EQ(error.line(), 2) << text;
       EXPECT_NE(std::string(error.what()).find(needle), std::string::npos) << error.what();
     }

@@ -247,7 +247,9 @@ TEST_F(Check, WhatANodeSaysOfItsGpusIsEscapedWhereItIsPrintedOrWritten) {
             std::string::npos)
       << yaml;
   // Exactly the host detected, to runner (yaml-cpp) and to PyYAML.
-  Fleet fleet = parse_hosts(yaml, "hosts.yaml");
+  Result<Fleet> parsed = parse_hosts(yaml, "hosts.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().located_message();
+  const Fleet& fleet = *parsed;
   ASSERT_EQ(fleet.hosts.size(), 1u) << yaml;
   EXPECT_EQ(fleet.hosts[0].name, "gpu-node");
   ASSERT_EQ(fleet.slots.size(), 1u) << yaml;

@@ -11,6 +11,7 @@
 #include "runner/queue/queue_edit.h"
 #include "runner/queue/queue_file.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -81,26 +82,29 @@ TEST(QueueAppendsTest, AnAppendIntoTheReplacedFileIsKeptWhenTheRunEnds) {
 TEST(QueueAppendsTest, AnEditKeepsWhatWasAppendedWhileItWasMade) {
   testing::TempDir dir;
   dir.write("queue.yaml", "- a\n");
-  QueueEdit edit(dir.file("queue.yaml"));
+  Result<QueueEdit> edit = QueueEdit::begin(dir.file("queue.yaml"));
+  ASSERT_TRUE(edit.ok()) << edit.status().message();
   ASSERT_TRUE(Appender(dir.file("queue.yaml")).write("- appended\n"));
-  ASSERT_TRUE(edit.save("- edited\n"));
+  ASSERT_TRUE(testing::value_of(edit->save("- edited\n")));
   EXPECT_EQ(dir.read("queue.yaml"), "- edited\n- appended\n");
 }
 
 TEST(QueueAppendsTest, AnEditIsNotSavedOverAFileAnotherProgramReplaced) {
   testing::TempDir dir;
   dir.write("queue.yaml", "- a\n");
-  QueueEdit edit(dir.file("queue.yaml"));
-  write_file_atomically(dir.file("queue.yaml"), "- someone else\n");
-  EXPECT_FALSE(edit.save("- edited\n"));
+  Result<QueueEdit> edit = QueueEdit::begin(dir.file("queue.yaml"));
+  ASSERT_TRUE(edit.ok()) << edit.status().message();
+  ASSERT_TRUE(write_file_atomically(dir.file("queue.yaml"), "- someone else\n"));
+  EXPECT_FALSE(testing::value_of(edit->save("- edited\n")));
   EXPECT_EQ(dir.read("queue.yaml"), "- someone else\n");
 }
 
 TEST(QueueAppendsTest, AnEditOfAMissingQueueCreatesIt) {
   testing::TempDir dir;
-  QueueEdit edit(dir.file("queue.yaml"));
-  EXPECT_EQ(edit.original(), "");
-  ASSERT_TRUE(edit.save("- new\n"));
+  Result<QueueEdit> edit = QueueEdit::begin(dir.file("queue.yaml"));
+  ASSERT_TRUE(edit.ok()) << edit.status().message();
+  EXPECT_EQ(edit->original(), "");
+  ASSERT_TRUE(testing::value_of(edit->save("- new\n")));
   EXPECT_EQ(dir.read("queue.yaml"), "- new\n");
 }
 

@@ -11,7 +11,9 @@
 
 #include "runner/config/config_error.h"
 #include "runner/queue/front_taker.h"
+#include "support/config_failure.h"
 #include "support/job_text.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -20,14 +22,14 @@ using testing::describe;
 
 std::vector<std::string> all_jobs(const std::string& text) {
   std::vector<std::string> jobs;
-  QueueDocument doc = parse_queue_document(text, "queue.yaml");
+  QueueDocument doc = testing::value_of(parse_queue_document(text, "queue.yaml"));
   for (const auto& span : doc.entries)
     for (const auto& job : expand(span.entry)) jobs.push_back(describe(job));
   return jobs;
 }
 
 std::string take(const std::string& text) {
-  return text_without_first_job(parse_queue_document(text, "queue.yaml"));
+  return text_without_first_job(testing::value_of(parse_queue_document(text, "queue.yaml")));
 }
 
 std::string with_crlf(const std::string& text) {
@@ -70,12 +72,12 @@ std::string drain_and_check(const std::string& text, bool same_bytes = true) {
   std::string current = text;
   bool crlf_only = current.find('\n') != std::string::npos && !has_bare_newline(current);
   for (std::size_t step = 0; step <= expected.size(); ++step) {
-    QueueDocument doc = parse_queue_document(current, "queue.yaml");
+    QueueDocument doc = testing::value_of(parse_queue_document(current, "queue.yaml"));
     std::optional<JobSpec> job = peek_first_job(doc);
     if (!job) break;
     taken.push_back(describe(*job));
     std::string next = text_without_first_job(doc);
-    QueueDocument after = parse_queue_document(next, "queue.yaml");
+    QueueDocument after = testing::value_of(parse_queue_document(next, "queue.yaml"));
     const EntrySpan& first = doc.entries.front();
     EXPECT_LE(after.entries.size() + 1, doc.entries.size() + first.entry.keys.size()) << current;
     if (same_bytes && doc.block_style) {
@@ -414,9 +416,9 @@ TEST(QueueDocumentTest, DrainingRandomQueueFilesGivesAllJobsInOrderAndKeepsOther
   for (unsigned seed = 1; seed <= 150; ++seed) {
     std::string text = QueueWriter(seed).file();
     SCOPED_TRACE("seed " + std::to_string(seed) + ":\n" + text);
-    QueueDocument doc;
-    ASSERT_NO_THROW(doc = parse_queue_document(text, "queue.yaml"));
-    EXPECT_TRUE(doc.block_style);
+    Result<QueueDocument> doc = parse_queue_document(text, "queue.yaml");
+    ASSERT_TRUE(doc.ok()) << doc.status().located_message();
+    EXPECT_TRUE(doc->block_style);
     drain_and_check(text);
   }
 }
@@ -451,7 +453,7 @@ void expect_same_document(const QueueDocument& got, const QueueDocument& want) {
 // starting from the document the previous one finished with, and compares
 // every job and every finished document with the one-job-at-a-time result.
 void drain_in_batches_and_compare(const std::string& text) {
-  QueueDocument reference = parse_queue_document(text, "queue.yaml");
+  QueueDocument reference = testing::value_of(parse_queue_document(text, "queue.yaml"));
   QueueDocument current = reference;
   for (int batch = 1; !reference.entries.empty(); ++batch) {
     SCOPED_TRACE("batch of " + std::to_string(batch) + " from:\n" + current.text);
@@ -463,8 +465,9 @@ void drain_in_batches_and_compare(const std::string& text) {
       if (!want) break;
       EXPECT_EQ(describe(*got), describe(*want));
       EXPECT_EQ(got->line, want->line);
-      taker.take();
-      reference = parse_queue_document(text_without_first_job(reference), "queue.yaml");
+      ASSERT_TRUE(taker.take());
+      reference = testing::value_of(
+          parse_queue_document(text_without_first_job(reference), "queue.yaml"));
     }
     current = std::move(taker).finish();
     expect_same_document(current, reference);
@@ -562,7 +565,7 @@ TEST(QueueDocumentTest, SpansCoverEntryLinesWithoutTheCommentsBetween) {
       "  m: [1, 2]\n"
       "    # deeper, after b\n"
       "- c";
-  QueueDocument doc = parse_queue_document(text, "queue.yaml");
+  QueueDocument doc = testing::value_of(parse_queue_document(text, "queue.yaml"));
   ASSERT_EQ(doc.entries.size(), 3u);
   EXPECT_TRUE(doc.block_style);
   auto span_text = [&](const EntrySpan& span) {
@@ -619,7 +622,7 @@ TEST(QueueDocumentTest, IndentedListStaysIndented) {
 
 TEST(QueueDocumentTest, FlowListIsRewrittenWhole) {
   std::string text = "# header\n[a, {command: b, m: [1, 2]}, c]  # trailing\n";
-  QueueDocument doc = parse_queue_document(text, "queue.yaml");
+  QueueDocument doc = testing::value_of(parse_queue_document(text, "queue.yaml"));
   EXPECT_FALSE(doc.block_style);
   ASSERT_EQ(doc.entries.size(), 3u);
   EXPECT_EQ(take(text), "# header\n- command: b\n  m: [1, 2]\n- c\n");
@@ -629,7 +632,7 @@ TEST(QueueDocumentTest, FlowListIsRewrittenWhole) {
 TEST(QueueDocumentTest, NothingToTakeFromEmptyQueues) {
   for (const std::string text :
        {"", "\n\n", "# only a comment\n", "[]\n", "~\n", "---\n", "null"}) {
-    QueueDocument doc = parse_queue_document(text, "queue.yaml");
+    QueueDocument doc = testing::value_of(parse_queue_document(text, "queue.yaml"));
     EXPECT_TRUE(doc.entries.empty()) << text;
     EXPECT_FALSE(peek_first_job(doc).has_value()) << text;
     EXPECT_EQ(text_without_first_job(doc), text);
@@ -657,10 +660,8 @@ TEST(QueueDocumentTest, NestingTooDeepIsNamedWithItsLineAndTheLimit) {
   std::string text = "- command: a\n  m:\n";
   std::string indent = "    ";
   for (int level = 0; level < 600; ++level, indent += "  ") text += indent + "- m:\n";
-  try {
-    parse_queue_document(text, "q.yaml");
-    FAIL() << "no error";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parse_queue_document(text, "q.yaml"));
     EXPECT_EQ(error.file(), "q.yaml");
     // Each `- m:` line nests two levels, a list and a mapping.
     EXPECT_EQ(error.line(), 251) << error.what();
@@ -671,10 +672,8 @@ TEST(QueueDocumentTest, NestingTooDeepIsNamedWithItsLineAndTheLimit) {
 }
 
 TEST(QueueDocumentTest, ACommaThatStartsALineAfterTheListIsAnErrorNotAHang) {
-  try {
-    parse_queue_document("- echo a\n, echo b\n", "q.yaml");
-    FAIL() << "no error";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parse_queue_document("- echo a\n, echo b\n", "q.yaml"));
     EXPECT_EQ(error.line(), 2) << error.what();
     EXPECT_EQ(error.column(), 1) << error.what();
     EXPECT_NE(error.detail().find("`,` outside of [ ] and { }"), std::string::npos) << error.what();
@@ -682,10 +681,8 @@ TEST(QueueDocumentTest, ACommaThatStartsALineAfterTheListIsAnErrorNotAHang) {
 }
 
 TEST(QueueDocumentTest, SyntaxErrorsGiveLineAndColumn) {
-  try {
-    parse_queue_document("- a\n- command: [b,\n  m: x\n", "q.yaml");
-    FAIL() << "no error";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parse_queue_document("- a\n- command: [b,\n  m: x\n", "q.yaml"));
     EXPECT_EQ(error.file(), "q.yaml");
     EXPECT_GT(error.line(), 1);
     EXPECT_GT(error.column(), 0);
@@ -695,10 +692,8 @@ TEST(QueueDocumentTest, SyntaxErrorsGiveLineAndColumn) {
 
 TEST(QueueDocumentTest, ATopLevelThatIsNoListIsAnError) {
   for (const std::string text : {"command: a\n", "just a string\n"}) {
-    try {
-      parse_queue_document(text, "q.yaml");
-      ADD_FAILURE() << text;
-    } catch (const ConfigError& error) {
+    {
+      ConfigError error = testing::failure_of(parse_queue_document(text, "q.yaml"));
       EXPECT_EQ(error.line(), 1);
       EXPECT_NE(error.detail().find("list"), std::string::npos);
     }
@@ -706,26 +701,23 @@ TEST(QueueDocumentTest, ATopLevelThatIsNoListIsAnError) {
 }
 
 TEST(QueueDocumentTest, ASecondDocumentIsAnError) {
-  try {
-    parse_queue_document("- a\n---\n- b\n", "q.yaml");
-    FAIL() << "no error";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parse_queue_document("- a\n---\n- b\n", "q.yaml"));
     EXPECT_EQ(error.line(), 3);
   }
 }
 
 TEST(QueueDocumentTest, InvalidEntriesAreReportedWithTheirLine) {
-  try {
-    parse_queue_document("- a\n\n- model: [x]\n", "q.yaml");
-    FAIL() << "no error";
-  } catch (const ConfigError& error) {
+  {
+    ConfigError error = testing::failure_of(parse_queue_document("- a\n\n- model: [x]\n", "q.yaml"));
     EXPECT_EQ(error.line(), 3);
     EXPECT_NE(error.detail().find("command"), std::string::npos);
   }
 }
 
 std::string append(const std::string& text, const std::string& items) {
-  return text_with_appended(parse_queue_document(text, "queue.yaml"), items);
+  return text_with_appended(testing::value_of(parse_queue_document(text, "queue.yaml")),
+                            testing::value_of(parse_queue_document(items, "jobs to add")));
 }
 
 TEST(QueueDocumentTest, AppendingKeepsTheFileAndAddsAtTheEnd) {
@@ -763,16 +755,14 @@ TEST(QueueDocumentTest, AppendedJobsComeAfterTheOldOnes) {
     std::vector<std::string> expected = all_jobs(shape);
     for (const auto& job : all_jobs(items)) expected.push_back(job);
     EXPECT_EQ(all_jobs(text), expected) << text;
-    QueueDocument doc = parse_queue_document(shape, "queue.yaml");
+    QueueDocument doc = testing::value_of(parse_queue_document(shape, "queue.yaml"));
     if (doc.block_style && !doc.entries.empty()) {
       EXPECT_EQ(text.substr(0, doc.entries.back().end), shape.substr(0, doc.entries.back().end));
     }
   }
 }
 
-TEST(QueueDocumentTest, InvalidItemsAreNotAppended) {
-  EXPECT_THROW(append("- a\n", "- model: [x]\n"), ConfigError);
-  EXPECT_THROW(append("- a\n", "- [unclosed\n"), ConfigError);
+TEST(QueueDocumentTest, NoItemsAppendNothing) {
   EXPECT_EQ(append("- a\n", "# nothing\n"), "- a\n");
 }
 

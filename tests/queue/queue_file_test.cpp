@@ -23,9 +23,11 @@
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_watcher.h"
+#include "support/config_failure.h"
 #include "support/job_text.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -34,7 +36,7 @@ using testing::describe;
 
 std::vector<std::string> jobs_in(const std::string& text) {
   std::vector<std::string> jobs;
-  for (const auto& span : parse_queue_document(text, "test").entries)
+  for (const auto& span : testing::value_of(parse_queue_document(text, "test")).entries)
     for (const auto& job : expand(span.entry)) jobs.push_back(describe(job));
   return jobs;
 }
@@ -105,7 +107,8 @@ TEST(QueueFileTest, DrainsAProductOneJobAtATimeAndRecordsEachInConsumed) {
   EXPECT_EQ(dir.read("queue.yaml"), "# campaign\n\n# afterwards\n[]\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
   // consumed.yaml holds one canonical entry per job, in order.
-  QueueDocument consumed = parse_queue_document(dir.read("consumed.yaml"), "consumed.yaml");
+  QueueDocument consumed =
+      testing::value_of(parse_queue_document(dir.read("consumed.yaml"), "consumed.yaml"));
   ASSERT_EQ(consumed.entries.size(), taken.size());
   for (std::size_t i = 0; i < taken.size(); ++i) {
     std::vector<JobSpec> back = expand(consumed.entries[i].entry);
@@ -138,7 +141,7 @@ TEST(QueueFileTest, JobsAppendedAfterTheEmptyListOfADrainedQueueAreTaken) {
   EXPECT_EQ(dir.read("queue.yaml"), "# mine\r\n[]\r\n");
   // As `echo "- b" >> queue.yaml` leaves it.
   dir.write("queue.yaml", "# mine\r\n[]\r\n- b\n- c\n");
-  EXPECT_EQ(queue.read_entries().size(), 2u);
+  EXPECT_EQ(testing::value_of(queue.read_entries()).size(), 2u);
   TakeResult b = queue.take_first(always);
   ASSERT_TRUE(std::holds_alternative<Taken>(b));
   EXPECT_EQ(std::get<Taken>(b).job.command, "b");
@@ -374,9 +377,10 @@ TEST(QueueFileTest, TheWatcherReportsOnlyChangesMadeElsewhere) {
 TEST(QueueFileTest, ReadEntriesParsesWithoutTouching) {
   testing::TempDir dir;
   QueueFile missing(dir.file("queue.yaml"));
-  EXPECT_THROW(missing.read_entries(), ConfigError);
+  EXPECT_EQ(testing::failure_of(missing.read_entries()).detail(),
+            "no such queue file; create it or pass --queue-file");
   QueueFile queue(dir.write("queue.yaml", k_queue));
-  std::vector<QueueEntry> entries = queue.read_entries();
+  std::vector<QueueEntry> entries = testing::value_of(queue.read_entries());
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(job_count(entries[0]), 12u);
   EXPECT_EQ(entries[1].line, 8);
@@ -402,7 +406,7 @@ TEST(QueueFileTest, AppendNeverWritesAQueueThatDoesNotParse) {
   testing::TempDir dir;
   std::string broken = "- [unclosed\n";
   QueueFile queue(dir.write("queue.yaml", broken));
-  EXPECT_THROW(static_cast<void>(queue.append("- a\n")), ConfigError);
+  EXPECT_EQ(testing::failure_of(queue.append("- a\n")).file(), dir.file("queue.yaml"));
   EXPECT_EQ(dir.read("queue.yaml"), broken);
   EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
 }
@@ -410,8 +414,8 @@ TEST(QueueFileTest, AppendNeverWritesAQueueThatDoesNotParse) {
 TEST(QueueFileTest, AppendRejectsInvalidItems) {
   testing::TempDir dir;
   QueueFile queue(dir.write("queue.yaml", "- a\n"));
-  EXPECT_THROW(static_cast<void>(queue.append("- model: [x]\n")), ConfigError);
-  EXPECT_THROW(static_cast<void>(queue.append("key: value\n")), ConfigError);
+  EXPECT_EQ(testing::failure_of(queue.append("- model: [x]\n")).file(), "jobs to add");
+  EXPECT_EQ(testing::failure_of(queue.append("key: value\n")).file(), "jobs to add");
   EXPECT_EQ(dir.read("queue.yaml"), "- a\n");
 }
 
@@ -421,7 +425,7 @@ TEST(QueueFileTest, AppendWaitsForTheLockOfAnotherProcess) {
   int ready[2];
   ASSERT_EQ(::pipe(ready), 0);
   pid_t holder = spawn([&] {
-    std::optional<QueueLock> lock = QueueLock::try_acquire(queue.path(), {});
+    std::optional<QueueLock> lock = testing::value_of(QueueLock::try_acquire(queue.path(), {}));
     if (!lock) return false;
     if (::write(ready[1], "x", 1) != 1) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -521,17 +525,20 @@ TEST(QueueFileTest, WriteFileAtomicallyReplacesContentAndKeepsMode) {
   testing::TempDir dir;
   std::string path = dir.write("file.yaml", "old\n");
   ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
-  write_file_atomically(path, "new\n");
-  EXPECT_EQ(read_file(path), "new\n");
+  ASSERT_TRUE(write_file_atomically(path, "new\n"));
+  EXPECT_EQ(testing::value_of(read_file(path)), "new\n");
   struct stat info {};
   ASSERT_EQ(::stat(path.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 07777, 0600u);
-  write_file_atomically(dir.file("fresh.yaml"), "x\n");
-  EXPECT_EQ(read_file(dir.file("fresh.yaml")), "x\n");
+  ASSERT_TRUE(write_file_atomically(dir.file("fresh.yaml"), "x\n"));
+  EXPECT_EQ(testing::value_of(read_file(dir.file("fresh.yaml"))), "x\n");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
                           std::filesystem::directory_iterator()),
             2);
-  EXPECT_THROW(read_file(dir.file("absent")), std::system_error);
+  Result<std::string> absent = read_file(dir.file("absent"));
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().message(),
+            "cannot read " + dir.file("absent") + ": No such file or directory");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "runner/config/config_error.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 std::vector<QueueEntry> entries(const std::string& yaml) {
   std::vector<QueueEntry> result;
   for (const YAML::Node& item : YAML::Load(yaml))
-    result.push_back(parse_queue_entry(item, "q.yaml"));
+    result.push_back(testing::value_of(parse_queue_entry(item, "q.yaml")));
   return result;
 }
 
@@ -33,7 +34,7 @@ std::vector<std::string> lines(const std::vector<PlannedJob>& plan) {
 }
 
 TEST(DryRun, QueueJobsTakeFreeSlotsInOrderThenTheFirstToFree) {
-  Fleet fleet = parse_hosts("- hostname: [a, b]\n  gpu: [0, 1]\n", "h.yaml");
+  Fleet fleet = testing::value_of(parse_hosts("- hostname: [a, b]\n  gpu: [0, 1]\n", "h.yaml"));
   auto plan = whole_plan(entries("- command: run <<m>> on <<hostname>>:<<gpu>>\n"
                                  "  m: [1, 2, 3, 4, 5, 6]\n"),
                          fleet, "q.yaml", JobPlacement::queue);
@@ -46,7 +47,7 @@ TEST(DryRun, QueueJobsTakeFreeSlotsInOrderThenTheFirstToFree) {
 
 TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
   Fleet fleet =
-      parse_hosts("- hostname: a\n  gpu: [0, 1, 2]\n- hostname: b\n  gpu: [0, 1]\n", "h.yaml");
+      testing::value_of(parse_hosts("- hostname: a\n  gpu: [0, 1, 2]\n- hostname: b\n  gpu: [0, 1]\n", "h.yaml"));
   auto plan = whole_plan(entries("- one <<gpu>>\n"
                                  "- command: two <<gpu>>\n  slots: 2\n"
                                  "- command: three <<gpu>>\n  slots: 3\n"
@@ -58,10 +59,10 @@ TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
 }
 
 TEST(DryRun, AJobThatSpansHostsIsPlannedRankByRankWhenAllItsHostsAreFree) {
-  Fleet fleet = parse_hosts(
+  Fleet fleet = testing::value_of(parse_hosts(
       "- hostname: a\n  gpu: [0, 1]\n- hostname: b\n  gpu: [0, 1]\n  addr: 10.0.0.2\n"
       "- hostname: c\n  gpu: [0]\n",
-      "h.yaml");
+      "h.yaml"));
   auto plan = whole_plan(entries("- one <<gpu>>\n"
                                  "- command: r<<rank>>/<<nnodes>> <<hostname>> <<gpu>> "
                                  "<<master_addr>>:<<master_port>> <<hosts>>\n"
@@ -76,7 +77,7 @@ TEST(DryRun, AJobThatSpansHostsIsPlannedRankByRankWhenAllItsHostsAreFree) {
 }
 
 TEST(DryRun, BroadcastRunsEachJobOnEverySlot) {
-  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n- b\n", "h.yaml");
+  Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  slots: 2\n- b\n", "h.yaml"));
   auto plan =
       whole_plan(entries("- setup <<slots>>\n- check\n"), fleet, "q.yaml", JobPlacement::broadcast);
   EXPECT_EQ(lines(plan),
@@ -104,14 +105,14 @@ TEST(DryRun, AServicesVariableBeforeTheServiceIsAnError) {
 }
 
 TEST(DryRun, AJobThatFitsNoHostIsAnError) {
-  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml");
+  Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml"));
   EXPECT_THROW(
       whole_plan(entries("- command: big\n  slots: 3\n"), fleet, "q.yaml", JobPlacement::queue),
       ConfigError);
 }
 
 TEST(DryRun, PrintsNumberedLinesWithMultiLineCommandsIndented) {
-  Fleet fleet = parse_hosts("- hostname: a\n  gpu: [0]\n", "h.yaml");
+  Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  gpu: [0]\n", "h.yaml"));
   std::string yaml = "- echo x\n";
   for (int i = 0; i < 9; ++i) yaml += "- echo y\n";
   yaml += "- |-\n  cd /work\n  python train.py --gpu <<gpu>>\n";
@@ -127,7 +128,7 @@ TEST(DryRun, PrintsNumberedLinesWithMultiLineCommandsIndented) {
 }
 
 TEST(DryRun, ABroadcastStepsPushComesBeforeItsCommandOrAlone) {
-  Fleet fleet = parse_hosts("- a\n", "h.yaml");
+  Fleet fleet = testing::value_of(parse_hosts("- a\n", "h.yaml"));
   std::vector<QueueEntry> queue =
       entries("- push: [data, tools]\n  push_to: work\n  command: ./prepare.sh\n- push: more\n");
   std::string text;

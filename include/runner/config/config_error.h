@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "runner/core/status.h"
+
 namespace runner {
 
 class ConfigError : public std::runtime_error {
@@ -14,6 +16,8 @@ class ConfigError : public std::runtime_error {
   // line and column are 1-based; 0 means "not known".
   ConfigError(std::string file, int line, int column, const std::string& message);
   explicit ConfigError(const std::string& message);
+  // A failure that a function returned, said with its place.
+  explicit ConfigError(const Status& failure);
 
   const std::string& file() const { return m_file; }
   int line() const { return m_line; }

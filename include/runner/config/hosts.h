@@ -10,6 +10,7 @@
 
 #include "runner/config/gpu_free.h"
 #include "runner/config/params.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -24,9 +25,9 @@ struct HostAddress {
 };
 
 // Parses `host`, `user@host`, `host:port`, `user@host:port`, `[v6]:port`,
-// `[v6]`. Throws ConfigError (without position) on a malformed port or an
-// empty host.
-HostAddress parse_host_address(std::string_view text);
+// `[v6]`. A failure (without position) on a malformed port or an empty
+// host.
+Result<HostAddress> parse_host_address(std::string_view text);
 
 // One unit of capacity: runs one job at a time.
 struct Slot {
@@ -77,12 +78,12 @@ std::span<const std::string_view> reserved_host_keys();
 //    parameters; it is rendered per product element;
 //  - slots of the same rendered hostname form one Host, indices continuing
 //    across entries.
-// Every error is a ConfigError naming path, line and column, e.g. an entry
+// Every failure names path, line and column (Status::at), e.g. an entry
 // without `hostname`, a nested mapping as a value, an empty list.
-Fleet parse_hosts(std::string_view text, const std::string& path);
+Result<Fleet> parse_hosts(std::string_view text, const std::string& path);
 
-// Reads and parses the file; a missing file is a ConfigError saying so.
-Fleet load_hosts(const std::string& path);
+// Reads and parses the file; a missing file is a failure saying so.
+Result<Fleet> load_hosts(const std::string& path);
 
 // One warning for each slot that repeats an earlier slot: the same host
 // with the same parameters (at least one, as `gpu: 0`), so two jobs would

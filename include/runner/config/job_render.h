@@ -27,7 +27,7 @@ enum class JobPlacement { queue, broadcast };
 // gives, then the job's parameters. An earlier name shadows a later one:
 // as in Pegasus, a host parameter wins over a job parameter of the same
 // name, and `hostname` is always the slots' host.
-// Throws std::invalid_argument for no slots or slots of several hosts.
+// `slot_ids` must not be empty, nor name slots of several hosts.
 Params job_variables(const JobSpec& job, const Fleet& fleet, const std::vector<int>& slot_ids,
                      const Params& builtins = {});
 
@@ -49,8 +49,8 @@ Result<std::string> render_for_job(std::string_view text, const JobSpec& job, co
                                    const std::vector<int>& slot_ids, const Params& builtins = {});
 
 // Checks every job of every entry without running anything, and without
-// expanding products job by job. Throws ConfigError (queue_path, the
-// entry's line and column) for the first entry that
+// expanding products job by job. A failure naming queue_path, the entry's
+// line and column (Status::at) for the first entry that
 //  - needs more slots than the largest host has (queue), or more than one
 //    slot (broadcast);
 //  - has `nodes: N` in broadcast mode, or more nodes than the fleet has
@@ -59,7 +59,7 @@ Result<std::string> render_for_job(std::string_view text, const JobSpec& job, co
 //    `slots`, `allocation_policy`; with `nodes:`, multi_node.h's; `NAME.GROUP` after an entry
 //    with `service: NAME`), nor every slot of every host that could run it defines
 //    (queue: hosts with at least job.slots slots; broadcast: all hosts).
-void validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
-                   const std::string& queue_path, JobPlacement placement = JobPlacement::queue);
+Status validate_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                     const std::string& queue_path, JobPlacement placement = JobPlacement::queue);
 
 }  // namespace runner

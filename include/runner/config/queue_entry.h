@@ -15,6 +15,7 @@
 #include "runner/config/allocation.h"
 #include "runner/config/params.h"
 #include "runner/config/service.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -88,13 +89,13 @@ struct JobSpec {
   std::optional<ServiceSpec> service;
 };
 
-// Builds a QueueEntry from one item of the queue.yaml sequence. Throws
-// ConfigError (path, line, column) for: a mapping without `command` (or
+// Builds a QueueEntry from one item of the queue.yaml sequence. A failure
+// naming path, line and column (Status::at) for: a mapping without `command` (or
 // `push`), a
 // nested mapping (but as `metrics`) or null as a value, an empty list, `slots`
 // that is not a positive integer, a metric's regex that does not compile or
 // has no capture group.
-QueueEntry parse_queue_entry(const YAML::Node& item, const std::string& path);
+Result<QueueEntry> parse_queue_entry(const YAML::Node& item, const std::string& path);
 
 // Number of jobs the entry stands for (product of list sizes).
 std::size_t job_count(const QueueEntry& entry);

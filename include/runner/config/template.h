@@ -11,37 +11,27 @@
 
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "runner/core/result.h"
 
 namespace runner {
 
 // Returns a variable's value, or nullopt if it is not defined.
 using VariableLookup = std::function<std::optional<std::string>(std::string_view name)>;
 
-// Thrown by render_template for a variable the lookup does not know.
-struct UndefinedVariable : std::runtime_error {
-  explicit UndefinedVariable(std::string variable)
-      : std::runtime_error("<<" + variable + ">> is not defined"), name(std::move(variable)) {}
-  std::string name;
-};
-
-// Thrown for a template that cannot render whatever the variables hold (an
-// unknown helper, a block left open); the message names the expression and
-// the fix.
-struct TemplateError : std::runtime_error {
-  explicit TemplateError(std::string text) : std::runtime_error(text), message(std::move(text)) {}
-  std::string message;
-};
-
 // Every variable name the template needs, in order of first use, without
 // duplicates, in helper arguments and blocks too (not the names of
-// `<<name>>` that may be shell text). Throws TemplateError.
-std::vector<std::string> template_variables(std::string_view text);
+// `<<name>>` that may be shell text). A failure for a template that cannot
+// render whatever the variables hold (an unknown helper, a block left open),
+// its message naming the expression and the fix.
+Result<std::vector<std::string>> template_variables(std::string_view text);
 
-// Substitutes every expression. Throws UndefinedVariable and TemplateError.
-std::string render_template(std::string_view text, const VariableLookup& lookup);
+// Substitutes every expression. A failure as template_variables's, or of
+// kind `undefined` ("<<gpu>> is not defined") for the first variable the
+// lookup does not know.
+Result<std::string> render_template(std::string_view text, const VariableLookup& lookup);
 
 }  // namespace runner

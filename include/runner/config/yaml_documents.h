@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "runner/core/result.h"
+
 namespace runner {
 
 // Every YAML document of `text`, read from the file `path`. A syntax error,
 // or lists and mappings nested deeper than the parser follows, is a
-// ConfigError naming the file and line, with the fix.
-std::vector<YAML::Node> load_yaml_documents(const std::string& text, const std::string& path);
+// failure naming the file and line (Status::at), with the fix.
+Result<std::vector<YAML::Node>> load_yaml_documents(const std::string& text,
+                                                    const std::string& path);
 
 }  // namespace runner

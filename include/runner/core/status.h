@@ -38,9 +38,14 @@ class [[nodiscard]] Status {
   // for bad configuration that the user must find and fix: whoever reports
   // it names the place ("~/.ssh/config:12: Bad port '22x'").
   static Status at(std::string file, int line, std::string message) {
+    return at(std::move(file), line, 0, std::move(message));
+  }
+  // The same with the column (1-based; 0: not known) where the cause starts.
+  static Status at(std::string file, int line, int column, std::string message) {
     Status status = error(std::move(message));
     status.m_file = std::move(file);
     status.m_line = line;
+    status.m_column = column;
     return status;
   }
 
@@ -53,6 +58,17 @@ class [[nodiscard]] Status {
   // Empty and 0 when not known.
   const std::string& file() const { return m_file; }
   int line() const { return m_line; }
+  int column() const { return m_column; }
+  // The message after its place, as a user reads it: "queue.yaml:3:5: ...",
+  // "hosts.yaml: ..." for a file as a whole, the message alone when no file
+  // is known.
+  std::string located_message() const {
+    if (m_file.empty()) return m_message;
+    std::string place = m_file;
+    if (m_line > 0) place += ":" + std::to_string(m_line);
+    if (m_line > 0 && m_column > 0) place += ":" + std::to_string(m_column);
+    return place + ": " + m_message;
+  }
 
   // Keeps the first failure of two.
   Status& update(const Status& other) {
@@ -64,6 +80,7 @@ class [[nodiscard]] Status {
   std::string m_message;
   std::string m_file;
   int m_line = 0;
+  int m_column = 0;
   ErrorKind m_kind = ErrorKind::failed;
   bool m_failed = false;
 };

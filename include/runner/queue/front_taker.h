@@ -29,8 +29,10 @@ class FrontTaker {
 
   // The first job of the queue as it stands, or nullopt when it is empty.
   std::optional<JobSpec> peek() const;
-  // Removes the first job; the queue must not be empty.
-  void take();
+  // Removes the first job; the queue must not be empty. A failure, and the
+  // taker as it was, when the text without it would not parse back (the
+  // rewrite of an entry that the file's YAML cannot hold).
+  Status take();
   // The document without the jobs taken.
   QueueDocument finish() &&;
 
@@ -49,7 +51,7 @@ class FrontTaker {
   // was written): that text with the value cut out. Its lines are not set.
   std::optional<Written> cut_own_text(const QueueEntry& first, const QueueEntry& rest,
                                       int indent) const;
-  void take_slow();
+  Status take_slow();
   // The document as it stands; leaves this taker empty.
   QueueDocument materialize();
 

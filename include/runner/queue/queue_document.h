@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runner/config/queue_entry.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -34,9 +35,9 @@ struct QueueDocument {
 };
 
 // Parses the whole file. Empty text, only comments, `~` or `[]` give no
-// entries. Throws ConfigError with path:line:col for YAML syntax errors, a
-// top level that is not a sequence, and any invalid entry.
-QueueDocument parse_queue_document(std::string text, const std::string& path);
+// entries. A failure naming path, line and column (Status::at) for YAML
+// syntax errors, a top level that is not a sequence, and any invalid entry.
+Result<QueueDocument> parse_queue_document(std::string text, const std::string& path);
 
 // The first job of the queue, or nullopt when empty.
 std::optional<JobSpec> peek_first_job(const QueueDocument& doc);
@@ -47,11 +48,12 @@ std::optional<JobSpec> peek_first_job(const QueueDocument& doc);
 // is rewritten whole as a block sequence.
 std::string text_without_first_job(const QueueDocument& doc);
 
-// The text of the file with `items` (YAML text of sequence items, as
-// produced by entry_to_yaml) appended as new last entries; the original
+// The text of the file with the entries of `added` (a document of YAML
+// sequence items, as entry_to_yaml writes them) appended as new last
+// entries; the original
 // bytes are kept, a missing final newline is added. Empty or comment-only
 // files and `[]`/flow documents are handled (the result parses, holding the
 // old jobs then the new ones).
-std::string text_with_appended(const QueueDocument& doc, const std::string& items);
+std::string text_with_appended(const QueueDocument& doc, const QueueDocument& added);
 
 }  // namespace runner

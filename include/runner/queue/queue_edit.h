@@ -8,6 +8,7 @@
 #include <string>
 
 #include "runner/core/file_system.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -17,9 +18,12 @@ class QueueEdit {
  public:
   // Reads the queue at `queue_path` (its real path: links resolved) and
   // keeps it open; a missing file reads as empty. The caller holds the
-  // queue lock. Throws std::system_error. `files` does the file operations.
-  explicit QueueEdit(const std::string& queue_path, FileSystem& files = real_file_system());
+  // queue lock. A failure when it cannot be read. `files` does the file
+  // operations.
+  static Result<QueueEdit> begin(const std::string& queue_path,
+                                 FileSystem& files = real_file_system());
   ~QueueEdit();
+  QueueEdit(QueueEdit&&) noexcept;
   QueueEdit(const QueueEdit&) = delete;
   QueueEdit& operator=(const QueueEdit&) = delete;
 
@@ -27,11 +31,13 @@ class QueueEdit {
 
   // Replaces the queue by `text` followed by whatever was appended to it
   // since it was read. Returns false, replacing nothing, when it was changed
-  // otherwise meanwhile (an editor that saved without the lock). Throws
-  // std::system_error.
-  [[nodiscard]] bool save(const std::string& text);
+  // otherwise meanwhile (an editor that saved without the lock). A failure
+  // when it cannot be written.
+  Result<bool> save(const std::string& text);
 
  private:
+  QueueEdit(FileSystem& files, std::string path, std::unique_ptr<HeldQueueFile> held);
+
   FileSystem& m_files;
   std::string m_path;
   std::unique_ptr<HeldQueueFile> m_held;  // null when there was no file

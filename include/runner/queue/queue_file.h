@@ -13,7 +13,7 @@
 
 #include "runner/config/queue_entry.h"
 #include "runner/core/file_system.h"
-#include "runner/core/status.h"
+#include "runner/core/result.h"
 #include "runner/queue/own_changes.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_lock.h"
@@ -79,15 +79,16 @@ class QueueFile {
   // take_while for at most one job.
   TakeResult take_first(const std::function<bool(const JobSpec&)>& can_place);
 
-  // Parses the file without the lock (for validation and dry runs). Throws
-  // ConfigError. A missing file is a ConfigError.
-  std::vector<QueueEntry> read_entries() const;
+  // Parses the file without the lock (for validation and dry runs). A
+  // failure naming the file, line and column (Status::at) when it does not
+  // parse; a missing file is a failure too.
+  Result<std::vector<QueueEntry>> read_entries() const;
 
   // Under the lock (waiting up to `timeout_ms` for it): appends the items
-  // (YAML sequence-item text) to the queue. Throws ConfigError when the
-  // queue does not parse, or the items do not. An error, and the queue as
-  // it was, when the lock cannot be had in time, the file keeps changing,
-  // or it cannot be written (a full disk).
+  // (YAML sequence-item text) to the queue. A failure, and the queue as it
+  // was, when the queue does not parse, or the items do not (naming the
+  // file, line and column), when the lock cannot be had in time, the file
+  // keeps changing, or it cannot be written (a full disk).
   Status append(const std::string& items, int timeout_ms = 10000);
 
   // consumed.yaml beside the queue file.
@@ -114,9 +115,9 @@ class QueueFile {
 
 // Writes `text` to `path` atomically: a temporary file in the same
 // directory, fsync, rename, keeping the old file's permissions.
-void write_file_atomically(const std::string& path, const std::string& text);
+Status write_file_atomically(const std::string& path, const std::string& text);
 
-// Reads a whole file; throws std::system_error when it cannot.
-std::string read_file(const std::string& path);
+// Reads a whole file; a failure when it cannot ("cannot read PATH: ...").
+Result<std::string> read_file(const std::string& path);
 
 }  // namespace runner

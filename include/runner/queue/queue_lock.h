@@ -10,6 +10,7 @@
 #include <string>
 
 #include "runner/core/file_system.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
@@ -20,12 +21,13 @@ class QueueLock {
   // `queue_path` is the queue's real path (real_queue_path), so that a
   // queue reached through a symbolic link and through its target has one
   // lock, beside the target. Tries once. Returns nullopt when another live process holds the lock;
-  // `holder` (if given) then describes it ("pid 1234"). Throws
-  // std::system_error for I/O errors other than EEXIST. `files` does the
-  // file operations, the release's too.
-  static std::optional<QueueLock> try_acquire(const std::string& queue_path, const Warn& warn,
-                                              std::string* holder = nullptr,
-                                              FileSystem& files = real_file_system());
+  // `holder` (if given) then describes it ("pid 1234"). A failure for I/O
+  // errors other than EEXIST. `files` does the file operations, the
+  // release's too.
+  static Result<std::optional<QueueLock>> try_acquire(const std::string& queue_path,
+                                                      const Warn& warn,
+                                                      std::string* holder = nullptr,
+                                                      FileSystem& files = real_file_system());
 
   QueueLock(QueueLock&& other) noexcept;
   QueueLock& operator=(QueueLock&& other) noexcept;

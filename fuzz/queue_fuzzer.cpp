@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   runner::peek_first_job(doc);
   if (doc.entries.empty()) return 0;
   runner::text_without_first_job(doc);
-  runner::Result<runner::QueueDocument> added = runner::parse_queue_document(
-      runner::entry_to_yaml(doc.entries.front().entry), "jobs to add");
+  runner::Result<runner::QueueDocument> added =
+      runner::parse_queue_document(runner::entry_to_yaml(doc.entries.front().entry), "jobs to add");
   if (added) runner::text_with_appended(doc, *added);
   return 0;
 }

@@ -12,12 +12,12 @@
 #include <set>
 
 #include "fatal.h"
+#include "host_probe.h"
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
 #include "runner/core/printable.h"
 #include "runner/probe/gpu_listing.h"
 #include "runner/ui/console.h"
-#include "host_probe.h"
 
 namespace runner {
 

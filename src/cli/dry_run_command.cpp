@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "fatal.h"
+#include "run_fleet.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"
@@ -15,7 +16,6 @@
 #include "runner/queue/queue_file.h"
 #include "runner/report/dry_run.h"
 #include "runner/ui/console.h"
-#include "run_fleet.h"
 
 namespace runner {
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "fatal.h"
+#include "host_probe.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/config/detected_hosts.h"
@@ -17,7 +18,6 @@
 #include "runner/core/printable.h"
 #include "runner/probe/gpu_listing.h"
 #include "runner/ui/console.h"
-#include "host_probe.h"
 
 namespace runner {
 

@@ -2,6 +2,7 @@
 // `crontab -e` does: the editor works on a copy, which replaces the queue
 // only if it parses; otherwise the user is told where and offered another
 // go, and the queue is never left broken.
+#include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,8 +11,6 @@
 #include <filesystem>
 #include <iostream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "fatal.h"
 #include "runner/cli/options.h"

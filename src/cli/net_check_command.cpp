@@ -18,6 +18,7 @@
 #include <set>
 
 #include "fatal.h"
+#include "fleet_connections.h"
 #include "runner/cli/options.h"
 #include "runner/config/hosts.h"
 #include "runner/config/multi_node.h"
@@ -26,7 +27,6 @@
 #include "runner/probe/net_check_scripts.h"
 #include "runner/probe/net_reachability.h"
 #include "runner/ui/console.h"
-#include "fleet_connections.h"
 
 namespace runner {
 

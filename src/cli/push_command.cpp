@@ -100,7 +100,8 @@ int push_files(const PushOptions& options) {
     console.error(files.status().message());
     return 2;
   }
-  Fleet fleet = only_hosts(value_or_fatal(load_hosts(options.hosts_file)), options.hosts, options.hosts_file);
+  Fleet fleet =
+      only_hosts(value_or_fatal(load_hosts(options.hosts_file)), options.hosts, options.hosts_file);
   std::shared_ptr<SshContext> context =
       prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
   fmt::print(stdout, "pushing {} file{} to {} host{} into {}\n", files->size(),

@@ -156,9 +156,9 @@ int run_jobs(const RunOptions& options) {
   std::optional<std::size_t> queued = 0;
   if (std::filesystem::exists(options.queue_file)) {
     std::vector<QueueEntry> entries = value_or_fatal(queue.read_entries());
-    fatal_unless(validate_jobs(
-        entries, fleet, options.queue_file,
-        options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast));
+    fatal_unless(
+        validate_jobs(entries, fleet, options.queue_file,
+                      options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast));
     queued = 0;
     for (const QueueEntry& entry : entries) *queued += job_count(entry);
   }

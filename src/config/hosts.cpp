@@ -164,11 +164,11 @@ class EntryParser {
         return parse_mapping(item);
       case YAML::NodeType::Sequence:
         return failure(where,
-             "a host entry is a hostname or a mapping with `hostname`, not a list; "
-             "write `- hostname: [a, b]` for several hosts");
+                       "a host entry is a hostname or a mapping with `hostname`, not a list; "
+                       "write `- hostname: [a, b]` for several hosts");
       default:
         return failure(position_of_empty_item(m_text, item.Mark()),
-             "empty host entry; write a hostname after `-` or remove the line");
+                       "empty host entry; write a hostname after `-` or remove the line");
     }
   }
 
@@ -205,7 +205,8 @@ class EntryParser {
         continue;
       }
       if (name == k_gpu_free_key) {
-        if (!value.IsScalar()) return failure(key_where, "`gpu_free` is one condition, like `memory < 1GiB`");
+        if (!value.IsScalar())
+          return failure(key_where, "`gpu_free` is one condition, like `memory < 1GiB`");
         Result<GpuFreeRule> rule = parse_gpu_free(value.Scalar());
         if (!rule) return failure(position_of(value.Mark()), rule.status().message());
         m_gpu_free = std::move(*rule);
@@ -229,7 +230,9 @@ class EntryParser {
     if (!has_hostname)
       return failure(entry_where, "host entry has no `hostname` key; add `hostname: <host>`");
 
-    if (Status counted = count_slots(entry_where, hostnames.size() * static_cast<std::size_t>(slot_count), keys); !counted)
+    if (Status counted =
+            count_slots(entry_where, hostnames.size() * static_cast<std::size_t>(slot_count), keys);
+        !counted)
       return counted;
     for (const Value& hostname : hostnames)
       if (Status expanded = expand(hostname, entry_where.line, keys, slot_count); !expanded)
@@ -249,10 +252,11 @@ class EntryParser {
       count = std::min(count * key.values.size(), std::size_t{k_max_slot_count} + 1);
     m_slot_count += count;
     if (m_slot_count > k_max_slot_count)
-      return failure(entry_where,
-           fmt::format("this entry brings the fleet to more than {} slots (its hostnames and "
-                       "`slots:` times every combination of its lists); list fewer values",
-                       k_max_slot_count));
+      return failure(
+          entry_where,
+          fmt::format("this entry brings the fleet to more than {} slots (its hostnames and "
+                      "`slots:` times every combination of its lists); list fewer values",
+                      k_max_slot_count));
     return Status();
   }
 
@@ -282,17 +286,17 @@ class EntryParser {
 
   Status add_slots(const Value& hostname, int entry_line, const Params& params, int slot_count) {
     std::string undefined;  // the last name the entry does not define
-    Result<std::string> rendered =
-        render_template(hostname.text, [&](std::string_view name) {
-          std::optional<std::string> value = find_param(params, name);
-          if (!value) undefined = name;
-          return value;
-        });
+    Result<std::string> rendered = render_template(hostname.text, [&](std::string_view name) {
+      std::optional<std::string> value = find_param(params, name);
+      if (!value) undefined = name;
+      return value;
+    });
     if (!rendered && rendered.status().kind() == ErrorKind::undefined)
-      return failure(hostname.position,
-           fmt::format("hostname `{}` uses `{}`, which this entry does not define; add `{}:` to "
-                       "the entry",
-                       hostname.text, undefined, undefined));
+      return failure(
+          hostname.position,
+          fmt::format("hostname `{}` uses `{}`, which this entry does not define; add `{}:` to "
+                      "the entry",
+                      hostname.text, undefined, undefined));
     if (!rendered)
       return failure(hostname.position,
                      fmt::format("hostname `{}`: {}", hostname.text, rendered.status().message()));
@@ -321,35 +325,40 @@ class EntryParser {
     if (written.IsSequence() && written.size() > 1)
       return failure(position_of(written.Mark()), hint + ": one number, not a list");
     const YAML::Node value = written.IsSequence() && written.size() == 1 ? written[0] : written;
-    if (!value.IsScalar()) return failure(value.IsNull() ? key_where : position_of(value.Mark()), hint);
+    if (!value.IsScalar())
+      return failure(value.IsNull() ? key_where : position_of(value.Mark()), hint);
     const std::string& text = value.Scalar();
     int count = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), count);
     if (error != std::errc() || end != text.data() + text.size() || count < 1 ||
         count > k_max_slot_count)
       return failure(position_of(value.Mark()),
-           fmt::format("{} up to {} (got `{}`)", hint, k_max_slot_count, text));
+                     fmt::format("{} up to {} (got `{}`)", hint, k_max_slot_count, text));
     return count;
   }
 
   Result<std::vector<Value>> scalar_values(const std::string& name, const YAML::Node& value,
                                            Position key_where) const {
-    if (value.IsScalar()) return std::vector<Value>{Value{value.Scalar(), position_of(value.Mark())}};
+    if (value.IsScalar())
+      return std::vector<Value>{Value{value.Scalar(), position_of(value.Mark())}};
     if (value.IsNull())
-      return failure(key_where, fmt::format("`{}` has no value; give a value or remove the key", name));
+      return failure(key_where,
+                     fmt::format("`{}` has no value; give a value or remove the key", name));
     if (value.IsMap())
       return failure(position_of(value.Mark()),
-           fmt::format("`{}` is a mapping; use a value or a list of values", name));
+                     fmt::format("`{}` is a mapping; use a value or a list of values", name));
     if (value.size() == 0)
-      return failure(position_of(value.Mark()),
-           fmt::format("`{}` is an empty list; give at least one value or remove the key", name));
+      return failure(
+          position_of(value.Mark()),
+          fmt::format("`{}` is an empty list; give at least one value or remove the key", name));
     std::vector<Value> values;
     for (const YAML::Node& element : value) {
       if (!element.IsScalar())
-        return failure(element.IsNull() ? position_of(value.Mark()) : position_of(element.Mark()),
-             fmt::format("every element of `{}` must be a plain value (not a list, a mapping "
-                         "or empty)",
-                         name));
+        return failure(
+            element.IsNull() ? position_of(value.Mark()) : position_of(element.Mark()),
+            fmt::format("every element of `{}` must be a plain value (not a list, a mapping "
+                        "or empty)",
+                        name));
       values.push_back(Value{element.Scalar(), position_of(element.Mark())});
     }
     return values;
@@ -463,7 +472,8 @@ Result<Fleet> load_hosts(const std::string& path) {
     return Status::error(
         fmt::format("hosts file not found: {} (create it, or pass --hosts-file)", path));
   if (std::filesystem::is_directory(path, ignored))
-    return Status::error(fmt::format("hosts file {} is a directory; pass the YAML file itself", path));
+    return Status::error(
+        fmt::format("hosts file {} is a directory; pass the YAML file itself", path));
   std::ifstream in(path, std::ios::binary);
   if (!in.is_open())
     return Status::error(fmt::format("cannot read hosts file {}; check its permissions", path));

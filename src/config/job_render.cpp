@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cassert>
+#include <charconv>
 #include <unordered_set>
 
 #include "runner/config/allocation.h"
@@ -152,15 +152,17 @@ class Validator {
   Status check_slots(const QueueEntry& entry, int most) const {
     if (m_placement == JobPlacement::broadcast) {
       if (most > 1)
-        return failure(entry, fmt::format("job needs {} slots, but broadcast runs every job on each slot "
-                                "alone; remove `slots` or use queue mode",
-                                most));
+        return failure(entry,
+                       fmt::format("job needs {} slots, but broadcast runs every job on each slot "
+                                   "alone; remove `slots` or use queue mode",
+                                   most));
       return Status();
     }
     int largest = m_largest ? m_largest->slot_count : 0;
     if (most > largest)
-      return failure(entry, fmt::format("job needs {} slots but the largest host has {}{}", most, largest,
-                              m_largest ? fmt::format(" ({})", m_largest->name) : ""));
+      return failure(entry,
+                     fmt::format("job needs {} slots but the largest host has {}{}", most, largest,
+                                 m_largest ? fmt::format(" ({})", m_largest->name) : ""));
     return Status();
   }
 
@@ -168,23 +170,26 @@ class Validator {
   // host` places a job in queue mode as broadcast does every job.
   Status check_nodes(const QueueEntry& entry, int most_slots) const {
     if (m_placement == JobPlacement::broadcast && find_key(entry, "every"))
-      return failure(entry, "`every: host` runs a job once on each host in queue mode; broadcast runs "
-                  "every job on each slot already; remove `every`");
+      return failure(entry,
+                     "`every: host` runs a job once on each host in queue mode; broadcast runs "
+                     "every job on each slot already; remove `every`");
     const EntryKey* nodes = find_key(entry, k_nodes_key);
     if (!nodes) return Status();
     if (m_placement == JobPlacement::broadcast)
-      return failure(entry, "`nodes:` makes a job that spans hosts, but broadcast runs every job on each "
-                  "slot alone; remove `nodes` or use queue mode");
+      return failure(entry,
+                     "`nodes:` makes a job that spans hosts, but broadcast runs every job on each "
+                     "slot alone; remove `nodes` or use queue mode");
     int hosts = 0;
     for (const HostSummary& host : m_hosts) hosts += host.slot_count >= most_slots ? 1 : 0;
     for (const std::string& text : nodes->values) {
       int wanted = 0;
       std::from_chars(text.data(), text.data() + text.size(), wanted);
       if (wanted > hosts)
-        return failure(entry, fmt::format("job needs {} nodes with {} slot{} each, but the hosts file has "
-                                "{} such host{}",
-                                wanted, most_slots, most_slots == 1 ? "" : "s", hosts,
-                                hosts == 1 ? "" : "s"));
+        return failure(entry,
+                       fmt::format("job needs {} nodes with {} slot{} each, but the hosts file has "
+                                   "{} such host{}",
+                                   wanted, most_slots, most_slots == 1 ? "" : "s", hosts,
+                                   hosts == 1 ? "" : "s"));
     }
     return Status();
   }
@@ -221,13 +226,15 @@ class Validator {
           command.find(angle) == std::string::npos
               ? ""
               : fmt::format(", or write `\\{0}` if the shell is to get `{0}` as written", angle);
-      return failure(entry, fmt::format("the command uses `{0}`, which is not defined; add `{0}:` to this "
-                              "entry or to the hosts in the hosts file{1}",
-                              name, shell_text));
+      return failure(entry,
+                     fmt::format("the command uses `{0}`, which is not defined; add `{0}:` to this "
+                                 "entry or to the hosts in the hosts file{1}",
+                                 name, shell_text));
     }
-    return failure(entry, fmt::format("the command uses `{0}`, which not every host that could run it "
-                            "defines: {1} {2} it; add `{0}:` to those hosts or to this entry",
-                            name, list_hosts(lacking), lacking.size() == 1 ? "lacks" : "lack"));
+    return failure(entry,
+                   fmt::format("the command uses `{0}`, which not every host that could run it "
+                               "defines: {1} {2} it; add `{0}:` to those hosts or to this entry",
+                               name, list_hosts(lacking), lacking.size() == 1 ? "lacks" : "lack"));
   }
 
   std::vector<HostSummary> m_hosts;

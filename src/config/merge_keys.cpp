@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-
 namespace runner {
 
 namespace {
@@ -48,9 +47,10 @@ Result<std::vector<MappingPair>> pairs_to_merge(const YAML::Node& key, const YAM
       "a merge key takes an alias of a mapping, like `<<: *defaults`, or a list of them, like "
       "`<<: [*defaults, *gpu]`";
   if (depth >= k_max_merge_depth)
-    return failure_at(path, key,
-            fmt::format("merge keys (`<<`) nest more than {} deep here; merge fewer levels",
-                        k_max_merge_depth));
+    return failure_at(
+        path, key,
+        fmt::format("merge keys (`<<`) nest more than {} deep here; merge fewer levels",
+                    k_max_merge_depth));
   if (value.IsMap()) return merged_pairs_at(value, walk, depth + 1);
   if (!value.IsSequence()) return failure_at(path, key, "`<<` does not name a mapping; " + fix);
   std::vector<MappingPair> pairs;
@@ -78,10 +78,11 @@ Result<std::vector<MappingPair>> merged_pairs_at(const YAML::Node& mapping, Merg
                                                  int depth) {
   walk.keys_visited += mapping.size();
   if (walk.keys_visited > k_max_merged_keys)
-    return failure_at(walk.path, walk.mapping,
-            fmt::format("merge keys (`<<`) bring more than {} keys into this mapping (a mapping "
-                        "merged again and again); merge each mapping once",
-                        k_max_merged_keys));
+    return failure_at(
+        walk.path, walk.mapping,
+        fmt::format("merge keys (`<<`) bring more than {} keys into this mapping (a mapping "
+                    "merged again and again); merge each mapping once",
+                    k_max_merged_keys));
   std::vector<MappingPair> merged;
   std::vector<MappingPair> own;
   for (auto it = mapping.begin(); it != mapping.end(); ++it) {
@@ -119,8 +120,7 @@ Result<std::vector<MappingPair>> merged_pairs_at(const YAML::Node& mapping, Merg
 
 }  // namespace
 
-Result<std::vector<MappingPair>> merged_pairs(const YAML::Node& mapping,
-                                              const std::string& path) {
+Result<std::vector<MappingPair>> merged_pairs(const YAML::Node& mapping, const std::string& path) {
   MergeWalk walk{path, mapping};
   return merged_pairs_at(mapping, walk, 0);
 }

@@ -25,7 +25,6 @@ struct MappingPair {
 // come first. A key written twice in the mapping itself stays twice, for the
 // caller to report. A failure at the `<<` (Status::at) when its value is not
 // a mapping or a list of mappings.
-Result<std::vector<MappingPair>> merged_pairs(const YAML::Node& mapping,
-                                              const std::string& path);
+Result<std::vector<MappingPair>> merged_pairs(const YAML::Node& mapping, const std::string& path);
 
 }  // namespace runner

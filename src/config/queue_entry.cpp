@@ -67,16 +67,19 @@ int slots_value(const std::string& text) {
 Result<std::string> scalar_value(const YAML::Node& node, const YAML::Node& at,
                                  const std::string& path, const std::string& key) {
   if (node.IsNull())
-    return failure_at(path, at,
-            fmt::format("`{}` has no value; write a value, a list like [a, b], or remove the key",
-                        key));
+    return failure_at(
+        path, at,
+        fmt::format("`{}` has no value; write a value, a list like [a, b], or remove the key",
+                    key));
   if (node.IsMap())
-    return failure_at(path, node,
-            fmt::format("`{}` is a mapping; a value must be a scalar or a list of scalars", key));
+    return failure_at(
+        path, node,
+        fmt::format("`{}` is a mapping; a value must be a scalar or a list of scalars", key));
   if (node.IsSequence())
-    return failure_at(path, node,
-            fmt::format("`{}` holds a nested list; a value must be a scalar or a list of scalars",
-                        key));
+    return failure_at(
+        path, node,
+        fmt::format("`{}` holds a nested list; a value must be a scalar or a list of scalars",
+                    key));
   return node.Scalar();
 }
 
@@ -111,43 +114,49 @@ std::optional<std::string> word_leaving_login_directory(std::string_view outputs
 Status check_reserved_value(const std::string& key, const YAML::Node& node,
                             const std::string& value, const std::string& path) {
   if (key == k_slots && !parse_slots(value))
-    return failure_at(path, node,
-            fmt::format("`slots` must be a positive integer (the number of slots of one host the "
-                        "job needs), not `{}`",
-                        value));
+    return failure_at(
+        path, node,
+        fmt::format("`slots` must be a positive integer (the number of slots of one host the "
+                    "job needs), not `{}`",
+                    value));
   if (key == k_timeout && !parse_duration(value))
     return failure_at(
         path, node,
         fmt::format("`timeout` must be a duration like 90s, 45m, 2h or 1h30m, not `{}`", value));
   if (key == k_nodes && !parse_slots(value))
-    return failure_at(path, node,
-            fmt::format("`nodes` must be a positive integer (the number of hosts the job runs on, "
-                        "one task each), not `{}`",
-                        value));
+    return failure_at(
+        path, node,
+        fmt::format("`nodes` must be a positive integer (the number of hosts the job runs on, "
+                    "one task each), not `{}`",
+                    value));
   if (key == k_retries && !parse_retries(value))
-    return failure_at(path, node,
-            fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
+    return failure_at(
+        path, node,
+        fmt::format("`retries` must be a whole number of reruns (0 to 1000), not `{}`", value));
   if (is_service_key(key))
     if (Status checked = check_service_value(key, value); !checked.ok())
       return failure_at(path, node, checked.message());
   if (key == k_every && value != "host")
-    return failure_at(path, node,
-            fmt::format("`every: host` runs the job once on each host; `{}` is not a value "
-                        "`every` takes",
-                        value));
+    return failure_at(
+        path, node,
+        fmt::format("`every: host` runs the job once on each host; `{}` is not a value "
+                    "`every` takes",
+                    value));
   if (key == k_outputs)
     if (std::optional<std::string> word = word_leaving_login_directory(value))
-      return failure_at(path, node,
-              fmt::format("`outputs` names `{}`, which leaves the login directory (`..`): tar "
-                          "would bring it back, and outputs_cleanup remove it, under another "
-                          "name; name it by its absolute path, or copy it below the login "
-                          "directory in the command",
-                          *word));
+      return failure_at(
+          path, node,
+          fmt::format("`outputs` names `{}`, which leaves the login directory (`..`): tar "
+                      "would bring it back, and outputs_cleanup remove it, under another "
+                      "name; name it by its absolute path, or copy it below the login "
+                      "directory in the command",
+                      *word));
   if (key == k_outputs_cleanup && value != "true" && value != "false")
-    return failure_at(path, node, fmt::format("`outputs_cleanup` is true or false, not `{}`", value));
-  if (key == k_allocation && !parse_allocation(value))
     return failure_at(path, node,
-            fmt::format("`allocation_policy` must be first_fit or buddy, not `{}`", value));
+                      fmt::format("`outputs_cleanup` is true or false, not `{}`", value));
+  if (key == k_allocation && !parse_allocation(value))
+    return failure_at(
+        path, node, fmt::format("`allocation_policy` must be first_fit or buddy, not `{}`", value));
   return Status();
 }
 
@@ -181,24 +190,26 @@ constexpr const char* k_metrics_example = "metrics: {throughput: 'throughput: ([
 Result<std::string> metrics_value(const YAML::Node& value, const YAML::Node& at,
                                   const std::string& path) {
   if (!value.IsMap() || value.size() == 0)
-    return failure_at(path, value.IsNull() ? at : value,
-            fmt::format("`metrics` must be a mapping of metric names to regular expressions "
-                        "with one capture group, like `{}`",
-                        k_metrics_example));
+    return failure_at(
+        path, value.IsNull() ? at : value,
+        fmt::format("`metrics` must be a mapping of metric names to regular expressions "
+                    "with one capture group, like `{}`",
+                    k_metrics_example));
   Params metrics;
   for (const auto& pair : value) {
     if (!pair.first.IsScalar() || !pair.second.IsScalar())
       return failure_at(path, pair.first,
-              fmt::format("each metric is a name and one regular expression, like `{}`",
-                          k_metrics_example));
+                        fmt::format("each metric is a name and one regular expression, like `{}`",
+                                    k_metrics_example));
     const std::string& name = pair.first.Scalar();
     const std::string& pattern = pair.second.Scalar();
     if (Status checked = check_metric_pattern(pattern); !checked.ok())
-      return failure_at(path, pair.second,
-              fmt::format("the regular expression of metric `{}`, `{}`, {}; write one that "
-                          "compiles (Perl's syntax, as PCRE2 reads it) with a capture group "
-                          "around the value, like 'throughput: ([0-9.]+)'",
-                          name, pattern, checked.message()));
+      return failure_at(
+          path, pair.second,
+          fmt::format("the regular expression of metric `{}`, `{}`, {}; write one that "
+                      "compiles (Perl's syntax, as PCRE2 reads it) with a capture group "
+                      "around the value, like 'throughput: ([0-9.]+)'",
+                      name, pattern, checked.message()));
     metrics.emplace_back(name, pattern);
   }
   return metrics_to_yaml(metrics);
@@ -261,18 +272,20 @@ Result<EntryKey> parse_key(const YAML::Node& key_node, const YAML::Node& value,
       if (!path_value) return path_value.status();
       if (path_value->empty() || path_value->find_first_of(" \t\n") != std::string::npos)
         return failure_at(path, element,
-                fmt::format("`push` takes paths without spaces, not `{}`", *path_value));
+                          fmt::format("`push` takes paths without spaces, not `{}`", *path_value));
       paths += (paths.empty() ? "" : " ") + *path_value;
     }
-    if (paths.empty()) return failure_at(path, value, "`push` is an empty list; name files or folders");
+    if (paths.empty())
+      return failure_at(path, value, "`push` is an empty list; name files or folders");
     key.values.push_back(paths);
   } else if (value.IsSequence()) {
     key.was_list = true;
     if (value.size() == 0)
-      return failure_at(path, value,
-              fmt::format("`{}` is an empty list, which would give no jobs; give it at least one "
-                          "value or remove the entry",
-                          key.name));
+      return failure_at(
+          path, value,
+          fmt::format("`{}` is an empty list, which would give no jobs; give it at least one "
+                      "value or remove the entry",
+                      key.name));
     for (const auto& element : value)
       if (Status added = add_value(key, element, element, path); !added) return added;
   } else if (Status added = add_value(key, value, key_node, path); !added) {
@@ -356,10 +369,12 @@ Result<QueueEntry> parse_queue_entry(const YAML::Node& item, const std::string& 
   entry.line = line_of(item);
   entry.column = column_of(item);
   if (item.IsNull())
-    return failure_at(path, item, "empty queue entry; write a command after the `-`, or remove the line");
-  if (item.IsSequence())
     return failure_at(path, item,
-            "a queue entry must be a command or a mapping with a `command` key, not a list");
+                      "empty queue entry; write a command after the `-`, or remove the line");
+  if (item.IsSequence())
+    return failure_at(
+        path, item,
+        "a queue entry must be a command or a mapping with a `command` key, not a list");
   if (item.IsScalar()) {
     entry.plain = true;
     entry.keys.push_back(EntryKey{k_command, {item.Scalar()}, false, entry.line});
@@ -372,16 +387,18 @@ Result<QueueEntry> parse_queue_entry(const YAML::Node& item, const std::string& 
     Result<EntryKey> key = parse_key(pair.key, pair.value, path);
     if (!key) return key.status();
     if (!seen.insert(key->name).second)
-      return failure_at(path, pair.key,
-              fmt::format("`{}` appears twice in this entry; keep one of them", key->name));
+      return failure_at(
+          path, pair.key,
+          fmt::format("`{}` appears twice in this entry; keep one of them", key->name));
     entry.keys.push_back(std::move(*key));
   }
   // A step that only pushes files runs no command.
   if (!seen.count(k_command) && seen.count(k_push))
     entry.keys.insert(entry.keys.begin(), EntryKey{k_command, {""}, false, entry.line});
   else if (!seen.count(k_command))
-    return failure_at(path, item,
-            "this entry has no `command` key; add `command: ...` (the shell command to run)");
+    return failure_at(
+        path, item,
+        "this entry has no `command` key; add `command: ...` (the shell command to run)");
   if (Status buddy = check_buddy_slots(entry, path); !buddy) return buddy;
   if (Status placement = check_placement_keys(entry, path); !placement) return placement;
   return entry;

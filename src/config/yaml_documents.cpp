@@ -8,7 +8,6 @@
 #include <sstream>
 #include <string_view>
 
-
 namespace runner {
 
 namespace {

@@ -278,5 +278,4 @@ std::string text_with_appended(const QueueDocument& doc, const QueueDocument& ad
   return rewrite_whole(doc.text, expected);
 }
 
-
 }  // namespace runner

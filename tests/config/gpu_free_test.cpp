@@ -60,7 +60,8 @@ TEST(GpuFree, IsAnEntrysConditionNotASlotParameter) {
 
 TEST(GpuFree, ABadConditionNamesItsLine) {
   {
-    ConfigError error = testing::failure_of(parse_hosts("- hostname: a\n  gpu: 0\n  gpu_free: busy\n", "hosts.yaml"));
+    ConfigError error = testing::failure_of(
+        parse_hosts("- hostname: a\n  gpu: 0\n  gpu_free: busy\n", "hosts.yaml"));
     EXPECT_NE(std::string(error.what()).find("hosts.yaml:3"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("`busy` is not a condition"), std::string::npos)
         << error.what();

@@ -19,14 +19,14 @@ std::string rendered(const Result<std::string>& command) {
 
 // node01: gpu 0..3 on c0,c0,c1,c1; node02: gpu 0..1; node03: one bare slot.
 Fleet test_fleet() {
-  return testing::value_of(parse_hosts(
-      "- hostname: node01\n"
-      "  container: [c0, c1]\n"
-      "  gpu: [0, 1]\n"
-      "- hostname: node02\n"
-      "  gpu: [0, 1]\n"
-      "- node03\n",
-      "hosts.yaml"));
+  return testing::value_of(
+      parse_hosts("- hostname: node01\n"
+                  "  container: [c0, c1]\n"
+                  "  gpu: [0, 1]\n"
+                  "- hostname: node02\n"
+                  "  gpu: [0, 1]\n"
+                  "- node03\n",
+                  "hosts.yaml"));
 }
 
 JobSpec job(std::string command, Params params = {}, int slots = 1) {
@@ -131,10 +131,10 @@ TEST(RenderJob, JobParameterFillsInWhereTheHostLacksIt) {
 // A host written `slots: N` describes the host, not each slot: a job holding
 // several of its slots sees each host parameter once, as in Pegasus.
 TEST(RenderJob, SlotsOfASlotsEntryShareOneValue) {
-  Fleet fleet = testing::value_of(parse_hosts(
-      "- hostname: cloud-01\n  slots: [4]\n  node_type: cloud\n"
-      "- hostname: dgx\n  slots: 2\n  gpu: [0, 1]\n",
-      "hosts.yaml"));
+  Fleet fleet =
+      testing::value_of(parse_hosts("- hostname: cloud-01\n  slots: [4]\n  node_type: cloud\n"
+                                    "- hostname: dgx\n  slots: 2\n  gpu: [0, 1]\n",
+                                    "hosts.yaml"));
   EXPECT_EQ(rendered(render_job(job("--node-type <<node_type>> <<slots>>", {}, 4), fleet, {0, 1, 2, 3})),
             "--node-type cloud 0,1,2,3");
   EXPECT_EQ(slots_label(fleet, {0, 1, 2, 3}), "cloud-01 node_type=cloud #0,1,2,3");
@@ -145,7 +145,8 @@ TEST(RenderJob, SlotsOfASlotsEntryShareOneValue) {
 }
 
 TEST(RenderJob, HostnameIsTheHostNameAsWritten) {
-  Fleet fleet = testing::value_of(parse_hosts("- hostname: user@node09:2222\n  gpu: 0\n", "hosts.yaml"));
+  Fleet fleet =
+      testing::value_of(parse_hosts("- hostname: user@node09:2222\n  gpu: 0\n", "hosts.yaml"));
   EXPECT_EQ(rendered(render_job(job("<<hostname>>"), fleet, {0})), "user@node09:2222");
 }
 
@@ -160,7 +161,8 @@ TEST(RenderJob, UndefinedVariableIsSaid) {
 TEST(RenderJob, HostParameterMissingOnASlotIsUndefined) {
   Fleet fleet = test_fleet();
   EXPECT_EQ(render_job(job("<<gpu>>"), fleet, {6}).status().kind(), ErrorKind::undefined);
-  Fleet mixed = testing::value_of(parse_hosts("- hostname: a\n  gpu: 0\n- hostname: a\n  nic: eth1\n", "h.yaml"));
+  Fleet mixed = testing::value_of(
+      parse_hosts("- hostname: a\n  gpu: 0\n- hostname: a\n  nic: eth1\n", "h.yaml"));
   EXPECT_EQ(rendered(render_job(job("<<gpu>>"), mixed, {0})), "0");
   EXPECT_EQ(render_job(job("<<gpu>>", {}, 2), mixed, {0, 1}).status().kind(), ErrorKind::undefined);
   EXPECT_EQ(render_job(job("<<nic>>", {}, 2), mixed, {0, 1}).status().kind(), ErrorKind::undefined);
@@ -270,10 +272,9 @@ TEST(ValidateJobs, UndefinedAngleNameOffersTheEscape) {
 
 TEST(ValidateJobs, HeredocAndArithmeticNeedNoVariables) {
   Fleet fleet = test_fleet();
-  EXPECT_TRUE(validate_jobs(
-      {plain_entry("cat <<EOF >> out.txt\nx\nEOF\necho $(( 1 << 4 >> 2 ))"),
-       plain_entry("cat <<EOF>>out.txt\nx\nEOF\necho $((1<<n>>2))")},
-      fleet, "queue.yaml"));
+  EXPECT_TRUE(validate_jobs({plain_entry("cat <<EOF >> out.txt\nx\nEOF\necho $(( 1 << 4 >> 2 ))"),
+                             plain_entry("cat <<EOF>>out.txt\nx\nEOF\necho $((1<<n>>2))")},
+                            fleet, "queue.yaml"));
 }
 
 TEST(ValidateJobs, UnknownHelperIsReportedWithItsLine) {
@@ -297,7 +298,7 @@ TEST(ValidateJobs, VariableSomeHostsLackNamesThem) {
 TEST(ValidateJobs, HostsTooSmallForTheJobNeedNotDefineIt) {
   Fleet fleet = test_fleet();
   EXPECT_TRUE(validate_jobs({entry({key("command", {"<<gpu>>"}), key("slots", {"2"})})}, fleet,
-                                "queue.yaml"));
+                            "queue.yaml"));
   ConfigError error =
       validation_error({entry({key("command", {"<<container>>"}), key("slots", {"2"})})}, fleet);
   EXPECT_TRUE(contains(error.detail(), "node02 lacks it")) << error.what();
@@ -312,7 +313,8 @@ TEST(ValidateJobs, SmallestSlotCountOfTheEntryDecidesWhichHostsMustDefineIt) {
 }
 
 TEST(ValidateJobs, HostDefiningOnSomeSlotsOnlyIsNamed) {
-  Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  gpu: 0\n- hostname: a\n  nic: eth1\n", "h.yaml"));
+  Fleet fleet = testing::value_of(
+      parse_hosts("- hostname: a\n  gpu: 0\n- hostname: a\n  nic: eth1\n", "h.yaml"));
   ConfigError error = validation_error({plain_entry("<<gpu>>")}, fleet);
   EXPECT_TRUE(contains(error.detail(), "a (some slots) lacks it")) << error.what();
 }
@@ -331,9 +333,9 @@ TEST(ValidateJobs, BuiltinsAreAlwaysDefined) {
 
 TEST(ValidateJobs, AllocationPolicyIsDefined) {
   EXPECT_TRUE(validate_jobs({entry({key("command", {"run --policy {{allocation_policy}}"}),
-                                        key("allocation_policy", {"buddy"}), key("slots", {"2"})}),
-                                 plain_entry("<<allocation_policy>>")},
-                                test_fleet(), "queue.yaml"));
+                                    key("allocation_policy", {"buddy"}), key("slots", {"2"})}),
+                             plain_entry("<<allocation_policy>>")},
+                            test_fleet(), "queue.yaml"));
 }
 
 // Blocks nested past the template limit are refused at the entry's line,
@@ -370,7 +372,8 @@ TEST(ValidateJobs, ReplaceVariableIsChecked) {
 TEST(ValidateJobs, LongListOfLackingHostsIsShortened) {
   std::string text = "- hostname: big\n  gpu: 0\n";
   for (int i = 0; i < 8; ++i) text += "- n" + std::to_string(i) + "\n";
-  ConfigError error = validation_error({plain_entry("<<gpu>>")}, testing::value_of(parse_hosts(text, "h.yaml")));
+  ConfigError error =
+      validation_error({plain_entry("<<gpu>>")}, testing::value_of(parse_hosts(text, "h.yaml")));
   EXPECT_TRUE(contains(error.detail(), "n0, n1, n2, n3, n4 and 3 more lack it")) << error.what();
 }
 
@@ -403,8 +406,8 @@ TEST(ValidateJobs, BroadcastRejectsEveryHost) {
                        JobPlacement::broadcast);
   EXPECT_EQ(error.line(), 7);
   EXPECT_TRUE(contains(error.detail(), "remove `every`")) << error.what();
-  EXPECT_TRUE(validate_jobs({entry({key("command", {"x"}), key("every", {"host"})})},
-                                test_fleet(), "queue.yaml"));
+  EXPECT_TRUE(validate_jobs({entry({key("command", {"x"}), key("every", {"host"})})}, test_fleet(),
+                            "queue.yaml"));
 }
 
 TEST(ValidateJobs, BroadcastNeedsTheVariableOnEverySlot) {

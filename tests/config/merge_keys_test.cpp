@@ -118,19 +118,20 @@ std::vector<std::string> labels(const Fleet& fleet) {
 }
 
 TEST(MergeKeys, HostEntryTakesTheKeysOfTheMappingItNames) {
-  Fleet fleet = testing::value_of(parse_hosts(
-      "- &node\n"
-      "  hostname: a\n"
-      "  gpu: [0, 1]\n"
-      "- <<: *node\n"
-      "  hostname: b\n",
-      "hosts.yaml"));
+  Fleet fleet =
+      testing::value_of(parse_hosts("- &node\n"
+                                    "  hostname: a\n"
+                                    "  gpu: [0, 1]\n"
+                                    "- <<: *node\n"
+                                    "  hostname: b\n",
+                                    "hosts.yaml"));
   EXPECT_EQ(labels(fleet), (std::vector<std::string>{"a gpu=0", "a gpu=1", "b gpu=0", "b gpu=1"}));
 }
 
 TEST(MergeKeys, HostMergeOfNoMappingIsReportedAtTheMergeKey) {
   {
-    ConfigError error = testing::failure_of(parse_hosts("- hostname: a\n  <<: [1, 2]\n", "hosts.yaml"));
+    ConfigError error =
+        testing::failure_of(parse_hosts("- hostname: a\n  <<: [1, 2]\n", "hosts.yaml"));
     EXPECT_EQ(error.line(), 2) << error.what();
     EXPECT_NE(std::string(error.what()).find("`<<: *defaults`"), std::string::npos) << error.what();
   }

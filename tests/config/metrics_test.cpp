@@ -75,7 +75,8 @@ TEST(MetricsKey, BadPatternsAreConfigErrorsAtTheirLineWithTheFix) {
 
 TEST(MetricsKey, TheErrorNamesTheMetricAndItsLine) {
   {
-    ConfigError error = testing::failure_of(parsed("- command: x\n  metrics:\n    ok: 'a(1)'\n    loss: 'loss'\n"));
+    ConfigError error =
+        testing::failure_of(parsed("- command: x\n  metrics:\n    ok: 'a(1)'\n    loss: 'loss'\n"));
     EXPECT_EQ(error.line(), 4);
     EXPECT_NE(error.detail().find("metric `loss`, `loss`, has no capture group"), std::string::npos)
         << error.detail();

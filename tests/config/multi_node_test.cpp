@@ -1,7 +1,8 @@
 #include "runner/config/multi_node.h"
-#include "support/value_of.h"
 
 #include <gtest/gtest.h>
+
+#include "support/value_of.h"
 
 namespace runner {
 namespace {

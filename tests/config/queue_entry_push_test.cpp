@@ -36,7 +36,8 @@ TEST(QueueEntryPush, AStepMayBeTheCopyAlone) {
 
 TEST(QueueEntryPush, APathWithASpaceIsRefusedNamingItsLine) {
   {
-    ConfigError error = testing::failure_of(parsed("- command: x\n  push:\n    - data\n    - my file\n"));
+    ConfigError error =
+        testing::failure_of(parsed("- command: x\n  push:\n    - data\n    - my file\n"));
     EXPECT_NE(std::string(error.what()).find("queue.yaml:4"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("`push` takes paths without spaces, not `my file`"),
               std::string::npos)

@@ -90,13 +90,14 @@ TEST(ServiceKeys, LaterEntriesMayUseAServicesVariables) {
   Fleet fleet = testing::value_of(parse_hosts("- localhost\n", "hosts.yaml"));
   auto entries = [](const std::string& yaml) {
     std::vector<QueueEntry> result;
-    for (const YAML::Node& item : YAML::Load(yaml)) result.push_back(testing::value_of(parse_queue_entry(item, "q")));
+    for (const YAML::Node& item : YAML::Load(yaml))
+      result.push_back(testing::value_of(parse_queue_entry(item, "q")));
     return result;
   };
-  EXPECT_TRUE(validate_jobs(
-      entries("- command: dht\n  service: dht\n  ready_log: 'at (?<addr>.+)'\n"
-              "- client <<dht.addr>>\n"),
-      fleet, "q"));
+  EXPECT_TRUE(
+      validate_jobs(entries("- command: dht\n  service: dht\n  ready_log: 'at (?<addr>.+)'\n"
+                            "- client <<dht.addr>>\n"),
+                    fleet, "q"));
   EXPECT_FALSE(validate_jobs(entries("- client <<dht.addr>>\n- command: dht\n  service: dht\n"),
                              fleet, "q"));
 }

@@ -14,12 +14,12 @@
 namespace runner {
 namespace {
 
+using testing::fails_undefined;
 using testing::k_vars;
 using testing::render;
 using testing::render_plain;
-using testing::variables;
-using testing::fails_undefined;
 using testing::rendering;
+using testing::variables;
 
 TEST(TemplateShellText, HeredocsPassThrough) {
   const std::string text = "cat <<EOF > out.txt\nhello\nEOF\ncat <<-END\n\tx\nEND\ncat << 'Q'\nQ\n";

@@ -12,12 +12,12 @@
 namespace runner {
 namespace {
 
+using testing::fails_undefined;
 using testing::k_vars;
 using testing::render;
 using testing::render_plain;
-using testing::variables;
-using testing::fails_undefined;
 using testing::rendering;
+using testing::variables;
 
 TEST(Template, AngleSyntax) {
   EXPECT_EQ(render("python run.py --gpu <<gpu>>", k_vars), "python run.py --gpu 3");
@@ -354,10 +354,9 @@ TEST(Template, EveryConstructInAngleSyntax) {
 }
 
 TEST(Template, VariablesInsideBlocksAndSubexpressions) {
-  EXPECT_EQ(
-      variables("{{#if (eq a \"0\")}}{{b}}{{else}}{{c}}{{/if}}"
-                         "{{#each d}}{{this}}{{@index}}{{../e}}{{/each}}{{#with f}}{{.}}{{/with}}"),
-      (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
+  EXPECT_EQ(variables("{{#if (eq a \"0\")}}{{b}}{{else}}{{c}}{{/if}}"
+                      "{{#each d}}{{this}}{{@index}}{{../e}}{{/each}}{{#with f}}{{.}}{{/with}}"),
+            (std::vector<std::string>{"a", "b", "c", "d", "e", "f"}));
 }
 
 TEST(Template, UndefinedVariableInATakenBranchFails) {

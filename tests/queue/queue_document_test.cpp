@@ -466,8 +466,8 @@ void drain_in_batches_and_compare(const std::string& text) {
       EXPECT_EQ(describe(*got), describe(*want));
       EXPECT_EQ(got->line, want->line);
       ASSERT_TRUE(taker.take());
-      reference = testing::value_of(
-          parse_queue_document(text_without_first_job(reference), "queue.yaml"));
+      reference =
+          testing::value_of(parse_queue_document(text_without_first_job(reference), "queue.yaml"));
     }
     current = std::move(taker).finish();
     expect_same_document(current, reference);
@@ -682,7 +682,8 @@ TEST(QueueDocumentTest, ACommaThatStartsALineAfterTheListIsAnErrorNotAHang) {
 
 TEST(QueueDocumentTest, SyntaxErrorsGiveLineAndColumn) {
   {
-    ConfigError error = testing::failure_of(parse_queue_document("- a\n- command: [b,\n  m: x\n", "q.yaml"));
+    ConfigError error =
+        testing::failure_of(parse_queue_document("- a\n- command: [b,\n  m: x\n", "q.yaml"));
     EXPECT_EQ(error.file(), "q.yaml");
     EXPECT_GT(error.line(), 1);
     EXPECT_GT(error.column(), 0);
@@ -709,7 +710,8 @@ TEST(QueueDocumentTest, ASecondDocumentIsAnError) {
 
 TEST(QueueDocumentTest, InvalidEntriesAreReportedWithTheirLine) {
   {
-    ConfigError error = testing::failure_of(parse_queue_document("- a\n\n- model: [x]\n", "q.yaml"));
+    ConfigError error =
+        testing::failure_of(parse_queue_document("- a\n\n- model: [x]\n", "q.yaml"));
     EXPECT_EQ(error.line(), 3);
     EXPECT_NE(error.detail().find("command"), std::string::npos);
   }

@@ -72,7 +72,8 @@ TEST(QueueLockTest, LockOfALiveProcessIsRespected) {
   dir.write("queue.yaml.lock", content);
   Warnings warnings;
   std::string holder;
-  EXPECT_FALSE(testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), warnings.callback(), &holder)));
+  EXPECT_FALSE(testing::value_of(
+      QueueLock::try_acquire(dir.file("queue.yaml"), warnings.callback(), &holder)));
   EXPECT_EQ(holder, "pid " + std::to_string(other.pid()));
   EXPECT_TRUE(warnings.messages.empty());
   EXPECT_EQ(dir.read("queue.yaml.lock"), content);
@@ -98,7 +99,8 @@ TEST(QueueLockTest, EmptyLockFileAsPegasusWritesIsHeld) {
   dir.write("queue.yaml.lock", "");
   Warnings warnings;
   std::string holder;
-  EXPECT_FALSE(testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), warnings.callback(), &holder)));
+  EXPECT_FALSE(testing::value_of(
+      QueueLock::try_acquire(dir.file("queue.yaml"), warnings.callback(), &holder)));
   EXPECT_NE(holder.find("no pid"), std::string::npos) << holder;
   EXPECT_NE(holder.find("remove that file"), std::string::npos) << "says what to do: " << holder;
   EXPECT_TRUE(warnings.messages.empty());
@@ -109,7 +111,8 @@ TEST(QueueLockTest, ReleaseLeavesALockThatIsNoLongerOurs) {
   testing::TempDir dir;
   LiveProcess other;
   {
-    std::optional<QueueLock> lock = testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), {}));
+    std::optional<QueueLock> lock =
+        testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), {}));
     ASSERT_TRUE(lock.has_value());
     dir.write("queue.yaml.lock", std::to_string(other.pid()) + "\n");
   }
@@ -118,13 +121,15 @@ TEST(QueueLockTest, ReleaseLeavesALockThatIsNoLongerOurs) {
 
 TEST(QueueLockTest, MovingHandsOverTheRelease) {
   testing::TempDir dir;
-  std::optional<QueueLock> first = testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), {}));
+  std::optional<QueueLock> first =
+      testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), {}));
   ASSERT_TRUE(first.has_value());
   {
     QueueLock moved(std::move(*first));
     first.reset();
     EXPECT_TRUE(std::filesystem::exists(dir.file("queue.yaml.lock")));
-    std::optional<QueueLock> other = testing::value_of(QueueLock::try_acquire(dir.file("other.yaml"), {}));
+    std::optional<QueueLock> other =
+        testing::value_of(QueueLock::try_acquire(dir.file("other.yaml"), {}));
     ASSERT_TRUE(other.has_value());
     moved = std::move(*other);
     // Assigning released the queue.yaml lock and took over other.yaml's.

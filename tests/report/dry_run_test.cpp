@@ -46,8 +46,8 @@ TEST(DryRun, QueueJobsTakeFreeSlotsInOrderThenTheFirstToFree) {
 }
 
 TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
-  Fleet fleet =
-      testing::value_of(parse_hosts("- hostname: a\n  gpu: [0, 1, 2]\n- hostname: b\n  gpu: [0, 1]\n", "h.yaml"));
+  Fleet fleet = testing::value_of(
+      parse_hosts("- hostname: a\n  gpu: [0, 1, 2]\n- hostname: b\n  gpu: [0, 1]\n", "h.yaml"));
   auto plan = whole_plan(entries("- one <<gpu>>\n"
                                  "- command: two <<gpu>>\n  slots: 2\n"
                                  "- command: three <<gpu>>\n  slots: 3\n"
@@ -59,10 +59,10 @@ TEST(DryRun, MultiSlotJobsWaitForEnoughSlotsOfOneHost) {
 }
 
 TEST(DryRun, AJobThatSpansHostsIsPlannedRankByRankWhenAllItsHostsAreFree) {
-  Fleet fleet = testing::value_of(parse_hosts(
-      "- hostname: a\n  gpu: [0, 1]\n- hostname: b\n  gpu: [0, 1]\n  addr: 10.0.0.2\n"
-      "- hostname: c\n  gpu: [0]\n",
-      "h.yaml"));
+  Fleet fleet = testing::value_of(
+      parse_hosts("- hostname: a\n  gpu: [0, 1]\n- hostname: b\n  gpu: [0, 1]\n  addr: 10.0.0.2\n"
+                  "- hostname: c\n  gpu: [0]\n",
+                  "h.yaml"));
   auto plan = whole_plan(entries("- one <<gpu>>\n"
                                  "- command: r<<rank>>/<<nnodes>> <<hostname>> <<gpu>> "
                                  "<<master_addr>>:<<master_port>> <<hosts>>\n"

@@ -600,9 +600,9 @@ TEST(LoadHosts, DirectoryIsAnError) {
 }
 
 TEST(HostsParse, GpuMonitorOffTurnsAnEntrysSlotsOffAndIsNoParameter) {
-  Fleet fleet = parse_hosts(
+  Fleet fleet = testing::value_of(parse_hosts(
       "- hostname: a\n  gpu: [0, 1]\n  gpu_monitor: off\n- hostname: b\n  gpu: [0]\n",
-      "hosts.yaml");
+      "hosts.yaml"));
   ASSERT_EQ(fleet.slots.size(), 3u);
   EXPECT_FALSE(fleet.slots[0].gpu_monitor);
   EXPECT_FALSE(fleet.slots[1].gpu_monitor);

@@ -43,7 +43,7 @@ class JournalTail {
  public:
   JournalTail(std::string state_dir, JobId id) : m_state_dir(std::move(state_dir)), m_id(id) {}
 
-  std::vector<nlohmann::json> read_new() {
+  std::vector<JournalRecord> read_new() {
     auto keep = [this](std::string_view line) { return may_concern(line, m_id); };
     auto wanted = [this](const SegmentIndex& index) { return index.runs || index.mentions(m_id); };
     std::optional<JournalRead> read = read_journal_from(m_state_dir, m_position, keep, wanted);
@@ -57,7 +57,11 @@ class JournalTail {
     // One whose newline is not written yet comes again, whole.
     if (read->unterminated_tail) read->records.pop_back();
     m_position = read->end;
-    return std::move(read->records);
+    std::vector<JournalRecord> records;
+    for (const nlohmann::json& value : read->records)
+      if (Result<JournalRecord> record = record_from_json(value))
+        records.push_back(std::move(*record));
+    return records;
   }
 
  private:
@@ -80,16 +84,6 @@ off_t copy_from(const std::string& path, off_t offset) {
   }
   ::close(fd);
   return offset;
-}
-
-bool is_event(const nlohmann::json& record, const char* event) {
-  auto it = record.find("event");
-  return it != record.end() && it->is_string() && *it == event;
-}
-
-bool is_job(const nlohmann::json& record, JobId id) {
-  auto it = record.find("job");
-  return it != record.end() && it->is_number_unsigned() && it->get<JobId>() == id;
 }
 
 bool write_out(std::string_view text) { return write_all(STDOUT_FILENO, text); }
@@ -154,7 +148,7 @@ int show_log(const LogOptions& options) {
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
   LogCopy log(state_dir, *id, options.rank);
   JournalTail journal(state_dir, *id);
-  std::vector<nlohmann::json> records = journal.read_new();
+  std::vector<JournalRecord> records = journal.read_new();
   Campaign campaign = campaign_from_records(records);
   const CampaignJob* job = campaign.find_job(*id);
   if (job) log.started(*job);
@@ -189,17 +183,17 @@ int show_log(const LogOptions& options) {
   while (true) {
     log.copy(ended);
     if (ended) break;
-    for (const nlohmann::json& record : journal.read_new()) {
+    for (const JournalRecord& record : journal.read_new()) {
       records.push_back(record);
-      if (is_event(record, "run_start"))
-        run_pids[record.value("run", "")] = record.value("pid", 0L);
-      if (is_event(record, "job_start") && is_job(record, *id)) {
+      if (const auto* run = std::get_if<RunStartRecord>(&record)) run_pids[run->run] = run->pid;
+      if (const auto* start = std::get_if<JobStartRecord>(&record); start && start->job == *id) {
         started = true;
-        pid = run_pids[record.value("run", "")];
+        pid = run_pids[start->run];
         if (const CampaignJob* now = campaign_from_records({record}).find_job(*id))
           log.started(*now);
       }
-      if (is_event(record, "job_end") && is_job(record, *id)) ended = true;
+      if (const auto* end = std::get_if<JobEndRecord>(&record); end && end->job == *id)
+        ended = true;
     }
     if (ended) continue;  // copy what the job wrote last, then stop
     if (started ? !process_alive(pid) : !any_run_alive()) {

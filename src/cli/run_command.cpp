@@ -125,8 +125,9 @@ RunStartRecord run_start_record(const RunOptions& options, const Fleet& fleet,
   record.mode = options.mode == Mode::queue ? "queue" : "broadcast";
   record.hosts_file = options.hosts_file;
   record.queue_file = options.queue_file;
+  record.slots.emplace();
   for (const Slot& slot : fleet.slots)
-    record.slots.push_back({slot.label, fleet.hosts[slot.host].name, slot.index, slot.params});
+    record.slots->push_back({slot.label, fleet.hosts[slot.host].name, slot.index, slot.params});
   record.queued = queued;
   return record;
 }

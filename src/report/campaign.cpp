@@ -12,9 +12,7 @@
 #include <cstdio>
 #include <set>
 
-#include "runner/state/gpu_figures_record.h"
 #include "runner/state/journal.h"
-#include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/exit_text.h"
 
@@ -22,63 +20,22 @@ namespace runner {
 
 namespace {
 
-using nlohmann::json;
-
-std::string text_of(const json& record, const char* key) { return journal_text(record, key); }
-
-long long number_of(const json& record, const char* key, long long fallback = 0) {
-  auto it = record.find(key);
-  return it != record.end() && it->is_number() ? it->get<long long>() : fallback;
-}
-
-Params params_of(const json& record, const char* key = "params") {
-  Params params;
-  auto it = record.find(key);
-  if (it == record.end() || !it->is_object()) return params;
-  for (const auto& [key, value] : it->items())
-    params.emplace_back(
-        key, value.is_string() || value.is_object() ? journal_text(value) : value.dump());
-  return params;
-}
-
-std::vector<int> slot_indices_of(const json& record) {
-  std::vector<int> indices;
-  if (auto many = record.find("slot_indices"); many != record.end() && many->is_array()) {
-    for (const json& i : *many)
-      if (i.is_number()) indices.push_back(i.get<int>());
-  }
-  if (indices.empty()) indices.push_back(static_cast<int>(number_of(record, "slot_index")));
-  return indices;
-}
-
 // A gang job's tasks from its job_start, in rank order; none for a job
 // without `nodes:`. A record that names nodes but lists no task is read as
 // rank 0 on the job's own slots.
-std::vector<CampaignTask> tasks_of_start(const json& record, const CampaignJob& job) {
+std::vector<CampaignTask> tasks_of_start(const JobStartRecord& start, const CampaignJob& job) {
   std::vector<CampaignTask> tasks;
-  if (!record.contains("nodes")) return tasks;
-  if (auto list = record.find("tasks"); list != record.end() && list->is_array()) {
-    for (const json& item : *list) {
-      if (!item.is_object()) continue;
-      CampaignTask task;
-      task.rank = static_cast<int>(number_of(item, "rank"));
-      task.host = text_of(item, "host");
-      task.slot = text_of(item, "slot");
-      task.slot_indices = slot_indices_of(item);
-      task.command = text_of(item, "command");
-      task.start = job.start;
-      tasks.push_back(std::move(task));
-    }
-  }
+  if (!start.nodes) return tasks;
+  for (const TaskStartRecord& task : start.tasks)
+    tasks.push_back(
+        {task.rank, task.host, task.slot, task.slot_indices, task.command, 0, job.start});
   if (tasks.empty()) tasks = tasks_of(job);
   std::stable_sort(tasks.begin(), tasks.end(),
                    [](const CampaignTask& a, const CampaignTask& b) { return a.rank < b.rank; });
   return tasks;
 }
 
-SystemTime time_of(const json& record) {
-  return parse_utc_time(text_of(record, "time")).value_or(SystemTime{});
-}
+SystemTime time_of(const std::string& time) { return parse_utc_time(time).value_or(SystemTime{}); }
 
 // The slots a run's jobs used, for journals whose run_start lists none.
 std::vector<CampaignSlot> slots_from_jobs(const Campaign& campaign, const CampaignRun& run) {
@@ -197,191 +154,212 @@ std::optional<SystemTime> parse_utc_time(std::string_view text) {
   return std::chrono::system_clock::from_time_t(seconds) + std::chrono::milliseconds(millis);
 }
 
-Campaign campaign_from_records(const std::vector<json>& records, const PidAlive& alive,
+Campaign campaign_from_records(const std::vector<JournalRecord>& records, const PidAlive& alive,
                                const std::map<std::string, RunTally>& tallies,
                                std::vector<std::ptrdiff_t>* owners) {
   auto each = [&records](const RecordFold& fold) {
-    for (const json& record : records) fold(record);
+    for (const JournalRecord& record : records) fold(record);
   };
   return campaign_from_records(each, alive, tallies, owners);
 }
 
+namespace {
+
+// The records folded into a campaign one by one: a function per kind.
+class CampaignFold {
+ public:
+  CampaignFold(const std::map<std::string, RunTally>& tallies, std::vector<std::ptrdiff_t>* owners)
+      : m_tallies(tallies), m_owners(owners) {
+    if (m_owners) m_owners->clear();
+  }
+
+  void fold(const JournalRecord& record) {
+    if (m_owners) m_owners->push_back(k_run_record);
+    std::visit(*this, record);
+  }
+
+  void operator()(const RunStartRecord& start) {
+    SystemTime time = time_of(start.time);
+    CampaignRun run;
+    run.id = start.run;
+    run.pid = start.pid;
+    run.mode = start.mode;
+    run.hosts_file = start.hosts_file;
+    run.queue_file = start.queue_file;
+    run.cwd = start.cwd.value_or("");
+    run.start = time;
+    run.last_event = time;
+    if (auto tally = m_tallies.find(run.id); tally != m_tallies.end()) {
+      run.tally = tally->second;
+      if (run.tally.last_event) run.last_event = std::max(time, *run.tally.last_event);
+    }
+    run.queued_at_start = start.queued;
+    if (start.slots)
+      for (const RunSlotRecord& slot : *start.slots)
+        run.slots.push_back({slot.label, slot.host, slot.index, slot.params});
+    m_run_index[run.id] = m_campaign.runs.size();
+    m_campaign.runs.push_back(std::move(run));
+  }
+
+  void operator()(const JobStartRecord& start) {
+    SystemTime time = time_of(start.time);
+    CampaignJob job;
+    job.id = start.job;
+    job.run = start.run;
+    job.command = start.command;
+    job.slot = start.slot;
+    job.host = start.host;
+    job.slot_indices = start.slot_indices;
+    job.params = start.params;
+    job.metrics = start.metrics;
+    job.line = start.line;
+    job.attempt = start.attempt;
+    job.start = time;
+    job.tasks = tasks_of_start(start, job);
+    job.service = start.service;
+    CampaignRun* run = run_of(job.run);
+    if (run && job.run.empty()) job.run = run->id;
+    touch(run, time);
+    m_job_index[job.id] = m_campaign.jobs.size();
+    if (run) run->jobs.push_back(m_campaign.jobs.size());
+    m_campaign.jobs.push_back(std::move(job));
+    own(&m_campaign.jobs.back());
+  }
+
+  void operator()(const JobPgidRecord& pgid) {
+    CampaignJob* job = job_of(pgid.job);
+    own(job);
+    if (!job) return;
+    SystemTime time = time_of(pgid.time);
+    // A gang job's tasks each record theirs; the job is rank 0's.
+    int rank = pgid.rank.value_or(0);
+    for (CampaignTask& task : job->tasks) {
+      if (task.rank != rank) continue;
+      task.pgid = pgid.group.id;
+      task.start = time;
+    }
+    if (rank == 0) {
+      job->pgid = pgid.group.id;
+      job->start = time;  // its process started: its time counts from here
+    }
+    touch(run_of(job->run), time);
+  }
+
+  void operator()(const JobEndRecord& end) {
+    CampaignJob* job = job_of(end.job);
+    own(job);
+    if (!job) return;
+    SystemTime time = time_of(end.time);
+    job->end = time;
+    if (end.exit) job->exit = end.exit;
+    job->signal = end.signal;
+    job->error = end.error;
+    job->duration = end.duration;
+    job->timed_out = end.timed_out;
+    job->cancelled = end.cancelled;
+    job->rerun = end.rerun;
+    if (end.failed_rank) job->failed_rank = end.failed_rank;
+    job->gpu = end.gpu;
+    if (end.lost) {
+      job->outcome = JobOutcome::lost;
+    } else if (job->exit == 0 && job->signal.empty() && job->error.empty()) {
+      job->outcome = JobOutcome::succeeded;
+    } else {
+      job->outcome = JobOutcome::failed;
+    }
+    // A later run records the end of jobs whose runner died: that is not
+    // a moment of the dead run.
+    if (!m_campaign.runs.empty() && m_campaign.runs.back().id == job->run)
+      touch(run_of(job->run), time);
+  }
+
+  void operator()(const ServiceReadyRecord& ready) {
+    CampaignJob* job = job_of(ready.job);
+    own(job);
+    if (!job) return;
+    job->ready_at = time_of(ready.time);
+    job->ready_variables = ready.variables;
+    touch(run_of(job->run), *job->ready_at);
+  }
+
+  void operator()(const OutputsRecord& outputs) {
+    CampaignJob* job = attempt_of(outputs);
+    own(job);
+    if (!job) return;
+    // A rank's files are in a folder of their own below the job's.
+    std::string dir = outputs.dir;
+    std::string under;
+    if (outputs.rank) {
+      under = dir.substr(dir.rfind('/') + 1) + "/";
+      dir = dir.substr(0, dir.rfind('/'));
+    }
+    job->outputs_folder = dir;
+    for (const OutputFile& file : outputs.files)
+      job->outputs.push_back({under + file.path, file.size, file.sha256});
+  }
+
+  void operator()(const HostFailedRecord& failed) {
+    if (CampaignRun* run = run_of("")) {
+      run->host_failures.emplace_back(failed.host, failed.message);
+      touch(run, time_of(failed.time));
+    }
+  }
+
+  void operator()(const RunEndRecord& end) {
+    if (CampaignRun* run = run_of(end.run)) {
+      SystemTime time = time_of(end.time);
+      run->end = time;
+      run->status = end.status;
+      touch(run, time);
+    }
+  }
+
+  Campaign take() { return std::move(m_campaign); }
+
+ private:
+  // The run of this id, else the latest.
+  CampaignRun* run_of(const std::string& id) {
+    auto it = m_run_index.find(id);
+    if (it != m_run_index.end()) return &m_campaign.runs[it->second];
+    return m_campaign.runs.empty() ? nullptr : &m_campaign.runs.back();
+  }
+  CampaignJob* job_of(JobId id) {
+    auto it = m_job_index.find(id);
+    return it == m_job_index.end() ? nullptr : &m_campaign.jobs[it->second];
+  }
+  // The attempt a record names (its files may come back after the next
+  // attempt started), else the job's latest.
+  CampaignJob* attempt_of(const OutputsRecord& outputs) {
+    CampaignJob* latest = job_of(outputs.job);
+    if (!latest || outputs.attempt == 0 || latest->attempt == outputs.attempt) return latest;
+    for (std::size_t i = latest - m_campaign.jobs.data(); i-- > 0;)
+      if (m_campaign.jobs[i].id == latest->id && m_campaign.jobs[i].attempt == outputs.attempt)
+        return &m_campaign.jobs[i];
+    return nullptr;
+  }
+  static void touch(CampaignRun* run, SystemTime time) {
+    if (run) run->last_event = std::max(run->last_event, time);
+  }
+  // Whose the record being folded is, for one about a job.
+  void own(const CampaignJob* job) {
+    if (m_owners) m_owners->back() = job ? job - m_campaign.jobs.data() : k_orphan_record;
+  }
+
+  const std::map<std::string, RunTally>& m_tallies;
+  std::vector<std::ptrdiff_t>* m_owners;
+  Campaign m_campaign;
+  std::map<std::string, std::size_t> m_run_index;
+  std::map<JobId, std::size_t> m_job_index;
+};
+
+}  // namespace
+
 Campaign campaign_from_records(const RecordSource& records, const PidAlive& alive,
                                const std::map<std::string, RunTally>& tallies,
                                std::vector<std::ptrdiff_t>* owners) {
-  Campaign campaign;
-  if (owners) owners->clear();
-  std::map<std::string, std::size_t> run_index;
-  std::map<JobId, std::size_t> job_index;
-  auto run_of = [&](const std::string& id) -> CampaignRun* {
-    auto it = run_index.find(id);
-    if (it != run_index.end()) return &campaign.runs[it->second];
-    return campaign.runs.empty() ? nullptr : &campaign.runs.back();
-  };
-  auto job_of = [&](const json& record) -> CampaignJob* {
-    auto it = job_index.find(static_cast<JobId>(number_of(record, "job")));
-    return it == job_index.end() ? nullptr : &campaign.jobs[it->second];
-  };
-  // The attempt a record names (its files may come back after the next
-  // attempt started), else the job's latest.
-  auto attempt_of = [&](const json& record) -> CampaignJob* {
-    CampaignJob* latest = job_of(record);
-    int attempt = static_cast<int>(number_of(record, "attempt", 0));
-    if (!latest || attempt == 0 || latest->attempt == attempt) return latest;
-    for (std::size_t i = latest - campaign.jobs.data(); i-- > 0;)
-      if (campaign.jobs[i].id == latest->id && campaign.jobs[i].attempt == attempt)
-        return &campaign.jobs[i];
-    return nullptr;
-  };
-  auto touch = [](CampaignRun* run, SystemTime time) {
-    if (run) run->last_event = std::max(run->last_event, time);
-  };
-
-  records([&](const json& record) {
-    std::string event = text_of(record, "event");
-    if (owners) owners->push_back(k_run_record);
-    // Whose it is, for a record about a job.
-    auto own = [&](const CampaignJob* job) {
-      if (owners) owners->back() = job ? job - campaign.jobs.data() : k_orphan_record;
-    };
-    SystemTime time = time_of(record);
-    if (event == "run_start") {
-      CampaignRun run;
-      run.id = text_of(record, "run");
-      run.pid = static_cast<long>(number_of(record, "pid"));
-      run.mode = text_of(record, "mode");
-      run.hosts_file = text_of(record, "hosts_file");
-      run.queue_file = text_of(record, "queue_file");
-      run.cwd = text_of(record, "cwd");
-      run.start = time;
-      run.last_event = time;
-      if (auto tally = tallies.find(run.id); tally != tallies.end()) {
-        run.tally = tally->second;
-        if (run.tally.last_event) run.last_event = std::max(time, *run.tally.last_event);
-      }
-      if (auto q = record.find("queued"); q != record.end() && q->is_number_integer() && *q >= 0)
-        run.queued_at_start = q->get<std::size_t>();
-      if (auto slots = record.find("slots"); slots != record.end() && slots->is_array()) {
-        for (const json& item : *slots) {
-          if (!item.is_object()) continue;
-          CampaignSlot slot;
-          slot.label = text_of(item, "label");
-          slot.host = text_of(item, "host");
-          slot.index = static_cast<int>(number_of(item, "index"));
-          slot.params = params_of(item);
-          run.slots.push_back(std::move(slot));
-        }
-      }
-      run_index[run.id] = campaign.runs.size();
-      campaign.runs.push_back(std::move(run));
-    } else if (event == "job_start") {
-      CampaignJob job;
-      job.id = static_cast<JobId>(number_of(record, "job"));
-      job.run = text_of(record, "run");
-      job.command = text_of(record, "command");
-      job.slot = text_of(record, "slot");
-      job.host = text_of(record, "host");
-      job.slot_indices = slot_indices_of(record);
-      job.params = params_of(record);
-      job.metrics = params_of(record, "metrics");
-      job.line = static_cast<int>(number_of(record, "line"));
-      job.attempt = static_cast<int>(number_of(record, "attempt", 1));
-      job.start = time;
-      job.tasks = tasks_of_start(record, job);
-      job.service = text_of(record, "service");
-      CampaignRun* run = run_of(job.run);
-      if (run && job.run.empty()) job.run = run->id;
-      touch(run, time);
-      job_index[job.id] = campaign.jobs.size();
-      if (run) run->jobs.push_back(campaign.jobs.size());
-      campaign.jobs.push_back(std::move(job));
-      own(&campaign.jobs.back());
-    } else if (event == "job_pgid") {
-      own(job_of(record));
-      if (CampaignJob* job = job_of(record)) {
-        // A gang job's tasks each record theirs; the job is rank 0's.
-        int rank = static_cast<int>(number_of(record, "rank"));
-        long pgid = static_cast<long>(number_of(record, "pgid"));
-        for (CampaignTask& task : job->tasks) {
-          if (task.rank != rank) continue;
-          task.pgid = pgid;
-          task.start = time;
-        }
-        if (rank == 0) {
-          job->pgid = pgid;
-          job->start = time;  // its process started: its time counts from here
-        }
-        touch(run_of(job->run), time);
-      }
-    } else if (event == "job_end") {
-      CampaignJob* job = job_of(record);
-      own(job);
-      if (!job) return;
-      job->end = time;
-      if (auto exit = record.find("exit"); exit != record.end() && exit->is_number())
-        job->exit = exit->get<int>();
-      job->signal = text_of(record, "signal");
-      job->error = text_of(record, "error");
-      bool lost = record.value("lost", false);
-      job->duration = std::chrono::milliseconds(number_of(record, "duration_ms"));
-      job->timed_out = record.value("timed_out", false);
-      job->cancelled = record.value("cancelled", false);
-      job->rerun = record.value("rerun", false);
-      if (auto rank = record.find("failed_rank"); rank != record.end() && rank->is_number_integer())
-        job->failed_rank = rank->get<int>();
-      job->gpu.reset();
-      if (auto gpu = record.find(k_gpu_figures_key); gpu != record.end())
-        job->gpu = gpu_figures_of(*gpu);
-      if (lost) {
-        job->outcome = JobOutcome::lost;
-      } else if (job->exit == 0 && job->signal.empty() && job->error.empty()) {
-        job->outcome = JobOutcome::succeeded;
-      } else {
-        job->outcome = JobOutcome::failed;
-      }
-      // A later run records the end of jobs whose runner died: that is not
-      // a moment of the dead run.
-      if (!campaign.runs.empty() && campaign.runs.back().id == job->run)
-        touch(run_of(job->run), time);
-    } else if (event == "service_ready") {
-      own(job_of(record));
-      if (CampaignJob* job = job_of(record)) {
-        job->ready_at = time;
-        job->ready_variables = params_of(record, "variables");
-        touch(run_of(job->run), time);
-      }
-    } else if (event == "outputs") {
-      own(attempt_of(record));
-      if (CampaignJob* job = attempt_of(record)) {
-        // A rank's files are in a folder of their own below the job's.
-        std::string dir = text_of(record, "dir");
-        std::string under;
-        if (record.contains("rank")) {
-          under = dir.substr(dir.rfind('/') + 1) + "/";
-          dir = dir.substr(0, dir.rfind('/'));
-        }
-        job->outputs_folder = dir;
-        if (auto files = record.find("files"); files != record.end() && files->is_array())
-          for (const json& file : *files)
-            if (file.is_object())
-              job->outputs.push_back({under + text_of(file, "path"),
-                                      static_cast<std::uint64_t>(number_of(file, "size")),
-                                      text_of(file, "sha256")});
-      }
-    } else if (event == "host_failed") {
-      if (CampaignRun* run = run_of("")) {
-        run->host_failures.emplace_back(text_of(record, "host"), text_of(record, "message"));
-        touch(run, time);
-      }
-    } else if (event == "run_end") {
-      if (CampaignRun* run = run_of(text_of(record, "run"))) {
-        run->end = time;
-        run->status = text_of(record, "status");
-        touch(run, time);
-      }
-    }
-  });
-
+  CampaignFold fold(tallies, owners);
+  records([&](const JournalRecord& record) { fold.fold(record); });
+  Campaign campaign = fold.take();
   for (CampaignRun& run : campaign.runs) {
     run.alive = !run.end && alive && alive(run.pid);
     if (run.slots.empty()) run.slots = slots_from_jobs(campaign, run);
@@ -400,7 +378,10 @@ Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
   std::optional<JournalRead> read;
   auto records = [&](const RecordFold& fold) {
     read = read_journal_from(state_dir, {}, {}, {}, SIZE_MAX,
-                             [&](json&& record, std::string_view) { fold(record); });
+                             [&](nlohmann::json&& value, std::string_view) {
+                               if (Result<JournalRecord> record = record_from_json(value))
+                                 fold(*record);
+                             });
   };
   Campaign campaign = campaign_from_records(records, alive);
   campaign.state_dir = state_dir;

@@ -36,15 +36,11 @@ bool done_with(const CampaignJob& job, bool superseded) {
 
 // A run_start without its fleet (older versions) gets the slots its jobs
 // used, which the jobs compacted away can no longer tell.
-void keep_slots(json& run_start, const CampaignRun& run) {
-  if (run_start.contains("slots")) return;
-  json slots = json::array();
+void keep_slots(RunStartRecord& run_start, const CampaignRun& run) {
+  if (run_start.slots) return;
+  run_start.slots.emplace();
   for (const CampaignSlot& slot : run.slots)
-    slots.push_back({{"label", slot.label},
-                     {"host", slot.host},
-                     {"index", slot.index},
-                     {"params", json::object()}});
-  run_start["slots"] = std::move(slots);
+    run_start.slots->push_back({slot.label, slot.host, slot.index, {}});
 }
 
 }  // namespace
@@ -55,16 +51,16 @@ namespace {
 // is read. Each record read is folded and dropped at once, its text kept,
 // so that what is kept of it can be parsed again.
 struct Folding {
-  std::vector<json> kept;
+  std::vector<JournalRecord> kept;
   std::string texts;                   // the texts of the records read, one after the other
   std::vector<std::size_t> text_ends;  // where each one ends in `texts`
 
-  json record(std::size_t index) {
+  JournalRecord record(std::size_t index) {
     if (index < kept.size()) return std::move(kept[index]);
     index -= kept.size();
     std::size_t begin = index == 0 ? 0 : text_ends[index - 1];
-    return json::parse(texts.begin() + static_cast<std::ptrdiff_t>(begin),
-                       texts.begin() + static_cast<std::ptrdiff_t>(text_ends[index]));
+    // Read once already: it is a record.
+    return *read_record(std::string_view(texts).substr(begin, text_ends[index] - begin));
   }
 };
 
@@ -73,18 +69,21 @@ struct Folding {
 // done with summed into their runs' tallies. nullopt, with `kept` and
 // `tallies` as they were, when `position` is not one of this journal.
 std::optional<JournalRead> read_compacted(const std::string& state_dir,
-                                          const JournalPosition& position, std::vector<json>& kept,
+                                          const JournalPosition& position,
+                                          std::vector<JournalRecord>& kept,
                                           std::map<std::string, RunTally>& tallies) {
   Folding folding{std::move(kept), {}, {}};
   std::optional<JournalRead> read;
   auto records = [&](const RecordFold& fold) {
-    for (const json& record : folding.kept) fold(record);
-    read = read_journal_from(state_dir, position, {}, {}, 1,
-                             [&](json&& record, std::string_view text) {
-                               fold(record);
-                               folding.texts.append(text);
-                               folding.text_ends.push_back(folding.texts.size());
-                             });
+    for (const JournalRecord& record : folding.kept) fold(record);
+    read =
+        read_journal_from(state_dir, position, {}, {}, 1, [&](json&& value, std::string_view text) {
+          Result<JournalRecord> record = record_from_json(value);
+          if (!record) return;
+          fold(*record);
+          folding.texts.append(text);
+          folding.text_ends.push_back(folding.texts.size());
+        });
   };
   std::vector<std::ptrdiff_t> owners;
   Campaign all = campaign_from_records(records, nullptr, tallies, &owners);
@@ -109,9 +108,9 @@ std::optional<JournalRead> read_compacted(const std::string& state_dir,
     std::ptrdiff_t owner = owners[r];
     if (owner == k_orphan_record) continue;
     if (owner >= 0 && compacted[static_cast<std::size_t>(owner)]) continue;
-    json record = folding.record(r);
-    if (owner == k_run_record && record.value("event", "") == "run_start")
-      if (const CampaignRun* run = all.find_run(record.value("run", ""))) keep_slots(record, *run);
+    JournalRecord record = folding.record(r);
+    if (auto* start = std::get_if<RunStartRecord>(&record))
+      if (const CampaignRun* run = all.find_run(start->run)) keep_slots(*start, *run);
     kept.push_back(std::move(record));
   }
   return read;
@@ -125,7 +124,7 @@ RecentRecords read_recent_records(const std::string& state_dir, std::size_t chec
   // A segment at a time, each compacted onto what came before, each record
   // folded as it is parsed: a long journal read without a checkpoint is
   // never all in memory at once, nor a segment's records parsed at once.
-  std::vector<json> kept = std::move(checkpoint->records);
+  std::vector<JournalRecord> kept = std::move(checkpoint->records);
   std::map<std::string, RunTally> tallies = tallies_of(checkpoint->summary);
   std::vector<std::string> skipped = std::move(checkpoint->skipped);
   JournalPosition position = checkpoint->position;

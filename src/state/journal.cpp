@@ -15,9 +15,7 @@
 #include <random>
 
 #include "journal_lines.h"
-#include "runner/state/gpu_figures_record.h"
 #include "runner/state/journal_segments.h"
-#include "runner/state/journal_text.h"
 #include "runner/state/state_dir.h"
 
 namespace runner {
@@ -36,16 +34,6 @@ std::string write_error(const std::string& path) {
 std::string random_run_id() {
   std::random_device device;
   return fmt::format("{:08x}", device());
-}
-
-nlohmann::ordered_json text_or_null(std::string_view text) {
-  return text.empty() ? nlohmann::ordered_json(nullptr) : exact_text(text);
-}
-
-nlohmann::ordered_json params_record(const Params& params) {
-  nlohmann::ordered_json record = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : params) record[key] = exact_text(value);
-  return record;
 }
 
 }  // namespace
@@ -213,166 +201,85 @@ Status Journal::sync() {
   return Status();
 }
 
-Status Journal::append(const nlohmann::ordered_json& record) {
-  if (auto job = record.find("job"); job != record.end() && job->is_number_unsigned())
-    m_segment_jobs.push_back(job->get<JobId>());
-  if (std::string_view(record.value("event", "")).substr(0, 4) == "run_") m_segment_runs = true;
-  std::string line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  line.push_back('\n');
-  m_waiting.push_back(std::move(line));
+Status Journal::append(JournalRecord record) {
+  std::string time = format_utc_time(std::chrono::system_clock::now());
+  std::visit([&](auto& kind) { kind.time = std::move(time); }, record);
+  if (std::optional<JobId> job = record_job(record)) m_segment_jobs.push_back(*job);
+  if (std::holds_alternative<RunStartRecord>(record) ||
+      std::holds_alternative<RunEndRecord>(record))
+    m_segment_runs = true;
+  m_waiting.push_back(journal_line(record));
   if (Status written = write_waiting(); !written.ok()) return written;
   return m_durable ? sync() : Status();
 }
 
-namespace {
-
-nlohmann::ordered_json header(std::string_view event) {
-  nlohmann::ordered_json record;
-  record["event"] = event;
-  record["time"] = format_utc_time(std::chrono::system_clock::now());
-  return record;
-}
-
-}  // namespace
-
 Status Journal::run_start(std::string_view mode, std::string_view hosts_file,
                           std::string_view queue_file) {
-  nlohmann::ordered_json record = header("run_start");
-  record["run"] = m_run_id;
-  record["pid"] = static_cast<long>(::getpid());
-  record["mode"] = mode;
-  record["hosts_file"] = exact_text(hosts_file);
-  record["queue_file"] = exact_text(queue_file);
-  return append(record);
+  RunStartRecord start;
+  start.mode = mode;
+  start.hosts_file = hosts_file;
+  start.queue_file = queue_file;
+  start.run = m_run_id;
+  start.pid = static_cast<long>(::getpid());
+  return append(std::move(start));
 }
 
-Status Journal::run_start(const RunStartRecord& start) {
-  nlohmann::ordered_json record = header("run_start");
-  record["run"] = m_run_id;
-  record["pid"] = static_cast<long>(::getpid());
-  record["mode"] = start.mode;
-  record["hosts_file"] = exact_text(start.hosts_file);
-  record["queue_file"] = exact_text(start.queue_file);
+Status Journal::run_start(RunStartRecord start) {
+  start.run = m_run_id;
+  start.pid = static_cast<long>(::getpid());
   std::error_code error;
   std::string cwd = std::filesystem::current_path(error).string();
-  if (!error) record["cwd"] = exact_text(cwd);
-  nlohmann::ordered_json slots = nlohmann::ordered_json::array();
-  for (const RunSlotRecord& slot : start.slots) {
-    slots.push_back({{"label", exact_text(slot.label)},
-                     {"host", exact_text(slot.host)},
-                     {"index", slot.index},
-                     {"params", params_record(slot.params)}});
-  }
-  record["slots"] = std::move(slots);
-  if (start.queued) record["queued"] = *start.queued;
-  return append(record);
+  if (!error) start.cwd = std::move(cwd);
+  if (!start.slots) start.slots.emplace();
+  return append(std::move(start));
 }
 
-Status Journal::job_start(const JobStartRecord& start) {
+Status Journal::job_start(JobStartRecord start) {
   m_last_job = std::max(m_last_job, start.job);
-  nlohmann::ordered_json record = header("job_start");
-  record["job"] = start.job;
-  record["run"] = m_run_id;
-  record["command"] = exact_text(start.command);
-  record["slot"] = exact_text(start.slot);
-  record["host"] = exact_text(start.host);
-  record["slot_index"] = start.slot_indices.empty() ? 0 : start.slot_indices.front();
-  if (start.slot_indices.size() > 1) record["slot_indices"] = start.slot_indices;
-  record["params"] = params_record(start.params);
-  record["line"] = start.line;
-  record["template"] = exact_text(start.template_command);
-  record["slots_needed"] = start.slots_needed;
-  if (!start.timeout.empty()) record["timeout"] = exact_text(start.timeout);
-  if (start.retries) record["retries"] = *start.retries;
-  if (!start.cancel.empty()) record["cancel"] = exact_text(start.cancel);
-  if (!start.metrics.empty()) record["metrics"] = params_record(start.metrics);
-  if (!start.outputs.empty()) record["outputs"] = exact_text(start.outputs);
-  if (start.outputs_cleanup) record["outputs_cleanup"] = true;
-  record["attempt"] = start.attempt;
-  record["requeues"] = start.requeues;
-  if (!start.service.empty()) record["service"] = exact_text(start.service);
-  if (start.nodes) {
-    record["nodes"] = *start.nodes;
-    nlohmann::ordered_json tasks = nlohmann::ordered_json::array();
-    for (const TaskStartRecord& task : start.tasks)
-      tasks.push_back({{"rank", task.rank},
-                       {"host", exact_text(task.host)},
-                       {"slot", exact_text(task.slot)},
-                       {"slot_indices", task.slot_indices},
-                       {"command", exact_text(task.command)}});
-    record["tasks"] = std::move(tasks);
-  }
-  return append(record);
+  start.run = m_run_id;
+  return append(std::move(start));
 }
 
 Status Journal::job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank) {
-  nlohmann::ordered_json record = header("job_pgid");
-  record["job"] = job;
-  record["pgid"] = group.id;
-  if (!group.mark.empty()) record["mark"] = group.mark;
-  if (rank) record["rank"] = *rank;
-  return append(record);
+  return append(JobPgidRecord{{}, job, group, rank});
 }
 
 Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
                         bool rerun, std::optional<int> failed_rank,
                         const std::optional<GpuFigures>& gpu) {
-  nlohmann::ordered_json record = header("job_end");
-  record["job"] = job;
-  bool exited = exit.signal().empty() && exit.error().empty() && exit.code() >= 0;
-  record["exit"] = exited ? nlohmann::ordered_json(exit.code()) : nlohmann::ordered_json(nullptr);
-  record["signal"] = text_or_null(exit.signal());
-  record["error"] = text_or_null(exit.error());
-  record["lost"] = exit.lost();
-  record["timed_out"] = exit.timed_out;
-  record["cancelled"] = exit.cancelled;
-  record["rerun"] = rerun;
-  record["duration_ms"] = duration.count();
-  if (failed_rank) record["failed_rank"] = *failed_rank;
-  if (gpu) record[k_gpu_figures_key] = gpu_figures_record(*gpu);
-  return append(record);
+  JobEndRecord end;
+  end.job = job;
+  if (exit.signal().empty() && exit.error().empty() && exit.code() >= 0) end.exit = exit.code();
+  end.signal = exit.signal();
+  end.error = exit.error();
+  end.lost = exit.lost();
+  end.timed_out = exit.timed_out;
+  end.cancelled = exit.cancelled;
+  end.rerun = rerun;
+  end.duration = duration;
+  end.failed_rank = failed_rank;
+  end.gpu = gpu;
+  return append(std::move(end));
 }
 
 Status Journal::service_ready(JobId job, std::chrono::milliseconds waited,
                               const Params& variables) {
-  nlohmann::ordered_json record = header("service_ready");
-  record["job"] = job;
-  record["waited_ms"] = waited.count();
-  record["variables"] = params_record(variables);
-  return append(record);
+  return append(ServiceReadyRecord{{}, job, waited, variables});
 }
 
 Status Journal::outputs(JobId job, int attempt, std::optional<int> rank, std::string_view dir,
                         const std::vector<OutputFile>& files, std::string_view missing,
                         std::string_view error) {
-  nlohmann::ordered_json record = header("outputs");
-  record["job"] = job;
-  record["attempt"] = attempt;
-  if (rank) record["rank"] = *rank;
-  record["dir"] = exact_text(dir);
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const OutputFile& file : files)
-    list.push_back({{"path", exact_text(file.path)},
-                    {"size", file.size},
-                    {"sha256", text_or_null(file.sha256)}});
-  record["files"] = std::move(list);
-  record["missing"] = text_or_null(missing);
-  record["error"] = text_or_null(error);
-  return append(record);
+  return append(OutputsRecord{
+      {}, job, attempt, rank, std::string(dir), files, std::string(missing), std::string(error)});
 }
 
 Status Journal::host_failed(std::string_view host, std::string_view message) {
-  nlohmann::ordered_json record = header("host_failed");
-  record["host"] = exact_text(host);
-  record["message"] = exact_text(message);
-  return append(record);
+  return append(HostFailedRecord{{}, std::string(host), std::string(message)});
 }
 
 Status Journal::run_end(std::string_view status) {
-  nlohmann::ordered_json record = header("run_end");
-  record["run"] = m_run_id;
-  record["status"] = status;
-  return append(record);
+  return append(RunEndRecord{{}, m_run_id, std::string(status)});
 }
 
 }  // namespace runner

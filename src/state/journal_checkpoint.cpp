@@ -5,9 +5,8 @@
 #include <fcntl.h>
 
 #include "journal_lines.h"
-#include "journal_record_parse.h"
-#include "runner/state/journal_text.h"
 #include "runner/core/file_system.h"
+#include "runner/state/journal_text.h"
 
 namespace runner {
 
@@ -53,9 +52,9 @@ std::optional<JournalCheckpoint> load_journal_checkpoint(const std::string& stat
         whole = checkpoint.has_value();
         return;
       }
-      nlohmann::json record = parse_journal_record(line);
-      whole = record.is_object();
-      if (whole) checkpoint->records.push_back(std::move(record));
+      Result<JournalRecord> record = read_record(line);
+      whole = record.ok();
+      if (whole) checkpoint->records.push_back(std::move(*record));
     });
     // Written whole, every line ended: anything else is not this file.
     if (!tail.empty()) return std::nullopt;
@@ -73,11 +72,8 @@ Status save_journal_checkpoint(const std::string& state_dir, const JournalCheckp
                            {"before", nlohmann::json(exact_text(checkpoint.position.before))},
                            {"summary", checkpoint.summary},
                            {"skipped", checkpoint.skipped}};
-  auto line_of = [](const nlohmann::json& value) {
-    return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  };
-  std::string text = line_of(header);
-  for (const nlohmann::json& record : checkpoint.records) text += line_of(record);
+  std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  for (const JournalRecord& record : checkpoint.records) text += journal_line(record);
 
   return replace_file(real_file_system(), journal_checkpoint_path(state_dir), text);
 }

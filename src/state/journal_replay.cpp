@@ -1,65 +1,63 @@
+// Replaying the journal's records: each run's start and end, and each
+// job's latest start, process groups and end.
 #include "runner/state/journal_replay.h"
 
 #include <map>
-
-#include "runner/state/journal_text.h"
 
 namespace runner {
 
 namespace {
 
-std::string text(const nlohmann::json& record, const char* key) {
-  return journal_text(record, key);
-}
+// Every job's latest state and the runs without an end, as the records
+// so far leave them.
+struct Replay {
+  std::map<JobId, UnfinishedJob> jobs;
+  std::map<std::string, OpenRun> runs;
+  std::vector<std::string> run_order;
 
-template <typename Number>
-Number number(const nlohmann::json& record, const char* key) {
-  auto it = record.find(key);
-  return it != record.end() && it->is_number() ? it->get<Number>() : Number{};
-}
+  void operator()(const RunStartRecord& start) {
+    if (runs.emplace(start.run, OpenRun{start.run, start.pid, start.time}).second)
+      run_order.push_back(start.run);
+  }
+  void operator()(const RunEndRecord& end) { runs.erase(end.run); }
+  void operator()(const JobStartRecord& start) {
+    jobs[start.job] = UnfinishedJob{start.job, start.host, {}, true, start, {}};
+  }
+  void operator()(const JobPgidRecord& pgid) {
+    auto it = jobs.find(pgid.job);
+    if (it == jobs.end()) return;
+    if (pgid.rank.value_or(0) == 0)
+      it->second.group = pgid.group;
+    else
+      it->second.rank_groups[*pgid.rank] = pgid.group;
+  }
+  void operator()(const JobEndRecord& end) {
+    auto it = jobs.find(end.job);
+    if (it == jobs.end()) return;
+    if (end.rerun) {
+      it->second.running = false;
+      it->second.group = {};
+      it->second.rank_groups.clear();
+    } else {
+      jobs.erase(it);
+    }
+  }
+  // Nothing in them says whether a job or a run is finished.
+  void operator()(const ServiceReadyRecord&) {}
+  void operator()(const OutputsRecord&) {}
+  void operator()(const HostFailedRecord&) {}
+};
 
 }  // namespace
 
-JournalReplay replay_journal(const std::vector<nlohmann::json>& records) {
-  std::map<JobId, UnfinishedJob> jobs;  // every job's latest state
-  std::map<std::string, OpenRun> runs;
-  std::vector<std::string> run_order;
-  for (const nlohmann::json& record : records) {
-    std::string event = text(record, "event");
-    if (event == "run_start") {
-      OpenRun run{text(record, "run"), number<long>(record, "pid"), text(record, "time")};
-      if (runs.emplace(run.run, run).second) run_order.push_back(run.run);
-    } else if (event == "run_end") {
-      runs.erase(text(record, "run"));
-    } else if (event == "job_start") {
-      JobId id = number<JobId>(record, "job");
-      jobs[id] = UnfinishedJob{id, text(record, "host"), {}, true, record, {}};
-    } else if (event == "job_pgid") {
-      auto it = jobs.find(number<JobId>(record, "job"));
-      if (it == jobs.end()) continue;
-      int rank = record.contains("rank") ? number<int>(record, "rank") : 0;
-      ProcessGroup group{number<long>(record, "pgid"), text(record, "mark")};
-      if (rank == 0)
-        it->second.group = std::move(group);
-      else
-        it->second.rank_groups[rank] = std::move(group);
-    } else if (event == "job_end") {
-      auto it = jobs.find(number<JobId>(record, "job"));
-      if (it == jobs.end()) continue;
-      auto rerun = record.find("rerun");
-      if (rerun != record.end() && rerun->is_boolean() && rerun->get<bool>()) {
-        it->second.running = false;
-        it->second.group = {};
-        it->second.rank_groups.clear();
-      } else {
-        jobs.erase(it);
-      }
-    }
-  }
+JournalReplay replay_journal(const std::vector<JournalRecord>& records) {
+  Replay fold;
+  for (const JournalRecord& record : records) std::visit(fold, record);
   JournalReplay replay;
-  for (auto& [id, job] : jobs) replay.unfinished.push_back(std::move(job));
-  for (const std::string& run : run_order)
-    if (auto it = runs.find(run); it != runs.end()) replay.open_runs.push_back(it->second);
+  for (auto& [id, job] : fold.jobs) replay.unfinished.push_back(std::move(job));
+  for (const std::string& run : fold.run_order)
+    if (auto it = fold.runs.find(run); it != fold.runs.end())
+      replay.open_runs.push_back(it->second);
   return replay;
 }
 

@@ -16,6 +16,7 @@
 #include "runner/state/journal_replay.h"
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
+#include "typed_records.h"
 
 namespace runner {
 namespace {
@@ -146,7 +147,7 @@ std::vector<json> campaign_records() {
 }
 
 // The status of every run, and what --resume finds unfinished.
-std::string views(const Campaign& campaign, const std::vector<json>& records) {
+std::string views(const Campaign& campaign, const std::vector<JournalRecord>& records) {
   SystemTime now = *parse_utc_time(at(3000));
   std::string text;
   for (const CampaignRun& run : campaign.runs)
@@ -154,7 +155,7 @@ std::string views(const Campaign& campaign, const std::vector<json>& records) {
   JournalReplay replay = replay_journal(records);
   for (const UnfinishedJob& job : replay.unfinished)
     text += fmt::format("unfinished #{} on {} pgid {} running {} start {}\n", job.id, job.host,
-                        job.group.id, job.running, job.start.dump());
+                        job.group.id, job.running, journal_line(job.start));
   for (const OpenRun& run : replay.open_runs) text += "open run " + run.run + "\n";
   return text;
 }
@@ -180,9 +181,9 @@ TEST(CampaignIndex, SaysWhatTheWholeJournalSaysAfterEveryRecord) {
       std::filesystem::rename(journal_path(dir.path()), sealed_segment_path(dir.path(), ++sealed));
     }
     RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive, /*checkpoint_after=*/1);
-    Campaign whole = campaign_from_records(so_far, r2_alive);
+    Campaign whole = campaign_from_records(testing::typed_records(so_far), r2_alive);
     whole.state_dir = dir.path();
-    ASSERT_EQ(views(recent.campaign, recent.records), views(whole, so_far))
+    ASSERT_EQ(views(recent.campaign, recent.records), views(whole, testing::typed_records(so_far)))
         << "after record " << i << ": " << all[i].dump();
   }
   // The checkpoint kept only what still matters.
@@ -204,9 +205,9 @@ TEST(CampaignIndex, ASealedJournalReadWithoutACheckpointIsCompactedASegmentAtATi
     }
   }
   RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive);
-  Campaign whole = campaign_from_records(all, r2_alive);
+  Campaign whole = campaign_from_records(testing::typed_records(all), r2_alive);
   whole.state_dir = dir.path();
-  EXPECT_EQ(views(recent.campaign, recent.records), views(whole, all));
+  EXPECT_EQ(views(recent.campaign, recent.records), views(whole, testing::typed_records(all)));
   EXPECT_LT(recent.records.size(), all.size() / 2);
   EXPECT_GT(sealed, 5);
 }
@@ -225,7 +226,8 @@ TEST(CampaignIndex, AJournalThatIsNotTheCheckpointsAnyMoreIsReadFromItsStart) {
   ASSERT_EQ(recent.campaign.runs.size(), 1u);
   EXPECT_EQ(recent.campaign.runs[0].id, "r3");
   EXPECT_EQ(views(recent.campaign, recent.records),
-            views(campaign_from_records(other, r2_alive), other));
+            views(campaign_from_records(testing::typed_records(other), r2_alive),
+                  testing::typed_records(other)));
 }
 
 TEST(CampaignIndex, AnOlderJournalsRunWithoutItsSlotsKeepsTheSlotsItsJobsUsed) {
@@ -240,7 +242,8 @@ TEST(CampaignIndex, AnOlderJournalsRunWithoutItsSlotsKeepsTheSlotsItsJobsUsed) {
   RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive, 1);
   EXPECT_TRUE(recent.campaign.jobs.empty());
   EXPECT_EQ(views(recent.campaign, recent.records),
-            views(campaign_from_records(all, r2_alive), all));
+            views(campaign_from_records(testing::typed_records(all), r2_alive),
+                  testing::typed_records(all)));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
+#include "typed_records.h"
 
 namespace runner {
 namespace {
@@ -90,7 +91,8 @@ std::vector<json> two_slot_run(long pid) {
 }
 
 TEST(Campaign, FoldsTheJournalIntoRunsAndJobs) {
-  Campaign campaign = campaign_from_records(two_slot_run(77), [](long pid) { return pid == 77; });
+  Campaign campaign = campaign_from_records(testing::typed_records(two_slot_run(77)),
+                                            [](long pid) { return pid == 77; });
   ASSERT_EQ(campaign.runs.size(), 1u);
   const CampaignRun& run = campaign.runs[0];
   EXPECT_EQ(run.id, "r1");
@@ -118,7 +120,8 @@ TEST(Campaign, FoldsTheJournalIntoRunsAndJobs) {
 }
 
 TEST(Campaign, AJobsTimeCountsFromItsProcessStart) {
-  Campaign campaign = campaign_from_records(two_slot_run(77), [](long pid) { return pid == 77; });
+  Campaign campaign = campaign_from_records(testing::typed_records(two_slot_run(77)),
+                                            [](long pid) { return pid == 77; });
   // Job 1 was sent at 10:00:01.000; its process reported its group 10 ms
   // later: that is when it started. Job 2 never reported one.
   EXPECT_EQ(campaign.find_job(1)->start, *parse_utc_time("2024-05-01T10:00:01.010Z"));
@@ -126,7 +129,8 @@ TEST(Campaign, AJobsTimeCountsFromItsProcessStart) {
 }
 
 TEST(Campaign, ARunnerThatIsGoneLeavesItsJobsUnknown) {
-  Campaign campaign = campaign_from_records(two_slot_run(77), [](long) { return false; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(two_slot_run(77)), [](long) { return false; });
   ASSERT_GE(campaign.runs.size(), 1u);
   EXPECT_FALSE(campaign.runs[0].alive);
   EXPECT_EQ(campaign.find_job(3)->outcome, JobOutcome::unknown);
@@ -140,7 +144,8 @@ TEST(Campaign, AFinishedRunIsNotAliveWhateverItsPid) {
   std::vector<json> records = two_slot_run(77);
   records.push_back(
       record("run_end", "2024-05-01T10:02:00.000Z", {{"run", "r1"}, {"status", "failed"}}));
-  Campaign campaign = campaign_from_records(records, [](long) { return true; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(records), [](long) { return true; });
   ASSERT_GE(campaign.runs.size(), 1u);
   EXPECT_FALSE(campaign.runs[0].alive);
   EXPECT_EQ(campaign.runs[0].status, "failed");
@@ -158,7 +163,8 @@ TEST(Campaign, LostJobsAndHostFailures) {
                             {"error", "connection lost"},
                             {"lost", true},
                             {"duration_ms", 1000}}));
-  Campaign campaign = campaign_from_records(records, [](long) { return true; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(records), [](long) { return true; });
   EXPECT_EQ(campaign.find_job(3)->outcome, JobOutcome::lost);
   EXPECT_EQ(describe_end(*campaign.find_job(3)), "lost: connection lost");
   ASSERT_GE(campaign.runs.size(), 1u);
@@ -170,7 +176,8 @@ TEST(Campaign, SlotsComeFromJobsWhenTheRunStartDoesNotListThem) {
   std::vector<json> records = two_slot_run(77);
   ASSERT_GE(records.size(), 1u);
   records[0].erase("slots");
-  Campaign campaign = campaign_from_records(records, [](long) { return true; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(records), [](long) { return true; });
   ASSERT_GE(campaign.runs.size(), 1u);
   const auto& slots = campaign.runs[0].slots;
   ASSERT_EQ(slots.size(), 2u);
@@ -188,7 +195,7 @@ TEST(Campaign, ReadsWhatTheJournalWrites) {
     start.mode = "broadcast";
     start.hosts_file = "h.yaml";
     start.queue_file = "q.yaml";
-    start.slots = {{"n1 #0", "n1", 0, {}}, {"n1 #1", "n1", 1, {}}};
+    start.slots = std::vector<RunSlotRecord>{{"n1 #0", "n1", 0, {}}, {"n1 #1", "n1", 1, {}}};
     start.queued = 2;
     ASSERT_TRUE(journal.run_start(start));
     JobStartRecord job;
@@ -286,7 +293,8 @@ TEST(Campaign, AJobWithoutNodesHasNoTasksAndOneLog) {
   ASSERT_EQ(tasks.size(), 1u);
   EXPECT_EQ(tasks[0].host, "node01");
   EXPECT_EQ(tasks[0].slot_indices, (std::vector<int>{0}));
-  for (const CampaignJob& job : campaign_from_records(two_slot_run(77)).jobs) {
+  for (const CampaignJob& job :
+       campaign_from_records(testing::typed_records(two_slot_run(77))).jobs) {
     EXPECT_FALSE(job.is_gang());
     EXPECT_EQ(describe_placement(job), job.slot);
   }

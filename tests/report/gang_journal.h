@@ -4,12 +4,11 @@
 // #3 a gang job still running, ranks on one slot of each host.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "runner/state/journal.h"
+#include "runner/state/journal_records.h"
 
 namespace runner::testing {
 
@@ -27,13 +26,13 @@ inline constexpr std::string_view k_gang_journal =
 {"event":"job_pgid","time":"2024-05-01T10:00:40.500Z","job":3,"pgid":4500,"rank":1}
 )";
 
-// The records of a journal's text, as read_journal reads them.
-inline std::vector<nlohmann::json> journal_records(std::string_view text) {
-  std::vector<nlohmann::json> records;
+// The records of a journal's text, each line read by read_record.
+inline std::vector<JournalRecord> journal_records(std::string_view text) {
+  std::vector<JournalRecord> records;
   for (std::size_t eol; (eol = text.find('\n')) != std::string_view::npos;
        text.remove_prefix(eol + 1)) {
-    JournalLine line = parse_journal_line(text.substr(0, eol));
-    if (line.record) records.push_back(std::move(*line.record));
+    Result<JournalRecord> record = read_record(text.substr(0, eol));
+    if (record) records.push_back(std::move(*record));
   }
   return records;
 }

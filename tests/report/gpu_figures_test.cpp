@@ -13,6 +13,7 @@
 #include "runner/report/results_table.h"
 #include "runner/report/status_view.h"
 #include "runner/state/gpu_figures_record.h"
+#include "typed_records.h"
 
 namespace runner {
 namespace {
@@ -54,7 +55,7 @@ std::vector<json> records() {
 }
 
 Campaign campaign() {
-  return campaign_from_records(records(), [](long) { return false; });
+  return campaign_from_records(testing::typed_records(records()), [](long) { return false; });
 }
 
 TEST(GpuFiguresRecord, WhatIsWrittenIsReadBack) {
@@ -85,9 +86,9 @@ TEST(GpuFiguresResults, AreColumnsAfterTheFixedOnesEmptyWhereAJobHasNone) {
 TEST(GpuFiguresResults, AreNotColumnsWhenNoJobHasThem) {
   std::vector<json> without = records();
   for (json& each : without) each.erase(k_gpu_figures_key);
-  ResultsTable table =
-      results_table(campaign_from_records(without, [](long) { return false; }),
-                    [](const CampaignJob&) { return JobMetrics{}; });
+  ResultsTable table = results_table(
+      campaign_from_records(testing::typed_records(without), [](long) { return false; }),
+      [](const CampaignJob&) { return JobMetrics{}; });
   EXPECT_FALSE(table.column("gpu_energy_j"));
 }
 
@@ -132,7 +133,9 @@ TEST(GpuFiguresReport, DrawsAPowerLanePerGpuSlotUnderTheTimeline) {
       << page.substr(power, 3000);
   std::vector<json> without = records();
   for (json& each : without) each.erase(k_gpu_figures_key);
-  EXPECT_EQ(render_html_report(campaign_from_records(without, [](long) { return false; }), options)
+  EXPECT_EQ(render_html_report(
+                campaign_from_records(testing::typed_records(without), [](long) { return false; }),
+                options)
                 .find("gpu-power"),
             std::string::npos);
 }

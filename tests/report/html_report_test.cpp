@@ -12,6 +12,7 @@
 
 #include "gang_journal.h"
 #include "support/text.h"
+#include "typed_records.h"
 
 namespace runner {
 namespace {
@@ -97,7 +98,8 @@ HtmlReportOptions options_now() {
 }
 
 TEST(HtmlReport, OneBarPerJobColouredByOutcomeWithItsCommandOnHover) {
-  Campaign campaign = campaign_from_records(campaign_records(3, 14), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(3, 14)),
+                                            [](long) { return false; });
   std::string page = render_html_report(campaign, options_now());
   EXPECT_EQ(count(page, "<rect class=\"job "), 14);
   EXPECT_EQ(bar_jobs(page).size(), 14u);
@@ -132,7 +134,8 @@ TEST(HtmlReport, AJobOnSeveralSlotsHasABarOnEach) {
                                             {"slot_indices", {0, 1}},
                                             {"params", json::object()},
                                             {"line", 1}}));
-  Campaign campaign = campaign_from_records(records, [](long) { return true; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(records), [](long) { return true; });
   std::string page = render_html_report(campaign, options_now());
   EXPECT_EQ(count(page, "data-job=\"3\""), 2);
   EXPECT_EQ(bar_jobs(page).size(), 3u);
@@ -181,7 +184,8 @@ TEST(HtmlReport, AGangJobIsOneJobWithABarPerTaskOnItsSlotsLanes) {
 
 TEST(HtmlReport, EscapesEverythingTheUserWrote) {
   Campaign campaign =
-      campaign_from_records(campaign_records(1, 7, "echo \"<script>alert('x')</script>\" && true"),
+      campaign_from_records(testing::typed_records(campaign_records(
+                                1, 7, "echo \"<script>alert('x')</script>\" && true")),
                             [](long) { return false; });
   std::string page = render_html_report(campaign, options_now());
   EXPECT_EQ(page.find("<script>alert"), std::string::npos);
@@ -194,7 +198,8 @@ TEST(HtmlReport, EscapesEverythingTheUserWrote) {
 }
 
 TEST(HtmlReport, FailuresShowTheirLogTails) {
-  Campaign campaign = campaign_from_records(campaign_records(2, 14), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(2, 14)),
+                                            [](long) { return false; });
   campaign.state_dir = "queue.runner";
   HtmlReportOptions options = options_now();
   std::vector<JobId> asked;
@@ -212,7 +217,8 @@ TEST(HtmlReport, FailuresShowTheirLogTails) {
 }
 
 TEST(HtmlReport, SelfContained) {
-  Campaign campaign = campaign_from_records(campaign_records(2, 4), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(2, 4)),
+                                            [](long) { return false; });
   std::string page = render_html_report(campaign, options_now());
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   EXPECT_EQ(page.find("http:"), std::string::npos);
@@ -231,7 +237,8 @@ TEST(HtmlReport, ChoosesRuns) {
     if (r.contains("job")) r["job"] = r["job"].get<int>() + 2;
   }
   records.insert(records.end(), second.begin(), second.end());
-  Campaign campaign = campaign_from_records(records, [](long) { return false; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(records), [](long) { return false; });
   EXPECT_EQ(bar_jobs(render_html_report(campaign, options_now())).size(), 3u) << "the latest run";
   HtmlReportOptions first = options_now();
   first.runs = {"r1"};
@@ -248,8 +255,8 @@ TEST(HtmlReport, EmptyJournal) {
 }
 
 TEST(HtmlReport, TenThousandJobsStayReasonable) {
-  Campaign campaign =
-      campaign_from_records(campaign_records(64, 10'000), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(64, 10'000)),
+                                            [](long) { return false; });
   HtmlReportOptions options = options_now();
   options.log_tail = [](const CampaignJob&) { return std::string(2000, 'x'); };
   std::string page = render_html_report(campaign, options);
@@ -271,7 +278,8 @@ std::vector<int> bar_sizes(const std::string& page) {
 }
 
 TEST(HtmlReport, PastTheBarLimitASlotsConsecutiveJobsOfOneOutcomeShareABar) {
-  Campaign campaign = campaign_from_records(campaign_records(4, 400), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(4, 400)),
+                                            [](long) { return false; });
   HtmlReportOptions options = options_now();
   options.max_timeline_bars = 399;
   std::string page = render_html_report(campaign, options);
@@ -298,7 +306,8 @@ TEST(HtmlReport, PastTheBarLimitASlotsConsecutiveJobsOfOneOutcomeShareABar) {
 TEST(HtmlReport, AGapWiderThanAPixelEndsARunOfBars) {
   // One slot, jobs 1 to 30 of 3 s back to back, every 7th failing; from
   // job 16 on, an hour later.
-  Campaign campaign = campaign_from_records(campaign_records(1, 30), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(1, 30)),
+                                            [](long) { return false; });
   for (CampaignJob& job : campaign.jobs) {
     if (job.id < 16) continue;
     job.start += std::chrono::hours(1);
@@ -315,7 +324,8 @@ TEST(HtmlReport, AGapWiderThanAPixelEndsARunOfBars) {
 }
 
 TEST(HtmlReport, PastTheRowLimitTheResultsTableIsDataForTheScript) {
-  Campaign campaign = campaign_from_records(campaign_records(2, 4), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(2, 4)),
+                                            [](long) { return false; });
   HtmlReportOptions options = options_now();
   options.results = ResultsTable{{"id", "model"}, {{"1", "a"}, {"2", "</script>"}, {"3", "c"}}};
   options.max_results_rows_in_markup = 2;
@@ -334,7 +344,8 @@ TEST(HtmlReport, PastTheRowLimitTheResultsTableIsDataForTheScript) {
 }
 
 TEST(HtmlReport, ResultsSectionHasItsPlotsAndTable) {
-  Campaign campaign = campaign_from_records(campaign_records(2, 4), [](long) { return false; });
+  Campaign campaign = campaign_from_records(testing::typed_records(campaign_records(2, 4)),
+                                            [](long) { return false; });
   HtmlReportOptions options = options_now();
   options.results = ResultsTable{{"id", "batch", "model", "throughput"},
                                  {{"1", "8", "a", "1"}, {"2", "16", "a", "2"}, {"3", "8", "<b>", "3"}}};
@@ -366,7 +377,8 @@ TEST(HtmlReport, OutputFilesAreListedWithTheirSha256) {
                                     {{"path", "log.txt"}, {"size", 3}, {"sha256", nullptr}}}},
                          {"missing", nullptr},
                          {"error", nullptr}}));
-  Campaign campaign = campaign_from_records(records, [](long) { return false; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(records), [](long) { return false; });
   ASSERT_GE(campaign.jobs.size(), 2u);
   ASSERT_EQ(campaign.jobs[1].outputs.size(), 2u);
   EXPECT_EQ(campaign.jobs[1].outputs[0].sha256, digest);
@@ -378,9 +390,10 @@ TEST(HtmlReport, OutputFilesAreListedWithTheirSha256) {
             std::string::npos)
       << page;
   EXPECT_NE(page.find("<td class=\"cmd\">(not read)</td>"), std::string::npos);
-  EXPECT_EQ(render_html_report(campaign_from_records(campaign_records(2, 3), [](long) {
-              return false;
-            }), options_now()).find("Output files"),
+  EXPECT_EQ(render_html_report(campaign_from_records(testing::typed_records(campaign_records(2, 3)),
+                                                     [](long) { return false; }),
+                               options_now())
+                .find("Output files"),
             std::string::npos);
 }
 

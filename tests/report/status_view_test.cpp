@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "gang_journal.h"
+#include "typed_records.h"
 
 namespace runner {
 namespace {
@@ -72,7 +73,8 @@ struct StatusView : ::testing::Test {
     setenv("TZ", "UTC", 1);
     tzset();
   }
-  Campaign campaign = campaign_from_records(records(), [](long) { return true; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(records()), [](long) { return true; });
   SystemTime now = *parse_utc_time("2024-05-01T10:01:32.000Z");
 };
 
@@ -148,7 +150,8 @@ TEST_F(StatusView, JsonForScripts) {
 }
 
 TEST_F(StatusView, AStoppedRunHasNoEtaAndKeepsItsLastMoment) {
-  Campaign dead = campaign_from_records(records(), [](long) { return false; });
+  Campaign dead =
+      campaign_from_records(testing::typed_records(records()), [](long) { return false; });
   ASSERT_GE(dead.runs.size(), 1u);
   RunStatus status = run_status(dead, dead.runs[0], 4, now);
   EXPECT_EQ(status.state, "stopped");
@@ -171,7 +174,8 @@ TEST_F(StatusView, AJobRunAgainCountsOnceByItsLastAttempt) {
   again["attempt"] = 2;
   rerun.push_back(again);
   rerun.push_back(job_end(3, "2024-05-01T10:01:20.000Z", 0, 8000));
-  Campaign campaign = campaign_from_records(rerun, [](long) { return true; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(rerun), [](long) { return true; });
   ASSERT_EQ(campaign.jobs.size(), 4u) << "one entry per attempt";
   EXPECT_EQ(describe_end(campaign.jobs[2]), "lost: connection to node01 lost, run again");
   EXPECT_EQ(campaign.find_job(3)->attempt, 2);
@@ -192,7 +196,8 @@ TEST_F(StatusView, TimedOutAndCancelledSayWhy) {
   timed_out["signal"] = "TERM";
   timed_out["timed_out"] = true;
   ended.push_back(timed_out);
-  Campaign campaign = campaign_from_records(ended, [](long) { return true; });
+  Campaign campaign =
+      campaign_from_records(testing::typed_records(ended), [](long) { return true; });
   EXPECT_EQ(describe_end(*campaign.find_job(3)), "timed out (killed by TERM)");
   ASSERT_GE(campaign.jobs.size(), 3u);
   campaign.jobs[2].timed_out = false;
@@ -204,7 +209,8 @@ TEST_F(StatusView, DownHostsMarkTheirSlots) {
   std::vector<json> with_failure = records();
   with_failure.push_back(record("host_failed", "2024-05-01T10:01:05.000Z",
                                 {{"host", "node01"}, {"message", "node01: connection refused"}}));
-  Campaign failed = campaign_from_records(with_failure, [](long) { return true; });
+  Campaign failed =
+      campaign_from_records(testing::typed_records(with_failure), [](long) { return true; });
   ASSERT_GE(failed.runs.size(), 1u);
   RunStatus status = run_status(failed, failed.runs[0], 0, now);
   ASSERT_GE(status.slots.size(), 2u);

@@ -5,9 +5,13 @@
 namespace runner {
 namespace {
 
-std::vector<nlohmann::json> records(std::initializer_list<const char*> lines) {
-  std::vector<nlohmann::json> out;
-  for (const char* line : lines) out.push_back(nlohmann::json::parse(line));
+std::vector<JournalRecord> records(std::initializer_list<const char*> lines) {
+  std::vector<JournalRecord> out;
+  for (const char* line : lines) {
+    Result<JournalRecord> record = read_record(line);
+    EXPECT_TRUE(record.ok()) << line;
+    if (record) out.push_back(std::move(*record));
+  }
   return out;
 }
 
@@ -38,7 +42,7 @@ TEST(JournalReplay, DeadRunLeavesItsRunningAndWaitingJobs) {
   EXPECT_EQ(replay.unfinished[0].id, 1u);
   EXPECT_EQ(replay.unfinished[0].group, (ProcessGroup{500, "ab-1"}));
   EXPECT_TRUE(replay.unfinished[0].running);
-  EXPECT_EQ(replay.unfinished[0].start["template"], "x");
+  EXPECT_EQ(replay.unfinished[0].start.template_command, "x");
   EXPECT_EQ(replay.unfinished[1].id, 2u);
   EXPECT_FALSE(replay.unfinished[1].running);
   EXPECT_EQ(replay.unfinished[2].id, 4u);

@@ -201,7 +201,7 @@ TEST_F(JournalSegments, ACheckpointKeepsItsPositionByteForByte) {
   JournalCheckpoint checkpoint;
   // The bytes before a position can end in the middle of a character.
   checkpoint.position = {3, 4096, "\"command\":\"caf\xc3"};
-  checkpoint.records = {{{"event", "run_start"}, {"run", "r1"}}};
+  checkpoint.records = {RunStartRecord{"2024-05-01T10:00:00.000Z", "r1"}};
   checkpoint.summary = {{"runs", nlohmann::json::object()}};
   checkpoint.skipped = {"journal.jsonl line 2: not a whole record"};
   ASSERT_TRUE(save_journal_checkpoint(m_dir, checkpoint));

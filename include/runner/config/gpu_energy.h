@@ -37,6 +37,8 @@ struct GpuFigures {
   double memory_max_mib = 0;
   double seconds = 0;  // the covered time (of the longest-covered GPU, once combined)
   int gpus = 0;
+
+  bool operator==(const GpuFigures&) const = default;
 };
 
 // The figures of `samples` (in time order) for [from, to]; nullopt when no

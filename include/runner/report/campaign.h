@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +22,7 @@
 #include "runner/core/output_file.h"
 #include "runner/report/log_files.h"  // the observing commands read logs beside the journal
 #include "runner/report/run_tally.h"
+#include "runner/state/journal_records.h"
 
 namespace runner {
 
@@ -139,7 +139,7 @@ struct Campaign {
 using PidAlive = std::function<bool(long pid)>;
 bool process_alive(long pid);
 
-// The campaign of these journal records (read_journal). Job ends, pgids and
+// The campaign of these journal records. Job ends, pgids and
 // host failures belong to the run their job (or the latest run) belongs
 // to. Jobs without an end are `running` while their run is alive, and
 // `unknown` once it is gone.
@@ -149,7 +149,7 @@ bool process_alive(long pid);
 // k_orphan_record for one about a job not in the records.
 constexpr std::ptrdiff_t k_run_record = -1;
 constexpr std::ptrdiff_t k_orphan_record = -2;
-Campaign campaign_from_records(const std::vector<nlohmann::json>& records,
+Campaign campaign_from_records(const std::vector<JournalRecord>& records,
                                const PidAlive& alive = process_alive,
                                const std::map<std::string, RunTally>& tallies = {},
                                std::vector<std::ptrdiff_t>* owners = nullptr);
@@ -158,7 +158,7 @@ Campaign campaign_from_records(const std::vector<nlohmann::json>& records,
 // function it is given with each record, in order, and may drop the record
 // once that returns. A long journal is folded so without all its records
 // parsed at once.
-using RecordFold = std::function<void(const nlohmann::json& record)>;
+using RecordFold = std::function<void(const JournalRecord& record)>;
 using RecordSource = std::function<void(const RecordFold& fold)>;
 Campaign campaign_from_records(const RecordSource& records, const PidAlive& alive = process_alive,
                                const std::map<std::string, RunTally>& tallies = {},

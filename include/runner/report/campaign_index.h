@@ -11,7 +11,6 @@
 #pragma once
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -24,14 +23,14 @@ struct RecentCampaign {
   Campaign campaign;
   // The records it was folded from: every record of the runs and of the
   // jobs not done with (what --resume needs of the journal).
-  std::vector<nlohmann::json> records;
+  std::vector<JournalRecord> records;
 };
 
 // What a reading through the checkpoint finds, before it is folded into a
 // campaign: what a run's start (--resume) and the checkpoint's upkeep need.
 struct RecentRecords {
   // Every record of the runs and of the jobs not done with.
-  std::vector<nlohmann::json> records;
+  std::vector<JournalRecord> records;
   // The jobs done with, summed per run.
   std::map<std::string, RunTally> tallies;
   // The lines that were not whole records, described.

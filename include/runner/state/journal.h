@@ -1,33 +1,8 @@
 // The run journal: state_dir/journal.jsonl, an append-only file of JSON
-// lines, one object per event, each with "event" and "time" (UTC,
-// "2024-05-01T12:34:56.789Z"):
-//   run_start   {run, pid, mode, hosts_file, queue_file}
-//               (+ cwd, slots [{label, host, index, params}], queued: the
-//               fleet and the number of queued jobs, when the run gives them)
-//   job_start   {job, run, command, slot, host, slot_index, params, line,
-//                template, slots_needed, attempt, requeues}
-//               (+ slot_indices, when the job holds several slots; timeout,
-//               retries, cancel, metrics {name: regex}, outputs, outputs_cleanup,
-//               when the job has them; nodes and tasks
-//               [{rank, host, slot, slot_indices, command}], every rank's,
-//               for a job of `nodes:`, whose other fields are rank 0's)
-//   job_pgid    {job, pgid, mark} (+ rank, for a job of `nodes:`); mark:
-//               what the job's processes carry (process_group.h)
-//   job_end     {job, exit (int or null), signal, error (string or null),
-//                lost, timed_out, cancelled, rerun, duration_ms}
-//               (+ failed_rank: the rank whose end stopped the others;
-//               gpu: its GPUs' figures, gpu_figures_record.h)
-//   outputs     {job, attempt, dir, files [{path, size, sha256}], missing, error}
-//               (+ rank): one attempt of a job's `outputs:` brought back
-//   service_ready {job, waited_ms, variables}: a service (job_start has
-//               service: its name or "true") is ready
-//               A job that is run again (lost with its host, or failed with
-//               retries left) has rerun: true and another job_start with the
-//               same id and the next attempt number.
-//   host_failed {host, message}
-//   run_end     {status}
-// Strings are kept byte for byte (journal_text.h): one that is not valid
-// UTF-8 is written as {"hex": "636166e9"}; valid UTF-8 stays a plain string.
+// lines, one record per line (journal_records.h says what each holds).
+// A job that is run again (lost with its host, or failed with retries
+// left) has rerun: true in its job_end and another job_start with the same
+// id and the next attempt number.
 //
 // A record is written whole or not at all: one that cannot be written (a
 // full disk) is kept and written, in order, before the next one, so nothing
@@ -46,69 +21,13 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "runner/config/gpu_energy.h"
-#include "runner/config/params.h"
 #include "runner/core/file_system.h"
-#include "runner/core/output_file.h"
-#include "runner/core/process_group.h"
-#include "runner/core/status.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/status.h"
+#include "runner/state/journal_records.h"
 #include "runner/state/journal_segments.h"  // its readers
 
 namespace runner {
-
-// One rank of a job that spans hosts, as job_start records it.
-struct TaskStartRecord {
-  int rank = 0;
-  std::string host;
-  std::string slot;
-  std::vector<int> slot_indices;
-  std::string command;
-};
-
-// What job_start records.
-struct JobStartRecord {
-  JobId job = 0;
-  std::string command;            // rendered
-  std::string slot;               // slot label, "node01 gpu=0"
-  std::string host;               // hostname
-  std::vector<int> slot_indices;  // the job's slot indices on its host
-  Params params;                  // the job's parameters, file order
-  int line = 0;                   // queue.yaml line of its entry
-  // Enough to run the job again elsewhere (after a crash, `--resume`):
-  std::string template_command;   // the command as the queue wrote it
-  int slots_needed = 1;
-  std::string timeout;            // as written; empty: none
-  std::optional<int> retries;
-  std::string cancel;             // `cancel:` template; empty: none
-  int attempt = 1;                // 2 and up: a rerun of the same job
-  int requeues = 0;               // times put back after its host was lost
-  std::string service;                // `service:`: its name, or "true"; empty: not one
-  std::optional<int> nodes;           // `nodes:`: a job that spans hosts
-  std::vector<TaskStartRecord> tasks;  // then: every rank
-  Params metrics;                      // `metrics:`: name → regex, file order
-  std::string outputs;                 // `outputs:` as written; empty: none
-  bool outputs_cleanup = false;        // `outputs_cleanup: true`
-};
-
-// One slot of the fleet, as run_start records it.
-struct RunSlotRecord {
-  std::string label;  // "node01 gpu=0"
-  std::string host;   // hostname
-  int index = 0;      // position among its host's slots
-  Params params;      // host parameters, file order
-};
-
-// What run_start records beyond mode and files.
-struct RunStartRecord {
-  std::string mode;  // "queue" or "broadcast"
-  std::string hosts_file;
-  std::string queue_file;
-  std::vector<RunSlotRecord> slots;
-  std::optional<std::size_t> queued;  // jobs in the queue when the run started
-};
 
 // The size past which the live journal file is sealed and a new one begun
 // (journal_segments.h).
@@ -139,10 +58,12 @@ class Journal {
   // Each writes the records still waiting, then its own. An error says why
   // the record could not be written now; it is kept and written before the
   // next one (or by sync()).
+  // Each stamps its record with the time, and a run's or a job's start
+  // with this run's id (and pid).
   Status run_start(std::string_view mode, std::string_view hosts_file, std::string_view queue_file);
   // run_start with the working directory, the fleet and the queued count.
-  Status run_start(const RunStartRecord& record);
-  Status job_start(const JobStartRecord& record);
+  Status run_start(RunStartRecord record);
+  Status job_start(JobStartRecord record);
   Status job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank = std::nullopt);
   // `rerun`: the job goes back to the queue and will start again. `gpu`:
   // its GPUs' figures, where they were read.
@@ -178,7 +99,7 @@ class Journal {
   Status rotate();
 
  private:
-  Status append(const nlohmann::ordered_json& record);
+  Status append(JournalRecord record);
   Status write_waiting();
   Status write_whole(std::string_view line);
   // Undoes the first `written` bytes of a record that could not be finished.

@@ -16,13 +16,14 @@
 #include <vector>
 
 #include "runner/core/status.h"
+#include "runner/state/journal_records.h"
 #include "runner/state/journal_segments.h"
 
 namespace runner {
 
 struct JournalCheckpoint {
   JournalPosition position;             // the journal's records before it are compacted here
-  std::vector<nlohmann::json> records;  // those that still matter, in journal order
+  std::vector<JournalRecord> records;   // those that still matter, in journal order
   nlohmann::json summary;               // what the dropped ones added up to
   std::vector<std::string> skipped;     // lines before it that were not whole records
 };

@@ -1,17 +1,16 @@
 // What a journal says about the runs that wrote it: whether one of them is
 // still going, and which jobs were left unfinished by a run that died.
-// Pure: works on the records read_journal returns.
+// Pure: works on the journal's records.
 #pragma once
 
-#include <optional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "runner/core/job_exit.h"
 #include "runner/core/process_group.h"
+#include "runner/state/journal_records.h"
 
 namespace runner {
 
@@ -22,7 +21,7 @@ struct UnfinishedJob {
   std::string host;        // from its last job_start
   ProcessGroup group;      // id 0: never recorded
   bool running = true;     // false: it had ended and waited to run again
-  nlohmann::json start;    // its last job_start record
+  JobStartRecord start;    // its last job_start record
   // A job that spans hosts: the process groups of ranks 1 and up (rank 0's
   // is `group`, on `host`); their hosts are in `start`'s tasks.
   std::map<int, ProcessGroup> rank_groups;
@@ -40,6 +39,6 @@ struct JournalReplay {
   std::vector<OpenRun> open_runs;         // oldest first
 };
 
-JournalReplay replay_journal(const std::vector<nlohmann::json>& records);
+JournalReplay replay_journal(const std::vector<JournalRecord>& records);
 
 }  // namespace runner

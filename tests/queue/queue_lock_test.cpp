@@ -140,6 +140,33 @@ TEST(QueueLockTest, MovingHandsOverTheRelease) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("other.yaml.lock")));
 }
 
+// As QueueFile::append waits for the lock: each try assigned over the last
+// one's Result, the lock then moved on; the file goes with its last holder.
+TEST(QueueLockTest, ALockAssignedAndMovedThroughResultsIsReleasedOnceByItsLastHolder) {
+  testing::TempDir dir;
+  std::string queue = dir.file("queue.yaml");
+  std::optional<QueueLock> other = testing::value_of(QueueLock::try_acquire(queue, {}));
+  ASSERT_TRUE(other.has_value());
+  {
+    Result<std::optional<QueueLock>> lock = std::optional<QueueLock>();
+    lock = QueueLock::try_acquire(queue, {});
+    ASSERT_TRUE(lock.ok());
+    EXPECT_FALSE(lock->has_value());
+    other.reset();
+    lock = QueueLock::try_acquire(queue, {});
+    ASSERT_TRUE(lock.ok());
+    ASSERT_TRUE(lock->has_value());
+    Result<std::optional<QueueLock>> moved = std::move(lock);
+    lock = std::optional<QueueLock>();
+    EXPECT_EQ(dir.read("queue.yaml.lock"), own_pid_line()) << "released by the moved-from result";
+    ASSERT_TRUE(moved.ok());
+    QueueLock last = std::move(**moved);
+    moved = std::optional<QueueLock>();
+    EXPECT_EQ(dir.read("queue.yaml.lock"), own_pid_line()) << "released by the moved-from lock";
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock"))) << "leaked";
+}
+
 TEST(QueueLockTest, MissingDirectoryIsAnError) {
   testing::TempDir dir;
   EXPECT_FALSE(QueueLock::try_acquire(dir.file("no/such/queue.yaml"), {}).ok());

@@ -86,7 +86,7 @@ TEST(DryRun, BroadcastRunsEachJobOnEverySlot) {
 }
 
 TEST(DryRun, JobsAfterAServiceUseTheVariablesItsReadyLineWillGive) {
-  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml");
+  Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml"));
   auto plan = whole_plan(entries("- command: dht\n  service: dht\n"
                                  "  ready_log: 'peer at (?<addr>\\S+) port (\\d+)'\n"
                                  "- client --peer <<dht.addr>>:<<dht.2>>\n"),
@@ -96,7 +96,7 @@ TEST(DryRun, JobsAfterAServiceUseTheVariablesItsReadyLineWillGive) {
 }
 
 TEST(DryRun, AServicesVariableBeforeTheServiceIsAnError) {
-  Fleet fleet = parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml");
+  Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml"));
   EXPECT_THROW(whole_plan(entries("- client --peer <<dht.addr>>\n"
                                   "- command: dht\n  service: dht\n"
                                   "  ready_log: 'peer at (?<addr>\\S+)'\n"),

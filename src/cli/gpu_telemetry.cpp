@@ -88,19 +88,50 @@ void GpuTelemetry::monitor_output(int host, int generation, std::string_view byt
   std::size_t begin = 0;
   for (std::size_t end; (end = monitor.partial.find('\n', begin)) != std::string::npos;
        begin = end + 1) {
-    std::optional<GpuReading> reading =
-        parse_gpu_reading(std::string_view(monitor.partial).substr(begin, end - begin));
-    if (!reading) continue;
+    GpuLine line = parse_gpu_line(std::string_view(monitor.partial).substr(begin, end - begin));
+    if (!line.refused.empty()) refuse(host, line.refused);
+    if (!line.reading) continue;
+    GpuReading& reading = *line.reading;
     monitor.heard_at = now;
-    reading->sample.at = now;
-    monitor.index_of_uuid[reading->uuid] = reading->index;
-    std::vector<GpuSample>& samples = monitor.by_index[reading->index];
-    // Lines that came together are one reading of the GPU: the last counts.
-    if (!samples.empty() && samples.back().at == now) samples.back() = reading->sample;
-    else samples.push_back(reading->sample);
+    Clock::duration behind = now - reading.sample.at;
+    if (!monitor.host_behind || behind < *monitor.host_behind) monitor.host_behind = behind;
+    if (monitor.index_of_uuid.size() < k_max_gpus_per_host ||
+        monitor.index_of_uuid.contains(reading.uuid))
+      monitor.index_of_uuid[reading.uuid] = reading.index;
+    add_sample(host, reading.index, reading.sample);
   }
   monitor.partial.erase(0, begin);
   if (monitor.partial.size() > 4096) monitor.partial.clear();  // no line is that long
+}
+
+void GpuTelemetry::add_sample(int host, const std::string& gpu, GpuSample sample) {
+  std::vector<GpuSample>& samples = m_hosts[host].by_index[gpu];
+  if (!samples.empty() && sample.at < samples.back().at)
+    return refuse(host, fmt::format("GPU {}'s readings went back in time", gpu));
+  // Lines of one time are one reading of the GPU: the last counts.
+  if (!samples.empty() && sample.at == samples.back().at) samples.pop_back();
+  if (!samples.empty()) {
+    if (std::string why = counter_refusal(samples.back(), sample); !why.empty()) {
+      refuse(host, fmt::format("GPU {}: {}", gpu, why));
+      sample.energy_mj.reset();
+    }
+  }
+  samples.push_back(sample);
+}
+
+void GpuTelemetry::refuse(int host, const std::string& why) {
+  HostMonitor& monitor = m_hosts[host];
+  if (monitor.refusal_said) return;
+  monitor.refusal_said = true;
+  m_warn(fmt::format("{}: its GPU monitor said what no GPU does ({}); such readings are left out",
+                     m_fleet.hosts[host].name, why));
+}
+
+std::optional<Clock::time_point> GpuTelemetry::host_time_of(int host,
+                                                            Clock::time_point at) const {
+  const std::optional<Clock::duration>& behind = m_hosts[host].host_behind;
+  if (!behind) return std::nullopt;
+  return at - *behind;
 }
 
 void GpuTelemetry::monitor_ended(int host, int generation, const JobExit& exit) {
@@ -179,14 +210,17 @@ std::optional<GpuFigures> GpuTelemetry::job_finished(const Job& job) {
     for (int slot : task.slots)
       if (std::optional<std::string> index = gpu_index_of(slot)) gpus.insert(*index);
     const HostMonitor& monitor = m_hosts[task.host];
+    std::optional<Clock::time_point> from = host_time_of(task.host, start->second);
+    std::optional<Clock::time_point> to = host_time_of(task.host, end);
+    m_task_starts.erase(start);
+    if (!from || !to) continue;
     for (const std::string& gpu : gpus) {
       auto samples = monitor.by_index.find(gpu);
       if (samples == monitor.by_index.end()) continue;
       if (std::optional<GpuFigures> figures =
-              figures_between(samples->second, start->second, end, reach()))
+              figures_between(samples->second, *from, *to, reach()))
         each.push_back(*figures);
     }
-    m_task_starts.erase(start);
   }
   for (int host : hosts) {
     HostMonitor& monitor = m_hosts[host];
@@ -206,7 +240,9 @@ void GpuTelemetry::forget_old_readings(int host) {
   for (const auto& [task, start] : m_task_starts)
     if (!oldest || start < *oldest) oldest = start;
   // A task launched but not started yet needs what comes from now on.
-  Clock::time_point keep_from = oldest.value_or(m_clock()) - reach();
+  std::optional<Clock::time_point> oldest_on_host = host_time_of(host, oldest.value_or(m_clock()));
+  if (!oldest_on_host) return;
+  Clock::time_point keep_from = *oldest_on_host - reach();
   for (auto& [gpu, samples] : m_hosts[host].by_index) {
     auto first_kept = std::find_if(samples.begin(), samples.end(),
                                    [&](const GpuSample& s) { return s.at >= keep_from; });

@@ -5,6 +5,14 @@
 // (`gpu` index or `gpu_uuid`) from each task's start to the job's end,
 // summed over its tasks (gpu_energy.h).
 //
+// Readings are timed by the host's clock, when it read the GPU, not by
+// when they reach the runner (late and in bunches when either side is
+// busy). A task's window is turned into the host's time by how far the
+// host's clock is behind the runner's: the least difference, over the
+// monitor's lines, between a line's arrival and its time (the offset plus
+// the quickest a line came). A line whose values no GPU has is left out
+// and said once per host.
+//
 // A monitor never holds a job back. A host without nvidia-smi is said once
 // and not monitored again; a monitor that ends, or prints nothing for
 // k_silence_periods, is stopped and started again after a warning, up to
@@ -69,6 +77,9 @@ class GpuTelemetry final : public Pollable {
     Clock::time_point heard_at;  // its start, or its last line
     std::optional<Clock::time_point> restart_at;
     std::string partial;  // the start of a line not yet whole
+    // How far the host's clock is behind the runner's (see above).
+    std::optional<Clock::duration> host_behind;
+    bool refusal_said = false;
     std::map<std::string, std::vector<GpuSample>> by_index;
     std::map<std::string, std::string> index_of_uuid;
   };
@@ -81,6 +92,13 @@ class GpuTelemetry final : public Pollable {
   void monitor_ended(int host, int generation, const JobExit& exit);
   // Says why the host's monitor is started again, or dropped.
   void restart_later(int host, const std::string& why);
+  // Adds a reading of the host's GPU, or leaves it out (refuse) when it is
+  // out of time order, or its energy counter is not believable.
+  void add_sample(int host, const std::string& gpu, GpuSample sample);
+  // Says, once per host, why a line of its monitor is left out.
+  void refuse(int host, const std::string& why);
+  // The host's time of `at` (the runner's), once a line of its monitor came.
+  std::optional<Clock::time_point> host_time_of(int host, Clock::time_point at) const;
   // Readings no running job there needs any more are dropped.
   void forget_old_readings(int host);
   // The GPU a slot has: its `gpu` index, or the index of its `gpu_uuid`.

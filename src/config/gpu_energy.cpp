@@ -1,5 +1,7 @@
 #include "runner/config/gpu_energy.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace runner {
@@ -120,6 +122,20 @@ std::optional<GpuFigures> figures_between(const std::vector<GpuSample>& samples,
   figures.power_mean_w = figures.energy_j / figures.seconds;
   figures.util_mean = util_integral / figures.seconds;
   return figures;
+}
+
+std::string counter_refusal(const GpuSample& before, const GpuSample& after) {
+  if (!before.energy_mj || !after.energy_mj) return "";
+  if (*after.energy_mj < *before.energy_mj)
+    return fmt::format("its energy counter went back from {} to {} mJ", *before.energy_mj,
+                       *after.energy_mj);
+  double joules = (*after.energy_mj - *before.energy_mj) / 1000;
+  double seconds = seconds_between(before.at, after.at);
+  if (joules > k_max_gpu_power_w * seconds)
+    return fmt::format("its energy counter advanced {} J in {:.3f} s ({:.0f} W, above {} W)",
+                       joules, seconds, seconds > 0 ? joules / seconds : joules,
+                       k_max_gpu_power_w);
+  return "";
 }
 
 GpuFigures combined(const std::vector<GpuFigures>& each) {

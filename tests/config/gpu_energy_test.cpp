@@ -104,6 +104,19 @@ TEST(GpuEnergy, ACounterThatGoesBackIsBridgedByPower) {
   EXPECT_NEAR(figures->energy_j, 400, 1e-6);
 }
 
+TEST(GpuEnergy, ACounterThatGoesBackOrRacesAheadIsNotBelieved) {
+  GpuSample before = sample(1, 100, 0, 0, 1e6);
+  EXPECT_EQ(counter_refusal(before, sample(1.2, 100, 0, 0, 1e6 + 20'000)), "");
+  EXPECT_EQ(counter_refusal(before, sample(1.2, 100)), "") << "no counter to doubt";
+  EXPECT_EQ(counter_refusal(sample(1, 100), sample(1.2, 100, 0, 0, 5)), "");
+  std::string back = counter_refusal(before, sample(1.2, 100, 0, 0, 999'000));
+  EXPECT_NE(back.find("went back"), std::string::npos) << back;
+  // 1001 J in 0.2 s is 5005 W: no GPU's.
+  std::string ahead = counter_refusal(before, sample(1.2, 100, 0, 0, 1e6 + 1'001'000));
+  EXPECT_NE(ahead.find("5005 W"), std::string::npos) << ahead;
+  EXPECT_EQ(counter_refusal(before, sample(1.2, 100, 0, 0, 1e6 + 1'000'000)), "") << "5000 W is";
+}
+
 TEST(GpuEnergy, ACounterIsKeptAcrossAGapInTheSamples) {
   // The monitor was down from 1 s to 5 s; the counter still says what the
   // GPU took meanwhile.

@@ -28,16 +28,22 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// GPU 0 draws 100 W and 300 W in turn, each for the half second of wall
-// time that starts it; GPU 1 draws 50 W. With `$FAKE_GPU_FAULT` set to
-// `die` or `hang`, the first run of it (none had made `$FAKE_GPU_FAULT_DONE`)
-// ends or stops speaking after three readings.
+// GPU 0's power goes from 100 W up to 300 W and back down in each second
+// (at whole seconds since the epoch 100 W, at half seconds 300 W); GPU 1
+// draws 50 W. Readings are taken at whole multiples of the period and
+// stamped, as nvidia-smi does, with the host's local time of the reading;
+// between them power changes linearly, so the readings describe it whole.
+// With `$FAKE_GPU_HOSTILE` set, each reading comes with lines no GPU
+// gives: a GPU index beyond any host's, a power that is not a number.
+// With `$FAKE_GPU_FAULT` set to `die` or `hang`, the first run of it (none
+// had made `$FAKE_GPU_FAULT_DONE`) ends or stops speaking after three
+// readings.
 constexpr const char* k_fake_nvidia_smi = R"(#!/usr/bin/env python3
 import os, sys, time
 args = sys.argv[1:]
-if not args or not args[0].startswith("--query-gpu=index,uuid,power.draw") or "-lms" not in args:
+if not args or not args[0].startswith("--query-gpu=timestamp,index,uuid,power.draw") or "-lms" not in args:
     sys.exit(2)
-period = int(args[args.index("-lms") + 1]) / 1000
+period_ms = int(args[args.index("-lms") + 1])
 fault = os.environ.get("FAKE_GPU_FAULT", "")
 done = os.environ.get("FAKE_GPU_FAULT_DONE", "")
 faulty = fault and not os.path.exists(done)
@@ -45,29 +51,38 @@ if faulty: open(done, "w").close()
 print("Warning: a line nvidia-smi may say", flush=True)
 readings = 0
 while True:
-    watts = 100 if int(time.time() * 2) % 2 == 0 else 300
-    sys.stdout.write("0, GPU-aaaa-0000, %.2f, 60, 1000\n1, GPU-bbbb-1111, 50.00, 10, 2000\n" % watts)
+    ms = (int(time.time() * 1000) // period_ms + 1) * period_ms
+    time.sleep(max(0, ms / 1000 - time.time()))
+    part = ms % 1000 / 1000
+    watts = 100 + 400 * (part if part < 0.5 else 1 - part)
+    stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(ms // 1000)) + ".%03d" % (ms % 1000)
+    sys.stdout.write("%s, 0, GPU-aaaa-0000, %.2f, 60, 1000\n%s, 1, GPU-bbbb-1111, 50.00, 10, 2000\n" % (stamp, watts, stamp))
     sys.stdout.write("garbage, [N/A]\n")
+    if os.environ.get("FAKE_GPU_HOSTILE"):
+        sys.stdout.write("%s, 99, GPU-cccc, 10.00, 1, 1\n%s, 0, GPU-aaaa-0000, nan, 60, 1000\n" % (stamp, stamp))
     sys.stdout.flush()
     readings += 1
     if faulty and readings == 3:
         if fault == "die": sys.exit(1)
         time.sleep(3600)
-    time.sleep(period)
 )";
 
-// How far a job's energy may be from the script's integral. Readings are
-// timed as they reach the runner: on a loaded machine (the suite's other
-// tests) they arrive late and in bunches, which costs up to several
-// percent; an idle machine stays within 1 %.
-constexpr double k_tolerance = 0.12;
+// How far a job's energy may be from the script's integral.
+constexpr double k_tolerance = 0.01;
 
-// The scripted GPU 0's energy from `from` to `to` (seconds since the epoch).
+// The scripted GPU 0's power at `t` (seconds since the epoch).
+double scripted_watts(double t) {
+  double part = t - std::floor(t);
+  return 100 + 400 * (part < 0.5 ? part : 1 - part);
+}
+
+// The scripted GPU 0's energy from `from` to `to` (seconds since the
+// epoch): its power is linear between half seconds.
 double scripted_joules(double from, double to) {
   double joules = 0;
   for (double t = from; t < to;) {
     double next = std::min(to, std::floor(t * 2 + 1) / 2);
-    joules += (static_cast<long>(std::floor(t * 2)) % 2 == 0 ? 100 : 300) * (next - t);
+    joules += (scripted_watts(t) + scripted_watts(next)) / 2 * (next - t);
     t = next;
   }
   return joules;
@@ -205,6 +220,19 @@ TEST(GpuTelemetryRun, GpuMonitorOffOrNoGpuMonitorReadsNothing) {
   EXPECT_EQ(dir.read("queue.runner/journal.jsonl").find("\"gpu\":{"), std::string::npos);
 }
 
+TEST(GpuTelemetryRun, LinesNoGpuGivesAreLeftOutAndSaidOnce) {
+  testing::TempDir dir;
+  write_fake(dir);
+  testing::ProcessSpec spec = local_run(dir, "- hostname: localhost\n  gpu: [0]\n", sleeping_job());
+  spec.env["FAKE_GPU_HOSTILE"] = "1";
+  testing::ProcessResult run = testing::run_process(spec);
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::string said = "localhost: its GPU monitor said what no GPU does (GPU index 99 is beyond";
+  ASSERT_NE(run.err.find(said), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("no GPU does"), run.err.rfind("no GPU does")) << "said once: " << run.err;
+  expect_step_energy(results_by_gpu(dir)["localhost gpu=0"], dir);
+}
+
 void expect_restarted(const std::string& fault, const std::string& said) {
   testing::TempDir dir;
   write_fake(dir);
@@ -234,8 +262,8 @@ TEST(GpuTelemetryRun, AMonitorThatHangsIsStoppedAndStartedAgain) {
 }
 
 // A libnvidia-ml.so.1 of one GPU whose energy counter advances as GPU 0 of
-// the fake nvidia-smi draws, while it says it draws 1 W: a job's energy
-// that matches the script is the counter's.
+// the fake nvidia-smi draws (scripted_watts), while it says it draws 1 W: a
+// job's energy that matches the script is the counter's.
 constexpr const char* k_fake_nvml = R"(#include <math.h>
 #include <string.h>
 #include <time.h>
@@ -257,7 +285,9 @@ int nvmlDeviceGetMemoryInfo(void *h, struct memory *m) {
 }
 int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *mj) {
   double t = now() - 1.7e9, second = floor(t), part = t - second;
-  double joules = 200 * second + (part < 0.5 ? 100 * part : 50 + 300 * (part - 0.5));
+  double rest = part - 0.5;
+  double joules = 200 * second +
+                  (part < 0.5 ? 100 * part + 200 * part * part : 100 + 300 * rest - 200 * rest * rest);
   *mj = (unsigned long long)(joules * 1000);
   return 0;
 }

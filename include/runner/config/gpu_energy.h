@@ -13,13 +13,17 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runner/core/clock.h"
 
 namespace runner {
 
-// One reading of one GPU, timed by when it reached the runner.
+// No GPU draws more than this: a higher reading is no GPU's.
+inline constexpr double k_max_gpu_power_w = 5000;
+
+// One reading of one GPU, timed by the clock of the host that read it.
 struct GpuSample {
   Clock::time_point at;
   std::optional<double> energy_mj;  // NVML's counter since the driver loaded, where it has one
@@ -46,6 +50,12 @@ struct GpuFigures {
 std::optional<GpuFigures> figures_between(const std::vector<GpuSample>& samples,
                                           Clock::time_point from, Clock::time_point to,
                                           Clock::duration reach);
+
+// Why `after`'s energy counter is not to be believed next to `before`'s
+// (the reading of the same GPU before it): it went back, or it says the GPU
+// drew more than k_max_gpu_power_w in between; empty where it is, or where
+// either has no counter.
+std::string counter_refusal(const GpuSample& before, const GpuSample& after);
 
 // Several GPUs' figures as one job's (its GPUs, on all its hosts): energy,
 // power and memory summed (peak power: the sum of each GPU's peak),

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "runner/core/debug_log.h"
 #include "runner/core/printable.h"
 #include "runner/exec/gpu_monitor_command.h"
 #include "runner/ui/exit_text.h"
@@ -33,6 +34,17 @@ bool GpuTelemetry::has_gpu_slots(int host) const {
     const Slot& where = m_fleet.slots[slot];
     if (where.gpu_monitor &&
         (find_param(where.params, "gpu") || find_param(where.params, "gpu_uuid")))
+      return true;
+  }
+  return false;
+}
+
+bool GpuTelemetry::gpus_expected(int host) const {
+  bool remote = !m_fleet.hosts[host].address.local;
+  for (int slot : m_fleet.hosts[host].slots) {
+    const Slot& where = m_fleet.slots[slot];
+    if (where.gpu_monitor_asked || find_param(where.params, "gpu_uuid") ||
+        (remote && find_param(where.params, "gpu")))
       return true;
   }
   return false;
@@ -143,7 +155,9 @@ void GpuTelemetry::monitor_ended(int host, int generation, const JobExit& exit) 
   const std::string& name = m_fleet.hosts[host].name;
   if (exit.code() == k_no_nvidia_smi) {
     monitor.state = MonitorState::absent;
-    m_warn(fmt::format("{}: no nvidia-smi; its GPUs are not monitored", name));
+    std::string said = fmt::format("{}: no nvidia-smi; its GPUs are not monitored", name);
+    if (gpus_expected(host)) m_warn(said);
+    else debug_log::step("{}", said);
     return;
   }
   restart_later(host, fmt::format("its GPU monitor ended ({})", describe_exit(exit)));

@@ -13,8 +13,9 @@
 // the quickest a line came). A line whose values no GPU has is left out
 // and said once per host.
 //
-// A monitor never holds a job back. A host without nvidia-smi is said once
-// and not monitored again; a monitor that ends, or prints nothing for
+// A monitor never holds a job back. A host without nvidia-smi is not
+// monitored again, and said once where GPUs are expected (gpus_expected),
+// else only in the debug log; a monitor that ends, or prints nothing for
 // k_silence_periods, is stopped and started again after a warning, up to
 // k_restarts times in a run, then dropped with a warning.
 //
@@ -85,6 +86,11 @@ class GpuTelemetry final : public Pollable {
   };
 
   bool has_gpu_slots(int host) const;
+  // Whether the host is expected to have GPUs: an entry of its says
+  // `gpu_monitor: on`, or a slot names a GPU by its `gpu_uuid`, or, on a
+  // host reached over SSH, by its `gpu` index (a local `gpu:` may only
+  // number the slots of a machine without one).
+  bool gpus_expected(int host) const;
   void start_monitor(int host);
   void stop_monitor(int host);
   // What the monitor started as `generation` of the host's said, and its end.

@@ -92,7 +92,8 @@ class FleetBuilder {
   explicit FleetBuilder(std::string path) : m_path(std::move(path)) {}
 
   Status add_slot(const std::string& hostname, Position where, int entry_line, Params params,
-                  int element, const std::optional<GpuFreeRule>& gpu_free, bool gpu_monitor) {
+                  int element, const std::optional<GpuFreeRule>& gpu_free,
+                  std::optional<bool> gpu_monitor) {
     Result<int> found = host_for(hostname, where, entry_line);
     if (!found) return found.status();
     int host_id = *found;
@@ -104,7 +105,8 @@ class FleetBuilder {
     slot.line = entry_line;
     slot.element = element;
     slot.gpu_free = gpu_free;
-    slot.gpu_monitor = gpu_monitor;
+    slot.gpu_monitor = gpu_monitor.value_or(true);
+    slot.gpu_monitor_asked = gpu_monitor.value_or(false);
     host.slots.push_back(static_cast<int>(m_fleet.slots.size()));
     m_fleet.slots.push_back(std::move(slot));
     return Status();
@@ -238,7 +240,7 @@ class EntryParser {
       if (Status expanded = expand(hostname, entry_where.line, keys, slot_count); !expanded)
         return expanded;
     m_gpu_free.reset();
-    m_gpu_monitor = true;
+    m_gpu_monitor.reset();
     return Status();
   }
 
@@ -370,7 +372,7 @@ class EntryParser {
   int m_elements = 0;  // product elements expanded so far
   std::size_t m_slot_count = 0;           // slots of the mapping entries so far
   std::optional<GpuFreeRule> m_gpu_free;  // the entry's, while it is expanded
-  bool m_gpu_monitor = true;              // the entry's `gpu_monitor:`, likewise
+  std::optional<bool> m_gpu_monitor;      // the entry's `gpu_monitor:`, if it has one
 };
 
 }  // namespace

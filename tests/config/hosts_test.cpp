@@ -599,6 +599,15 @@ TEST(LoadHosts, DirectoryIsAnError) {
   EXPECT_FALSE(load_hosts(dir.path()).ok());
 }
 
+TEST(HostsParse, GpuMonitorOnSaysTheEntrysSlotsAreExpectedToHaveGpus) {
+  Fleet fleet = parse_hosts("- hostname: a\n  gpu_monitor: on\n- hostname: b\n", "hosts.yaml");
+  ASSERT_EQ(fleet.slots.size(), 2u);
+  EXPECT_TRUE(fleet.slots[0].gpu_monitor);
+  EXPECT_TRUE(fleet.slots[0].gpu_monitor_asked);
+  EXPECT_TRUE(fleet.slots[1].gpu_monitor);
+  EXPECT_FALSE(fleet.slots[1].gpu_monitor_asked) << "the next entry did not ask";
+}
+
 TEST(HostsParse, GpuMonitorOffTurnsAnEntrysSlotsOffAndIsNoParameter) {
   Fleet fleet = testing::value_of(parse_hosts(
       "- hostname: a\n  gpu: [0, 1]\n  gpu_monitor: off\n- hostname: b\n  gpu: [0]\n",
@@ -608,6 +617,7 @@ TEST(HostsParse, GpuMonitorOffTurnsAnEntrysSlotsOffAndIsNoParameter) {
   EXPECT_FALSE(fleet.slots[1].gpu_monitor);
   EXPECT_TRUE(fleet.slots[2].gpu_monitor) << "the next entry is on again";
   EXPECT_FALSE(find_param(fleet.slots[0].params, "gpu_monitor"));
+  EXPECT_FALSE(fleet.slots[2].gpu_monitor_asked) << "on without being asked";
   ConfigError error = hosts_error("- hostname: a\n  gpu_monitor: sometimes\n");
   EXPECT_NE(std::string(error.what()).find("`gpu_monitor` is `on` or `off`"), std::string::npos)
       << error.what();

@@ -196,8 +196,9 @@ TEST(GpuTelemetryRun, TwoJobsOnTwoGpusOfAHostGetEachTheirGpusFigures) {
 
 TEST(GpuTelemetryRun, AHostWithoutNvidiaSmiIsSaidOnceAndItsJobsRun) {
   testing::TempDir dir;
-  testing::ProcessResult run = testing::run_process(local_run(
-      dir, "- hostname: localhost\n  gpu: [0]\n", "- command: sleep 1; echo ran <<n>>\n  n: [1, 2]\n"));
+  testing::ProcessResult run = testing::run_process(
+      local_run(dir, "- hostname: localhost\n  gpu: [0]\n  gpu_monitor: on\n",
+                "- command: sleep 1; echo ran <<n>>\n  n: [1, 2]\n"));
   ASSERT_EQ(run.status, 0) << run.err;
   std::string said = "localhost: no nvidia-smi; its GPUs are not monitored";
   ASSERT_NE(run.err.find(said), std::string::npos) << run.err;
@@ -205,6 +206,22 @@ TEST(GpuTelemetryRun, AHostWithoutNvidiaSmiIsSaidOnceAndItsJobsRun) {
   testing::ProcessResult results =
       testing::run_process(testing::runner_spec({"results"}, dir.path()));
   EXPECT_EQ(results.out.find("gpu_energy_j"), std::string::npos) << results.out;
+}
+
+TEST(GpuTelemetryRun, ALocalGpuIndexWithoutNvidiaSmiIsSaidOnlyInTheDebugLog) {
+  testing::TempDir dir;
+  std::string said = "localhost: no nvidia-smi; its GPUs are not monitored";
+  testing::ProcessResult quiet = testing::run_process(
+      local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n", "- sleep 1\n"));
+  ASSERT_EQ(quiet.status, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find(said), std::string::npos) << quiet.err;
+  testing::ProcessSpec verbose =
+      local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n", "- sleep 1\n");
+  verbose.args.push_back("-v");
+  testing::ProcessResult told = testing::run_process(verbose);
+  ASSERT_EQ(told.status, 0) << told.err;
+  EXPECT_NE(told.err.find(said), std::string::npos) << told.err;
+  EXPECT_EQ(told.err.find("warning: " + said), std::string::npos) << told.err;
 }
 
 TEST(GpuTelemetryRun, GpuMonitorOffOrNoGpuMonitorReadsNothing) {
@@ -340,6 +357,19 @@ TEST(GpuTelemetryRun, OverSshAJobsEnergyMatchesTheScript) {
   auto rows = results_by_gpu(dir);
   ASSERT_EQ(rows.size(), 1u);
   expect_step_energy(rows.begin()->second, dir);
+}
+
+TEST(GpuTelemetryRun, ARemoteHostNamingAGpuWithoutNvidiaSmiIsSaid) {
+  testing::TempDir dir;  // no fake nvidia-smi in its bin/
+  testing::LoopbackFleet fleet(dir);
+  if (!start_fleet(fleet, dir, 1)) GTEST_SKIP() << "no sshd on this machine";
+  dir.write("hosts.yaml", "- hostname: " + fleet.name(0) + "\n  gpu: [0]\n");
+  dir.write("queue.yaml", "- sleep 1\n");
+  testing::ProcessResult run = testing::run_process(fleet.runner({"queue", "--no-status"}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("warning: " + fleet.name(0) + ": no nvidia-smi; its GPUs are not monitored"),
+            std::string::npos)
+      << run.err;
 }
 
 TEST(GpuTelemetryRun, AJobOnTwoNodesSumsItsRanksGpus) {

@@ -44,6 +44,9 @@ struct Slot {
   // Its entry's `gpu_monitor:` (on unless `off`): its GPU's energy and use
   // are read while jobs run on it.
   bool gpu_monitor = true;
+  // Whether its entry says `gpu_monitor: on`: its host is expected to have
+  // GPUs to read.
+  bool gpu_monitor_asked = false;
 };
 
 // All slots that share one hostname (after templating). Reached over one

@@ -25,6 +25,11 @@ Clock::duration GpuTelemetry::reach() const {
   return std::max<Clock::duration>(5 * m_period, std::chrono::seconds(1));
 }
 
+Clock::duration GpuTelemetry::series_stretch() const {
+  return std::clamp<Clock::duration>(50 * m_period, std::chrono::seconds(1),
+                                     std::chrono::seconds(10));
+}
+
 Clock::duration GpuTelemetry::silence_limit() const {
   return std::max<Clock::duration>(k_silence_periods * m_period, std::chrono::seconds(2));
 }
@@ -129,6 +134,42 @@ void GpuTelemetry::add_sample(int host, const std::string& gpu, GpuSample sample
     }
   }
   samples.push_back(sample);
+  record_power(host, gpu, false);
+}
+
+void GpuTelemetry::record_power(int host, const std::string& gpu, bool all) {
+  HostMonitor& monitor = m_hosts[host];
+  const std::vector<GpuSample>& samples = monitor.by_index[gpu];
+  if (!m_series || samples.empty() || !monitor.host_behind) return;
+  Clock::time_point last = samples.back().at;
+  auto [from, first] = monitor.series_from.try_emplace(gpu, last);
+  if (first) return;
+  Clock::time_point to = from->second + series_stretch();
+  if (last < to) {
+    if (!all || last <= from->second) return;
+    to = last;
+  }
+  Clock::time_point begin = from->second;
+  // After a long gap, the next stretch begins at the last reading.
+  from->second = last - to >= series_stretch() ? last : to;
+  std::optional<GpuFigures> figures = figures_between(samples, begin, to, reach());
+  if (!figures) return;
+  // From the host's clock to the runner's, then to the wall clock's.
+  auto wall_of = [&, wall_now = std::chrono::system_clock::now(), now = m_clock()](
+                     Clock::time_point on_host) {
+    return wall_now - std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                          now - (on_host + *monitor.host_behind));
+  };
+  Status written = m_series->append(
+      {m_fleet.hosts[host].name, gpu, wall_of(begin), wall_of(to), figures->power_mean_w});
+  if (!written.ok()) {
+    m_warn(written.message() + "; GPU power over time is no longer recorded");
+    m_series = nullptr;
+  }
+}
+
+void GpuTelemetry::record_all_power(int host) {
+  for (const auto& [gpu, samples] : m_hosts[host].by_index) record_power(host, gpu, true);
 }
 
 void GpuTelemetry::refuse(int host, const std::string& why) {
@@ -238,9 +279,11 @@ std::optional<GpuFigures> GpuTelemetry::job_finished(const Job& job) {
   }
   for (int host : hosts) {
     HostMonitor& monitor = m_hosts[host];
+    record_all_power(host);
     if (monitor.jobs > 0 && --monitor.jobs == 0) {
       stop_monitor(host);
       monitor.by_index.clear();
+      monitor.series_from.clear();
     } else {
       forget_old_readings(host);
     }

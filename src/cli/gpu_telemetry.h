@@ -35,6 +35,7 @@
 #include "runner/core/pollable.h"
 #include "runner/exec/executor.h"
 #include "runner/sched/job.h"
+#include "runner/state/gpu_power_series.h"
 
 namespace runner {
 
@@ -51,6 +52,10 @@ class GpuTelemetry final : public Pollable {
   // tasks' starts and ends.
   GpuTelemetry(const Fleet& fleet, std::chrono::milliseconds period,
                std::function<void(const std::string&)> warn, ClockSource clock);
+
+  // Each GPU's mean power over stretches of series_stretch() goes to
+  // `series` (the state dir's gpu_power.jsonl), until it fails or is full.
+  void record_power_to(GpuPowerSeriesWriter* series) { m_series = series; }
 
   // The run's executors, one per host (Fleet::hosts order); before any job.
   void attach(std::vector<Executor*> executors) { m_executors = std::move(executors); }
@@ -83,6 +88,8 @@ class GpuTelemetry final : public Pollable {
     bool refusal_said = false;
     std::map<std::string, std::vector<GpuSample>> by_index;
     std::map<std::string, std::string> index_of_uuid;
+    // Per GPU, where the stretch of power not yet recorded begins (host time).
+    std::map<std::string, Clock::time_point> series_from;
   };
 
   bool has_gpu_slots(int host) const;
@@ -109,6 +116,11 @@ class GpuTelemetry final : public Pollable {
   void forget_old_readings(int host);
   // The GPU a slot has: its `gpu` index, or the index of its `gpu_uuid`.
   std::optional<std::string> gpu_index_of(int slot) const;
+  // Records the GPU's stretches of power that its readings passed; with
+  // `all`, the last one too, up to its last reading.
+  void record_power(int host, const std::string& gpu, bool all);
+  void record_all_power(int host);
+  Clock::duration series_stretch() const;
   Clock::duration reach() const;
   Clock::duration silence_limit() const;
 
@@ -119,6 +131,7 @@ class GpuTelemetry final : public Pollable {
   std::vector<Executor*> m_executors;
   std::vector<HostMonitor> m_hosts;
   std::map<TaskId, Clock::time_point> m_task_starts;
+  GpuPowerSeriesWriter* m_series = nullptr;
 };
 
 }  // namespace runner

@@ -13,6 +13,7 @@
 #include "runner/report/html_report.h"
 #include "runner/report/job_metrics.h"
 #include "runner/report/results_plot.h"
+#include "runner/state/gpu_power_series.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
 
@@ -50,6 +51,7 @@ int write_report(const ReportOptions& options) {
   html.now = std::chrono::system_clock::now();
   html.runs = options.runs;
   html.all_runs = options.all_runs;
+  html.gpu_power = read_gpu_power_series(gpu_power_series_path(state_dir));
   html.log_tail = [&](const CampaignJob& job) {
     return log_tail(end_log_path(state_dir, job), k_log_tail_lines);
   };

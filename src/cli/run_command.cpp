@@ -32,6 +32,7 @@
 #include "runner/queue/queue_watcher.h"
 #include "runner/report/campaign_index.h"
 #include "runner/state/journal_replay.h"
+#include "runner/state/gpu_power_series.h"
 #include "runner/state/state_dir.h"
 #include "runner/state/stop_requests.h"
 #include "runner/ui/status_line.h"
@@ -227,7 +228,9 @@ int run_jobs(const RunOptions& options) {
                       [&] { return journal.next_job_id(); });
   scheduler.adopt_orphans(std::move(orphans));
   std::unique_ptr<GpuTelemetry> gpu_telemetry = make_gpu_telemetry(options, fleet, console);
+  GpuPowerSeriesWriter gpu_power_series(gpu_power_series_path(state_dir));
   if (gpu_telemetry) {
+    gpu_telemetry->record_power_to(&gpu_power_series);
     gpu_telemetry->attach(scheduler.executors());
     reporter.set_gpu_telemetry(gpu_telemetry.get());
   }

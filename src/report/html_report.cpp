@@ -283,6 +283,7 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "</span></div>\n");
   timeline(page, model, merged);
   page.raw(html_gpu_power_section(model));
+  page.raw(html_gpu_power_series_section(model, options.gpu_power));
 
   // Slot utilisation.
   page.raw(

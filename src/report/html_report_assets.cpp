@@ -27,7 +27,7 @@ background:#fff}
 svg text{font:11px system-ui,sans-serif;fill:var(--muted)}
 svg .label{fill:var(--ink)}svg .idle{fill:var(--failed);font-weight:600}
 svg .grid{stroke:var(--line);stroke-width:1}svg .band{fill:var(--bg)}
-svg .down{fill:#fce8e6}svg .power{fill:var(--running)}
+svg .down{fill:#fce8e6}svg .power{fill:var(--running)}svg .gpu-series{fill:none;stroke:var(--running);stroke-width:1.5}
 .plot-warning{color:var(--failed);font-size:12px;margin:4px 0}
 rect.job,rect.jobs{fill:var(--c);stroke:#fff;stroke-width:.5}
 rect.job:hover,rect.job.linked,rect.jobs:hover{stroke:var(--ink);stroke-width:1.5}

@@ -194,6 +194,38 @@ TEST(GpuTelemetryRun, TwoJobsOnTwoGpusOfAHostGetEachTheirGpusFigures) {
   EXPECT_NE(journal.find("\"gpu\":{\"energy_j\":"), std::string::npos) << journal;
 }
 
+TEST(GpuTelemetryRun, EachGpusPowerOverTimeIsRecordedAndDrawnInTheReport) {
+  testing::TempDir dir;
+  write_fake(dir);
+  testing::ProcessSpec spec =
+      local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n", sleeping_job() + "  n: [1, 2]\n");
+  spec.args.back() = "20ms";  // a stretch of a second
+  testing::ProcessResult run = testing::run_process(spec);
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::map<std::string, int> stretches;
+  std::istringstream lines(dir.read("queue.runner/gpu_power.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json point = nlohmann::json::parse(line);
+    ++stretches[point["gpu"].get<std::string>()];
+    if (point["gpu"] == "1") EXPECT_NEAR(point["w"].get<double>(), 50, 1e-6) << line;
+    if (point["gpu"] == "0") {
+      double from = point["from_ms"].get<double>() / 1000, to = point["to_ms"].get<double>() / 1000;
+      EXPECT_LE(to - from, 1.001) << line;
+      EXPECT_NEAR(point["w"].get<double>(), scripted_joules(from, to) / (to - from), 2) << line;
+    }
+  }
+  EXPECT_GE(stretches["0"], 3) << "a 3 s job in stretches of a second";
+  EXPECT_GE(stretches["1"], 3);
+  testing::ProcessResult report =
+      testing::run_process(testing::runner_spec({"report", "-o", "-"}, dir.path()));
+  ASSERT_EQ(report.status, 0) << report.err;
+  for (const auto& [gpu, count] : stretches)
+    EXPECT_NE(report.out.find("data-gpu=\"localhost:" + gpu + "\" data-points=\"" +
+                              std::to_string(count) + "\""),
+              std::string::npos)
+        << gpu << ": " << count;
+}
+
 TEST(GpuTelemetryRun, AHostWithoutNvidiaSmiIsSaidOnceAndItsJobsRun) {
   testing::TempDir dir;
   testing::ProcessResult run = testing::run_process(

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "runner/report/campaign.h"
@@ -138,6 +140,50 @@ TEST(GpuFiguresReport, DrawsAPowerLanePerGpuSlotUnderTheTimeline) {
                 options)
                 .find("gpu-power"),
             std::string::npos);
+}
+
+// The coordinate pairs of the polyline of `gpu` ("host:index") in `page`.
+std::size_t polyline_points(const std::string& page, const std::string& gpu) {
+  std::size_t line = page.find("<polyline class=\"gpu-series\" data-gpu=\"" + gpu + "\"");
+  if (line == std::string::npos) return 0;
+  std::size_t begin = page.find(" points=\"", line) + 9;
+  std::string points = page.substr(begin, page.find('"', begin) - begin);
+  return static_cast<std::size_t>(std::count(points.begin(), points.end(), ','));
+}
+
+TEST(GpuFiguresReport, DrawsPowerOverTimeALanePerGpuFromTheRecordedSeries) {
+  HtmlReportOptions options;
+  options.now = *parse_utc_time("2024-05-01T10:01:00.000Z");
+  auto at = [](const std::string& time) { return *parse_utc_time("2024-05-01T" + time + "Z"); };
+  options.gpu_power = {
+      {"node01", "0", at("10:00:10.000"), at("10:00:12.000"), 100},
+      {"node01", "1", at("10:00:10.000"), at("10:00:12.000"), 50},
+      {"node01", "0", at("10:00:12.000"), at("10:00:14.000"), 300},
+      {"node01", "0", at("10:00:14.000"), at("10:00:16.000"), 200},
+      {"node01", "1", at("10:00:12.000"), at("10:00:14.000"), 60},
+      {"node01", "0", at("09:00:00.000"), at("09:00:02.000"), 999},  // before the run shown
+  };
+  std::string page = render_html_report(campaign(), options);
+  std::size_t timeline = page.find("<svg id=\"timeline\"");
+  std::size_t series = page.find("<svg id=\"gpu-power-series\"");
+  ASSERT_NE(series, std::string::npos) << page;
+  EXPECT_LT(timeline, series);
+  std::string section = page.substr(series, page.find("</svg>", series) - series);
+  EXPECT_NE(section.find("node01 gpu 1</text>"), std::string::npos) << section;
+  std::size_t lines = 0;
+  for (std::size_t at = 0; (at = section.find("<polyline", at)) != std::string::npos; ++at) ++lines;
+  EXPECT_EQ(lines, 2u) << "a series per GPU";
+  EXPECT_EQ(polyline_points(section, "node01:0"), 3u) << section;
+  EXPECT_EQ(polyline_points(section, "node01:1"), 2u) << section;
+  EXPECT_NE(section.find("data-gpu=\"node01:0\" data-points=\"3\""), std::string::npos);
+  options.gpu_power.clear();
+  EXPECT_EQ(render_html_report(campaign(), options).find("gpu-power-series"), std::string::npos);
+  // 2500 stretches of 10 ms are drawn as 834 points of three at most.
+  for (int i = 0; i < 2500; ++i)
+    options.gpu_power.push_back({"node01", "0", at("10:00:10.000") + std::chrono::milliseconds(10 * i),
+                                 at("10:00:10.000") + std::chrono::milliseconds(10 * i + 10), 100});
+  page = render_html_report(campaign(), options);
+  EXPECT_EQ(polyline_points(page, "node01:0"), 834u);
 }
 
 }  // namespace

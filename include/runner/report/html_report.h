@@ -17,6 +17,7 @@
 #include "runner/report/campaign.h"
 #include "runner/report/line_plot.h"
 #include "runner/report/results_table.h"
+#include "runner/state/gpu_power_series.h"
 
 namespace runner {
 
@@ -38,6 +39,8 @@ struct HtmlReportOptions {
   // The results section (results_table.h): the table, then these plots.
   std::optional<ResultsTable> results;
   std::vector<LinePlot> plots;
+  // The GPUs' power over time, as the runs recorded it (gpu_power_series.h).
+  std::vector<GpuPowerPoint> gpu_power;
 };
 
 // The page. Every job bar is an SVG <rect class="job ..."> with data-job

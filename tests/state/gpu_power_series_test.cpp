@@ -1,0 +1,71 @@
+#include "runner/state/gpu_power_series.h"
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+using namespace std::chrono_literals;
+
+GpuPowerPoint point(const std::string& gpu, int second, double watts) {
+  std::chrono::system_clock::time_point from{std::chrono::seconds(1'700'000'000 + second)};
+  return GpuPowerPoint{"node01", gpu, from, from + 5s, watts};
+}
+
+TEST(GpuPowerSeries, WhatIsWrittenIsReadBack) {
+  testing::TempDir dir;
+  {
+    GpuPowerSeriesWriter writer(gpu_power_series_path(dir.path()));
+    ASSERT_TRUE(writer.append(point("0", 0, 120.5)).ok());
+    ASSERT_TRUE(writer.append(point("1", 0, 80)).ok());
+    ASSERT_TRUE(writer.append(point("0", 5, 300)).ok());
+  }
+  {
+    GpuPowerSeriesWriter later(gpu_power_series_path(dir.path()));  // a later run appends
+    ASSERT_TRUE(later.append(point("0", 10, 99.25)).ok());
+  }
+  std::vector<GpuPowerPoint> points = read_gpu_power_series(gpu_power_series_path(dir.path()));
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points[0].host, "node01");
+  EXPECT_EQ(points[0].gpu, "0");
+  EXPECT_EQ(points[0].from, point("0", 0, 0).from);
+  EXPECT_EQ(points[0].to, point("0", 0, 0).to);
+  EXPECT_DOUBLE_EQ(points[0].watts, 120.5);
+  EXPECT_EQ(points[1].gpu, "1");
+  EXPECT_DOUBLE_EQ(points[3].watts, 99.25);
+}
+
+TEST(GpuPowerSeries, PastItsLimitNothingMoreIsWrittenAndItSaysSo) {
+  testing::TempDir dir;
+  GpuPowerSeriesWriter writer(gpu_power_series_path(dir.path()), 300);
+  int written = 0;
+  Status full;
+  for (int i = 0; i < 20; ++i) {
+    full = writer.append(point("0", i * 5, 100));
+    if (!full.ok()) break;
+    ++written;
+  }
+  EXPECT_GT(written, 0);
+  EXPECT_LT(written, 20);
+  EXPECT_NE(full.message().find("300 bytes"), std::string::npos) << full.message();
+  EXPECT_EQ(read_gpu_power_series(gpu_power_series_path(dir.path())).size(),
+            static_cast<std::size_t>(written));
+}
+
+TEST(GpuPowerSeries, LinesThatAreNotPointsAreSkipped) {
+  testing::TempDir dir;
+  dir.write("gpu_power.jsonl",
+            "{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":1,\"to_ms\":2,\"w\":3}\n"
+            "not json\n{\"host\":\"a\"}\n{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":1,\"to_ms\":"
+            "2,\"w\":\"x\"}\n{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":1,\"to_ms\":2,\"w\":-1}\n"
+            "{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":1,\"to_ms\":2,\"w\":4}");
+  std::vector<GpuPowerPoint> points = read_gpu_power_series(dir.file("gpu_power.jsonl"));
+  ASSERT_EQ(points.size(), 1u) << "the last line is cut";
+  EXPECT_DOUBLE_EQ(points[0].watts, 3);
+  EXPECT_TRUE(read_gpu_power_series(dir.file("none.jsonl")).empty());
+}
+
+}  // namespace
+}  // namespace runner

@@ -53,6 +53,9 @@ void tally_job(RunTally& tally, const CampaignJob& job, SystemTime end) {
   for (const CampaignTask& task : tasks_of(job)) {
     for (int i : task.slot_indices) {
       SlotTally& slot = tally.slots[{task.host, i}];
+      if (job.gpu)
+        slot.gpu_energy_j = slot.gpu_energy_j.value_or(0) +
+                            job.gpu->energy_j / static_cast<double>(slots_held(job));
       slot.busy += between(task.start, end);
       ++slot.jobs;
       if (job.outcome != JobOutcome::running)
@@ -66,7 +69,8 @@ nlohmann::json tally_json(const RunTally& tally) {
   for (const auto& [where, slot] : tally.slots)
     slots.push_back(
         {where.first, where.second, slot.busy.count(), slot.jobs,
-         slot.free_since ? nlohmann::json(epoch_ms(*slot.free_since)) : nlohmann::json(nullptr)});
+         slot.free_since ? nlohmann::json(epoch_ms(*slot.free_since)) : nlohmann::json(nullptr),
+         slot.gpu_energy_j ? nlohmann::json(*slot.gpu_energy_j) : nlohmann::json(nullptr)});
   nlohmann::json last =
       tally.last_event ? nlohmann::json(epoch_ms(*tally.last_event)) : nlohmann::json(nullptr);
   return {{"succeeded", tally.succeeded}, {"failed", tally.failed},
@@ -95,6 +99,8 @@ std::optional<RunTally> tally_from_json(const nlohmann::json& json) {
       slot.jobs = item.at(3).get<std::size_t>();
       if (!item.at(4).is_null())
         slot.free_since = SystemTime(milliseconds(item.at(4).get<long long>()));
+      if (item.size() > 5 && !item.at(5).is_null())  // (checkpoints from before it)
+        slot.gpu_energy_j = item.at(5).get<double>();
       tally.slots[{item.at(0).get<std::string>(), item.at(1).get<int>()}] = slot;
     }
     return tally;

@@ -121,6 +121,7 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
     if (auto it = tally.slots.find({slot.host, slot.index}); it != tally.slots.end()) {
       entry.busy = it->second.busy;
       entry.jobs = it->second.jobs;
+      entry.gpu_energy_j = it->second.gpu_energy_j;
       if (it->second.free_since) entry.free_since = std::max(run.start, *it->second.free_since);
     }
     status.slots.push_back(std::move(entry));
@@ -195,9 +196,12 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
     std::size_t job_width = 3;
     for (const SlotStatus& slot : status.slots)
       job_width = std::max(job_width, job_on_slot(slot).size());
-    std::string head = fmt::format("{}  {}  {}  {}  {}  ", pad_to_columns("SLOT", label_width),
+    bool energy_column = std::any_of(status.slots.begin(), status.slots.end(),
+                                     [](const SlotStatus& s) { return s.gpu_energy_j; });
+    std::string head = fmt::format("{}  {}  {}  {}  {}  {}", pad_to_columns("SLOT", label_width),
                                    pad_to_columns("STATE", 7), pad_to_columns("JOB", job_width),
-                                   pad_to_columns("FOR", 8), "BUSY");
+                                   pad_to_columns("FOR", 8), "BUSY",
+                                   energy_column ? "GPU ENERGY  " : "");
     std::size_t command_width =
         width > display_columns(head) + 20 ? width - display_columns(head) : 20;
     text += "\n" + head + "COMMAND\n";
@@ -219,10 +223,13 @@ std::string format_status(const RunStatus& status, const std::string& state_dir,
               : 0;
       std::string what = slot.job ? shorten_command(command_on_slot(slot), command_width)
                                   : shorten_command(slot.down, command_width);
+      std::string energy;
+      if (energy_column)
+        energy = pad_to_columns(slot.gpu_energy_j ? format_energy(*slot.gpu_energy_j) : "-", 10) + "  ";
       std::string line =
-          fmt::format("{}  {}  {}  {}  {:>3}%  {}", pad_to_columns(slot.slot.label, label_width),
+          fmt::format("{}  {}  {}  {}  {:>3}%  {}{}", pad_to_columns(slot.slot.label, label_width),
                       pad_to_columns(state, 7), pad_to_columns(job, job_width),
-                      pad_to_columns(since, 8), busy, what);
+                      pad_to_columns(since, 8), busy, energy, what);
       while (!line.empty() && line.back() == ' ') line.pop_back();
       text += line + "\n";
     }
@@ -298,6 +305,7 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
                            : ms(between(slot.free_since, status.until));
     s["busy_ms"] = ms(slot.busy);
     s["jobs"] = slot.jobs;
+    s["gpu_energy_j"] = slot.gpu_energy_j ? ordered_json(*slot.gpu_energy_j) : ordered_json(nullptr);
     s["down"] = slot.down.empty() ? ordered_json(nullptr) : ordered_json(slot.down);
     slots.push_back(std::move(s));
   }

@@ -13,6 +13,7 @@
 #include "runner/report/html_report.h"
 #include "runner/report/results_plot.h"
 #include "runner/report/results_table.h"
+#include "runner/report/run_tally.h"
 #include "runner/report/status_view.h"
 #include "runner/state/gpu_figures_record.h"
 #include "typed_records.h"
@@ -105,7 +106,7 @@ TEST(GpuFiguresResults, EnergyIsPlottedLikeAMetric) {
   EXPECT_DOUBLE_EQ(plot->series[0].points[1].y, 200);
 }
 
-TEST(GpuFiguresStatus, SaysTheEnergySoFar) {
+TEST(GpuFiguresStatus, SaysTheEnergySoFarOfTheRunAndOfEachSlot) {
   setenv("TZ", "UTC", 1);
   tzset();
   Campaign read = campaign();
@@ -117,6 +118,21 @@ TEST(GpuFiguresStatus, SaysTheEnergySoFar) {
             std::string::npos)
       << format_status(status, "q.runner", 100);
   EXPECT_EQ(status_json(status, "q.runner")["gpu_energy_j"], 300.0);
+  // And each slot's.
+  ASSERT_EQ(status.slots.size(), 1u);
+  ASSERT_TRUE(status.slots[0].gpu_energy_j);
+  EXPECT_DOUBLE_EQ(*status.slots[0].gpu_energy_j, 300);
+  std::string text = format_status(status, "q.runner", 100);
+  EXPECT_NE(text.find("BUSY  GPU ENERGY  COMMAND\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("%  300 J\n"), std::string::npos) << text;
+  EXPECT_EQ(status_json(status, "q.runner")["slots"][0]["gpu_energy_j"], 300.0);
+  // Compacted into a checkpoint's tally and read back, it is the same.
+  RunTally tally;
+  for (std::size_t job : read.runs[0].jobs)
+    tally_job(tally, read.jobs[job], read.jobs[job].end.value_or(read.jobs[job].start));
+  std::optional<RunTally> back = tally_from_json(tally_json(tally));
+  ASSERT_TRUE(back);
+  EXPECT_DOUBLE_EQ(*back->slots.begin()->second.gpu_energy_j, 300);
 }
 
 TEST(GpuFiguresReport, DrawsAPowerLanePerGpuSlotUnderTheTimeline) {

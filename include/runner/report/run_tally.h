@@ -24,6 +24,9 @@ struct SlotTally {
   std::chrono::milliseconds busy{0};
   std::size_t jobs = 0;
   std::optional<SystemTime> free_since;  // the latest end of a job on it
+  // Its share of the GPU energy of the jobs it ran whose GPUs were read (a
+  // job's energy split evenly over the slots it held).
+  std::optional<double> gpu_energy_j;
 };
 
 struct RunTally {

@@ -25,6 +25,7 @@ struct SlotStatus {
   std::size_t jobs = 0;               // jobs it ran or runs
   SystemTime free_since;              // when it last became free (or the run start)
   std::string down;                   // its host's failure, when the host is down
+  std::optional<double> gpu_energy_j;  // its share of its ended jobs' GPU energy in this run
 };
 
 // A run as `runner status` sees it at one moment.
@@ -68,7 +69,9 @@ RunStatus run_status(const Campaign& campaign, const CampaignRun& run,
 //   SLOT             STATE    JOB   FOR      BUSY  COMMAND
 //   localhost gpu=0  running  #13   4m 02s    93%  python bench.py ...
 //   localhost gpu=1  idle     -     2m 10s    40%
-// (a gang job's task shows as "#14 rank 1", with that rank's command; a
+// (a column GPU ENERGY after BUSY, each slot's share of its ended jobs'
+// energy, when some slot has one; a gang job's task shows as "#14 rank 1",
+// with that rank's command; a
 // slot a service holds is in state "service"), then the running gang jobs
 // with their nodes, the services (format_services), and the latest
 // failures with their logs.

@@ -19,6 +19,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
+#include "support/fake_nvidia_smi.h"
 #include "support/loopback_fleet.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
@@ -28,70 +29,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// GPU 0's power goes from 100 W up to 300 W and back down in each second
-// (at whole seconds since the epoch 100 W, at half seconds 300 W); GPU 1
-// draws 50 W. Readings are taken at whole multiples of the period and
-// stamped, as nvidia-smi does, with the host's local time of the reading;
-// between them power changes linearly, so the readings describe it whole.
-// With `$FAKE_GPU_HOSTILE` set, each reading comes with lines no GPU
-// gives: a GPU index beyond any host's, a power that is not a number.
-// With `$FAKE_GPU_FAULT` set to `die` or `hang`, the first run of it (none
-// had made `$FAKE_GPU_FAULT_DONE`) ends or stops speaking after three
-// readings.
-constexpr const char* k_fake_nvidia_smi = R"(#!/usr/bin/env python3
-import os, sys, time
-args = sys.argv[1:]
-if not args or not args[0].startswith("--query-gpu=timestamp,index,uuid,power.draw") or "-lms" not in args:
-    sys.exit(2)
-period_ms = int(args[args.index("-lms") + 1])
-fault = os.environ.get("FAKE_GPU_FAULT", "")
-done = os.environ.get("FAKE_GPU_FAULT_DONE", "")
-faulty = fault and not os.path.exists(done)
-if faulty: open(done, "w").close()
-print("Warning: a line nvidia-smi may say", flush=True)
-readings = 0
-while True:
-    ms = (int(time.time() * 1000) // period_ms + 1) * period_ms
-    time.sleep(max(0, ms / 1000 - time.time()))
-    part = ms % 1000 / 1000
-    watts = 100 + 400 * (part if part < 0.5 else 1 - part)
-    stamp = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(ms // 1000)) + ".%03d" % (ms % 1000)
-    sys.stdout.write("%s, 0, GPU-aaaa-0000, %.2f, 60, 1000\n%s, 1, GPU-bbbb-1111, 50.00, 10, 2000\n" % (stamp, watts, stamp))
-    sys.stdout.write("garbage, [N/A]\n")
-    if os.environ.get("FAKE_GPU_HOSTILE"):
-        sys.stdout.write("%s, 99, GPU-cccc, 10.00, 1, 1\n%s, 0, GPU-aaaa-0000, nan, 60, 1000\n" % (stamp, stamp))
-    sys.stdout.flush()
-    readings += 1
-    if faulty and readings == 3:
-        if fault == "die": sys.exit(1)
-        time.sleep(3600)
-)";
-
 // How far a job's energy may be from the script's integral.
 constexpr double k_tolerance = 0.01;
-
-// The scripted GPU 0's power at `t` (seconds since the epoch).
-double scripted_watts(double t) {
-  double part = t - std::floor(t);
-  return 100 + 400 * (part < 0.5 ? part : 1 - part);
-}
-
-// The scripted GPU 0's energy from `from` to `to` (seconds since the
-// epoch): its power is linear between half seconds.
-double scripted_joules(double from, double to) {
-  double joules = 0;
-  for (double t = from; t < to;) {
-    double next = std::min(to, std::floor(t * 2 + 1) / 2);
-    joules += (scripted_watts(t) + scripted_watts(next)) / 2 * (next - t);
-    t = next;
-  }
-  return joules;
-}
-
-void write_fake(const testing::TempDir& dir) {
-  std::string fake = dir.write("bin/nvidia-smi", k_fake_nvidia_smi);
-  chmod(fake.c_str(), 0755);
-}
 
 // Seconds since the epoch of a journal record's "time".
 double journal_seconds(const std::string& time) {
@@ -129,7 +68,7 @@ std::map<std::pair<int, int>, Window> journal_windows(const testing::TempDir& di
 // The scripted GPU 0's energy over the task of the job of `row`, rank `rank`.
 double scripted_joules_of(const testing::TempDir& dir, const nlohmann::json& row, int rank = 0) {
   Window window = journal_windows(dir).at({row["id"].get<int>(), rank});
-  return scripted_joules(window.from, window.to);
+  return testing::scripted_gpu0_joules(window.from, window.to);
 }
 
 // `runner results --format jsonl`'s rows, by the job's `gpu` parameter.
@@ -174,7 +113,7 @@ testing::ProcessSpec local_run(const testing::TempDir& dir, const std::string& h
 
 TEST(GpuTelemetryRun, TwoJobsOnTwoGpusOfAHostGetEachTheirGpusFigures) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   testing::ProcessResult run = testing::run_process(
       local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n",
                 sleeping_job() + "  n: [1, 2]\n"));
@@ -196,7 +135,7 @@ TEST(GpuTelemetryRun, TwoJobsOnTwoGpusOfAHostGetEachTheirGpusFigures) {
 
 TEST(GpuTelemetryRun, EachGpusPowerOverTimeIsRecordedAndDrawnInTheReport) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   testing::ProcessSpec spec =
       local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n", sleeping_job() + "  n: [1, 2]\n");
   spec.args.back() = "20ms";  // a stretch of a second
@@ -211,7 +150,7 @@ TEST(GpuTelemetryRun, EachGpusPowerOverTimeIsRecordedAndDrawnInTheReport) {
     if (point["gpu"] == "0") {
       double from = point["from_ms"].get<double>() / 1000, to = point["to_ms"].get<double>() / 1000;
       EXPECT_LE(to - from, 1.001) << line;
-      EXPECT_NEAR(point["w"].get<double>(), scripted_joules(from, to) / (to - from), 2) << line;
+      EXPECT_NEAR(point["w"].get<double>(), testing::scripted_gpu0_joules(from, to) / (to - from), 2) << line;
     }
   }
   EXPECT_GE(stretches["0"], 3) << "a 3 s job in stretches of a second";
@@ -258,7 +197,7 @@ TEST(GpuTelemetryRun, ALocalGpuIndexWithoutNvidiaSmiIsSaidOnlyInTheDebugLog) {
 
 TEST(GpuTelemetryRun, GpuMonitorOffOrNoGpuMonitorReadsNothing) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   testing::ProcessResult off = testing::run_process(local_run(
       dir, "- hostname: localhost\n  gpu: [0]\n  gpu_monitor: off\n", "- echo one\n"));
   ASSERT_EQ(off.status, 0) << off.err;
@@ -271,7 +210,7 @@ TEST(GpuTelemetryRun, GpuMonitorOffOrNoGpuMonitorReadsNothing) {
 
 TEST(GpuTelemetryRun, LinesNoGpuGivesAreLeftOutAndSaidOnce) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   testing::ProcessSpec spec = local_run(dir, "- hostname: localhost\n  gpu: [0]\n", sleeping_job());
   spec.env["FAKE_GPU_HOSTILE"] = "1";
   testing::ProcessResult run = testing::run_process(spec);
@@ -284,7 +223,7 @@ TEST(GpuTelemetryRun, LinesNoGpuGivesAreLeftOutAndSaidOnce) {
 
 void expect_restarted(const std::string& fault, const std::string& said) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   testing::ProcessSpec spec =
       local_run(dir, "- hostname: localhost\n  gpu: [0]\n",
                 sleeping_job(6));
@@ -311,7 +250,7 @@ TEST(GpuTelemetryRun, AMonitorThatHangsIsStoppedAndStartedAgain) {
 }
 
 // A libnvidia-ml.so.1 of one GPU whose energy counter advances as GPU 0 of
-// the fake nvidia-smi draws (scripted_watts), while it says it draws 1 W: a
+// the fake nvidia-smi draws (testing::scripted_gpu0_watts), while it says it draws 1 W: a
 // job's energy that matches the script is the counter's.
 constexpr const char* k_fake_nvml = R"(#include <math.h>
 #include <string.h>
@@ -344,7 +283,7 @@ int nvmlDeviceGetTotalEnergyConsumption(void *h, unsigned long long *mj) {
 
 TEST(GpuTelemetryRun, WhereNvmlIsItsEnergyCounterIsRead) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   dir.write("nvml.c", k_fake_nvml);
   std::filesystem::create_directories(dir.file("lib"));
   testing::ProcessResult built = testing::run_process(testing::ProcessSpec{
@@ -378,7 +317,7 @@ bool start_fleet(testing::LoopbackFleet& fleet, const testing::TempDir& dir, int
 
 TEST(GpuTelemetryRun, OverSshAJobsEnergyMatchesTheScript) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   testing::LoopbackFleet fleet(dir);
   if (!start_fleet(fleet, dir, 1)) GTEST_SKIP() << "no sshd on this machine";
   dir.write("hosts.yaml", "- hostname: " + fleet.name(0) + "\n  gpu: [0]\n");
@@ -406,7 +345,7 @@ TEST(GpuTelemetryRun, ARemoteHostNamingAGpuWithoutNvidiaSmiIsSaid) {
 
 TEST(GpuTelemetryRun, AJobOnTwoNodesSumsItsRanksGpus) {
   testing::TempDir dir;
-  write_fake(dir);
+  testing::write_fake_nvidia_smi(dir);
   testing::LoopbackFleet fleet(dir);
   if (!start_fleet(fleet, dir, 2)) GTEST_SKIP() << "no sshd on this machine";
   dir.write("hosts.yaml", "- hostname: [" + fleet.name(0) + ", " + fleet.name(1) +

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "runner/state/journal.h"
+#include "support/fake_nvidia_smi.h"
 #include "support/loopback_fleet.h"
 #include "support/process.h"
 #include "support/remote_user.h"
@@ -110,6 +111,26 @@ TEST_F(LoginShell, APushToAHostWhoseShellIsBrokenNamesItAndFails) {
   EXPECT_NE(r.err.find(user->name() + "@127.0.0.1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("FAILED"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(user->home() + "/data/a.txt"));
+}
+
+// The GPU monitor, a command of runner's own, reaches the host's `sh` as
+// jobs do: a job there gets its GPU's figures from the fake nvidia-smi.
+TEST_P(EveryLoginShell, TheGpuMonitorReadsTheHostsGpus) {
+  testing::write_fake_nvidia_smi(dir);
+  start_host_as(GetParam(), 1,
+                {.session_environment = {"PATH=" + dir.file("bin") + ":/usr/bin:/bin"}});
+  if (!user) return;
+  dir.write("hosts.yaml", "- hostname: " + user->name() + "@127.0.0.1:" +
+                              std::to_string(fleet.host(0).port()) + "\n  gpu: [1]\n");
+  dir.write("queue.yaml", "- sleep 2\n");
+  ProcessResult r = runner({"queue", "--no-status", "--gpu-monitor-period", "100ms"});
+  ASSERT_EQ(r.status, 0) << r.err << r.out;
+  EXPECT_EQ(r.err.find("monitor"), std::string::npos) << r.err;
+  std::vector<nlohmann::json> ends = job_ends();
+  ASSERT_EQ(ends.size(), 1u) << r.err;
+  ASSERT_TRUE(ends[0].contains("gpu")) << ends[0].dump() << r.err;
+  EXPECT_NEAR(ends[0]["gpu"]["power_mean_w"].get<double>(), 50, 0.5) << ends[0].dump();
+  EXPECT_NEAR(ends[0]["gpu"]["memory_max_mib"].get<double>(), 2000, 1e-6) << ends[0].dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Shells, EveryLoginShell,

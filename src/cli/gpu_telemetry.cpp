@@ -155,8 +155,8 @@ void GpuTelemetry::record_power(int host, const std::string& gpu, bool all) {
   std::optional<GpuFigures> figures = figures_between(samples, begin, to, reach());
   if (!figures) return;
   // From the host's clock to the runner's, then to the wall clock's.
-  auto wall_of = [&, wall_now = std::chrono::system_clock::now(), now = m_clock()](
-                     Clock::time_point on_host) {
+  auto wall_of = [&, wall_now = std::chrono::system_clock::now(),
+                  now = m_clock()](Clock::time_point on_host) {
     return wall_now - std::chrono::duration_cast<std::chrono::system_clock::duration>(
                           now - (on_host + *monitor.host_behind));
   };
@@ -180,8 +180,7 @@ void GpuTelemetry::refuse(int host, const std::string& why) {
                      m_fleet.hosts[host].name, why));
 }
 
-std::optional<Clock::time_point> GpuTelemetry::host_time_of(int host,
-                                                            Clock::time_point at) const {
+std::optional<Clock::time_point> GpuTelemetry::host_time_of(int host, Clock::time_point at) const {
   const std::optional<Clock::duration>& behind = m_hosts[host].host_behind;
   if (!behind) return std::nullopt;
   return at - *behind;
@@ -197,8 +196,10 @@ void GpuTelemetry::monitor_ended(int host, int generation, const JobExit& exit) 
   if (exit.code() == k_no_nvidia_smi) {
     monitor.state = MonitorState::absent;
     std::string said = fmt::format("{}: no nvidia-smi; its GPUs are not monitored", name);
-    if (gpus_expected(host)) m_warn(said);
-    else debug_log::step("{}", said);
+    if (gpus_expected(host))
+      m_warn(said);
+    else
+      debug_log::step("{}", said);
     return;
   }
   restart_later(host, fmt::format("its GPU monitor ended ({})", describe_exit(exit)));
@@ -272,8 +273,7 @@ std::optional<GpuFigures> GpuTelemetry::job_finished(const Job& job) {
     for (const std::string& gpu : gpus) {
       auto samples = monitor.by_index.find(gpu);
       if (samples == monitor.by_index.end()) continue;
-      if (std::optional<GpuFigures> figures =
-              figures_between(samples->second, *from, *to, reach()))
+      if (std::optional<GpuFigures> figures = figures_between(samples->second, *from, *to, reach()))
         each.push_back(*figures);
     }
   }

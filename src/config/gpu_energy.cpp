@@ -133,8 +133,7 @@ std::string counter_refusal(const GpuSample& before, const GpuSample& after) {
   double seconds = seconds_between(before.at, after.at);
   if (joules > k_max_gpu_power_w * seconds)
     return fmt::format("its energy counter advanced {} J in {:.3f} s ({:.0f} W, above {} W)",
-                       joules, seconds, seconds > 0 ? joules / seconds : joules,
-                       k_max_gpu_power_w);
+                       joules, seconds, seconds > 0 ? joules / seconds : joules, k_max_gpu_power_w);
   return "";
 }
 

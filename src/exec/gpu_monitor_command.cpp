@@ -89,8 +89,8 @@ std::optional<double> amount(std::string_view text) {
 // nvidia-smi's "YYYY/MM/DD HH:MM:SS.mmm", as seconds since the epoch were
 // it UTC.
 std::optional<double> calendar_seconds(std::string_view text) {
-  if (text.size() < 19 || text[4] != '/' || text[7] != '/' || text[10] != ' ' ||
-      text[13] != ':' || text[16] != ':')
+  if (text.size() < 19 || text[4] != '/' || text[7] != '/' || text[10] != ' ' || text[13] != ':' ||
+      text[16] != ':')
     return std::nullopt;
   auto year = number<int>(text.substr(0, 4));
   auto month = number<unsigned>(text.substr(5, 2));
@@ -111,12 +111,10 @@ std::optional<double> calendar_seconds(std::string_view text) {
 // When the host read the GPU: seconds since the epoch, or nvidia-smi's
 // calendar time.
 std::optional<Clock::time_point> host_time(std::string_view text) {
-  std::optional<double> seconds = text.find('/') == std::string_view::npos
-                                      ? number<double>(text)
-                                      : calendar_seconds(text);
+  std::optional<double> seconds =
+      text.find('/') == std::string_view::npos ? number<double>(text) : calendar_seconds(text);
   // Up to 2096: far enough, and in nanoseconds well within Clock's range.
-  if (!seconds || !std::isfinite(*seconds) || *seconds < 0 || *seconds > 4e9)
-    return std::nullopt;
+  if (!seconds || !std::isfinite(*seconds) || *seconds < 0 || *seconds > 4e9) return std::nullopt;
   return Clock::time_point(
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*seconds)));
 }

@@ -57,7 +57,8 @@ std::string html_gpu_power_series_section(const HtmlReportModel& model,
                                           const std::vector<GpuPowerPoint>& points) {
   std::map<std::pair<std::string, std::string>, std::vector<GpuPowerPoint>> by_gpu;
   for (const GpuPowerPoint& point : points)
-    if (point.to > model.t0 && point.from < model.t1) by_gpu[{point.host, point.gpu}].push_back(point);
+    if (point.to > model.t0 && point.from < model.t1)
+      by_gpu[{point.host, point.gpu}].push_back(point);
   if (by_gpu.empty()) return "";
   double highest = 0;
   for (auto& [gpu, series] : by_gpu) {

@@ -305,7 +305,8 @@ nlohmann::ordered_json status_json(const RunStatus& status, const std::string& s
                            : ms(between(slot.free_since, status.until));
     s["busy_ms"] = ms(slot.busy);
     s["jobs"] = slot.jobs;
-    s["gpu_energy_j"] = slot.gpu_energy_j ? ordered_json(*slot.gpu_energy_j) : ordered_json(nullptr);
+    s["gpu_energy_j"] =
+        slot.gpu_energy_j ? ordered_json(*slot.gpu_energy_j) : ordered_json(nullptr);
     s["down"] = slot.down.empty() ? ordered_json(nullptr) : ordered_json(slot.down);
     slots.push_back(std::move(s));
   }

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-
 namespace runner {
 
 namespace {

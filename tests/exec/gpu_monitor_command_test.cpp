@@ -26,7 +26,8 @@ TEST(GpuMonitorCommand, ReadsNvidiaSmisLineWithItsTimestamp) {
 }
 
 TEST(GpuMonitorCommand, ReadsNvmlsLineWithItsClockAndEnergyCounter) {
-  auto reading = parse_gpu_reading("1796652175.250001, 3, GPU-1, 250.500, 100, 80000, 123456789012\r");
+  auto reading =
+      parse_gpu_reading("1796652175.250001, 3, GPU-1, 250.500, 100, 80000, 123456789012\r");
   ASSERT_TRUE(reading);
   EXPECT_EQ(reading->index, "3");
   EXPECT_NEAR(host_seconds(reading->sample), 1796652175.250001, 1e-6);
@@ -64,7 +65,8 @@ TEST(GpuMonitorCommand, ReadingsNoGpuGivesAreRefusedWithTheReason) {
     EXPECT_FALSE(read.reading) << line;
     EXPECT_NE(read.refused.find(why), std::string::npos) << line << ": " << read.refused;
   }
-  EXPECT_TRUE(parse_gpu_reading("5.0, 63, GPU-1, 5000, 45, 12")) << "the last index, the most power";
+  EXPECT_TRUE(parse_gpu_reading("5.0, 63, GPU-1, 5000, 45, 12"))
+      << "the last index, the most power";
 }
 
 TEST(GpuMonitorCommand, TheCommandSaysItsPeriodAndFallsBackOnNvidiaSmi) {

@@ -7,17 +7,15 @@
 // again; over sshd as locally.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/fake_nvidia_smi.h"
 #include "support/loopback_fleet.h"
@@ -150,7 +148,9 @@ TEST(GpuTelemetryRun, EachGpusPowerOverTimeIsRecordedAndDrawnInTheReport) {
     if (point["gpu"] == "0") {
       double from = point["from_ms"].get<double>() / 1000, to = point["to_ms"].get<double>() / 1000;
       EXPECT_LE(to - from, 1.001) << line;
-      EXPECT_NEAR(point["w"].get<double>(), testing::scripted_gpu0_joules(from, to) / (to - from), 2) << line;
+      EXPECT_NEAR(point["w"].get<double>(), testing::scripted_gpu0_joules(from, to) / (to - from),
+                  2)
+          << line;
     }
   }
   EXPECT_GE(stretches["0"], 3) << "a 3 s job in stretches of a second";
@@ -167,9 +167,9 @@ TEST(GpuTelemetryRun, EachGpusPowerOverTimeIsRecordedAndDrawnInTheReport) {
 
 TEST(GpuTelemetryRun, AHostWithoutNvidiaSmiIsSaidOnceAndItsJobsRun) {
   testing::TempDir dir;
-  testing::ProcessResult run = testing::run_process(
-      local_run(dir, "- hostname: localhost\n  gpu: [0]\n  gpu_monitor: on\n",
-                "- command: sleep 1; echo ran <<n>>\n  n: [1, 2]\n"));
+  testing::ProcessResult run =
+      testing::run_process(local_run(dir, "- hostname: localhost\n  gpu: [0]\n  gpu_monitor: on\n",
+                                     "- command: sleep 1; echo ran <<n>>\n  n: [1, 2]\n"));
   ASSERT_EQ(run.status, 0) << run.err;
   std::string said = "localhost: no nvidia-smi; its GPUs are not monitored";
   ASSERT_NE(run.err.find(said), std::string::npos) << run.err;
@@ -182,8 +182,8 @@ TEST(GpuTelemetryRun, AHostWithoutNvidiaSmiIsSaidOnceAndItsJobsRun) {
 TEST(GpuTelemetryRun, ALocalGpuIndexWithoutNvidiaSmiIsSaidOnlyInTheDebugLog) {
   testing::TempDir dir;
   std::string said = "localhost: no nvidia-smi; its GPUs are not monitored";
-  testing::ProcessResult quiet = testing::run_process(
-      local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n", "- sleep 1\n"));
+  testing::ProcessResult quiet =
+      testing::run_process(local_run(dir, "- hostname: localhost\n  gpu: [0, 1]\n", "- sleep 1\n"));
   ASSERT_EQ(quiet.status, 0) << quiet.err;
   EXPECT_EQ(quiet.err.find(said), std::string::npos) << quiet.err;
   testing::ProcessSpec verbose =
@@ -338,8 +338,9 @@ TEST(GpuTelemetryRun, ARemoteHostNamingAGpuWithoutNvidiaSmiIsSaid) {
   dir.write("queue.yaml", "- sleep 1\n");
   testing::ProcessResult run = testing::run_process(fleet.runner({"queue", "--no-status"}));
   ASSERT_EQ(run.status, 0) << run.err;
-  EXPECT_NE(run.err.find("warning: " + fleet.name(0) + ": no nvidia-smi; its GPUs are not monitored"),
-            std::string::npos)
+  EXPECT_NE(
+      run.err.find("warning: " + fleet.name(0) + ": no nvidia-smi; its GPUs are not monitored"),
+      std::string::npos)
       << run.err;
 }
 

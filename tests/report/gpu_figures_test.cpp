@@ -6,7 +6,6 @@
 #include <time.h>
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "runner/report/campaign.h"
@@ -196,7 +195,8 @@ TEST(GpuFiguresReport, DrawsPowerOverTimeALanePerGpuFromTheRecordedSeries) {
   EXPECT_EQ(render_html_report(campaign(), options).find("gpu-power-series"), std::string::npos);
   // 2500 stretches of 10 ms are drawn as 834 points of three at most.
   for (int i = 0; i < 2500; ++i)
-    options.gpu_power.push_back({"node01", "0", at("10:00:10.000") + std::chrono::milliseconds(10 * i),
+    options.gpu_power.push_back({"node01", "0",
+                                 at("10:00:10.000") + std::chrono::milliseconds(10 * i),
                                  at("10:00:10.000") + std::chrono::milliseconds(10 * i + 10), 100});
   page = render_html_report(campaign(), options);
   EXPECT_EQ(polyline_points(page, "node01:0"), 834u);

@@ -36,8 +36,7 @@ std::string gpu_power_series_path(const std::string& state_dir);
 class GpuPowerSeriesWriter {
  public:
   // Appends to `path`, opened (created) with the first point.
-  explicit GpuPowerSeriesWriter(std::string path,
-                                std::uintmax_t limit = k_gpu_power_series_bytes);
+  explicit GpuPowerSeriesWriter(std::string path, std::uintmax_t limit = k_gpu_power_series_bytes);
 
   // An error once the point would take the file past its limit (it is
   // not written, nor any later one) or the write failed.

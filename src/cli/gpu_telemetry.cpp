@@ -111,6 +111,11 @@ void GpuTelemetry::monitor_output(int host, int generation, std::string_view byt
     GpuReading& reading = *line.reading;
     monitor.heard_at = now;
     Clock::duration behind = now - reading.sample.at;
+    if (monitor.host_behind && behind < *monitor.host_behind - k_clock_jump) {
+      auto ahead = std::chrono::duration<double>(*monitor.host_behind - behind).count();
+      refuse(host, fmt::format("a reading stamped {:.0f} s ahead of the host's clock", ahead));
+      continue;
+    }
     if (!monitor.host_behind || behind < *monitor.host_behind) monitor.host_behind = behind;
     if (monitor.index_of_uuid.size() < k_max_gpus_per_host ||
         monitor.index_of_uuid.contains(reading.uuid))

@@ -10,8 +10,9 @@
 // busy). A task's window is turned into the host's time by how far the
 // host's clock is behind the runner's: the least difference, over the
 // monitor's lines, between a line's arrival and its time (the offset plus
-// the quickest a line came). A line whose values no GPU has is left out
-// and said once per host.
+// the quickest a line came). A line whose values no GPU has, or stamped
+// more than k_clock_jump ahead of the host's clock, is left out and said
+// once per host.
 //
 // A monitor never holds a job back. A host without nvidia-smi is not
 // monitored again, and said once where GPUs are expected (gpus_expected),
@@ -47,6 +48,9 @@ class GpuTelemetry final : public Pollable {
   static constexpr int k_silence_periods = 25;
   // How often a host's monitor is started again in one run.
   static constexpr int k_restarts = 3;
+  // A reading stamped this much ahead of what the host's clock said so far
+  // is left out: no line comes before it is read.
+  static constexpr std::chrono::seconds k_clock_jump{60};
 
   // `warn` says what goes wrong with a monitor; `clock` times readings and
   // tasks' starts and ends.

@@ -32,7 +32,8 @@ while True:
     sys.stdout.write("%s, 0, GPU-aaaa-0000, %.2f, 60, 1000\n%s, 1, GPU-bbbb-1111, 50.00, 10, 2000\n" % (stamp, watts, stamp))
     sys.stdout.write("garbage, [N/A]\n")
     if os.environ.get("FAKE_GPU_HOSTILE"):
-        sys.stdout.write("%s, 99, GPU-cccc, 10.00, 1, 1\n%s, 0, GPU-aaaa-0000, nan, 60, 1000\n" % (stamp, stamp))
+        ahead = time.strftime("%Y/%m/%d %H:%M:%S", time.localtime(ms // 1000 + 86400)) + ".000"
+        sys.stdout.write("%s, 99, GPU-cccc, 10.00, 1, 1\n%s, 0, GPU-aaaa-0000, nan, 60, 1000\n%s, 0, GPU-aaaa-0000, 900.00, 60, 1000\n" % (stamp, stamp, ahead))
     sys.stdout.flush()
     readings += 1
     if faulty and readings == 3:

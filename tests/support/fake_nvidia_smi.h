@@ -15,7 +15,8 @@ namespace runner::testing {
 // MiB; GPU 1 draws 50 W at 10 % and 2000 MiB. Readings are taken at whole
 // multiples of the period and stamped, as nvidia-smi does, with the local
 // time of the reading. With `$FAKE_GPU_HOSTILE` set, each reading comes
-// with lines no GPU gives; with `$FAKE_GPU_FAULT` set to `die` or `hang`,
+// with lines no GPU gives (an index of 99, a power of nan, a reading of GPU
+// 0 stamped a day ahead); with `$FAKE_GPU_FAULT` set to `die` or `hang`,
 // the first run (none had made `$FAKE_GPU_FAULT_DONE`) ends or stops
 // speaking after three readings.
 void write_fake_nvidia_smi(const TempDir& dir);

@@ -600,7 +600,8 @@ TEST(LoadHosts, DirectoryIsAnError) {
 }
 
 TEST(HostsParse, GpuMonitorOnSaysTheEntrysSlotsAreExpectedToHaveGpus) {
-  Fleet fleet = parse_hosts("- hostname: a\n  gpu_monitor: on\n- hostname: b\n", "hosts.yaml");
+  Fleet fleet = testing::value_of(
+      parse_hosts("- hostname: a\n  gpu_monitor: on\n- hostname: b\n", "hosts.yaml"));
   ASSERT_EQ(fleet.slots.size(), 2u);
   EXPECT_TRUE(fleet.slots[0].gpu_monitor);
   EXPECT_TRUE(fleet.slots[0].gpu_monitor_asked);

@@ -1,19 +1,10 @@
-// The scheduler's GPU gates (`gpu_free:` in hosts.yaml): a slot whose GPU
-// must be free takes a job only on a fresh look at what its GPU holds: the
-// host is asked (k_gpu_usage) when such a slot is free and work waits, and
-// again a few seconds later while the GPU is busy. A GPU that a job of this
-// run holds through another slot is not free either, whatever nvidia-smi
-// says yet. A host whose nvidia-smi fails, or does not answer within
-// gpu_check_limit, is said once, and its slots then take jobs unchecked.
-// Queue mode only: broadcast steps run on every slot.
-#include <fmt/format.h>
-#include <signal.h>
+// The GPU gates of `gpu_free:` slots (see gpu_gates.h). A look is fresh for
+// k_fresh: a job starts only on what the GPU held that recently; a busy GPU
+// is looked at again every k_recheck, not at every step, as each look runs
+// nvidia-smi on its host.
+#include "runner/sched/gpu_gates.h"
 
-#include "runner/core/printable.h"
-#include "runner/probe/gpu_listing.h"
-#include "runner/sched/scheduler.h"
-#include "runner/ui/exit_text.h"
-#include "runner/ui/summary.h"
+#include <fmt/format.h>
 
 namespace runner {
 
@@ -26,125 +17,100 @@ constexpr auto k_recheck = std::chrono::seconds(5);
 
 }  // namespace
 
-bool Scheduler::gpu_gate_open(int slot) const {
-  const Slot& where = m_fleet.slots[slot];
-  if (!where.gpu_free || m_options.mode != Mode::queue) return true;
-  if (m_slots.gpu_held_through_another_slot(slot)) return false;
-  if (m_hosts[where.host].gpu_check_broken) return true;
-  const GpuGate& gate = m_gpu_gates[slot];
-  return gate.state == GpuGate::State::free && m_now - gate.checked_at <= k_fresh;
+GpuGates::GpuGates(const Fleet& fleet, const SlotBook& slots, Mode mode)
+    : m_fleet(fleet),
+      m_slots(slots),
+      m_enforced(mode == Mode::queue),
+      m_gates(fleet.slots.size()),
+      m_hosts(fleet.hosts.size()) {}
+
+bool GpuGates::gated(int slot) const {
+  return m_enforced && m_fleet.slots[slot].gpu_free.has_value();
 }
 
-bool Scheduler::gpu_gates_waiting() const {
-  for (int s = 0; s < m_slots.size(); ++s)
-    if (m_slots.free(s) && !gpu_gate_open(s) &&
-        m_hosts[m_fleet.slots[s].host].state == HostState::ready)
-      return true;
+bool GpuGates::open(int slot, Clock::time_point now) const {
+  if (!gated(slot)) return true;
+  if (m_slots.gpu_held_through_another_slot(slot)) return false;
+  if (m_hosts[m_fleet.slots[slot].host].broken) return true;
+  const Gate& gate = m_gates[slot];
+  return gate.state == Gate::State::free && now - gate.checked_at <= k_fresh;
+}
+
+bool GpuGates::waiting(int host, Clock::time_point now) const {
+  for (int slot : m_fleet.hosts[host].slots)
+    if (m_slots.free(slot) && !open(slot, now)) return true;
   return false;
 }
 
-std::optional<Clock::time_point> Scheduler::gpu_check_due(int host) const {
-  if (m_options.mode != Mode::queue || m_stopping) return std::nullopt;
-  if (m_queue_empty && !m_queue_dirty && m_reruns.empty()) return std::nullopt;  // no work waits
-  const HostRecord& record = m_hosts[host];
-  if (record.state != HostState::ready || record.gpu_check || record.gpu_check_broken)
-    return std::nullopt;
+std::optional<Clock::time_point> GpuGates::due(int host) const {
+  if (m_hosts[host].look || m_hosts[host].broken) return std::nullopt;
   std::optional<Clock::time_point> due;
   for (int slot : m_fleet.hosts[host].slots) {
-    const GpuGate& gate = m_gpu_gates[slot];
-    if (!m_fleet.slots[slot].gpu_free || !m_slots.free(slot) ||
-        m_slots.gpu_held_through_another_slot(slot))
+    if (!gated(slot) || !m_slots.free(slot) || m_slots.gpu_held_through_another_slot(slot))
       continue;
-    Clock::time_point at = gate.state == GpuGate::State::busy   ? gate.checked_at + k_recheck
-                           : gate.state == GpuGate::State::free ? gate.checked_at + k_fresh
-                                                                : Clock::time_point::min();
+    const Gate& gate = m_gates[slot];
+    Clock::time_point at = gate.state == Gate::State::busy   ? gate.checked_at + k_recheck
+                           : gate.state == Gate::State::free ? gate.checked_at + k_fresh
+                                                             : Clock::time_point::min();
     if (!due || at < *due) due = at;
   }
   return due;
 }
 
-std::optional<Clock::time_point> Scheduler::next_gpu_check() const {
-  std::optional<Clock::time_point> due;
-  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
-    const std::optional<HostRecord::GpuCheck>& check = m_hosts[h].gpu_check;
-    std::optional<Clock::time_point> at = check ? check->give_up_at : gpu_check_due(h);
-    if (at && (!due || *at < *due)) due = at;
-  }
-  return due;
+void GpuGates::look_begins(int host, Clock::time_point give_up_at) {
+  m_hosts[host].look = HostLooks::Look{0, give_up_at};
 }
 
-void Scheduler::check_gpus() {
-  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
-    std::optional<Clock::time_point> due = gpu_check_due(h);
-    if (!due || *due > m_now) continue;
-    HostRecord& host = m_hosts[h];
-    host.gpu_check = HostRecord::GpuCheck{0, m_now + m_options.gpu_check_limit};
-    TaskId command = m_executors[h]->run_command(
-        k_gpu_usage, [this, h](const JobExit& exit, const std::string& output) {
-          gpus_checked(h, exit, output);
-        });
-    if (host.gpu_check) host.gpu_check->command = command;  // (unless it ended at once)
-  }
+void GpuGates::look_runs_as(int host, TaskId command) {
+  if (m_hosts[host].look) m_hosts[host].look->command = command;
 }
 
-void Scheduler::time_out_gpu_checks(Clock::time_point now) {
-  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
-    HostRecord& host = m_hosts[h];
-    if (!host.gpu_check || now < host.gpu_check->give_up_at) continue;
-    TaskId command = host.gpu_check->command;
-    host.gpu_check.reset();  // its end, when it comes, is not looked at
-    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(m_options.gpu_check_limit);
-    gpu_check_broke(h, "nvidia-smi did not answer within " + format_duration(limit));
-    m_executors[h]->signal_task(command, SIGKILL);
-  }
+bool GpuGates::look_ends(int host) {
+  if (!m_hosts[host].look) return false;
+  m_hosts[host].look.reset();
+  return true;
 }
 
-void Scheduler::gpu_check_broke(int host, const std::string& why) {
-  m_hosts[host].gpu_check_broken = true;
-  m_queue_dirty = true;
-  m_observer.warning(
-      fmt::format("{}: cannot tell whether its GPUs are free for `gpu_free` ({}); "
-                  "its jobs start without waiting",
-                  m_fleet.hosts[host].name, why));
+std::optional<Clock::time_point> GpuGates::give_up_at(int host) const {
+  const std::optional<HostLooks::Look>& look = m_hosts[host].look;
+  return look ? std::optional(look->give_up_at) : std::nullopt;
 }
 
-void Scheduler::gpus_checked(int host, const JobExit& exit, const std::string& output) {
-  HostRecord& record = m_hosts[host];
-  if (!record.gpu_check) return;  // given up on already
-  record.gpu_check.reset();
-  m_queue_dirty = true;
-  std::optional<std::map<std::string, GpuUsage>> usage;
-  if (exit.succeeded()) usage = parse_gpu_usage(output);
-  if (!usage) {
-    if (exit.lost()) return;  // the host's loss is said on its own
-    std::string said = printable(output.substr(0, output.find('\n')));
-    gpu_check_broke(host, fmt::format("nvidia-smi: {}{}", describe_exit(exit),
-                                      said.empty() ? "" : ", " + said));
-    return;
-  }
+std::optional<TaskId> GpuGates::give_up_if_overdue(int host, Clock::time_point now) {
+  std::optional<HostLooks::Look>& look = m_hosts[host].look;
+  if (!look || now < look->give_up_at) return std::nullopt;
+  TaskId command = look->command;
+  look.reset();  // its end, when it comes, is not looked at
+  return command;
+}
+
+std::vector<std::string> GpuGates::record(int host, const std::map<std::string, GpuUsage>& usage,
+                                          Clock::time_point now) {
+  std::vector<std::string> said;
   for (int slot : m_fleet.hosts[host].slots) {
     const Slot& where = m_fleet.slots[slot];
     if (!where.gpu_free || !m_slots.free(slot)) continue;
-    GpuGate& gate = m_gpu_gates[slot];
+    Gate& gate = m_gates[slot];
     std::optional<std::string> gpu = find_param(where.params, "gpu");
     std::optional<std::string> busy;
     if (!gpu) {
       busy = "it has no `gpu` parameter to look at";
-    } else if (auto it = usage->find(*gpu); it == usage->end()) {
+    } else if (auto it = usage.find(*gpu); it == usage.end()) {
       busy = fmt::format("nvidia-smi does not list GPU {}", *gpu);
     } else {
       busy = gpu_busy_reason(*where.gpu_free, it->second);
     }
-    GpuGate::State was = gate.state;
-    gate.state = busy ? GpuGate::State::busy : GpuGate::State::free;
-    gate.checked_at = m_options.clock();
-    if (busy && (was != GpuGate::State::busy || gate.why != *busy))
-      m_observer.notice(fmt::format("{}: its GPU is not free ({}; gpu_free: {}); jobs wait for it",
-                                    where.label, *busy, where.gpu_free->text));
-    else if (!busy && was == GpuGate::State::busy)
-      m_observer.notice(fmt::format("{}: its GPU is free again", where.label));
+    Gate::State was = gate.state;
+    gate.state = busy ? Gate::State::busy : Gate::State::free;
+    gate.checked_at = now;
+    if (busy && (was != Gate::State::busy || gate.why != *busy))
+      said.push_back(fmt::format("{}: its GPU is not free ({}; gpu_free: {}); jobs wait for it",
+                                 where.label, *busy, where.gpu_free->text));
+    else if (!busy && was == Gate::State::busy)
+      said.push_back(fmt::format("{}: its GPU is free again", where.label));
     gate.why = busy.value_or("");
   }
+  return said;
 }
 
 }  // namespace runner

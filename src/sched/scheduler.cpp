@@ -25,7 +25,7 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_next_job_id(std::move(next_job_id)),
       m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
       m_slots(m_fleet),
-      m_gpu_gates(m_fleet.slots.size()) {}
+      m_gpu_gates(m_fleet, m_slots, options.mode) {}
 
 std::vector<Executor*> Scheduler::executors() const {
   std::vector<Executor*> executors;

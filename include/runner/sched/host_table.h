@@ -49,14 +49,6 @@ struct HostRecord {
   std::vector<ProcessGroup> leftover_groups;  // of lost jobs, to kill when it is back
   std::vector<OrphanJob> orphans;     // --resume jobs to check there
   std::string start_refusal;          // why a job could not start there
-  // Its GPUs are being looked at (gpu_free): by which command of the
-  // runner's, and until when at most.
-  struct GpuCheck {
-    TaskId command = 0;
-    Clock::time_point give_up_at{};
-  };
-  std::optional<GpuCheck> gpu_check;
-  bool gpu_check_broken = false;  // they cannot be: its slots take jobs unchecked
   // Something must happen there before its slots take jobs again.
   bool needs_cleaning() const { return !leftover_groups.empty() || !orphans.empty(); }
 };

@@ -55,6 +55,7 @@
 #include "runner/exec/backend.h"
 #include "runner/exec/executor.h"
 #include "runner/probe/gpu_listing.h"
+#include "runner/sched/gpu_gates.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job.h"
 #include "runner/sched/job_end.h"
@@ -289,10 +290,10 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Sets aside the ready hosts where a job could not start.
   void set_aside_refusing_hosts();
   void report_once(const std::string& message);
-  // GPU gates (gpu_gates.cpp): a `gpu_free` slot takes a job only on a
-  // fresh look that found its GPU free.
+  // Looks at GPUs for `gpu_free` slots (gpu_checks.cpp). `slot` may take a
+  // job now, as far as its GPU gate goes.
   bool gpu_gate_open(int slot) const;
-  // A free slot's gate is shut but will be looked at again.
+  // A free slot of a ready host is gated shut, to be looked at again.
   bool gpu_gates_waiting() const;
   // When `host`'s gated free slots are to be looked at (nullopt: not).
   std::optional<Clock::time_point> gpu_check_due(int host) const;
@@ -316,12 +317,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
 
   HostTable m_hosts;
   SlotBook m_slots;
-  struct GpuGate {
-    enum class State { unchecked, free, busy } state = State::unchecked;
-    Clock::time_point checked_at{};
-    std::string why;  // busy: what holds it
-  };
-  std::vector<GpuGate> m_gpu_gates;  // per slot; used for `gpu_free` slots
+  GpuGates m_gpu_gates;
   std::map<JobId, Job> m_running;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;

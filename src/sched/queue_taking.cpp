@@ -14,8 +14,7 @@ bool Scheduler::can_take_now() const {
   // The jobs after a service wait until it is ready.
   if (service_starting()) return false;
   if (m_options.mode == Mode::broadcast)
-    return !m_pushing && !m_hosts.any(HostState::connecting) && !m_hosts.any(HostState::cleaning) &&
-           only_services_left();
+    return next_step_can_begin();
   for (int s = 0; s < m_slots.size(); ++s)
     if (m_slots.free(s) && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
         gpu_gate_open(s))

@@ -25,7 +25,8 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_next_job_id(std::move(next_job_id)),
       m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
       m_slots(m_fleet),
-      m_gpu_gates(m_fleet, m_slots, options.mode) {}
+      m_gpu_gates(m_fleet, m_slots, options.mode),
+      m_steps(m_fleet) {}
 
 std::vector<Executor*> Scheduler::executors() const {
   std::vector<Executor*> executors;
@@ -46,7 +47,7 @@ void Scheduler::stop_scheduling() {
 void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
   m_cancelling = true;
-  if (m_pushing)
+  if (m_steps.pushing())
     for (auto& executor : m_executors) executor->stop_transfers();
   for (auto& [id, job] : m_running) {
     job.running().cancelled = true;
@@ -56,7 +57,7 @@ void Scheduler::cancel_running(Clock::time_point now) {
 
 bool Scheduler::finished() const {
   if (!m_running.empty() || !m_staging.empty() || m_after_commands > 0 || m_fetches > 0 ||
-      m_pushing)
+      m_steps.pushing())
     return false;
   return nothing_left_to_run();
 }
@@ -160,7 +161,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     m_hosts[task.host].start_refusal = reported.error();
   if (end.failed() && counts) {
     ++m_failures;
-    m_step_failed = true;
+    m_steps.job_failed();
   }
   const Running& running = job.running();
   Clock::duration ran =

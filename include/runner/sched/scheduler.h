@@ -55,6 +55,7 @@
 #include "runner/exec/backend.h"
 #include "runner/exec/executor.h"
 #include "runner/probe/gpu_listing.h"
+#include "runner/sched/broadcast_steps.h"
 #include "runner/sched/gpu_gates.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job.h"
@@ -247,13 +248,14 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Brings back the files the job's `outputs:` name from each of its
   // tasks' hosts (job_outputs.cpp).
   void collect_outputs(const Job& job);
-  // A broadcast step with `push:`: its files go to every ready host, then
-  // its command runs on the slots of the hosts that have them (broadcast_steps.cpp).
-  void push_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands);
+  // Broadcast mode (broadcast_mode.cpp). No step is under way.
+  bool next_step_can_begin() const;
+  // A step with `push:`: its files go to every ready host, then its
+  // command runs on the slots of the hosts that have them.
+  void push_step(BroadcastStep step);
   void step_pushed(int host, const PutResult& result);
-  // One broadcast step's commands, each on its slot.
-  void launch_step(const JobSpec& spec, std::vector<std::pair<int, std::string>> commands,
-                   Clock::time_point now);
+  // One step's commands, each on its slot.
+  void launch_step(BroadcastStep step, Clock::time_point now);
   // The variables a task's templates see besides its slots' and its job's:
   // its rank's, and what ready services gave.
   Params builtins_for(const Job& job, const Task& task) const;
@@ -318,6 +320,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   HostTable m_hosts;
   SlotBook m_slots;
   GpuGates m_gpu_gates;
+  BroadcastSteps m_steps;  // broadcast mode's current step
   std::map<JobId, Job> m_running;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;
@@ -344,15 +347,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   int m_fetches = 0;              // outputs still being brought back
   Clock::duration m_succeeded_time{};  // the durations of the jobs that succeeded
   int m_succeeded = 0;
-  bool m_step_failed = false;  // broadcast: a job of the current step failed
-  // broadcast: a step whose `push:` is on its way to the hosts.
-  struct PushingStep {
-    JobSpec spec;
-    std::vector<std::pair<int, std::string>> commands;  // slot, command
-    int pending = 0;                                    // hosts yet to answer
-    std::set<int> failed;                               // hosts without the files
-  };
-  std::optional<PushingStep> m_pushing;
   int m_failures = 0;
   bool m_unrunnable = false;  // jobs remained that no usable host could run
 };

@@ -13,7 +13,7 @@ namespace runner {
 Params Scheduler::builtins_for(const Job& job, const Task& task) const {
   Params builtins;
   if (job.layout) builtins = multi_node_variables(job.spec, *job.layout, task.rank);
-  builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
+  builtins.insert(builtins.end(), m_services.variables().begin(), m_services.variables().end());
   return builtins;
 }
 

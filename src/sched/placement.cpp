@@ -88,7 +88,7 @@ std::string Scheduler::why_not_placeable(const JobSpec& job) const {
   for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
     if (m_hosts[h].state == HostState::ready)
       largest = std::max<int>(largest, m_fleet.hosts[h].slots.size());
-  if (!m_services.empty() && largest >= job.slots)
+  if (m_services.any() && largest >= job.slots)
     return fmt::format("the next job (queue line {}) needs {} slot{} of one host, and services "
                        "hold those it could use until the run ends; edit the queue (or give "
                        "the services fewer slots) to go on",

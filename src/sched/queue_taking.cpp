@@ -10,18 +10,17 @@
 namespace runner {
 
 bool Scheduler::can_take_now() const {
-  if (m_stopping || m_tearing_down || m_unrecorded || !m_queue_dirty) return false;
+  if (m_stopping || m_services.tearing_down() || m_unrecorded || !m_queue_dirty) return false;
   // The jobs after a service wait until it is ready.
   if (service_starting()) return false;
-  if (m_options.mode == Mode::broadcast)
-    return next_step_can_begin();
+  if (m_options.mode == Mode::broadcast) return next_step_can_begin();
   for (int s = 0; s < m_slots.size(); ++s)
     if (m_slots.free(s) && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
         gpu_gate_open(s))
       return true;
   // No slot is free, and if services alone hold them none will be: the
   // queue's head is looked at, to say that it cannot run.
-  return !m_services.empty() && only_services_left();
+  return m_services.any() && only_services_left();
 }
 
 bool Scheduler::out_of_time(Clock::time_point now) const {

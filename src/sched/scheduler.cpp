@@ -64,7 +64,7 @@ bool Scheduler::finished() const {
 
 bool Scheduler::nothing_left_to_run() const {
   // Services are torn down once nothing else is left: nothing more runs.
-  if (m_stopping || m_unrunnable || m_tearing_down) return true;
+  if (m_stopping || m_unrunnable || m_services.tearing_down()) return true;
   if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return false;
   bool work_left = !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
   if (!m_hosts.any(HostState::ready)) return !m_hosts.any(HostState::reconnecting) || !work_left;
@@ -148,11 +148,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
                                   static_cast<int>(m_fleet.hosts.size()), m_stopping,
                                   m_fleet_ending});
   // A service's end is a failure only when it ended on its own.
-  bool counts = true;
-  if (job.spec.service) {
-    end.again.reset();
-    counts = service_ended(job, end.exit, end.again);
-  }
+  bool counts = !job.spec.service || service_ended(job, end);
   collect_outputs(job);
   remove_hostfile(job);
   // A host where a process could not start is set aside (in the next step).
@@ -184,7 +180,7 @@ void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
   // Every other job done, and the services ready (or given up on): the end.
-  if (!m_services.empty() && only_services_left() && !service_starting() && nothing_left_to_run())
+  if (m_services.any() && only_services_left() && !service_starting() && nothing_left_to_run())
     tear_down_next_service(now);
   set_aside_refusing_hosts();
   clean_live_hosts();
@@ -282,7 +278,7 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
     const std::vector<int>& slots = placement[rank];
     Params builtins;
     if (layout) builtins = multi_node_variables(job, *layout, static_cast<int>(rank));
-    builtins.insert(builtins.end(), m_service_variables.begin(), m_service_variables.end());
+    builtins.insert(builtins.end(), m_services.variables().begin(), m_services.variables().end());
     Result<std::string> command = render_job(job, m_fleet, slots, builtins);
     if (!command) {
       const std::string& host = m_fleet.hosts[m_fleet.slots[slots.front()].host].name;
@@ -329,7 +325,7 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
   }
   JobId id = job.id;
   Job& launched = m_running.emplace(id, std::move(job)).first->second;
-  if (launched.spec.service) watch_service(launched, now);
+  if (launched.spec.service) launched.running().service = m_services.started(launched, now);
   m_observer.job_launched(launched);
   m_launched.push_back(id);
 }

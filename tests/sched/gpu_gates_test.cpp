@@ -70,8 +70,9 @@ TEST(GpuGates, ABusyGpuIsSaidOnceLookedAtAgainLaterAndSaidFreeAgain) {
   Gates g(gated(make_fleet({{"a", {"0"}}})));
   std::vector<std::string> said = g.gates.record(0, busy, t0);
   ASSERT_EQ(said.size(), 1u);
-  EXPECT_EQ(said[0], "a gpu=0: its GPU is not free (1 process; gpu_free: no-processes); "
-                     "jobs wait for it");
+  EXPECT_EQ(said[0],
+            "a gpu=0: its GPU is not free (1 process; gpu_free: no-processes); "
+            "jobs wait for it");
   EXPECT_FALSE(g.gates.open(0, t0));
   EXPECT_EQ(g.gates.due(0), t0 + 5s);
 

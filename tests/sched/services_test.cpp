@@ -1,285 +1,144 @@
-// Services (`service:`) against scripted executors: the jobs after one wait
-// until it is ready, readiness by its output, a command or a port, its
-// variables, failures, restarts, and teardown at the end of the run.
-#include <gtest/gtest.h>
-#include <signal.h>
+// The run's services on their own: readiness as it starts, the variables
+// of ready services, teardown the last started first, and what a
+// service's end means (stopped, restarted, failed).
+#include "runner/sched/services.h"
 
-#include <algorithm>
+#include <gtest/gtest.h>
 
 #include "sched/fakes.h"
 
 namespace runner {
 namespace {
 
-using testing::FakeExecutor;
-using testing::make_fleet;
-
-// Whether `command` is the runner's kill of what a service's shell left of
-// its process group (Executor::kill_leftovers).
-bool is_leftover_kill(const std::string& command) {
-  return command.find("ours() {") != std::string::npos;
-}
-using Harness = testing::FakeRun;
 using namespace std::chrono_literals;
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+const Clock::time_point t0 = Clock::time_point{} + 1h;
 
-JobSpec service(std::string command, std::string name, int line = 1) {
-  JobSpec job{std::move(command), {}, 1, line};
-  job.service.emplace();
-  job.service->name = std::move(name);
+// A running service job `id`, with `spec` (a `service: NAME` by default).
+Job service_job(JobId id, ServiceSpec spec = ServiceSpec{"db"}) {
+  Job job;
+  job.id = id;
+  job.spec.command = "serve";
+  job.spec.service = std::move(spec);
+  job.state = Running{};
   return job;
 }
 
-// Services last until they are stopped; other jobs take two steps.
-FakeExecutor::Outcome by_command(const std::string& command) {
-  FakeExecutor::Outcome outcome{.steps = 2};
-  if (contains(command, "serve")) outcome.steps = 1'000'000;
-  if (contains(command, "serve dht")) outcome.output = "booting\nStarted at 10.9.9.9:4242\n";
-  return outcome;
+// `job` started with `services`, as the scheduler launches it.
+Job& launched(Services& services, Job& job) {
+  job.running().service = services.started(job, t0);
+  return job;
 }
 
-// The tasks that got TERM (the fake ends them only at the KILL after it).
-std::vector<TaskId> terminated(const FakeExecutor& executor) {
-  std::vector<TaskId> tasks;
-  for (auto [task, signal] : executor.signals)
-    if (signal == SIGTERM) tasks.push_back(task);
-  return tasks;
+TEST(Services, AServiceWithoutReadinessChecksHasPassedThemAll) {
+  Services services;
+  Job job = service_job(1);
+  const ServiceRun& run = *launched(services, job).running().service;
+  EXPECT_TRUE(run.command_passed);
+  EXPECT_TRUE(run.port_passed);
+  EXPECT_TRUE(run.log_passed);
+  EXPECT_FALSE(run.ready);
+  EXPECT_EQ(run.ready_by, t0 + k_default_ready_timeout);
+  EXPECT_EQ(services.running(), std::vector<JobId>{1});
 }
 
-std::size_t index_of(const std::vector<std::string>& events, const std::string& prefix) {
-  for (std::size_t i = 0; i < events.size(); ++i)
-    if (events[i].rfind(prefix, 0) == 0) return i;
-  return events.size();
+TEST(Services, EachReadinessCheckItHasWaitsToPass) {
+  Services services;
+  ServiceSpec spec{"db"};
+  spec.ready = "pg_isready";
+  spec.ready_port = "5432";
+  spec.ready_log = "listening on (?<port>\\d+)";
+  spec.ready_timeout = 30s;
+  Job job = service_job(1, spec);
+  const ServiceRun& run = *launched(services, job).running().service;
+  EXPECT_FALSE(run.command_passed);
+  EXPECT_FALSE(run.port_passed);
+  EXPECT_FALSE(run.log_passed);
+  EXPECT_TRUE(run.log_pattern.has_value());
+  EXPECT_EQ(run.ready_by, t0 + 30s);
 }
 
-// Runs `server` and a client after it; the client starts once it is ready.
-void expect_client_after_ready(Harness& h, JobSpec server) {
-  std::string ready = "ready " + server.command;
-  h.source.jobs.push_back(std::move(server));
-  h.source.add("client");
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 0);
-  EXPECT_LT(index_of(h.observer.events, ready),
-            index_of(h.observer.events, "start a gpu=1 client"));
+TEST(Services, TheFirstReadyServiceToGiveAVariableKeepsIt) {
+  Services services;
+  ServiceRun first, second;
+  first.variables = {{"db.port", "5432"}};
+  second.variables = {{"db.port", "6543"}, {"cache.port", "6379"}};
+  services.ready(first);
+  services.ready(second);
+  EXPECT_EQ(services.variables(), (Params{{"db.port", "5432"}, {"cache.port", "6379"}}));
 }
 
-TEST(Services, JobsAfterAServiceWaitForItsReadyLineAndGetItsGroups) {
-  Harness h(make_fleet({{"a", {"0", "1"}}}));
-  for (auto* t : h.executors) t->outcome = by_command;
-  JobSpec dht = service("serve dht", "dht");
-  dht.service->ready_log = R"(Started at (?<addr>\S+):(\d+))";
-  dht.service->after = "cleanup <<gpu>>";
-  h.source.jobs.push_back(dht);
-  h.source.add("client <<dht.addr>> <<dht.2>>");
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 0);
-  auto& events = h.observer.events;
-  EXPECT_LT(index_of(events, "ready serve dht dht.addr=10.9.9.9 dht.2=4242"),
-            index_of(events, "start a gpu=1 client"));
-  EXPECT_EQ(h.jobs_sent(0).back(), "client 10.9.9.9 4242");
-  // The client done, the service is stopped and its after command runs.
-  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{1}));
-  EXPECT_EQ(h.control_sent(0).back(), "cleanup 0");
-  EXPECT_EQ(h.observer.finished.size(), 2u);
+TEST(Services, TheLastStartedIsTornDownFirst) {
+  Services services;
+  Job coordinator = service_job(1), server = service_job(2);
+  launched(services, coordinator);
+  launched(services, server);
+  EXPECT_FALSE(services.tearing_down());
+  EXPECT_EQ(services.next_to_tear_down(), JobId{2});
+  EXPECT_TRUE(services.tearing_down());
+
+  JobEnd end{JobExit::exited(0), std::nullopt};
+  server.running().service->torn_down = true;
+  EXPECT_EQ(services.ended(server, false, end), ServiceEnd::stopped);
+  EXPECT_EQ(services.next_to_tear_down(), JobId{1});
+  coordinator.running().service->torn_down = true;
+  EXPECT_EQ(services.ended(coordinator, false, end), ServiceEnd::stopped);
+  EXPECT_FALSE(services.next_to_tear_down());
+  EXPECT_FALSE(services.any());
 }
 
-TEST(Services, ReadyWhenItsCommandExitsZeroOnItsHost) {
-  Harness h(make_fleet({{"a", {"0", "1"}}}));
-  int probes = 0;
-  h.executors[0]->outcome = [&](const std::string& command) {
-    if (contains(command, "curl")) {
-      ++probes;
-      return FakeExecutor::Outcome{.exit = JobExit::exited(probes < 3 ? 7 : 0)};
-    }
-    return by_command(command);
-  };
-  JobSpec web = service("serve web", "web");
-  web.service->ready = "curl -sf localhost:8080";
-  expect_client_after_ready(h, web);
-  EXPECT_EQ(probes, 3);
+TEST(Services, OneThatEndsOnItsOwnFailsTheRunAndNeverRunsAgainByItself) {
+  Services services;
+  Job job = service_job(1);
+  launched(services, job);
+  JobEnd end{JobExit::exited(1), job};  // as judge_end would retry a failure
+  EXPECT_EQ(services.ended(job, false, end), ServiceEnd::failed);
+  EXPECT_FALSE(end.again);
+  EXPECT_TRUE(services.running().empty());
 }
 
-TEST(Services, ReadyWhenItsPortIsOpen) {
-  Harness h(make_fleet({{"a", {"7", "1"}}}));
-  int surveys = 0;
-  h.executors[0]->outcome = [&](const std::string& command) {
-    if (contains(command, "/proc/net/tcp")) {
-      // 31337 is 0x7A69: listening from the second look on.
-      FakeExecutor::Outcome outcome;
-      if (++surveys > 1) outcome.output = "   0: 00000000:7A69 00000000:0000 0A\n";
-      return outcome;
-    }
-    return by_command(command);
-  };
-  JobSpec server = service("serve port", "");
-  server.service->ready_port = "3133<<gpu>>";  // 31337 on a gpu=7
-  expect_client_after_ready(h, server);
-  EXPECT_EQ(surveys, 2);
+TEST(Services, WithRestartOnFailureItRunsAgainAsItsNextAttempt) {
+  Services services;
+  ServiceSpec spec{"db"};
+  spec.restart_on_failure = true;
+  Job job = service_job(1, spec);
+  job.attempt = 2;
+  job.tasks.push_back(Task{});
+  launched(services, job);
+  JobEnd end{JobExit::exited(1), std::nullopt};
+  EXPECT_EQ(services.ended(job, false, end), ServiceEnd::restarted);
+  ASSERT_TRUE(end.again);
+  EXPECT_EQ(end.again->id, JobId{1});
+  EXPECT_EQ(end.again->attempt, 3);
+  EXPECT_TRUE(end.again->tasks.empty());
+  EXPECT_TRUE(std::holds_alternative<Queued>(end.again->state));
 }
 
-TEST(Services, NotReadyWhileItsPortHoldsOnlySocketsThatDoNotListen) {
-  Harness h(make_fleet({{"a", {"7", "1"}}}));
-  int surveys = 0;
-  h.executors[0]->outcome = [&](const std::string& command) {
-    if (contains(command, "/proc/net/tcp")) {
-      // 31337 (0x7A69): the last run's TIME_WAIT, then a client's socket,
-      // then a listener.
-      const char* states[] = {"06", "01", "0A"};
-      FakeExecutor::Outcome outcome;
-      outcome.output = fmt::format("   0: 0100007F:7A69 0100007F:C350 {} 00000000:00000000\n",
-                                   states[std::min(surveys++, 2)]);
-      return outcome;
-    }
-    return by_command(command);
-  };
-  JobSpec server = service("serve port", "");
-  server.service->ready_port = "31337";
-  expect_client_after_ready(h, server);
-  EXPECT_EQ(surveys, 3);
-}
-
-TEST(Services, NotReadyInTimeIsStoppedAndFailsTheRun) {
-  Harness h(make_fleet({{"a", {"0", "1"}}}));
-  for (auto* t : h.executors) t->outcome = by_command;
-  JobSpec stuck = service("serve quiet", "quiet");
-  stuck.service->ready_log = "never printed";
-  stuck.service->ready_timeout = 30s;
-  stuck.service->ready_timeout_text = "30s";
-  h.source.jobs.push_back(stuck);
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 1);
-  bool said = std::any_of(h.observer.notices.begin(), h.observer.notices.end(), [](auto& n) {
-    return contains(n, "service #1 (quiet) [a gpu=0] was not ready within 30s; stopping it");
-  });
-  EXPECT_TRUE(said);
-  ASSERT_GE(h.executors[0]->signals.size(), 1u);
-  EXPECT_EQ(h.executors[0]->signals.front().second, SIGTERM);
-}
-
-TEST(Services, OneThatEndsEarlyFailsTheRunOrStartsAgainWithRestart) {
-  for (bool restart : {false, true}) {
-    Harness h(make_fleet({{"a", {"0", "1"}}}));
-    int starts = 0;
-    h.executors[0]->outcome = [&](const std::string& command) {
-      if (contains(command, "client")) return FakeExecutor::Outcome{.steps = 20};
-      if (!contains(command, "serve")) return by_command(command);
-      // Its first run dies after three steps; the second lasts.
-      return ++starts == 1 ? FakeExecutor::Outcome{.exit = JobExit::exited(1), .steps = 3}
-                           : by_command(command);
-    };
-    JobSpec server = service("serve flaky", "flaky");
-    server.service->restart_on_failure = restart;
-    server.service->after = "after";
-    h.source.jobs.push_back(server);
-    h.source.add("client");
-    h.source.add("late");
-    h.scheduler->start();
-    EXPECT_EQ(h.run(), restart ? 0 : 1) << restart;
-    EXPECT_EQ(starts, restart ? 2 : 1);
-    // Failed for good, it stops the run from taking more: `late` waited
-    // for the client's slot, and does not run.
-    auto sent = h.jobs_sent(0);
-    EXPECT_EQ(std::count(sent.begin(), sent.end(), "late"), restart ? 1 : 0) << restart;
-    bool said = std::any_of(h.observer.notices.begin(), h.observer.notices.end(), [&](auto& n) {
-      return contains(n, restart ? "service #1 (flaky) [a gpu=0] ended: exit 1; starting it again"
-                                 : "service #1 (flaky) [a gpu=0] ended before the run did: exit 1");
-    });
-    EXPECT_TRUE(said) << restart;
-    // Its after command runs once, when it is over for good.
-    auto control = h.control_sent(0);
-    std::erase_if(control, is_leftover_kill);
-    EXPECT_EQ(control, (std::vector<std::string>{"after"})) << restart;
+TEST(Services, NoRestartOnceTheRunStopsOrWhenItWasNotReadyInTime) {
+  ServiceSpec spec{"db"};
+  spec.restart_on_failure = true;
+  {
+    Services services;
+    Job job = service_job(1, spec);
+    launched(services, job);
+    JobEnd end{JobExit::exited(1), std::nullopt};
+    EXPECT_EQ(services.ended(job, true, end), ServiceEnd::failed);
+  }
+  {
+    Services services;
+    Job job = service_job(1, spec);
+    launched(services, job).running().service->not_ready_in_time = true;
+    JobEnd end{JobExit::exited(1), std::nullopt};
+    EXPECT_EQ(services.ended(job, false, end), ServiceEnd::failed);
   }
 }
 
-TEST(Services, AreStoppedTheLastStartedFirstEachAfterTheOneBefore) {
-  Harness h(make_fleet({{"a", {"0", "1", "2"}}}));
-  std::vector<std::string> log;
-  h.executors[0]->log = &log;
-  for (auto* t : h.executors) t->outcome = by_command;
-  h.source.jobs.push_back(service("serve coordinator", "coordinator"));
-  h.source.jobs.push_back(service("serve worker", "worker"));
-  h.source.add("client");
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 0);
-  // The worker (task 2) goes first; the coordinator (task 1) once it ended.
-  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{2, 1}));
-  ASSERT_GE(h.executors[0]->signals.size(), 2u);
-  EXPECT_EQ(h.executors[0]->signals[1], (std::pair<TaskId, int>{2, SIGKILL}));
-}
-
-TEST(Services, TheirEndsSayTheRunnerStoppedThemOrThatTheyWereNotReadyInTime) {
-  Harness h(make_fleet({{"a", {"0", "1"}}}));
-  for (auto* t : h.executors) t->outcome = by_command;
-  JobSpec late = service("serve quiet", "quiet");
-  late.service->ready_log = "never printed";
-  late.service->ready_timeout = 30s;
-  h.source.jobs.push_back(service("serve web", "web"));
-  h.source.jobs.push_back(late);
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 1);
-  // Torn down at the run's end: cancelled, which the journal records.
-  ASSERT_EQ(h.ends_of(1).size(), 1u);
-  EXPECT_TRUE(h.ends_of(1)[0].cancelled);
-  ASSERT_EQ(h.ends_of(2).size(), 1u);
-  EXPECT_TRUE(h.ends_of(2)[0].timed_out);
-  EXPECT_FALSE(h.ends_of(2)[0].cancelled);
-}
-
-TEST(Services, StopServiceStopsTheNamedOneAsTheRunsEndWouldAndTheRunGoesOn) {
-  Harness h(make_fleet({{"a", {"0", "1", "2"}}}));
-  h.executors[0]->outcome = [](const std::string& command) {
-    if (contains(command, "client")) return FakeExecutor::Outcome{.steps = 200};
-    return by_command(command);
-  };
-  JobSpec coordinator = service("serve coordinator", "coordinator");
-  coordinator.service->after = "after coordinator";
-  h.source.jobs.push_back(coordinator);
-  h.source.jobs.push_back(service("serve worker", "worker"));
-  h.source.add("client");
-  h.scheduler->start();
-  for (int i = 0; i < 20; ++i) h.tick();
-  ASSERT_EQ(h.jobs_sent(0).size(), 3u);
-  EXPECT_EQ(h.scheduler->stop_service("nobody", h.now), 0u);
-  EXPECT_EQ(h.scheduler->stop_service("coordinator", h.now), 1u);
-  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{1}));
-  EXPECT_EQ(h.run(), 0);
-  // Stopped, not failed; its after command ran; then, at the end, the worker.
-  ASSERT_EQ(h.ends_of(1).size(), 1u);
-  EXPECT_TRUE(h.ends_of(1)[0].cancelled);
-  // What its shell left of its group is killed, then its after command runs.
-  auto control = h.control_sent(0);
-  ASSERT_GE(control.size(), 2u);
-  EXPECT_TRUE(is_leftover_kill(control[0])) << control[0];
-  EXPECT_NE(control[0].find("ours 1001 '" + h.executors[0]->group_mark(1) + "'"),
-            std::string::npos)
-      << control[0];
-  EXPECT_EQ(control[1], "after coordinator");
-  EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{1, 2}));
-  auto said = [&](const std::string& part) {
-    return std::any_of(h.observer.notices.begin(), h.observer.notices.end(),
-                       [&](auto& n) { return contains(n, part); });
-  };
-  EXPECT_TRUE(said("asked to stop the service nobody, but none of that name runs"));
-  EXPECT_TRUE(said("stopping service #1 (coordinator) [a gpu=0], as asked"));
-}
-
-TEST(Services, BroadcastStartsOneOnEverySlotAndTheNextStepWaitsForAllToBeReady) {
-  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}), SchedulerOptions{.mode = Mode::broadcast});
-  for (auto* t : h.executors) t->outcome = by_command;
-  JobSpec dht = service("serve dht", "dht");
-  dht.service->ready_log = R"(Started at (\S+))";
-  h.source.jobs.push_back(dht);
-  h.source.add("bench <<dht.1>>");
-  h.scheduler->start();
-  EXPECT_EQ(h.run(), 0);
-  EXPECT_EQ(h.jobs_sent(0), (std::vector<std::string>{"serve dht", "bench 10.9.9.9:4242"}));
-  EXPECT_EQ(h.jobs_sent(1), (std::vector<std::string>{"serve dht", "bench 10.9.9.9:4242"}));
-  EXPECT_EQ(terminated(*h.executors[0]).size(), 1u);
-  EXPECT_EQ(terminated(*h.executors[1]).size(), 1u);
+TEST(Services, OneTheRunnerCancelledIsStopped) {
+  Services services;
+  Job job = service_job(1);
+  launched(services, job).running().cancelled = true;
+  JobEnd end{JobExit::exited(143), std::nullopt};
+  EXPECT_EQ(services.ended(job, false, end), ServiceEnd::stopped);
 }
 
 }  // namespace

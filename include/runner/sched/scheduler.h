@@ -62,6 +62,7 @@
 #include "runner/sched/job_end.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
+#include "runner/sched/services.h"
 #include "runner/sched/slot_book.h"
 
 namespace runner {
@@ -219,9 +220,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   static JobExit job_exit_of(const Job& job);
   // A job taken from the queue file, with its id.
   Job new_job(const JobSpec& spec);
-  // Services (services.cpp). Readiness: set up at launch, checked on its
-  // output, by probes on its host, and against its ready_timeout.
-  void watch_service(Job& job, Clock::time_point now);
+  // Services (service_jobs.cpp). Readiness: checked on its output, by
+  // probes on its host, and against its ready_timeout.
   void service_output(Job& job, std::string_view bytes);
   void probe_services(Clock::time_point now);
   void probe_readiness(Job& job);
@@ -237,10 +237,11 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Stops the services, the last started first, each after the one
   // started after it ended.
   void tear_down_next_service(Clock::time_point now);
-  // A service ended: what is left of it killed, then its `after:` command;
-  // a service that ended before the run did is a failure, or starts again
-  // (`restart: on-failure`). False when its end is not a failure of the run.
-  bool service_ended(Job& job, const JobExit& exit, std::optional<Job>& again);
+  // A service ended (`end` as judge_end said): what is left of it killed,
+  // then its `after:` command; a service that ended before the run did is
+  // a failure, or starts again (`restart: on-failure`, in `end.again`).
+  // False when its end is not a failure of the run.
+  bool service_ended(Job& job, JobEnd& end);
   // Kills what is left of a service's process group once its shell ended
   // (a program that outlived the TERM), then runs its `after:` command.
   void kill_rest_of_service(const Job& job);
@@ -321,6 +322,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   SlotBook m_slots;
   GpuGates m_gpu_gates;
   BroadcastSteps m_steps;  // broadcast mode's current step
+  Services m_services;
   std::map<JobId, Job> m_running;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;
@@ -339,9 +341,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool m_interrupted = false;
   bool m_fleet_ending = false;  // ErrorKind::ended: said, and every host failed
   bool m_cancelling = false;  // second interrupt: staged jobs do not start
-  std::vector<JobId> m_services;  // running services, in the order they started
-  Params m_service_variables;     // what ready services' ready_log gave
-  bool m_tearing_down = false;    // the run ends: services are being stopped
   int m_after_commands = 0;       // `after:` commands and hostfile removals still running
   std::uint64_t m_multi_node_launches = 0;  // numbers each one's hostfile
   int m_fetches = 0;              // outputs still being brought back

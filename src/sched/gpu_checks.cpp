@@ -25,7 +25,7 @@ bool Scheduler::gpu_gates_waiting() const {
 
 std::optional<Clock::time_point> Scheduler::gpu_check_due(int host) const {
   if (m_options.mode != Mode::queue || m_stopping) return std::nullopt;
-  if (m_queue_empty && !m_queue_dirty && m_reruns.empty()) return std::nullopt;  // no work waits
+  if (!work_waits()) return std::nullopt;
   if (m_hosts[host].state != HostState::ready) return std::nullopt;
   return m_gpu_gates.due(host);
 }

@@ -62,4 +62,14 @@ JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules)
   return end;
 }
 
+JobExit exit_of_tasks(const Job& job) {
+  const Running& running = job.running();
+  if (running.failed_rank) return *job.tasks[*running.failed_rank].exit;
+  // None failed first: the first that did not succeed (stopped by a
+  // timeout or an interrupt), else the first.
+  for (const Task& task : job.tasks)
+    if (!task.exit->succeeded()) return *task.exit;
+  return *job.tasks.front().exit;
+}
+
 }  // namespace runner

@@ -142,17 +142,7 @@ void Scheduler::task_ended(Job& job, Task& task, const JobExit& exit) {
   }
   for (const Task& each : job.tasks)
     if (!each.exit) return;
-  end_job(job.id, job_exit_of(job));
-}
-
-JobExit Scheduler::job_exit_of(const Job& job) {
-  const Running& running = job.running();
-  if (running.failed_rank) return *job.tasks[*running.failed_rank].exit;
-  // None failed first: the first that did not succeed (stopped by a
-  // timeout or an interrupt), else the first.
-  for (const Task& task : job.tasks)
-    if (!task.exit->succeeded()) return *task.exit;
-  return *job.tasks.front().exit;
+  end_job(job.id, exit_of_tasks(job));
 }
 
 }  // namespace runner

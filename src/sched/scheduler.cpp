@@ -62,14 +62,21 @@ bool Scheduler::finished() const {
   return nothing_left_to_run();
 }
 
+bool Scheduler::only_services_left() const {
+  return m_staging.empty() && m_running.size() == m_services.running().size();
+}
+
 bool Scheduler::nothing_left_to_run() const {
   // Services are torn down once nothing else is left: nothing more runs.
   if (m_stopping || m_unrunnable || m_services.tearing_down()) return true;
   if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return false;
-  bool work_left = !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
-  if (!m_hosts.any(HostState::ready)) return !m_hosts.any(HostState::reconnecting) || !work_left;
+  if (!m_hosts.any(HostState::ready)) return !m_hosts.any(HostState::reconnecting) || !work_waits();
   if (m_options.daemon) return false;
-  return m_reruns.empty() && m_queue_empty && !m_queue_dirty;
+  return !work_waits();
+}
+
+bool Scheduler::work_waits() const {
+  return !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
 }
 
 int Scheduler::exit_code() const {

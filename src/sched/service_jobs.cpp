@@ -149,10 +149,6 @@ bool Scheduler::service_starting() const {
   });
 }
 
-bool Scheduler::only_services_left() const {
-  return m_staging.empty() && m_running.size() == m_services.running().size();
-}
-
 void Scheduler::tear_down_next_service(Clock::time_point now) {
   std::optional<JobId> next = m_services.next_to_tear_down();
   if (!next) return;

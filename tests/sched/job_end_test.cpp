@@ -131,5 +131,26 @@ TEST(JobEnd, AJobLostAsItsAllocationEndsGoesBackWithoutCountingTowardItsRequeues
   EXPECT_EQ(end.again->attempt, 4) << "its files come back apart from the lost attempt's";
 }
 
+// A job of ranks whose tasks ended as `exits`.
+Job ranks_ended(const std::vector<JobExit>& exits) {
+  Job job = running_job();
+  job.tasks.clear();
+  for (std::size_t rank = 0; rank < exits.size(); ++rank)
+    job.tasks.push_back(Task{.id = 70 + rank, .rank = static_cast<int>(rank), .exit = exits[rank]});
+  return job;
+}
+
+TEST(JobEnd, AJobOfRanksEndsAsTheRankThatFailedFirst) {
+  Job job = ranks_ended({JobExit::exited(143), k_lost, JobExit::exited(143)});
+  job.running().failed_rank = 1;
+  EXPECT_TRUE(exit_of_tasks(job).lost());
+}
+
+TEST(JobEnd, AJobOfRanksWithoutAFirstFailureEndsAsTheFirstThatDidNotSucceed) {
+  EXPECT_EQ(exit_of_tasks(ranks_ended({JobExit::exited(0), JobExit::exited(2), k_failed})).code(),
+            2);
+  EXPECT_TRUE(exit_of_tasks(ranks_ended({JobExit::exited(0), JobExit::exited(0)})).succeeded());
+}
+
 }  // namespace
 }  // namespace runner

@@ -40,4 +40,9 @@ struct JobEnd {
 // `job` is Running; `reported` is what its executor said of its end.
 JobEnd judge_end(const Job& job, const JobExit& reported, const EndRules& rules);
 
+// How a Running job whose every task has ended ended: as the rank that
+// failed first (and stopped the others), else as the first that did not
+// succeed, else as the first.
+JobExit exit_of_tasks(const Job& job);
+
 }  // namespace runner

@@ -172,8 +172,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // for a multi-node job, the others are stopped when it failed, and the
   // job ends with its last task.
   void task_ended(Job& job, Task& task, const JobExit& exit);
-  // How a multi-node job ended, from its tasks' ends.
-  static JobExit job_exit_of(const Job& job);
   // A job taken from the queue file, with its id.
   Job new_job(const JobSpec& spec);
   // Services (service_jobs.cpp). Readiness: checked on its output, by
@@ -185,8 +183,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void mark_ready_if_passed(Job& job);
   // A running service that is not ready yet: jobs after it wait.
   bool service_starting() const;
-  // Every job but the services is done: the run would end but for them.
-  bool only_services_left() const;
   // Stops a running service (its cancel:, TERM, KILL after the grace
   // period), recorded as cancelled: the runner stopped it.
   void tear_down_service(Job& job, Clock::time_point now);
@@ -218,8 +214,13 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   Params builtins_for(const Job& job, const Task& task) const;
   // take_until is too close for one more job (queue mode).
   bool out_of_time(Clock::time_point now) const;
+  // Every job but the services is done: the run would end but for them.
+  bool only_services_left() const;
   // Jobs but services are done, and nothing is left to take.
   bool nothing_left_to_run() const;
+  // Jobs wait to be taken (put back, or in the queue file as last seen),
+  // or the queue file is to be looked at again.
+  bool work_waits() const;
   void start_launched();
   // The observer's checkpoint; false (and a retry timer) while the journal
   // cannot be written.

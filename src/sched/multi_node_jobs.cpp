@@ -1,8 +1,7 @@
 // The scheduler's side of jobs that span hosts (`nodes: N`): staging one
 // while rank 0's host says which ports are in use, the layout its ranks
 // meet by, ending its tasks together, and removing its hostfile after.
-// Placement (N hosts at once, or nothing) is Scheduler::place, in
-// scheduler.cpp with the rest.
+// Placement (N hosts at once, or nothing) is Placer::place.
 #include <fmt/format.h>
 #include <signal.h>
 

@@ -41,7 +41,8 @@ bool Scheduler::pump_reruns(Clock::time_point now) {
       m_reruns.pop_front();
       continue;
     }
-    auto placement = place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot, rerun.pinned_host);
+    auto placement =
+        placer().place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot, rerun.pinned_host);
     if (!placement) return false;
     auto commands = render(rerun.spec, *placement);
     if (!commands) return false;
@@ -86,10 +87,10 @@ void Scheduler::pump_queue(Clock::time_point now) {
     }
     std::vector<Placement> where;
     if (job.every_host) {
-      auto copies = place_on_every_host(job);
+      auto copies = placer().place_on_every_host(job);
       if (!copies) return false;
       where = std::move(*copies);
-    } else if (auto placement = place(job)) {
+    } else if (auto placement = placer().place(job)) {
       where.push_back(std::move(*placement));
     } else {
       return false;
@@ -137,13 +138,13 @@ void Scheduler::pump_queue(Clock::time_point now) {
                              !m_hosts.any(HostState::cleaning) &&
                              !m_hosts.any(HostState::reconnecting) && !gpu_gates_waiting();
     if (rendered_ok && debug_log::wanted(debug_log::Level::detail)) {
-      std::string why = why_head_waits(head->job);
+      std::string why = placer().why_head_waits(head->job);
       if (why != m_head_wait_said) debug_log::detail("the queue's head waits: {}", why);
       m_head_wait_said = std::move(why);
     }
     if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
-      if (rendered_ok) report_once(why_not_placeable(head->job));
+      if (rendered_ok) report_once(placer().why_not_placeable(head->job));
       if (!m_options.daemon) m_unrunnable = true;
     }
     return;

@@ -28,6 +28,10 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_gpu_gates(m_fleet, m_slots, options.mode),
       m_steps(m_fleet) {}
 
+Placer Scheduler::placer() const {
+  return Placer(m_fleet, m_hosts, m_slots, m_gpu_gates, m_services, m_now);
+}
+
 std::vector<Executor*> Scheduler::executors() const {
   std::vector<Executor*> executors;
   for (const auto& executor : m_executors) executors.push_back(executor.get());

@@ -21,6 +21,10 @@ ServiceRun Services::started(const Job& job, Clock::time_point now) {
   return service;
 }
 
+bool Services::runs(JobId job) const {
+  return std::find(m_running.begin(), m_running.end(), job) != m_running.end();
+}
+
 void Services::ready(const ServiceRun& service) {
   for (const auto& [name, value] : service.variables)
     if (!find_param(m_variables, name)) m_variables.emplace_back(name, value);

@@ -60,6 +60,7 @@
 #include "runner/sched/job.h"
 #include "runner/sched/job_end.h"
 #include "runner/sched/job_source.h"
+#include "runner/sched/placer.h"
 #include "runner/sched/run_observer.h"
 #include "runner/sched/scheduler_options.h"
 #include "runner/sched/services.h"
@@ -121,23 +122,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void pump_broadcast(Clock::time_point now);
   // Starts put-back jobs while they fit; false if one still waits.
   bool pump_reruns(Clock::time_point now);
-  // Slots for `job`: k free slots of one ready host (avoiding `avoid` if
-  // another fits; only on `only_host` if given); for a job of `nodes: N`, k
-  // free slots on each of N different ready hosts, or nothing
-  // (multi_node_jobs.cpp).
-  std::optional<Placement> place(const JobSpec& job, int avoid = -1, int only_host = -1) const;
-  // `every: host`: a placement on each ready host, once no host is still
-  // connecting; nothing until every one of them has the job's slots free.
-  std::optional<std::vector<Placement>> place_on_every_host(const JobSpec& job) const;
-  // Why the job at the head of the queue cannot be placed, and nothing
-  // running will free what it needs: a message for the user.
-  std::string why_not_placeable(const JobSpec& job) const;
-  // Why the job at the head of the queue waits: why_not_placeable where the
-  // ready hosts could never hold it, else what holds their slots (for the
-  // debug log).
-  std::string why_head_waits(const JobSpec& job) const;
-  std::optional<std::vector<int>> place_on_one_host(const JobSpec& job, int avoid,
-                                                    const std::vector<int>& skip_hosts) const;
+  // Where a job can go now, as the hosts, slots, gates and services are.
+  Placer placer() const;
   // `job`'s commands on `placement`, one per task (a multi-node job's with
   // `layout`'s values); nullopt (and a notice) if a template cannot be
   // rendered there (a variable is missing).

@@ -31,6 +31,8 @@ class Services {
   // The running services, in the order they started.
   const std::vector<JobId>& running() const { return m_running; }
   bool any() const { return !m_running.empty(); }
+  // `job` is a running service.
+  bool runs(JobId job) const;
 
   // `service` is ready: the variables it gave are seen by the jobs after it
   // (the first service to give a name keeps it).

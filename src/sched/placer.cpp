@@ -1,17 +1,16 @@
-// Where the scheduler puts a job: which free slots of which ready hosts
-// (one host, N hosts for `nodes: N`, each host for `every: host`), and why a
-// job at the head of the queue cannot be put anywhere.
+// Where a job goes (see placer.h).
+#include "runner/sched/placer.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
-#include "runner/sched/scheduler.h"
 #include "runner/sched/slot_allocation.h"
 
 namespace runner {
 
-std::optional<Placement> Scheduler::place(const JobSpec& job, int avoid, int only_host) const {
+std::optional<Placement> Placer::place(const JobSpec& job, int avoid, int only_host) const {
   // A multi-node job is put back whole: there is no one slot to avoid.
   if (job.nodes) avoid = -1;
   Placement placement;
@@ -29,7 +28,7 @@ std::optional<Placement> Scheduler::place(const JobSpec& job, int avoid, int onl
   return placement;
 }
 
-std::optional<std::vector<Placement>> Scheduler::place_on_every_host(const JobSpec& job) const {
+std::optional<std::vector<Placement>> Placer::place_on_every_host(const JobSpec& job) const {
   // Until every host has connected once, it is not known which hosts there
   // are to run on; a host that is being cleaned is ready in a moment.
   if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return std::nullopt;
@@ -39,10 +38,7 @@ std::optional<std::vector<Placement>> Scheduler::place_on_every_host(const JobSp
     // services hold until the run ends, is not one it runs on.
     if (m_hosts[h].state != HostState::ready) continue;
     int slots = 0;
-    for (int slot : m_fleet.hosts[h].slots) {
-      auto holder = m_running.find(m_slots.holder(slot));
-      slots += holder == m_running.end() || !holder->second.spec.service ? 1 : 0;
-    }
+    for (int slot : m_fleet.hosts[h].slots) slots += m_services.runs(m_slots.holder(slot)) ? 0 : 1;
     if (slots < job.slots) continue;
     auto placement = place(job, -1, h);
     if (!placement) return std::nullopt;
@@ -52,7 +48,7 @@ std::optional<std::vector<Placement>> Scheduler::place_on_every_host(const JobSp
   return copies;
 }
 
-std::optional<std::vector<int>> Scheduler::place_on_one_host(
+std::optional<std::vector<int>> Placer::place_on_one_host(
     const JobSpec& job, int avoid, const std::vector<int>& skip_hosts) const {
   std::optional<std::vector<int>> fallback;
   for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h) {
@@ -63,7 +59,7 @@ std::optional<std::vector<int>> Scheduler::place_on_one_host(
     std::vector<bool> free(slots.size());
     int avoided = -1;  // its position among the host's slots
     for (std::size_t i = 0; i < slots.size(); ++i) {
-      free[i] = m_slots.free(slots[i]) && gpu_gate_open(slots[i]);
+      free[i] = m_slots.free(slots[i]) && m_gates.open(slots[i], m_now);
       if (free[i] && slots[i] == avoid) {
         free[i] = false;
         avoided = static_cast<int>(i);
@@ -83,7 +79,7 @@ std::optional<std::vector<int>> Scheduler::place_on_one_host(
   return fallback;
 }
 
-std::string Scheduler::why_not_placeable(const JobSpec& job) const {
+std::string Placer::why_not_placeable(const JobSpec& job) const {
   int largest = 0;
   for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
     if (m_hosts[h].state == HostState::ready)
@@ -108,7 +104,7 @@ std::string Scheduler::why_not_placeable(const JobSpec& job) const {
                      job.line, job.slots, job.slots == 1 ? "" : "s", largest);
 }
 
-std::string Scheduler::why_head_waits(const JobSpec& job) const {
+std::string Placer::why_head_waits(const JobSpec& job) const {
   constexpr std::size_t k_hosts_named = 8;
   int nodes = job.nodes.value_or(1);
   int big_enough = 0;  // ready hosts with the slots each node needs
@@ -125,7 +121,7 @@ std::string Scheduler::why_head_waits(const JobSpec& job) const {
     for (int slot : slots) {
       if (!m_slots.free(slot))
         ++held;
-      else if (!gpu_gate_open(slot))
+      else if (!m_gates.open(slot, m_now))
         ++gated;
       else
         ++free;

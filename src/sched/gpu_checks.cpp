@@ -15,14 +15,6 @@
 
 namespace runner {
 
-bool Scheduler::gpu_gate_open(int slot) const { return m_gpu_gates.open(slot, m_now); }
-
-bool Scheduler::gpu_gates_waiting() const {
-  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h)
-    if (m_hosts[h].state == HostState::ready && m_gpu_gates.waiting(h, m_now)) return true;
-  return false;
-}
-
 std::optional<Clock::time_point> Scheduler::gpu_check_due(int host) const {
   if (m_options.mode != Mode::queue || m_stopping) return std::nullopt;
   if (!work_waits()) return std::nullopt;

@@ -10,6 +10,20 @@
 
 namespace runner {
 
+bool Placer::any_slot_open() const {
+  for (int s = 0; s < m_slots.size(); ++s)
+    if (m_slots.free(s) && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
+        m_gates.open(s, m_now))
+      return true;
+  return false;
+}
+
+bool Placer::gates_waiting() const {
+  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h)
+    if (m_hosts[h].state == HostState::ready && m_gates.waiting(h, m_now)) return true;
+  return false;
+}
+
 std::optional<Placement> Placer::place(const JobSpec& job, int avoid, int only_host) const {
   // A multi-node job is put back whole: there is no one slot to avoid.
   if (job.nodes) avoid = -1;

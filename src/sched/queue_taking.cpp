@@ -14,10 +14,7 @@ bool Scheduler::can_take_now() const {
   // The jobs after a service wait until it is ready.
   if (service_starting()) return false;
   if (m_options.mode == Mode::broadcast) return next_step_can_begin();
-  for (int s = 0; s < m_slots.size(); ++s)
-    if (m_slots.free(s) && m_hosts[m_fleet.slots[s].host].state == HostState::ready &&
-        gpu_gate_open(s))
-      return true;
+  if (placer().any_slot_open()) return true;
   // No slot is free, and if services alone hold them none will be: the
   // queue's head is looked at, to say that it cannot run.
   return m_services.any() && only_services_left();
@@ -136,7 +133,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
     // Services keep their slots until the run ends.
     bool nothing_will_free = only_services_left() && !m_hosts.any(HostState::connecting) &&
                              !m_hosts.any(HostState::cleaning) &&
-                             !m_hosts.any(HostState::reconnecting) && !gpu_gates_waiting();
+                             !m_hosts.any(HostState::reconnecting) && !placer().gates_waiting();
     if (rendered_ok && debug_log::wanted(debug_log::Level::detail)) {
       std::string why = placer().why_head_waits(head->job);
       if (why != m_head_wait_said) debug_log::detail("the queue's head waits: {}", why);

@@ -94,5 +94,22 @@ TEST(Placer, TheHeadWaitsForSlotsHeldOrGatedAndSaysWhichOfEachHost) {
             "has 3; edit the queue to go on");
 }
 
+TEST(Placer, ASlotIsOpenWhenFreeOnAReadyHostWithItsGateOpen) {
+  Fleet fleet = make_fleet({{"a", {"0"}}, {"b", {"0"}}});
+  fleet.slots[1].gpu_free = *parse_gpu_free("no-processes");
+  Components c(std::move(fleet));
+  c.slots.hold(std::vector<int>{0}, 7);
+  EXPECT_FALSE(c.placer().any_slot_open());  // b's GPU was never looked at
+  EXPECT_TRUE(c.placer().gates_waiting());
+
+  c.hosts[1].state = HostState::reconnecting;
+  EXPECT_FALSE(c.placer().gates_waiting());
+
+  c.hosts[1].state = HostState::ready;
+  (void)c.gates.record(1, {{"0", GpuUsage{}}}, t0);
+  EXPECT_TRUE(c.placer().any_slot_open());
+  EXPECT_FALSE(c.placer().gates_waiting());
+}
+
 }  // namespace
 }  // namespace runner

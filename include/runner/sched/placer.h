@@ -43,6 +43,10 @@ class Placer {
   // ready hosts could never hold it, else what holds their slots (for the
   // debug log).
   std::string why_head_waits(const JobSpec& job) const;
+  // A free slot of a ready host may take a job now (its GPU gate is open).
+  bool any_slot_open() const;
+  // A free slot of a ready host is gated shut, to be looked at again.
+  bool gates_waiting() const;
 
  private:
   std::optional<std::vector<int>> place_on_one_host(const JobSpec& job, int avoid,

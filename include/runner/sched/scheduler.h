@@ -236,11 +236,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Sets aside the ready hosts where a job could not start.
   void set_aside_refusing_hosts();
   void report_once(const std::string& message);
-  // Looks at GPUs for `gpu_free` slots (gpu_checks.cpp). `slot` may take a
-  // job now, as far as its GPU gate goes.
-  bool gpu_gate_open(int slot) const;
-  // A free slot of a ready host is gated shut, to be looked at again.
-  bool gpu_gates_waiting() const;
+  // Looks at GPUs for `gpu_free` slots (gpu_checks.cpp).
   // When `host`'s gated free slots are to be looked at (nullopt: not).
   std::optional<Clock::time_point> gpu_check_due(int host) const;
   std::optional<Clock::time_point> next_gpu_check() const;

@@ -6,9 +6,7 @@
 // file (queue_replacement.h).
 #include "runner/queue/queue_file.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +14,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "consumed_log.h"
 #include "empty_list.h"
 #include "file_io.h"
 #include "queue_replacement.h"
@@ -40,28 +39,15 @@ Result<std::optional<std::string>> read_if_exists(FileSystem& files, const std::
   return std::optional<std::string>((*held)->text());
 }
 
-// Appends `text` to consumed.yaml (created if missing), starting on a new
-// line even if someone left the file without a final newline. Not synced:
-// the record follows the queue, which is not synced either.
-Status append_consumed(FileSystem& files, const std::string& path, const std::string& text) {
-  FileDescriptor fd = files.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (!fd.valid()) return io_failure(errno, "cannot open " + path);
-  std::string out = text;
-  struct stat info {};
-  char last = '\n';
-  if (files.fstat(fd.get(), &info) == 0 && info.st_size > 0 &&
-      files.pread(fd.get(), &last, 1, info.st_size - 1) == 1 && last != '\n')
-    out.insert(out.begin(), '\n');
-  return file_io::write_all(files, fd.get(), out, path);
-}
-
 }  // namespace
 
 QueueFile::QueueFile(std::string path, QueueLock::Warn warn, FileSystem& files)
     : m_files(files),
       m_path(std::move(path)),
       m_real_path(real_queue_path(m_path)),
-      m_warn(std::move(warn)) {}
+      m_warn(std::move(warn)),
+      m_consumed(std::make_unique<ConsumedLog>(
+          files, std::filesystem::path(m_path).replace_filename("consumed.yaml").string())) {}
 
 QueueFile::~QueueFile() {
   if (!m_replaced) return;
@@ -166,7 +152,7 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   std::string consumed;
   for (const JobSpec& job : batch.taken) consumed += entry_to_yaml(canonical_entry(job));
   // The jobs are out of the queue already; running them beats losing them.
-  if (Status appended = append_consumed(m_files, consumed_path(), consumed); !appended && m_warn)
+  if (Status appended = m_consumed->append(consumed); !appended && m_warn)
     m_warn(fmt::format("{} jobs left the queue but are missing from consumed.yaml: {}",
                        batch.taken.size(), appended.message()));
   return batch;
@@ -232,9 +218,7 @@ Status QueueFile::append(const std::string& items, int timeout_ms) {
   }
 }
 
-std::string QueueFile::consumed_path() const {
-  return std::filesystem::path(m_path).replace_filename("consumed.yaml").string();
-}
+const std::string& QueueFile::consumed_path() const { return m_consumed->path(); }
 
 Status write_file_atomically(const std::string& path, const std::string& text) {
   std::string target = real_queue_path(path);

@@ -134,6 +134,22 @@ TEST(QueueFileTest, ConsumedEntriesCarrySlotsAndPasteBack) {
             "- command: [train <<m>>]\n  m: [a]\n");
 }
 
+TEST(QueueFileTest, ConsumedYamlMovedRemovedOrAppendedToBetweenTakesKeepsEveryJob) {
+  testing::TempDir dir;
+  QueueFile queue(dir.write("queue.yaml", "- a\n- b\n- c\n- d\n"));
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  std::filesystem::rename(dir.file("consumed.yaml"), dir.file("consumed.old"));
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_EQ(dir.read("consumed.old"), "- a\n");
+  EXPECT_EQ(dir.read("consumed.yaml"), "- b\n");
+  std::filesystem::remove(dir.file("consumed.yaml"));
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_EQ(dir.read("consumed.yaml"), "- c\n");
+  dir.write("consumed.yaml", dir.read("consumed.yaml") + "# a note, no newline");
+  ASSERT_TRUE(std::holds_alternative<Taken>(queue.take_first(always)));
+  EXPECT_EQ(dir.read("consumed.yaml"), "- c\n# a note, no newline\n- d\n");
+}
+
 TEST(QueueFileTest, JobsAppendedAfterTheEmptyListOfADrainedQueueAreTaken) {
   testing::TempDir dir;
   QueueFile queue(dir.write("queue.yaml", "# mine\r\n- a\r\n"));

@@ -20,6 +20,7 @@
 
 namespace runner {
 
+class ConsumedLog;
 class HeldQueueFile;
 
 // Outcomes of QueueFile::take_first.
@@ -92,7 +93,7 @@ class QueueFile {
   Status append(const std::string& items, int timeout_ms = 10000);
 
   // consumed.yaml beside the queue file.
-  std::string consumed_path() const;
+  const std::string& consumed_path() const;
 
   // What this object did to the file, for a QueueWatcher of it.
   OwnChanges& own_changes() { return m_own_changes; }
@@ -111,6 +112,7 @@ class QueueFile {
   // The file as last read or written here, parsed.
   std::optional<QueueDocument> m_cache;
   OwnChanges m_own_changes;
+  std::unique_ptr<ConsumedLog> m_consumed;  // consumed.yaml, open from the first take on
 };
 
 // Writes `text` to `path` atomically: a temporary file in the same

@@ -1,5 +1,6 @@
 // Local slots: each job is `sh -c <command>` spawned as a child in its own
-// process group, stdin from /dev/null (or the file a task reads), stdout and stderr through
+// process group, stdin from /dev/null (opened once for all of them) or the file a task reads,
+// stdout and stderr through
 // non-blocking pipes; a pidfd tells when it exits. The job ends when its
 // shell exits, as over SSH: processes it left running may hold the pipes,
 // and what they write afterwards is not kept.
@@ -17,9 +18,11 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "local_launch.h"
+#include "runner/core/file_system.h"
 #include "runner/exec/docker_exec.h"
 #include "spawn_in_own_group.h"
 
@@ -59,7 +62,7 @@ class LocalExecutor final : public Executor {
   }
 
   void start_task_on_slots(JobId id, const std::string& command, int slots) override {
-    launch(id, command, slots, "/dev/null");
+    launch(id, command, slots, std::nullopt);
   }
 
   void start_task_reading(JobId id, const std::string& command,
@@ -117,11 +120,25 @@ class LocalExecutor final : public Executor {
     report_failed(ending);
   }
 
-  // Starts the task's process on `slots` slots, its stdin the file `input`.
-  void launch(JobId id, const std::string& command, int slots, const std::string& input) {
+  // Starts the task's process on `slots` slots, its stdin the file `input`,
+  // or /dev/null without one.
+  void launch(JobId id, const std::string& command, int slots,
+              const std::optional<std::string>& input) {
+    FileDescriptor input_fd;
+    if (input) {
+      input_fd = FileDescriptor(open(input->c_str(), O_RDONLY | O_CLOEXEC));
+    } else if (!m_null_input.valid()) {
+      m_null_input = FileDescriptor(open("/dev/null", O_RDONLY | O_CLOEXEC));
+    }
+    const FileDescriptor& stdin_fd = input ? input_fd : m_null_input;
+    if (!stdin_fd.valid()) {
+      report_exited(id, JobExit::not_started_because(fmt::format(
+                            "{}: {}", input.value_or("/dev/null"), std::strerror(errno))));
+      return;
+    }
     LocalJob job;
     std::string error =
-        spawn(m_launch->command_for(id, command, slots), input, group_mark(id), job);
+        spawn(m_launch->command_for(id, command, slots), stdin_fd.get(), group_mark(id), job);
     if (!error.empty()) {
       report_exited(id, JobExit::not_started_because(error));
       return;
@@ -131,22 +148,16 @@ class LocalExecutor final : public Executor {
     report_started(id, pid);
   }
 
-  // Starts `launch`, its stdin the file `input`, with runner's environment
-  // and `mark` as the job's mark (process_group.h).
-  static std::string spawn(const LaunchCommand& launch, const std::string& input,
-                           const std::string& mark, LocalJob& job) {
+  // Starts `launch`, its stdin `stdin_fd`, with runner's environment and
+  // `mark` as the job's mark (process_group.h).
+  static std::string spawn(const LaunchCommand& launch, int stdin_fd, const std::string& mark,
+                           LocalJob& job) {
     int out[2], err[2];
     if (pipe2(out, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
     if (pipe2(err, O_CLOEXEC) != 0) {
       close(out[0]);
       close(out[1]);
       return fmt::format("pipe: {}", std::strerror(errno));
-    }
-    int stdin_fd = open(input.c_str(), O_RDONLY | O_CLOEXEC);
-    if (stdin_fd < 0) {
-      int error = errno;
-      for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
-      return fmt::format("{}: {}", input, std::strerror(error));
     }
     std::vector<const char*> argv;
     for (const std::string& word : launch.argv) argv.push_back(word.c_str());
@@ -160,7 +171,6 @@ class LocalExecutor final : public Executor {
     environment.push_back(nullptr);
     int rc = spawn_in_own_group(job.pid, launch.path.c_str(), argv.data(),
                                 ChildStreams{stdin_fd, out[1], err[1]}, environment.data());
-    close(stdin_fd);
     close(out[1]);
     close(err[1]);
     if (rc != 0) {
@@ -227,6 +237,7 @@ class LocalExecutor final : public Executor {
   std::unique_ptr<LocalLaunch> m_launch;
   std::map<JobId, LocalJob> m_jobs;
   bool m_ending_reported = false;
+  FileDescriptor m_null_input;  // /dev/null, the stdin of every task that reads no file
 };
 
 }  // namespace

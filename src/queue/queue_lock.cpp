@@ -1,12 +1,14 @@
 // The queue lock file `<queue>.lock` (SPEC section 5). Created with
-// O_CREAT|O_EXCL and our pid written into it; removed on release only while
-// it still holds our pid. A lock naming a process that does not exist is
+// O_CREAT|O_EXCL and our pid written into it, and kept open while held;
+// removed on release only while it is still the file created here, which
+// the open descriptor tells without reading the file back. A lock naming a process that does not exist is
 // broken with a warning. An empty lock file is what Pegasus leaves (it writes
 // no pid), or one being written right now: it counts as held.
 #include "runner/queue/queue_lock.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -57,24 +59,25 @@ bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
 
 std::string pid_line(pid_t pid) { return std::to_string(pid) + "\n"; }
 
-// Creates the lock file holding our pid; false when it already exists.
-Result<bool> create_lock(FileSystem& files, const std::string& path) {
+// Creates the lock file holding our pid and returns it open; nullopt when
+// it already exists.
+Result<std::optional<FileDescriptor>> create_lock(FileSystem& files, const std::string& path) {
   FileDescriptor fd = files.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (!fd.valid()) {
-    if (errno == EEXIST) return false;
+    if (errno == EEXIST) return std::optional<FileDescriptor>();
     return io_failure("cannot create the queue lock " + path);
   }
   std::string text = pid_line(::getpid());
+  // The pid is what a reader needs, and the write says whether it is there.
   ssize_t written = files.write(fd.get(), text.data(), text.size());
-  int saved = errno;
-  // The pid is what a reader needs, and the write said whether it is there.
-  static_cast<void>(fd.close());
   if (written != static_cast<ssize_t>(text.size())) {
+    int saved = errno;
+    static_cast<void>(fd.close());
     static_cast<void>(files.unlink(path));
     errno = written < 0 ? saved : EIO;
     return io_failure("cannot write the queue lock " + path);
   }
-  return true;
+  return std::optional<FileDescriptor>(std::move(fd));
 }
 
 }  // namespace
@@ -85,9 +88,9 @@ Result<std::optional<QueueLock>> QueueLock::try_acquire(const std::string& queue
   std::string path = lock_path(queue_path);
   // Once more after breaking a stale lock or seeing one vanish.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    Result<bool> created = create_lock(files, path);
+    Result<std::optional<FileDescriptor>> created = create_lock(files, path);
     if (!created) return created.status();
-    if (*created) return std::optional<QueueLock>(QueueLock(files, path));
+    if (*created) return std::optional<QueueLock>(QueueLock(files, path, std::move(**created)));
     Result<std::optional<std::string>> read = read_lock(files, path);
     if (!read) return read.status();
     const std::optional<std::string>& text = *read;
@@ -122,7 +125,9 @@ Result<std::optional<QueueLock>> QueueLock::try_acquire(const std::string& queue
 }
 
 QueueLock::QueueLock(QueueLock&& other) noexcept
-    : m_files(other.m_files), m_lock_path(std::move(other.m_lock_path)) {
+    : m_files(other.m_files),
+      m_lock_path(std::move(other.m_lock_path)),
+      m_lock_file(std::move(other.m_lock_file)) {
   other.m_lock_path.clear();
 }
 
@@ -131,6 +136,7 @@ QueueLock& QueueLock::operator=(QueueLock&& other) noexcept {
     QueueLock released(std::move(*this));
     m_files = other.m_files;
     m_lock_path = std::move(other.m_lock_path);
+    m_lock_file = std::move(other.m_lock_file);
     other.m_lock_path.clear();
   }
   return *this;
@@ -138,10 +144,12 @@ QueueLock& QueueLock::operator=(QueueLock&& other) noexcept {
 
 QueueLock::~QueueLock() {
   if (m_lock_path.empty()) return;
-  // A lock we cannot read is not ours to remove; one that cannot be removed
-  // is broken by the next taker, once this process is gone.
-  Result<std::optional<std::string>> text = read_lock(*m_files, m_lock_path);
-  if (text && *text && pid_in(**text) == ::getpid())
+  // The file created here has no name any more once someone removed it, or
+  // broke it as stale, or moved another over it: the lock then at the path
+  // is not ours to remove. One that cannot be looked at or removed is broken
+  // by the next taker, once this process is gone.
+  struct stat info {};
+  if (m_files->fstat(m_lock_file.get(), &info) == 0 && info.st_nlink > 0)
     static_cast<void>(m_files->unlink(m_lock_path));
 }
 

@@ -30,22 +30,21 @@ Result<std::optional<HeldQueueFile>> HeldQueueFile::open(FileSystem& files,
   Result<std::string> text = file_io::read_from(files, fd.get(), 0, path);
   if (!text) return text.status();
   return std::optional<HeldQueueFile>(
-      HeldQueueFile(files, std::move(fd), std::move(*text), info.st_dev, info.st_ino));
+      HeldQueueFile(files, std::move(fd), std::move(*text), info));
 }
 
-HeldQueueFile::HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text, dev_t device,
-                             ino_t inode)
+HeldQueueFile::HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text,
+                             const struct stat& opened)
     : m_files(&files),
       m_fd(std::move(fd)),
       m_text(std::move(text)),
-      m_device(device),
-      m_inode(inode),
+      m_opened(opened),
       m_carried(static_cast<off_t>(m_text.size())) {}
 
 Result<bool> HeldQueueFile::only_appended_to(const std::string& path) const {
   struct stat named {};
   if (m_files->stat(path, &named) != 0) return false;
-  if (named.st_dev != m_device || named.st_ino != m_inode) return false;
+  if (named.st_dev != m_opened.st_dev || named.st_ino != m_opened.st_ino) return false;
   Result<std::string> now = file_io::read_from(*m_files, m_fd.get(), 0, path);
   if (!now) return now.status();
   return now->starts_with(m_text);
@@ -66,7 +65,7 @@ Result<std::size_t> HeldQueueFile::carry_late_appends(const std::string& path) {
 Result<bool> replace_keeping_appends(HeldQueueFile& held, const std::string& path,
                                      const std::string& text, bool sync_directory) {
   FileSystem& files = held.files();
-  Result<std::string> temporary = write_temporary(files, path, text);
+  Result<std::string> temporary = write_temporary(files, path, text, held.opened());
   if (!temporary) return temporary.status();
   Result<bool> unchanged = held.only_appended_to(path);
   if (!unchanged || !*unchanged) {
@@ -106,11 +105,17 @@ Status fill_temporary(FileSystem& files, FileDescriptor& fd, const std::string& 
 
 Result<std::string> write_temporary(FileSystem& files, const std::string& path,
                                     const std::string& text) {
-  std::filesystem::path target(path);
-  std::string directory = file_io::directory_of(path);
   struct stat old {};
   std::optional<struct stat> replacing;
   if (files.stat(path, &old) == 0) replacing = old;
+  return write_temporary(files, path, text, replacing);
+}
+
+Result<std::string> write_temporary(FileSystem& files, const std::string& path,
+                                    const std::string& text,
+                                    const std::optional<struct stat>& replacing) {
+  std::filesystem::path target(path);
+  std::string directory = file_io::directory_of(path);
   static std::mt19937_64 random{std::random_device{}()};
   std::string temporary;
   FileDescriptor fd;

@@ -9,6 +9,7 @@
 // wrote after it.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -26,6 +27,7 @@ class HeldQueueFile {
   static Result<std::optional<HeldQueueFile>> open(FileSystem& files, const std::string& path);
 
   const std::string& text() const { return m_text; }  // as read
+  const struct stat& opened() const { return m_opened; }  // its mode, owner, inode when opened
   FileSystem& files() const { return *m_files; }
 
   // Whether `path` still names this file and the file still starts with
@@ -38,12 +40,12 @@ class HeldQueueFile {
   Result<std::size_t> carry_late_appends(const std::string& path);
 
  private:
-  HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text, dev_t device, ino_t inode);
+  HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text,
+                const struct stat& opened);
   FileSystem* m_files;
   FileDescriptor m_fd;
   std::string m_text;
-  dev_t m_device = 0;
-  ino_t m_inode = 0;
+  struct stat m_opened {};
   off_t m_carried = 0;  // bytes of the file that are in the new one
 };
 
@@ -61,6 +63,11 @@ Result<bool> replace_keeping_appends(HeldQueueFile& held, const std::string& pat
 // it cannot be written whole.
 Result<std::string> write_temporary(FileSystem& files, const std::string& path,
                                     const std::string& text);
+// The same, with the permissions of `replacing`, the file at `path` as
+// looked at already, or none for a new file.
+Result<std::string> write_temporary(FileSystem& files, const std::string& path,
+                                    const std::string& text,
+                                    const std::optional<struct stat>& replacing);
 
 // Renames `temporary` over `path` (removing it when that fails) and notes
 // it as this process's own change; fsyncs the folder when `sync`.

@@ -114,9 +114,36 @@ TEST(QueueLockTest, ReleaseLeavesALockThatIsNoLongerOurs) {
     std::optional<QueueLock> lock =
         testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), {}));
     ASSERT_TRUE(lock.has_value());
+    // Broken as stale by a process that cannot see ours, and taken.
+    std::filesystem::remove(dir.file("queue.yaml.lock"));
     dir.write("queue.yaml.lock", std::to_string(other.pid()) + "\n");
   }
   EXPECT_EQ(dir.read("queue.yaml.lock"), std::to_string(other.pid()) + "\n");
+}
+
+TEST(QueueLockTest, ReleaseLeavesAnotherLockMovedOverOurs) {
+  testing::TempDir dir;
+  {
+    std::optional<QueueLock> lock =
+        testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), {}));
+    ASSERT_TRUE(lock.has_value());
+    dir.write("other.lock", "");
+    std::filesystem::rename(dir.file("other.lock"), dir.file("queue.yaml.lock"));
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+}
+
+TEST(QueueLockTest, ReleaseOfALockSomeoneRemovedIsQuiet) {
+  testing::TempDir dir;
+  Warnings warnings;
+  {
+    std::optional<QueueLock> lock =
+        testing::value_of(QueueLock::try_acquire(dir.file("queue.yaml"), warnings.callback()));
+    ASSERT_TRUE(lock.has_value());
+    std::filesystem::remove(dir.file("queue.yaml.lock"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("queue.yaml.lock")));
+  EXPECT_TRUE(warnings.messages.empty());
 }
 
 TEST(QueueLockTest, MovingHandsOverTheRelease) {

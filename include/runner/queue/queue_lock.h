@@ -1,5 +1,5 @@
 // The queue lock: `<queue>.lock`, created with O_CREAT|O_EXCL holding the
-// owner's pid, removed on release: the protocol Pegasus uses, so both tools
+// owner's pid, kept open while held, removed on release: the protocol Pegasus uses, so both tools
 // can share a queue. A lock whose pid is not a live process is broken with a
 // warning (through the `warn` callback), never silently. A lock file with no
 // pid in it (Pegasus writes none) counts as held for as long as it exists.
@@ -38,10 +38,11 @@ class QueueLock {
   static std::string lock_path(const std::string& queue_path);  // queue_path + ".lock"
 
  private:
-  QueueLock(FileSystem& files, std::string lock_path)
-      : m_files(&files), m_lock_path(std::move(lock_path)) {}
+  QueueLock(FileSystem& files, std::string lock_path, FileDescriptor lock_file)
+      : m_files(&files), m_lock_path(std::move(lock_path)), m_lock_file(std::move(lock_file)) {}
   FileSystem* m_files;
-  std::string m_lock_path;  // empty once moved from
+  std::string m_lock_path;     // empty once moved from
+  FileDescriptor m_lock_file;  // the file created at m_lock_path
 };
 
 }  // namespace runner

@@ -37,6 +37,21 @@ Result<std::string> read_from(FileSystem& files, int fd, off_t offset, const std
   }
 }
 
+Result<std::string> read_first(FileSystem& files, int fd, std::size_t size,
+                               const std::string& path) {
+  std::string text(size, '\0');
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = files.pread(fd, text.data() + done, size - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_failure(errno, "cannot read " + path);
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  text.resize(done);
+  return text;
+}
+
 std::string directory_of(const std::string& path) {
   std::string parent = std::filesystem::path(path).parent_path().string();
   return parent.empty() ? "." : parent;

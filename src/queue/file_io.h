@@ -22,6 +22,11 @@ Status write_all(FileSystem& files, int fd, const std::string& text, const std::
 // What `fd` holds from `offset` to its end.
 Result<std::string> read_from(FileSystem& files, int fd, off_t offset, const std::string& path);
 
+// The first `size` bytes `fd` holds, or fewer where it ends before; one
+// read where the file has them all.
+Result<std::string> read_first(FileSystem& files, int fd, std::size_t size,
+                               const std::string& path);
+
 // The folder holding `path` ("." for a bare name).
 std::string directory_of(const std::string& path);
 

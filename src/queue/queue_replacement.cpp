@@ -27,7 +27,10 @@ Result<std::optional<HeldQueueFile>> HeldQueueFile::open(FileSystem& files,
   }
   struct stat info {};
   if (files.fstat(fd.get(), &info) != 0) return io_failure(errno, "cannot read " + path);
-  Result<std::string> text = file_io::read_from(files, fd.get(), 0, path);
+  // What is appended after the look at its size is carried over as a late
+  // append.
+  Result<std::string> text =
+      file_io::read_first(files, fd.get(), static_cast<std::size_t>(info.st_size), path);
   if (!text) return text.status();
   return std::optional<HeldQueueFile>(
       HeldQueueFile(files, std::move(fd), std::move(*text), info));
@@ -45,9 +48,9 @@ Result<bool> HeldQueueFile::only_appended_to(const std::string& path) const {
   struct stat named {};
   if (m_files->stat(path, &named) != 0) return false;
   if (named.st_dev != m_opened.st_dev || named.st_ino != m_opened.st_ino) return false;
-  Result<std::string> now = file_io::read_from(*m_files, m_fd.get(), 0, path);
-  if (!now) return now.status();
-  return now->starts_with(m_text);
+  Result<std::string> start = file_io::read_first(*m_files, m_fd.get(), m_text.size(), path);
+  if (!start) return start.status();
+  return *start == m_text;
 }
 
 Result<std::size_t> HeldQueueFile::carry_late_appends(const std::string& path) {

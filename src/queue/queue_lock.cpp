@@ -147,10 +147,12 @@ QueueLock::~QueueLock() {
   // The file created here has no name any more once someone removed it, or
   // broke it as stale, or moved another over it: the lock then at the path
   // is not ours to remove. One that cannot be looked at or removed is broken
-  // by the next taker, once this process is gone.
+  // by the next taker, once this process is gone. It is closed before it is
+  // removed: NFS would keep a file removed while open under another name.
   struct stat info {};
-  if (m_files->fstat(m_lock_file.get(), &info) == 0 && info.st_nlink > 0)
-    static_cast<void>(m_files->unlink(m_lock_path));
+  bool ours = m_files->fstat(m_lock_file.get(), &info) == 0 && info.st_nlink > 0;
+  static_cast<void>(m_lock_file.close());
+  if (ours) static_cast<void>(m_files->unlink(m_lock_path));
 }
 
 std::string QueueLock::lock_path(const std::string& queue_path) { return queue_path + ".lock"; }

@@ -1,9 +1,9 @@
 // Local slots: each job is `sh -c <command>` spawned as a child in its own
-// process group, stdin from /dev/null (opened once for all of them) or the file a task reads,
-// stdout and stderr through
-// non-blocking pipes; a pidfd tells when it exits. The job ends when its
-// shell exits, as over SSH: processes it left running may hold the pipes,
-// and what they write afterwards is not kept.
+// process group, stdin from /dev/null (opened once for all of them) or the
+// file a task reads, stdout and stderr through non-blocking pipes; a pidfd
+// tells when it exits. The job ends when its shell exits, as over SSH:
+// processes it left running may hold the pipes, and what they write
+// afterwards is not kept.
 #include "runner/exec/local_executor.h"
 
 #include <fcntl.h>

@@ -1,9 +1,10 @@
 // The queue lock file `<queue>.lock` (SPEC section 5). Created with
 // O_CREAT|O_EXCL and our pid written into it, and kept open while held;
 // removed on release only while it is still the file created here, which
-// the open descriptor tells without reading the file back. A lock naming a process that does not exist is
-// broken with a warning. An empty lock file is what Pegasus leaves (it writes
-// no pid), or one being written right now: it counts as held.
+// the open descriptor tells without reading the file back. A lock naming a
+// process that does not exist is broken with a warning. An empty lock file
+// is what Pegasus leaves (it writes no pid), or one being written right
+// now: it counts as held.
 #include "runner/queue/queue_lock.h"
 
 #include <fcntl.h>

@@ -32,8 +32,7 @@ Result<std::optional<HeldQueueFile>> HeldQueueFile::open(FileSystem& files,
   Result<std::string> text =
       file_io::read_first(files, fd.get(), static_cast<std::size_t>(info.st_size), path);
   if (!text) return text.status();
-  return std::optional<HeldQueueFile>(
-      HeldQueueFile(files, std::move(fd), std::move(*text), info));
+  return std::optional<HeldQueueFile>(HeldQueueFile(files, std::move(fd), std::move(*text), info));
 }
 
 HeldQueueFile::HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text,

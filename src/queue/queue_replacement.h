@@ -26,7 +26,7 @@ class HeldQueueFile {
   // use too; nullopt when it does not exist.
   static Result<std::optional<HeldQueueFile>> open(FileSystem& files, const std::string& path);
 
-  const std::string& text() const { return m_text; }  // as read
+  const std::string& text() const { return m_text; }      // as read
   const struct stat& opened() const { return m_opened; }  // its mode, owner, inode when opened
   FileSystem& files() const { return *m_files; }
 
@@ -40,8 +40,7 @@ class HeldQueueFile {
   Result<std::size_t> carry_late_appends(const std::string& path);
 
  private:
-  HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text,
-                const struct stat& opened);
+  HeldQueueFile(FileSystem& files, FileDescriptor fd, std::string text, const struct stat& opened);
   FileSystem* m_files;
   FileDescriptor m_fd;
   std::string m_text;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/report/campaign.h"
@@ -46,7 +47,8 @@ class JournalTail {
   std::vector<JournalRecord> read_new() {
     auto keep = [this](std::string_view line) { return may_concern(line, m_id); };
     auto wanted = [this](const SegmentIndex& index) { return index.runs || index.mentions(m_id); };
-    std::optional<JournalRead> read = read_journal_from(m_state_dir, m_position, keep, wanted);
+    std::optional<JournalRead> read =
+        value_or_fatal(read_journal_from(m_state_dir, m_position, keep, wanted));
     if (!read) return {};  // not the journal it was: nothing more of it
     // A line still being written is read again next time.
     if (read->tail_skipped) read->skipped.pop_back();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_file.h"
@@ -26,7 +27,7 @@ constexpr std::size_t k_log_tail_lines = 25;
 }  // namespace
 
 Campaign load_recorded_campaign(const std::string& state_dir) {
-  Campaign campaign = load_campaign(state_dir);
+  Campaign campaign = value_or_fatal(load_campaign(state_dir));
   std::fputs(skipped_lines_warning(campaign).c_str(), stderr);
   if (campaign.runs.empty()) {
     throw ConfigError(state_dir, 0, 0,

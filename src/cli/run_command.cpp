@@ -173,16 +173,17 @@ int run_jobs(const RunOptions& options) {
 
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
-  ensure_state_dir(state_dir);
+  fatal_unless(ensure_state_dir(state_dir));
   if (Status opened = debug_log::open_file(debug_log_path(state_dir)); !opened.ok())
     console.warn(opened.message());
   debug_log::step("a run starts: runner {} {}, {} hosts, {} slots", build_version(),
                   options.mode == Mode::queue ? "queue" : "broadcast", fleet.hosts.size(),
                   fleet.slots.size());
-  Journal journal(state_dir, false, real_file_system(), journal_segment_bytes());
+  Journal journal =
+      value_or_fatal(Journal::open(state_dir, false, real_file_system(), journal_segment_bytes()));
   std::vector<OrphanJob> orphans =
-      jobs_to_resume(replay_journal(read_recent_records(state_dir).records), fleet, journal.path(),
-                     options.resume);
+      jobs_to_resume(replay_journal(value_or_fatal(read_recent_records(state_dir)).records), fleet,
+                     journal.path(), options.resume);
   JobLogs logs(state_dir);
   // Records that cannot be written wait in the journal; the reporter's
   // checkpoint says so, and no job starts before they are written.

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_file.h"
@@ -51,7 +52,7 @@ int show_status(const StatusOptions& options) {
   std::string state_dir = options.state_dir.empty() ? state_dir_for(queue_file) : options.state_dir;
   bool clear_screen = options.watch && !options.json && isatty(STDOUT_FILENO) == 1;
   for (bool first = true;; first = false) {
-    Campaign campaign = load_recent_campaign(state_dir).campaign;
+    Campaign campaign = value_or_fatal(load_recent_campaign(state_dir)).campaign;
     if (first) std::fputs(skipped_lines_warning(campaign).c_str(), stderr);
     const CampaignRun* run = campaign.latest_run();
     if (!run) {

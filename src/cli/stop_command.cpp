@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/report/campaign_index.h"
@@ -48,7 +49,7 @@ std::vector<ServiceStatus> running_services(const Campaign& campaign, const Camp
 int stop_service(const StopOptions& options) {
   std::string state_dir =
       options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
-  Campaign campaign = load_recent_campaign(state_dir).campaign;
+  Campaign campaign = value_or_fatal(load_recent_campaign(state_dir)).campaign;
   const CampaignRun* run = campaign.latest_run();
   if (!run || !run->alive)
     throw ConfigError(state_dir, 0, 0,
@@ -81,7 +82,7 @@ int stop_service(const StopOptions& options) {
                  std::chrono::milliseconds(static_cast<long long>(options.timeout * 1000));
   while (true) {
     ::poll(nullptr, 0, k_poll_ms);
-    campaign = load_recent_campaign(state_dir).campaign;
+    campaign = value_or_fatal(load_recent_campaign(state_dir)).campaign;
     run = campaign.find_run(run_id);
     // Each asked service's attempt, as the journal tells it now.
     bool all_ended = std::all_of(waited.begin(), waited.end(), [&](const Asked& service) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/exec/shell.h"
@@ -106,7 +107,7 @@ int submit_queue(const SubmitOptions& options) {
   std::string runner_path = fs::read_symlink("/proc/self/exe").string();
   Result<std::string> script = submit_script(options, runner_path, queue_file, state_dir);
   if (!script) throw ConfigError(script.status().message());
-  ensure_state_dir(state_dir);
+  fatal_unless(ensure_state_dir(state_dir));
   std::string script_path = state_dir + "/submit.sbatch";
   std::ofstream(script_path) << *script;
   if (!fs::exists(script_path)) throw ConfigError(script_path + ": cannot be written");

@@ -372,10 +372,10 @@ Campaign campaign_from_records(const RecordSource& records, const PidAlive& aliv
   return campaign;
 }
 
-Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
+Result<Campaign> load_campaign(const std::string& state_dir, const PidAlive& alive) {
   // Each record folded as it is parsed, then dropped: a long journal is
   // never all in memory at once.
-  std::optional<JournalRead> read;
+  Result<std::optional<JournalRead>> read = std::optional<JournalRead>();
   auto records = [&](const RecordFold& fold) {
     read = read_journal_from(state_dir, {}, {}, {}, SIZE_MAX,
                              [&](nlohmann::json&& value, std::string_view) {
@@ -384,8 +384,9 @@ Campaign load_campaign(const std::string& state_dir, const PidAlive& alive) {
                              });
   };
   Campaign campaign = campaign_from_records(records, alive);
+  if (!read) return read.status();
   campaign.state_dir = state_dir;
-  campaign.skipped_lines = std::move(read->skipped);
+  campaign.skipped_lines = std::move((*read)->skipped);
   return campaign;
 }
 

@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "runner/state/journal_checkpoint.h"
-#include "runner/state/state_dir.h"
 
 namespace runner {
 
@@ -67,13 +66,14 @@ struct Folding {
 // Reads the journal from `position`, a segment at most, and compacts what
 // it read onto `kept` (folded on `tallies`): what still matters, the jobs
 // done with summed into their runs' tallies. nullopt, with `kept` and
-// `tallies` as they were, when `position` is not one of this journal.
-std::optional<JournalRead> read_compacted(const std::string& state_dir,
-                                          const JournalPosition& position,
-                                          std::vector<JournalRecord>& kept,
-                                          std::map<std::string, RunTally>& tallies) {
+// `tallies` as they were, when `position` is not one of this journal; an
+// error when the journal cannot be read.
+Result<std::optional<JournalRead>> read_compacted(const std::string& state_dir,
+                                                  const JournalPosition& position,
+                                                  std::vector<JournalRecord>& kept,
+                                                  std::map<std::string, RunTally>& tallies) {
   Folding folding{std::move(kept), {}, {}};
-  std::optional<JournalRead> read;
+  Result<std::optional<JournalRead>> read = std::optional<JournalRead>();
   auto records = [&](const RecordFold& fold) {
     for (const JournalRecord& record : folding.kept) fold(record);
     read =
@@ -87,7 +87,7 @@ std::optional<JournalRead> read_compacted(const std::string& state_dir,
   };
   std::vector<std::ptrdiff_t> owners;
   Campaign all = campaign_from_records(records, nullptr, tallies, &owners);
-  if (!read) {
+  if (!read || !*read) {
     kept = std::move(folding.kept);
     return read;
   }
@@ -118,7 +118,8 @@ std::optional<JournalRead> read_compacted(const std::string& state_dir,
 
 }  // namespace
 
-RecentRecords read_recent_records(const std::string& state_dir, std::size_t checkpoint_after) {
+Result<RecentRecords> read_recent_records(const std::string& state_dir,
+                                          std::size_t checkpoint_after) {
   std::optional<JournalCheckpoint> checkpoint = load_journal_checkpoint(state_dir);
   if (!checkpoint) checkpoint.emplace();
   // A segment at a time, each compacted onto what came before, each record
@@ -131,10 +132,13 @@ RecentRecords read_recent_records(const std::string& state_dir, std::size_t chec
   std::size_t read_records = 0;
   bool unterminated_tail = false;
   for (bool from_start = position.segment == 1 && position.offset == 0;;) {
-    std::optional<JournalRead> read = read_compacted(state_dir, position, kept, tallies);
+    Result<std::optional<JournalRead>> compacted =
+        read_compacted(state_dir, position, kept, tallies);
+    if (!compacted) return compacted.status();
+    std::optional<JournalRead>& read = *compacted;
     if (!read) {
       // Not the journal the checkpoint was made of: read it from its start.
-      if (from_start) throw StateError("the journal in " + state_dir + " changed while read");
+      if (from_start) return Status::error("the journal in " + state_dir + " changed while read");
       from_start = true;
       kept.clear();
       tallies.clear();
@@ -156,17 +160,18 @@ RecentRecords read_recent_records(const std::string& state_dir, std::size_t chec
     static_cast<void>(save_journal_checkpoint(
         state_dir, JournalCheckpoint{position, kept, summary_of(tallies), skipped}));
 
-  return {std::move(kept), std::move(tallies), std::move(skipped)};
+  return RecentRecords{std::move(kept), std::move(tallies), std::move(skipped)};
 }
 
-RecentCampaign load_recent_campaign(const std::string& state_dir, const PidAlive& alive,
-                                    std::size_t checkpoint_after) {
-  RecentRecords read = read_recent_records(state_dir, checkpoint_after);
+Result<RecentCampaign> load_recent_campaign(const std::string& state_dir, const PidAlive& alive,
+                                            std::size_t checkpoint_after) {
+  Result<RecentRecords> read = read_recent_records(state_dir, checkpoint_after);
+  if (!read) return read.status();
   RecentCampaign recent;
-  recent.campaign = campaign_from_records(read.records, alive, read.tallies);
+  recent.campaign = campaign_from_records(read->records, alive, read->tallies);
   recent.campaign.state_dir = state_dir;
-  recent.campaign.skipped_lines = std::move(read.skipped);
-  recent.records = std::move(read.records);
+  recent.campaign.skipped_lines = std::move(read->skipped);
+  recent.records = std::move(read->records);
   return recent;
 }
 

@@ -16,7 +16,6 @@
 
 #include "journal_lines.h"
 #include "runner/state/journal_segments.h"
-#include "runner/state/state_dir.h"
 
 namespace runner {
 
@@ -62,13 +61,24 @@ Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files,
       m_path(journal_path(state_dir)),
       m_segment_bytes(segment_bytes),
       m_run_id(random_run_id()),
-      m_durable(durable) {
+      m_durable(durable) {}
+
+Result<Journal> Journal::open(const std::string& state_dir, bool durable, FileSystem& files,
+                              std::uint64_t segment_bytes) {
+  Journal journal(state_dir, durable, files, segment_bytes);
+  Status opened = journal.read_back();
+  if (!opened) return opened;
+  return journal;
+}
+
+Status Journal::read_back() {
   m_fd = m_files.open(m_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (!m_fd.valid()) throw StateError("cannot open the journal " + m_path + ": " + errno_text());
+  if (!m_fd.valid())
+    return Status::error("cannot open the journal " + m_path + ": " + errno_text());
   if (m_durable) {
     // The file itself may be new: make its directory entry durable too.
     // Best effort: the first record's fdatasync reports a failing disk.
-    FileDescriptor dir = m_files.open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    FileDescriptor dir = m_files.open(m_state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir.valid()) static_cast<void>(m_files.fsync(dir.get()));
   }
   bool found = false;
@@ -85,22 +95,27 @@ Journal::Journal(const std::string& state_dir, bool durable, FileSystem& files,
     if (std::optional<JobId> job = note_job(line)) m_segment_jobs.push_back(*job);
     if (line.substr(0, k_run_record_start.size()) == k_run_record_start) m_segment_runs = true;
   };
-  std::string tail = for_each_line(m_files, m_fd.get(), m_path, note_live);
-  note_live(tail);
+  Result<std::string> tail = for_each_line(m_files, m_fd.get(), m_path, note_live);
+  if (!tail) return tail.status();
+  note_live(*tail);
   // Ended by the first write (write_whole), which reports it if it fails.
-  m_line_open = !tail.empty();
+  m_line_open = !tail->empty();
   struct stat info {};
   if (m_files.fstat(m_fd.get(), &info) == 0) m_size = static_cast<std::uint64_t>(info.st_size);
   // Just after a rotation the live file holds no job yet: the sealed
   // segments before it do.
-  std::vector<std::uint64_t> sealed = sealed_segments(state_dir);
-  for (auto it = sealed.rbegin(); !found && it != sealed.rend(); ++it) {
-    std::string path = sealed_segment_path(state_dir, *it);
+  Result<std::vector<std::uint64_t>> sealed = list_sealed_segments(m_state_dir);
+  if (!sealed) return sealed.status();
+  for (auto it = sealed->rbegin(); !found && it != sealed->rend(); ++it) {
+    std::string path = sealed_segment_path(m_state_dir, *it);
     FileDescriptor segment = m_files.open(path, O_RDONLY | O_CLOEXEC);
     if (!segment.valid())
-      throw StateError("cannot open the journal segment " + path + ": " + errno_text());
-    note_job(for_each_line(m_files, segment.get(), path, note_job));
+      return Status::error("cannot open the journal segment " + path + ": " + errno_text());
+    Result<std::string> segment_tail = for_each_line(m_files, segment.get(), path, note_job);
+    if (!segment_tail) return segment_tail.status();
+    note_job(*segment_tail);
   }
+  return Status::ok_status();
 }
 
 bool Journal::wants_rotation() const {

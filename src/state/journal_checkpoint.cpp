@@ -44,24 +44,19 @@ std::optional<JournalCheckpoint> load_journal_checkpoint(const std::string& stat
   if (!fd.valid()) return std::nullopt;
   std::optional<JournalCheckpoint> checkpoint;
   bool whole = true;
-  try {
-    std::string tail = for_each_line(files, fd.get(), path, [&](std::string_view line) {
-      if (!whole) return;
-      if (!checkpoint) {
-        checkpoint = header_of(line);
-        whole = checkpoint.has_value();
-        return;
-      }
-      Result<JournalRecord> record = read_record(line);
-      whole = record.ok();
-      if (whole) checkpoint->records.push_back(std::move(*record));
-    });
-    // Written whole, every line ended: anything else is not this file.
-    if (!tail.empty()) return std::nullopt;
-  } catch (const StateError&) {
-    return std::nullopt;
-  }
-  if (!whole) return std::nullopt;
+  Result<std::string> tail = for_each_line(files, fd.get(), path, [&](std::string_view line) {
+    if (!whole) return;
+    if (!checkpoint) {
+      checkpoint = header_of(line);
+      whole = checkpoint.has_value();
+      return;
+    }
+    Result<JournalRecord> record = read_record(line);
+    whole = record.ok();
+    if (whole) checkpoint->records.push_back(std::move(*record));
+  });
+  // Written whole, every line ended: anything else is not this file.
+  if (!tail || !tail->empty() || !whole) return std::nullopt;
   return checkpoint;
 }
 

@@ -8,22 +8,24 @@
 #include <string_view>
 
 #include "runner/core/file_system.h"
-#include "runner/state/state_dir.h"
+#include "runner/core/result.h"
 
 namespace runner {
 
 // Calls on_line(std::string_view) for every '\n'-terminated line of `fd`,
 // from its current offset to the end, reading in fixed chunks. Returns the
-// unterminated tail (empty when the file ends with '\n').
+// unterminated tail (empty when the file ends with '\n'), or why `path`
+// could not be read.
 template <typename OnLine>
-std::string for_each_line(FileSystem& files, int fd, const std::string& path, OnLine on_line) {
+Result<std::string> for_each_line(FileSystem& files, int fd, const std::string& path,
+                                  OnLine on_line) {
   constexpr std::size_t k_read_chunk = 1 << 20;
   std::string carry;
   std::string chunk(k_read_chunk, '\0');
   for (;;) {
     ssize_t n = files.read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw StateError("cannot read " + path + ": " + std::strerror(errno));
+    if (n < 0) return Status::error("cannot read " + path + ": " + std::strerror(errno));
     if (n == 0) break;
     std::string_view data(chunk.data(), static_cast<std::size_t>(n));
     for (;;) {

@@ -14,7 +14,6 @@
 #include "journal_lines.h"
 #include "journal_record_parse.h"
 #include "runner/state/journal.h"
-#include "runner/state/state_dir.h"
 
 namespace runner {
 
@@ -51,11 +50,11 @@ std::string bytes_before(FileSystem& files, int fd, std::uint64_t offset) {
 }
 
 // One segment's lines from `offset` on, parsed into `read`.
-void read_segment(FileSystem& files, int fd, const std::string& path, std::uint64_t number,
-                  std::uint64_t offset, const JournalLineFilter& keep,
-                  const JournalRecordSink& sink, JournalRead& read) {
+Status read_segment(FileSystem& files, int fd, const std::string& path, std::uint64_t number,
+                    std::uint64_t offset, const JournalLineFilter& keep,
+                    const JournalRecordSink& sink, JournalRead& read) {
   if (files.lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0)
-    throw StateError("cannot read " + path + ": " + errno_text());
+    return Status::error("cannot read " + path + ": " + errno_text());
   std::size_t line_number = 0;
   std::uint64_t whole = offset;
   auto take = [&](std::string_view line) {
@@ -79,14 +78,16 @@ void read_segment(FileSystem& files, int fd, const std::string& path, std::uint6
     whole += line.size() + 1;
     take(line);
   };
-  std::string tail = for_each_line(files, fd, path, on_line);
+  Result<std::string> tail = for_each_line(files, fd, path, on_line);
+  if (!tail) return tail.status();
   // A complete record whose newline was not written yet is still whole.
   std::size_t records = read.record_count;
   std::size_t skipped = read.skipped.size();
-  take(tail);
+  take(*tail);
   read.unterminated_tail = read.record_count > records;
   read.tail_skipped = read.skipped.size() > skipped;
   read.end = {number, whole, bytes_before(files, fd, whole)};
+  return Status::ok_status();
 }
 
 }  // namespace
@@ -111,13 +112,7 @@ Result<std::vector<std::uint64_t>> list_sealed_segments(const std::string& state
   return numbers;
 }
 
-std::vector<std::uint64_t> sealed_segments(const std::string& state_dir) {
-  Result<std::vector<std::uint64_t>> numbers = list_sealed_segments(state_dir);
-  if (!numbers) throw StateError(numbers.status().message());
-  return std::move(*numbers);
-}
-
-std::optional<JournalRead> read_journal_from(
+Result<std::optional<JournalRead>> read_journal_from(
     const std::string& state_dir, const JournalPosition& from, const JournalLineFilter& keep,
     const SegmentFilter& wanted, std::size_t segments_at_most, const JournalRecordSink& sink) {
   FileSystem& files = real_file_system();
@@ -127,24 +122,32 @@ std::optional<JournalRead> read_journal_from(
   std::vector<std::uint64_t> sealed;
   FileDescriptor live;
   for (int attempt = 0;; ++attempt) {
-    sealed = sealed_segments(state_dir);
+    Result<std::vector<std::uint64_t>> listed = list_sealed_segments(state_dir);
+    if (!listed) return listed.status();
+    sealed = std::move(*listed);
     live = files.open(live_path, O_RDONLY | O_CLOEXEC);
     if (!live.valid() && errno != ENOENT)
-      throw StateError("cannot open the journal " + live_path + ": " + errno_text());
-    if (sealed == sealed_segments(state_dir) || attempt == k_listing_attempts) break;
+      return Status::error("cannot open the journal " + live_path + ": " + errno_text());
+    Result<std::vector<std::uint64_t>> again = list_sealed_segments(state_dir);
+    if (!again) return again.status();
+    if (sealed == *again || attempt == k_listing_attempts) break;
   }
   std::uint64_t live_number = sealed.empty() ? 1 : sealed.back() + 1;
-  if (from.segment > live_number) return std::nullopt;
+  std::optional<JournalRead> elsewhere;  // `from` is not a position of this journal
+  if (from.segment > live_number) return elsewhere;
   if (from.offset > 0 && from.segment < live_number &&
       std::find(sealed.begin(), sealed.end(), from.segment) == sealed.end())
-    return std::nullopt;
+    return elsewhere;
 
   JournalRead read;
   read.end = from;
-  auto read_one = [&](std::uint64_t number, int fd, const std::string& path) {
+  // Whether `from` is a position in it (then it is read), or why it
+  // could not be read.
+  auto read_one = [&](std::uint64_t number, int fd, const std::string& path) -> Result<bool> {
     std::uint64_t offset = number == from.segment ? from.offset : 0;
     if (offset > 0 && bytes_before(files, fd, offset) != from.before) return false;
-    read_segment(files, fd, path, number, offset, keep, sink, read);
+    Status segment_read = read_segment(files, fd, path, number, offset, keep, sink, read);
+    if (!segment_read) return segment_read;
     return true;
   };
   for (std::uint64_t number : sealed) {
@@ -159,21 +162,25 @@ std::optional<JournalRead> read_journal_from(
     std::string path = sealed_segment_path(state_dir, number);
     FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
     if (!fd.valid())
-      throw StateError("cannot open the journal segment " + path + ": " + errno_text());
-    if (!read_one(number, fd.get(), path)) return std::nullopt;
+      return Status::error("cannot open the journal segment " + path + ": " + errno_text());
+    Result<bool> here = read_one(number, fd.get(), path);
+    if (!here) return here.status();
+    if (!*here) return elsewhere;
     // Read to its end: the next reading begins with the next segment.
     read.end = {number + 1, 0, ""};
     if (--segments_at_most == 0) {
       read.whole = false;
-      return read;
+      return std::optional<JournalRead>(std::move(read));
     }
   }
   if (live.valid()) {
-    if (!read_one(live_number, live.get(), live_path)) return std::nullopt;
+    Result<bool> here = read_one(live_number, live.get(), live_path);
+    if (!here) return here.status();
+    if (!*here) return elsewhere;
   } else if (from.segment == live_number && from.offset > 0) {
-    return std::nullopt;
+    return elsewhere;
   }
-  return read;
+  return std::optional<JournalRead>(std::move(read));
 }
 
 std::optional<JobId> journal_line_job(std::string_view line) {
@@ -271,17 +278,18 @@ JournalLine parse_journal_line(std::string_view line) {
   return {std::nullopt, {}, "not a whole record (cut short when it was written); skipped"};
 }
 
-std::vector<nlohmann::json> read_journal(const std::string& path,
-                                         std::vector<std::string>* skipped) {
+Result<std::vector<nlohmann::json>> read_journal(const std::string& path,
+                                                 std::vector<std::string>* skipped) {
   std::vector<nlohmann::json> records;
   FileSystem& files = real_file_system();
   FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
   if (!fd.valid()) {
     if (errno == ENOENT) return records;
-    throw StateError("cannot open the journal " + path + ": " + errno_text());
+    return Status::error("cannot open the journal " + path + ": " + errno_text());
   }
   JournalRead read;
-  read_segment(files, fd.get(), path, 1, 0, {}, {}, read);
+  Status segment_read = read_segment(files, fd.get(), path, 1, 0, {}, {}, read);
+  if (!segment_read) return segment_read;
   if (skipped) skipped->insert(skipped->end(), read.skipped.begin(), read.skipped.end());
   return std::move(read.records);
 }

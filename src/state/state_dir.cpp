@@ -46,13 +46,15 @@ std::string attempt_outputs_dir(const std::string& outputs, JobId job, int attem
 
 std::string debug_log_path(const std::string& state_dir) { return state_dir + "/debug.log"; }
 
-void ensure_state_dir(const std::string& state_dir) {
+Status ensure_state_dir(const std::string& state_dir) {
   std::error_code error;
   std::filesystem::create_directories(logs_dir(state_dir), error);
   if (error || !std::filesystem::is_directory(logs_dir(state_dir))) {
     std::string reason = error ? error.message() : "not a directory";
-    throw StateError("cannot create the state directory " + logs_dir(state_dir) + ": " + reason);
+    return Status::error("cannot create the state directory " + logs_dir(state_dir) + ": " +
+                         reason);
   }
+  return Status::ok_status();
 }
 
 }  // namespace runner

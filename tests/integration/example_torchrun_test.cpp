@@ -24,6 +24,7 @@
 #include "support/slurm_cluster.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
+#include "support/value_of.h"
 #include "support/wait.h"
 
 namespace runner {
@@ -81,7 +82,8 @@ struct TorchrunExample : ::testing::Test {
   // The records of `event` in the journal of the queue `queue`.yaml.
   std::vector<nlohmann::json> journal(const std::string& queue, const std::string& event) const {
     std::vector<nlohmann::json> found;
-    for (auto& record : read_journal(work + "/" + queue + ".runner/journal.jsonl"))
+    for (auto& record :
+         testing::value_of(read_journal(work + "/" + queue + ".runner/journal.jsonl")))
       if (record.value("event", "") == event) found.push_back(record);
     return found;
   }

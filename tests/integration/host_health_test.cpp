@@ -13,6 +13,7 @@
 #include "support/remote_user.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -105,7 +106,8 @@ TEST_F(HostHealth, ATimeoutCountsFromTheJobsStartNotTheLoginShells) {
   EXPECT_NE(testing::job_lines(r.out).find("hi-from-job"), std::string::npos) << r.out;
   // Its recorded duration is its process's, not the login shell's 3 s.
   int ends = 0;
-  for (const auto& record : read_journal(dir.file("queue.runner/journal.jsonl"))) {
+  for (const auto& record :
+       testing::value_of(read_journal(dir.file("queue.runner/journal.jsonl")))) {
     if (record.value("event", "") != "job_end") continue;
     ++ends;
     EXPECT_LT(record["duration_ms"].get<long>(), 2000) << record.dump();

@@ -9,6 +9,7 @@
 #include "support/process.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -36,7 +37,7 @@ struct JobOutcome : ::testing::Test {
     size_t failed = all.find("failed: ");
     if (failed != std::string::npos)
       seen.words = all.substr(failed + 8, all.find('\n', failed) - failed - 8);
-    for (auto& record : read_journal(dir.file(name + ".runner/journal.jsonl")))
+    for (auto& record : testing::value_of(read_journal(dir.file(name + ".runner/journal.jsonl"))))
       if (record.value("event", "") == "job_end") seen.end = record;
     seen.log = dir.read(name + ".runner/logs/1.log");
     return seen;

@@ -19,6 +19,7 @@
 #include "support/remote_user.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -62,7 +63,7 @@ struct LoginShell : ::testing::Test {
   // The job_end records of the run's journal.
   std::vector<nlohmann::json> job_ends() {
     std::vector<nlohmann::json> ends;
-    for (auto& record : read_journal(dir.file("queue.runner/journal.jsonl")))
+    for (auto& record : testing::value_of(read_journal(dir.file("queue.runner/journal.jsonl"))))
       if (record.value("event", "") == "job_end") ends.push_back(record);
     return ends;
   }

@@ -16,6 +16,7 @@
 #include "support/netns_fleet.h"
 #include "support/process.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -73,7 +74,7 @@ struct NetnsMultiNode : ::testing::Test {
 
   std::vector<nlohmann::json> journal(const std::string& event) const {
     std::vector<nlohmann::json> found;
-    for (auto& record : read_journal(dir.file("queue.runner/journal.jsonl")))
+    for (auto& record : testing::value_of(read_journal(dir.file("queue.runner/journal.jsonl"))))
       if (record.value("event", "") == event) found.push_back(record);
     return found;
   }
@@ -135,7 +136,7 @@ TEST_F(NetnsMultiNode, TwoTorchrunJobsOnTheSameHostsGetDifferentMasterPorts) {
 
   // Both started before either ended: they shared the hosts.
   std::vector<std::string> order;
-  for (auto& record : read_journal(dir.file("queue.runner/journal.jsonl")))
+  for (auto& record : testing::value_of(read_journal(dir.file("queue.runner/journal.jsonl"))))
     order.push_back(record.value("event", ""));
   auto second_start =
       std::find(std::find(order.begin(), order.end(), "job_start") + 1, order.end(), "job_start");

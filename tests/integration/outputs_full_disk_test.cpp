@@ -11,6 +11,7 @@
 #include "support/process.h"
 #include "support/small_tmpfs.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -37,7 +38,7 @@ TEST(OutputsFullDisk, WhatFitsIsKeptWhatDoesNotIsNamedAndTheRunFails) {
   EXPECT_EQ(r.err.find("1 succeeded, 0 failed; wall"), std::string::npos) << r.err;
   // The journal records what came, and what did not.
   bool recorded = false;
-  for (auto& record : read_journal(dir.file("queue.runner/journal.jsonl"))) {
+  for (auto& record : testing::value_of(read_journal(dir.file("queue.runner/journal.jsonl")))) {
     if (record.value("event", "") != "outputs") continue;
     recorded = true;
     ASSERT_EQ(record["files"].size(), 1u) << record.dump();

@@ -18,6 +18,7 @@
 #include "support/remote_user.h"
 #include "support/temp_dir.h"
 #include "support/text.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -54,7 +55,7 @@ struct RemoteOutputs : ::testing::Test {
   // The paths of the files the journal's outputs records name.
   std::set<std::string> recorded_paths() {
     std::set<std::string> paths;
-    for (auto& record : read_journal(dir.file("queue.runner/journal.jsonl")))
+    for (auto& record : testing::value_of(read_journal(dir.file("queue.runner/journal.jsonl"))))
       if (record.value("event", "") == "outputs")
         for (auto& file : record["files"]) paths.insert(journal_text(file, "path"));
     return paths;

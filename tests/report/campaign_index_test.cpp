@@ -16,6 +16,7 @@
 #include "runner/state/journal_replay.h"
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 #include "typed_records.h"
 
 namespace runner {
@@ -180,7 +181,8 @@ TEST(CampaignIndex, SaysWhatTheWholeJournalSaysAfterEveryRecord) {
       std::filesystem::create_directories(sealed_segments_dir(dir.path()));
       std::filesystem::rename(journal_path(dir.path()), sealed_segment_path(dir.path(), ++sealed));
     }
-    RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive, /*checkpoint_after=*/1);
+    RecentCampaign recent =
+        testing::value_of(load_recent_campaign(dir.path(), r2_alive, /*checkpoint_after=*/1));
     Campaign whole = campaign_from_records(testing::typed_records(so_far), r2_alive);
     whole.state_dir = dir.path();
     ASSERT_EQ(views(recent.campaign, recent.records), views(whole, testing::typed_records(so_far)))
@@ -204,7 +206,7 @@ TEST(CampaignIndex, ASealedJournalReadWithoutACheckpointIsCompactedASegmentAtATi
       std::filesystem::rename(journal_path(dir.path()), sealed_segment_path(dir.path(), ++sealed));
     }
   }
-  RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive);
+  RecentCampaign recent = testing::value_of(load_recent_campaign(dir.path(), r2_alive));
   Campaign whole = campaign_from_records(testing::typed_records(all), r2_alive);
   whole.state_dir = dir.path();
   EXPECT_EQ(views(recent.campaign, recent.records), views(whole, testing::typed_records(all)));
@@ -216,13 +218,13 @@ TEST(CampaignIndex, AJournalThatIsNotTheCheckpointsAnyMoreIsReadFromItsStart) {
   TempDir dir;
   std::vector<json> all = campaign_records();
   for (const json& line : all) append(journal_path(dir.path()), line);
-  static_cast<void>(load_recent_campaign(dir.path(), r2_alive, 1));
+  static_cast<void>(testing::value_of(load_recent_campaign(dir.path(), r2_alive, 1)));
   ASSERT_TRUE(load_journal_checkpoint(dir.path()));
   // Another campaign in the same place: a shorter journal of one run.
   std::filesystem::remove(journal_path(dir.path()));
   std::vector<json> other = {run_start("r3", 0), job_start(1, "r3", 1, 1, 0)};
   for (const json& line : other) append(journal_path(dir.path()), line);
-  RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive, 1);
+  RecentCampaign recent = testing::value_of(load_recent_campaign(dir.path(), r2_alive, 1));
   ASSERT_EQ(recent.campaign.runs.size(), 1u);
   EXPECT_EQ(recent.campaign.runs[0].id, "r3");
   EXPECT_EQ(views(recent.campaign, recent.records),
@@ -238,8 +240,8 @@ TEST(CampaignIndex, AnOlderJournalsRunWithoutItsSlotsKeepsTheSlotsItsJobsUsed) {
     all.push_back(job_end(job, job + 1, 0, 1000));
   }
   for (const json& line : all) append(journal_path(dir.path()), line);
-  static_cast<void>(load_recent_campaign(dir.path(), r2_alive, 1));
-  RecentCampaign recent = load_recent_campaign(dir.path(), r2_alive, 1);
+  static_cast<void>(testing::value_of(load_recent_campaign(dir.path(), r2_alive, 1)));
+  RecentCampaign recent = testing::value_of(load_recent_campaign(dir.path(), r2_alive, 1));
   EXPECT_TRUE(recent.campaign.jobs.empty());
   EXPECT_EQ(views(recent.campaign, recent.records),
             views(campaign_from_records(testing::typed_records(all), r2_alive),

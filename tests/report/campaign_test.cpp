@@ -10,6 +10,7 @@
 #include "runner/state/journal.h"
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 #include "typed_records.h"
 
 namespace runner {
@@ -188,9 +189,9 @@ TEST(Campaign, SlotsComeFromJobsWhenTheRunStartDoesNotListThem) {
 TEST(Campaign, ReadsWhatTheJournalWrites) {
   TempDir dir;
   std::string state = dir.file("q.runner");
-  ensure_state_dir(state);
+  EXPECT_TRUE(ensure_state_dir(state).ok());
   {
-    Journal journal(state);
+    Journal journal = testing::value_of(Journal::open(state));
     RunStartRecord start;
     start.mode = "broadcast";
     start.hosts_file = "h.yaml";
@@ -209,7 +210,7 @@ TEST(Campaign, ReadsWhatTheJournalWrites) {
     ASSERT_TRUE(journal.job_end(job.job, exit, milliseconds(1500)));
     ASSERT_TRUE(journal.run_end("interrupted"));
   }
-  Campaign campaign = load_campaign(state);
+  Campaign campaign = testing::value_of(load_campaign(state));
   ASSERT_EQ(campaign.runs.size(), 1u);
   EXPECT_EQ(campaign.state_dir, state);
   EXPECT_EQ(campaign.runs[0].mode, "broadcast");
@@ -221,15 +222,15 @@ TEST(Campaign, ReadsWhatTheJournalWrites) {
   EXPECT_EQ(campaign.jobs[0].slot_indices, (std::vector<int>{1}));
   EXPECT_EQ(describe_end(campaign.jobs[0]), "killed by KILL");
   EXPECT_EQ(campaign.jobs[0].duration, milliseconds(1500));
-  EXPECT_TRUE(load_campaign(dir.file("absent")).runs.empty());
+  EXPECT_TRUE(testing::value_of(load_campaign(dir.file("absent"))).runs.empty());
 }
 
 TEST(Campaign, KeepsExactBytesAndNamesJournalLinesThatAreNotWholeRecords) {
   TempDir dir;
   std::string state = dir.file("q.runner");
-  ensure_state_dir(state);
+  EXPECT_TRUE(ensure_state_dir(state).ok());
   {
-    Journal journal(state);
+    Journal journal = testing::value_of(Journal::open(state));
     JobStartRecord job;
     job.job = journal.next_job_id();
     job.command = "echo caf\xe9";
@@ -238,7 +239,7 @@ TEST(Campaign, KeepsExactBytesAndNamesJournalLinesThatAreNotWholeRecords) {
   }
   std::string path = journal_path(state);
   dir.write("q.runner/journal.jsonl", dir.read("q.runner/journal.jsonl") + R"({"event":"job_e)");
-  Campaign campaign = load_campaign(state);
+  Campaign campaign = testing::value_of(load_campaign(state));
   ASSERT_EQ(campaign.jobs.size(), 1u);
   EXPECT_EQ(campaign.jobs[0].command, "echo caf\xe9");
   EXPECT_EQ(campaign.jobs[0].params, (Params{{"word", "caf\xe9"}}));

@@ -10,6 +10,7 @@
 #include "runner/report/job_metrics.h"
 #include "runner/state/journal.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -37,7 +38,7 @@ class ResultsFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     Params throughput{{"throughput", "throughput: ([0-9.]+)"}};
-    Journal journal(state.path());
+    Journal journal = testing::value_of(Journal::open(state.path()));
     ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml").ok());
     ASSERT_TRUE(journal.job_start(start(1, {{"model", "a"}, {"batch", "8"}}, throughput)).ok());
     ASSERT_TRUE(journal.job_end(1, JobExit::exited(0), milliseconds(1500)).ok());
@@ -63,7 +64,7 @@ class ResultsFixture : public ::testing::Test {
   }
 
   Campaign campaign() {
-    return load_campaign(state.path(), [](long) { return false; });
+    return testing::value_of(load_campaign(state.path(), [](long) { return false; }));
   }
 
   TempDir state;
@@ -201,7 +202,7 @@ TEST(ResultsTable, NoTwoColumnsShareANameParametersKeepTheirsFileFieldsGetAPrefi
 class ResultsWithAService : public ::testing::Test {
  protected:
   void SetUp() override {
-    Journal journal(state.path());
+    Journal journal = testing::value_of(Journal::open(state.path()));
     ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml").ok());
     JobStartRecord service = start(1, {});
     service.service = "db";
@@ -217,7 +218,7 @@ class ResultsWithAService : public ::testing::Test {
 };
 
 TEST_F(ResultsWithAService, ResultsAreAboutJobsServicesOnlyWhenAskedWithTheirState) {
-  Campaign campaign = load_campaign(state.path(), [](long) { return false; });
+  Campaign campaign = testing::value_of(load_campaign(state.path(), [](long) { return false; }));
   EXPECT_EQ(format_results(read_results(campaign), ResultsFormat::csv),
             "id,batch,host,slot,outcome,exit,duration_s,attempts\n"
             "2,8,localhost,localhost #0,succeeded,0,1.000,1\n");

@@ -16,6 +16,7 @@
 #include "support/failing_file_system.h"
 #include "support/small_tmpfs.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -25,7 +26,7 @@ class FullDiskTest : public ::testing::Test {
   FullDiskTest() : m_fs(m_temp.file("fs"), "256k"), m_dir(m_temp.file("fs/q.runner")) {}
   void SetUp() override {
     RUNNER_REQUIRE_TMPFS(m_fs);
-    ensure_state_dir(m_dir);
+    EXPECT_TRUE(ensure_state_dir(m_dir).ok());
   }
   std::string file(const std::string& name) const { return m_temp.read("fs/q.runner/" + name); }
 
@@ -48,7 +49,7 @@ std::vector<int> whole_records(const std::string& text) {
 }
 
 TEST_F(FullDiskTest, JournalRecordsWaitWholeAndAreWrittenInOrderWhenSpaceReturns) {
-  Journal journal(m_dir);
+  Journal journal = testing::value_of(Journal::open(m_dir));
   JobStartRecord start;
   start.command = std::string(1500, 'c');  // a few records per page: some are cut by the disk
   int written = 0, failed = 0;
@@ -114,7 +115,9 @@ using Operation = testing::FailingFileSystem::Operation;
 
 class InjectedFailureTest : public ::testing::Test {
  protected:
-  InjectedFailureTest() : m_dir(m_temp.file("q.runner")) { ensure_state_dir(m_dir); }
+  InjectedFailureTest() : m_dir(m_temp.file("q.runner")) {
+    EXPECT_TRUE(ensure_state_dir(m_dir).ok());
+  }
   std::string file(const std::string& name) const { return m_temp.read("q.runner/" + name); }
 
   testing::TempDir m_temp;
@@ -130,7 +133,7 @@ JobStartRecord started(JobId job) {
 }
 
 TEST_F(InjectedFailureTest, JournalAppendOnAFullDiskNamesTheJournalAndKeepsWhatItHeld) {
-  Journal journal(m_dir, false, m_files);
+  Journal journal = testing::value_of(Journal::open(m_dir, false, m_files));
   ASSERT_TRUE(journal.job_start(started(1)));
   ASSERT_TRUE(journal.job_start(started(2)));
   std::string before = file("journal.jsonl");
@@ -152,7 +155,7 @@ TEST_F(InjectedFailureTest, JournalAppendOnAFullDiskNamesTheJournalAndKeepsWhatI
 }
 
 TEST_F(InjectedFailureTest, DurableJournalReportsAFailedSyncNamingTheJournal) {
-  Journal journal(m_dir, /*durable=*/true, m_files);
+  Journal journal = testing::value_of(Journal::open(m_dir, /*durable=*/true, m_files));
   ASSERT_TRUE(journal.job_start(started(1)));
   m_files.fail(Operation::fsync, "journal.jsonl", EIO);
 

@@ -18,7 +18,7 @@ namespace {
 
 class JobLogsTest : public ::testing::Test {
  protected:
-  JobLogsTest() : m_dir(m_temp.file("q.runner")) { ensure_state_dir(m_dir); }
+  JobLogsTest() : m_dir(m_temp.file("q.runner")) { EXPECT_TRUE(ensure_state_dir(m_dir).ok()); }
   std::string log_text(JobId job) const {
     return m_temp.read("q.runner/logs/" + std::to_string(job) + ".log");
   }

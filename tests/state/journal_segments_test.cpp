@@ -16,6 +16,7 @@
 #include "runner/state/state_dir.h"
 #include "support/failing_file_system.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -24,7 +25,9 @@ using Operation = testing::FailingFileSystem::Operation;
 
 class JournalSegments : public ::testing::Test {
  protected:
-  JournalSegments() : m_dir(m_temp.file("queue.runner")) { ensure_state_dir(m_dir); }
+  JournalSegments() : m_dir(m_temp.file("queue.runner")) {
+    EXPECT_TRUE(ensure_state_dir(m_dir).ok());
+  }
 
   // Writes one job's start and end, and (`seal`) seals the live file when
   // the writer says it is time, as the run's checkpoint does.
@@ -60,16 +63,17 @@ class JournalSegments : public ::testing::Test {
 };
 
 TEST_F(JournalSegments, TheWriterSealsSegmentsAndTheReaderReadsThemAllInOrder) {
-  Journal journal(m_dir, false, real_file_system(), /*segment_bytes=*/600);
+  Journal journal =
+      testing::value_of(Journal::open(m_dir, false, real_file_system(), /*segment_bytes=*/600));
   ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml"));
   for (int i = 0; i < 12; ++i) run_job(journal);
-  std::vector<std::uint64_t> sealed = sealed_segments(m_dir);
+  std::vector<std::uint64_t> sealed = testing::value_of(list_sealed_segments(m_dir));
   ASSERT_GE(sealed.size(), 3u);
   EXPECT_EQ(sealed.front(), 1u);
   EXPECT_EQ(sealed.back(), sealed.size());
   for (std::uint64_t number : sealed)
     EXPECT_TRUE(std::filesystem::exists(m_dir + fmt::format("/journal/{:06}.jsonl", number)));
-  std::optional<JournalRead> read = read_journal_from(m_dir);
+  std::optional<JournalRead> read = testing::value_of(read_journal_from(m_dir));
   ASSERT_TRUE(read);
   EXPECT_EQ(read->records.front().value("event", ""), "run_start");
   EXPECT_EQ(job_ids(read->records), one_to(12));
@@ -77,45 +81,45 @@ TEST_F(JournalSegments, TheWriterSealsSegmentsAndTheReaderReadsThemAllInOrder) {
 }
 
 TEST_F(JournalSegments, AReadingGoesOnFromItsPositionAcrossRotations) {
-  Journal journal(m_dir, false, real_file_system(), 600);
+  Journal journal = testing::value_of(Journal::open(m_dir, false, real_file_system(), 600));
   for (int i = 0; i < 3; ++i) run_job(journal);
-  std::optional<JournalRead> first = read_journal_from(m_dir);
+  std::optional<JournalRead> first = testing::value_of(read_journal_from(m_dir));
   ASSERT_TRUE(first);
   EXPECT_EQ(job_ids(first->records), one_to(3));
   for (int i = 0; i < 9; ++i) run_job(journal);
-  std::optional<JournalRead> next = read_journal_from(m_dir, first->end);
+  std::optional<JournalRead> next = testing::value_of(read_journal_from(m_dir, first->end));
   ASSERT_TRUE(next);
   EXPECT_EQ(job_ids(next->records), std::vector<JobId>({4, 5, 6, 7, 8, 9, 10, 11, 12}));
-  std::optional<JournalRead> nothing = read_journal_from(m_dir, next->end);
+  std::optional<JournalRead> nothing = testing::value_of(read_journal_from(m_dir, next->end));
   ASSERT_TRUE(nothing);
   EXPECT_TRUE(nothing->records.empty());
 }
 
 TEST_F(JournalSegments, APositionInAnotherJournalIsRefused) {
   {
-    Journal journal(m_dir);
+    Journal journal = testing::value_of(Journal::open(m_dir));
     for (int i = 0; i < 3; ++i) run_job(journal);
   }
-  std::optional<JournalRead> read = read_journal_from(m_dir);
+  std::optional<JournalRead> read = testing::value_of(read_journal_from(m_dir));
   ASSERT_TRUE(read);
   // Another journal of the same length in its place.
   std::string text = m_temp.read("queue.runner/journal.jsonl");
   std::string other = text;
   other[other.size() - 3] = other[other.size() - 3] == '1' ? '2' : '1';
   m_temp.write("queue.runner/journal.jsonl", other);
-  EXPECT_FALSE(read_journal_from(m_dir, read->end));
+  EXPECT_FALSE(testing::value_of(read_journal_from(m_dir, read->end)));
   // A shorter one.
   m_temp.write("queue.runner/journal.jsonl", text.substr(0, text.size() / 2));
-  EXPECT_FALSE(read_journal_from(m_dir, read->end));
+  EXPECT_FALSE(testing::value_of(read_journal_from(m_dir, read->end)));
   // Its own again.
   m_temp.write("queue.runner/journal.jsonl", text);
-  EXPECT_TRUE(read_journal_from(m_dir, read->end));
+  EXPECT_TRUE(testing::value_of(read_journal_from(m_dir, read->end)));
 }
 
 // The sealed segments' folder replaced by a file: the rotation cannot list
 // it, says so, and the run's journal goes on in the live file.
 TEST_F(JournalSegments, ARotationThatCannotListTheSealedSegmentsIsSaid) {
-  Journal journal(m_dir, false, real_file_system(), 1);
+  Journal journal = testing::value_of(Journal::open(m_dir, false, real_file_system(), 1));
   run_job(journal, false);
   ASSERT_TRUE(journal.wants_rotation());
   m_temp.write("queue.runner/journal", "not a folder");
@@ -125,24 +129,24 @@ TEST_F(JournalSegments, ARotationThatCannotListTheSealedSegmentsIsSaid) {
   std::filesystem::remove(sealed_segments_dir(m_dir));
   run_job(journal, false);
   EXPECT_TRUE(journal.rotate());
-  std::optional<JournalRead> read = read_journal_from(m_dir);
+  std::optional<JournalRead> read = testing::value_of(read_journal_from(m_dir));
   ASSERT_TRUE(read);
   EXPECT_EQ(job_ids(read->records), one_to(2));
 }
 
 TEST_F(JournalSegments, JobIdsContinueWhenTheLiveFileWasJustSealed) {
   {
-    Journal journal(m_dir, false, real_file_system(), 1);
+    Journal journal = testing::value_of(Journal::open(m_dir, false, real_file_system(), 1));
     for (int i = 0; i < 4; ++i) run_job(journal);
   }
   ASSERT_EQ(std::filesystem::file_size(journal_path(m_dir)), 0u);
-  Journal again(m_dir);
+  Journal again = testing::value_of(Journal::open(m_dir));
   EXPECT_EQ(again.next_job_id(), 5u);
 }
 
 TEST_F(JournalSegments, ARotationThatFailsIsSaidAndTheJournalGoesOn) {
   testing::FailingFileSystem files;
-  Journal journal(m_dir, false, files, 1);
+  Journal journal = testing::value_of(Journal::open(m_dir, false, files, 1));
   run_job(journal, false);
   ASSERT_TRUE(journal.wants_rotation());
   files.fail(Operation::rename, "journal.jsonl", EACCES);
@@ -155,27 +159,28 @@ TEST_F(JournalSegments, ARotationThatFailsIsSaidAndTheJournalGoesOn) {
   files.heal();
   EXPECT_TRUE(journal.rotate());
   run_job(journal, false);
-  std::optional<JournalRead> read = read_journal_from(m_dir);
+  std::optional<JournalRead> read = testing::value_of(read_journal_from(m_dir));
   ASSERT_TRUE(read);
   EXPECT_EQ(job_ids(read->records), one_to(3));
-  EXPECT_EQ(sealed_segments(m_dir), std::vector<std::uint64_t>({1}));
+  EXPECT_EQ(testing::value_of(list_sealed_segments(m_dir)), std::vector<std::uint64_t>({1}));
 }
 
 TEST_F(JournalSegments, EachSealedSegmentSaysWhichJobsItHoldsAndAReaderSkipsTheOthers) {
   {
-    Journal journal(m_dir, false, real_file_system(), 600);
+    Journal journal = testing::value_of(Journal::open(m_dir, false, real_file_system(), 600));
     ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml"));
     for (int i = 0; i < 12; ++i) run_job(journal);
     ASSERT_TRUE(journal.job_pgid(5, {4242, "m"}));  // a late record of an early job
   }
-  std::vector<std::uint64_t> sealed = sealed_segments(m_dir);
+  std::vector<std::uint64_t> sealed = testing::value_of(list_sealed_segments(m_dir));
   ASSERT_GE(sealed.size(), 3u);
   for (std::uint64_t number : sealed) {
     std::optional<SegmentIndex> index = read_segment_index(m_dir, number);
     ASSERT_TRUE(index) << number;
     std::set<JobId> held;
     bool runs = false;
-    for (const nlohmann::json& record : read_journal(sealed_segment_path(m_dir, number))) {
+    for (const nlohmann::json& record :
+         testing::value_of(read_journal(sealed_segment_path(m_dir, number)))) {
       if (record.contains("job")) held.insert(record["job"].get<JobId>());
       runs = runs || record.value("event", "").rfind("run_", 0) == 0;
     }
@@ -183,8 +188,8 @@ TEST_F(JournalSegments, EachSealedSegmentSaysWhichJobsItHoldsAndAReaderSkipsTheO
     for (JobId id = 1; id <= 13; ++id) EXPECT_EQ(index->mentions(id), held.count(id) == 1) << id;
   }
   auto about_5 = [](const SegmentIndex& index) { return index.mentions(5); };
-  std::optional<JournalRead> some = read_journal_from(m_dir, {}, {}, about_5);
-  std::optional<JournalRead> all = read_journal_from(m_dir);
+  std::optional<JournalRead> some = testing::value_of(read_journal_from(m_dir, {}, {}, about_5));
+  std::optional<JournalRead> all = testing::value_of(read_journal_from(m_dir));
   ASSERT_TRUE(some && all);
   auto records_of_5 = [](const std::vector<nlohmann::json>& records) {
     std::vector<nlohmann::json> of_5;
@@ -223,12 +228,12 @@ TEST_F(JournalSegments, ALineStillBeingWrittenIsReadButNotPassed) {
       "queue.runner/journal.jsonl",
       "{\"event\":\"job_pgid\",\"time\":\"2024-05-01T10:00:00.000Z\",\"job\":1,\"pgid\":7}\n"
       "{\"event\":\"job_pgid\",\"time\":\"2024-05-01T10:00:00.000Z\",\"job\":2,\"pgid\":8}");
-  std::optional<JournalRead> read = read_journal_from(m_dir);
+  std::optional<JournalRead> read = testing::value_of(read_journal_from(m_dir));
   ASSERT_TRUE(read);
   EXPECT_EQ(read->records.size(), 2u);
   EXPECT_TRUE(read->unterminated_tail);
   std::ofstream(journal_path(m_dir), std::ios::app) << "\n";
-  std::optional<JournalRead> next = read_journal_from(m_dir, read->end);
+  std::optional<JournalRead> next = testing::value_of(read_journal_from(m_dir, read->end));
   ASSERT_TRUE(next);
   ASSERT_EQ(next->records.size(), 1u);
   EXPECT_EQ(next->records[0].value("job", 0), 2);
@@ -242,10 +247,10 @@ TEST_F(JournalSegments, ASinkTakesEachRecordWithTheBytesItWasParsedFrom) {
   m_temp.write("queue.runner/journal.jsonl", first + "\n{\"event\":\"job_end\",\"jo\n" +
                                                  "{\"event\":\"job_e" + glued + "\n" + last);
   std::vector<std::pair<JobId, std::string>> taken;
-  std::optional<JournalRead> read = read_journal_from(
+  std::optional<JournalRead> read = testing::value_of(read_journal_from(
       m_dir, {}, {}, {}, SIZE_MAX, [&](nlohmann::json&& record, std::string_view text) {
         taken.emplace_back(record.value("job", JobId(0)), std::string(text));
-      });
+      }));
   ASSERT_TRUE(read);
   EXPECT_TRUE(read->records.empty());
   EXPECT_EQ(read->record_count, 3u);

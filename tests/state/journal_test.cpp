@@ -9,6 +9,7 @@
 
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -17,7 +18,7 @@ using nlohmann::json;
 
 class JournalTest : public ::testing::Test {
  protected:
-  JournalTest() : m_dir(m_temp.file("queue.runner")) { ensure_state_dir(m_dir); }
+  JournalTest() : m_dir(m_temp.file("queue.runner")) { EXPECT_TRUE(ensure_state_dir(m_dir).ok()); }
 
   std::string journal_text() const { return m_temp.read("queue.runner/journal.jsonl"); }
   void append_raw(const std::string& text) const {
@@ -32,7 +33,7 @@ class JournalTest : public ::testing::Test {
 TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
   std::string run;
   {
-    Journal journal(m_dir);
+    Journal journal = testing::value_of(Journal::open(m_dir));
     run = journal.run_id();
     EXPECT_EQ(journal.path(), m_dir + "/journal.jsonl");
     JobId id = journal.next_job_id();
@@ -58,7 +59,7 @@ TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
     EXPECT_TRUE(journal.run_end("failed"));
     EXPECT_EQ(journal.waiting(), 0u);
   }
-  std::vector<json> records = read_journal(journal_path(m_dir));
+  std::vector<json> records = testing::value_of(read_journal(journal_path(m_dir)));
   ASSERT_EQ(records.size(), 8u);
   std::regex iso(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)");
   for (const json& record : records) {
@@ -111,7 +112,7 @@ TEST_F(JournalTest, RecordsReadBackWithTheirFields) {
 }
 
 TEST_F(JournalTest, OneLinePerRecordEvenForMultiLineCommands) {
-  Journal journal(m_dir);
+  Journal journal = testing::value_of(Journal::open(m_dir));
   JobStartRecord start;
   start.job = journal.next_job_id();
   start.command = "echo 'a\nb'\n";
@@ -121,7 +122,7 @@ TEST_F(JournalTest, OneLinePerRecordEvenForMultiLineCommands) {
   std::string text = journal_text();
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
   EXPECT_EQ(text.rfind("{\"event\":\"job_start\",\"time\":", 0), 0u) << text;
-  std::vector<json> records = read_journal(journal.path());
+  std::vector<json> records = testing::value_of(read_journal(journal.path()));
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0]["command"], "echo 'a\nb'\n");
   EXPECT_EQ(records[0]["slot_index"], 0);
@@ -129,17 +130,17 @@ TEST_F(JournalTest, OneLinePerRecordEvenForMultiLineCommands) {
 }
 
 TEST_F(JournalTest, InvalidUtf8IsWrittenNotThrown) {
-  Journal journal(m_dir);
+  Journal journal = testing::value_of(Journal::open(m_dir));
   JobStartRecord start;
   start.job = journal.next_job_id();
   start.command = "printf '\xff\xfe'";
   EXPECT_TRUE(journal.job_start(start));
-  EXPECT_EQ(read_journal(journal.path()).size(), 1u);
+  EXPECT_EQ(testing::value_of(read_journal(journal.path())).size(), 1u);
 }
 
 TEST_F(JournalTest, JobIdsContinueAcrossRuns) {
   {
-    Journal journal(m_dir);
+    Journal journal = testing::value_of(Journal::open(m_dir));
     EXPECT_EQ(journal.next_job_id(), 1u);
     EXPECT_EQ(journal.next_job_id(), 2u);
     JobStartRecord start;
@@ -148,40 +149,40 @@ TEST_F(JournalTest, JobIdsContinueAcrossRuns) {
     EXPECT_TRUE(journal.job_end(2, JobExit{}, std::chrono::milliseconds(1)));
   }
   {
-    Journal journal(m_dir, /*durable=*/true);
+    Journal journal = testing::value_of(Journal::open(m_dir, /*durable=*/true));
     EXPECT_EQ(journal.next_job_id(), 3u);
     JobStartRecord start;
     start.job = 40;
     EXPECT_TRUE(journal.job_start(start));
   }
-  Journal journal(m_dir);
+  Journal journal = testing::value_of(Journal::open(m_dir));
   EXPECT_EQ(journal.next_job_id(), 41u);
   EXPECT_EQ(journal.next_job_id(), 42u);
 }
 
 TEST_F(JournalTest, OnlyTheRecordsOwnJobFieldCounts) {
   {
-    Journal journal(m_dir);
+    Journal journal = testing::value_of(Journal::open(m_dir));
     JobStartRecord start;
     start.job = 8;
     start.command = R"(echo '{"job":9000}')";
     start.params = {{"job", "7000"}};
     EXPECT_TRUE(journal.job_start(start));
   }
-  Journal journal(m_dir);
+  Journal journal = testing::value_of(Journal::open(m_dir));
   EXPECT_EQ(journal.next_job_id(), 9u);
 }
 
 TEST_F(JournalTest, RunIdsDiffer) {
-  Journal first(m_dir);
-  Journal second(m_dir);
+  Journal first = testing::value_of(Journal::open(m_dir));
+  Journal second = testing::value_of(Journal::open(m_dir));
   EXPECT_EQ(first.run_id().size(), 8u);
   EXPECT_NE(first.run_id(), second.run_id());
 }
 
 TEST_F(JournalTest, TruncatedLastLineIsTolerated) {
   {
-    Journal journal(m_dir);
+    Journal journal = testing::value_of(Journal::open(m_dir));
     JobStartRecord start;
     start.job = 5;
     EXPECT_TRUE(journal.job_start(start));
@@ -190,7 +191,7 @@ TEST_F(JournalTest, TruncatedLastLineIsTolerated) {
   // writes half a line itself) that also mentions a larger job id.
   append_raw(R"({"event":"job_start","time":"2024-01-01T00:00:00.000Z","job":99,"comm)");
   std::vector<std::string> skipped;
-  std::vector<json> records = read_journal(journal_path(m_dir), &skipped);
+  std::vector<json> records = testing::value_of(read_journal(journal_path(m_dir), &skipped));
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["job"], 5);
   ASSERT_EQ(skipped.size(), 1u);
@@ -198,12 +199,12 @@ TEST_F(JournalTest, TruncatedLastLineIsTolerated) {
                             " line 2: not a whole record (cut short when it was written); skipped");
 
   {
-    Journal journal(m_dir);
+    Journal journal = testing::value_of(Journal::open(m_dir));
     // Job 99 may have run before the crash: its id is not handed out again.
     EXPECT_EQ(journal.next_job_id(), 100u);
     EXPECT_TRUE(journal.run_end("ok"));
   }
-  records = read_journal(journal_path(m_dir));
+  records = testing::value_of(read_journal(journal_path(m_dir)));
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1]["event"], "run_end");
 }
@@ -214,7 +215,7 @@ TEST_F(JournalTest, RecordGluedToOneCutShortIsKept) {
              R"({"event":"job_start","time":"2024-01-01T00:00:01.000Z","job":2})"
              "\n");
   std::vector<std::string> skipped;
-  std::vector<json> records = read_journal(journal_path(m_dir), &skipped);
+  std::vector<json> records = testing::value_of(read_journal(journal_path(m_dir), &skipped));
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0]["job"], 2);
   ASSERT_EQ(skipped.size(), 1u);
@@ -229,18 +230,22 @@ TEST_F(JournalTest, LargeJournalIsScannedWhole) {
             R"("duration_ms":10,"pad":")" + std::string(200, 'p') + "\"}\n";
   }
   append_raw(text);
-  Journal journal(m_dir);
+  Journal journal = testing::value_of(Journal::open(m_dir));
   EXPECT_GT(text.size(), std::size_t{1} << 20);  // more than one read
   EXPECT_EQ(journal.next_job_id(), 5001u);
-  EXPECT_EQ(read_journal(journal.path()).size(), 5000u);
+  EXPECT_EQ(testing::value_of(read_journal(journal.path())).size(), 5000u);
 }
 
 TEST_F(JournalTest, MissingJournalHasNoRecords) {
-  EXPECT_TRUE(read_journal(m_temp.file("nowhere/journal.jsonl")).empty());
+  EXPECT_TRUE(testing::value_of(read_journal(m_temp.file("nowhere/journal.jsonl"))).empty());
 }
 
-TEST_F(JournalTest, UnopenableJournalThrows) {
-  EXPECT_THROW(Journal(m_temp.file("no/such/dir")), StateError);
+TEST_F(JournalTest, UnopenableJournalSaysWhy) {
+  std::string dir = m_temp.file("no/such/dir");
+  Result<Journal> journal = Journal::open(dir);
+  ASSERT_FALSE(journal.ok());
+  EXPECT_EQ(journal.status().message(),
+            "cannot open the journal " + dir + "/journal.jsonl: No such file or directory");
 }
 
 TEST(JournalTime, FormatsUtcWithMilliseconds) {
@@ -257,7 +262,7 @@ namespace runner {
 namespace {
 
 TEST_F(JournalTest, AJobThatSpansHostsRecordsEveryRank) {
-  Journal journal(m_dir);
+  Journal journal = testing::value_of(Journal::open(m_dir));
   JobStartRecord start;
   start.job = 4;
   start.command = "train 0";
@@ -267,7 +272,7 @@ TEST_F(JournalTest, AJobThatSpansHostsRecordsEveryRank) {
   ASSERT_TRUE(journal.job_pgid(4, {100, "m"}, 1).ok());
   ASSERT_TRUE(journal.job_end(4, JobExit::exited(3), std::chrono::milliseconds(5), false, 1).ok());
   ASSERT_TRUE(journal.job_end(5, JobExit::exited(0), std::chrono::milliseconds(5)).ok());
-  std::vector<json> records = read_journal(journal.path());
+  std::vector<json> records = testing::value_of(read_journal(journal.path()));
   ASSERT_EQ(records.size(), 4u);
   EXPECT_EQ(records[0]["nodes"], 2);
   EXPECT_EQ(records[0]["tasks"][1],

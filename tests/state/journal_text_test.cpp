@@ -10,6 +10,7 @@
 #include "runner/state/journal_replay.h"
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 
 namespace runner {
 namespace {
@@ -24,7 +25,7 @@ std::string random_bytes(std::minstd_rand& random, std::size_t size) {
 TEST(JournalText, ArbitraryBytesComeBackFromTheJournalAndItsReplay) {
   testing::TempDir temp;
   std::string dir = temp.file("q.runner");
-  ensure_state_dir(dir);
+  EXPECT_TRUE(ensure_state_dir(dir).ok());
   std::minstd_rand random(11);
   std::vector<std::string> commands = {"caf\xe9", "\xff\xfe", std::string("nul\0byte", 8),
                                        "\xed\xa0\x80 surrogate", "\xc0\xaf overlong"};
@@ -33,7 +34,7 @@ TEST(JournalText, ArbitraryBytesComeBackFromTheJournalAndItsReplay) {
   commands.push_back(every_byte);
   for (int i = 0; i < 50; ++i) commands.push_back(random_bytes(random, 1 + i * 7));
   {
-    Journal journal(dir);
+    Journal journal = testing::value_of(Journal::open(dir));
     for (std::size_t i = 0; i < commands.size(); ++i) {
       JobStartRecord start;
       start.job = i + 1;
@@ -45,7 +46,7 @@ TEST(JournalText, ArbitraryBytesComeBackFromTheJournalAndItsReplay) {
       ASSERT_TRUE(journal.job_start(start));
     }
   }
-  std::vector<nlohmann::json> records = read_journal(journal_path(dir));
+  std::vector<nlohmann::json> records = testing::value_of(read_journal(journal_path(dir)));
   ASSERT_EQ(records.size(), commands.size());
   for (std::size_t i = 0; i < commands.size(); ++i) {
     EXPECT_EQ(journal_text(records[i], "command"), commands[i]) << i;

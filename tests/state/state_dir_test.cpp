@@ -24,22 +24,21 @@ TEST(StateDir, CreatedWithItsLogsFolderOnDemand) {
   testing::TempDir temp;
   std::string dir = state_dir_for(temp.file("queue.yaml"));
   EXPECT_FALSE(std::filesystem::exists(dir));
-  ensure_state_dir(dir);
+  EXPECT_TRUE(ensure_state_dir(dir).ok());
   EXPECT_TRUE(std::filesystem::is_directory(dir + "/logs"));
   EXPECT_EQ(logs_dir(dir), dir + "/logs");
-  ensure_state_dir(dir);  // already there: fine
+  EXPECT_TRUE(ensure_state_dir(dir).ok());  // already there: fine
   EXPECT_TRUE(std::filesystem::is_directory(dir + "/logs"));
 }
 
 TEST(StateDir, FailureNamesThePath) {
   testing::TempDir temp;
   std::string blocker = temp.write("queue.runner", "a file, not a folder");
-  try {
-    ensure_state_dir(blocker);
-    FAIL() << "expected StateError";
-  } catch (const StateError& error) {
-    EXPECT_NE(std::string(error.what()).find(blocker), std::string::npos) << error.what();
-  }
+  Status created = ensure_state_dir(blocker);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.message().rfind("cannot create the state directory " + blocker + "/logs: ", 0),
+            0u)
+      << created.message();
 }
 
 }  // namespace

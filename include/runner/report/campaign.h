@@ -20,6 +20,7 @@
 #include "runner/config/params.h"
 #include "runner/core/job_exit.h"
 #include "runner/core/output_file.h"
+#include "runner/core/result.h"
 #include "runner/report/log_files.h"  // the observing commands read logs beside the journal
 #include "runner/report/run_tally.h"
 #include "runner/state/journal_records.h"
@@ -164,9 +165,9 @@ Campaign campaign_from_records(const RecordSource& records, const PidAlive& aliv
                                const std::map<std::string, RunTally>& tallies = {},
                                std::vector<std::ptrdiff_t>* owners = nullptr);
 
-// Reads the whole journal (every segment), every job of it. Throws
-// StateError when it cannot be read; a missing journal is an empty campaign.
-Campaign load_campaign(const std::string& state_dir, const PidAlive& alive = process_alive);
+// Reads the whole journal (every segment), every job of it. An error when
+// it cannot be read; a missing journal is an empty campaign.
+Result<Campaign> load_campaign(const std::string& state_dir, const PidAlive& alive = process_alive);
 
 // One "runner: warning: …" line per skipped journal line, for stderr.
 std::string skipped_lines_warning(const Campaign& campaign);

@@ -42,15 +42,15 @@ struct RecentRecords {
 constexpr std::size_t k_checkpoint_after_records = 2000;
 
 // Reads the checkpoint and the journal after it, and writes a new checkpoint
-// when it read at least `checkpoint_after` records past the old one. Throws
-// StateError when the journal cannot be read. A checkpoint that cannot be
+// when it read at least `checkpoint_after` records past the old one. An
+// error when the journal cannot be read. A checkpoint that cannot be
 // written is left as it was.
-RecentRecords read_recent_records(const std::string& state_dir,
-                                  std::size_t checkpoint_after = k_checkpoint_after_records);
+Result<RecentRecords> read_recent_records(
+    const std::string& state_dir, std::size_t checkpoint_after = k_checkpoint_after_records);
 
 // read_recent_records, folded into a campaign.
-RecentCampaign load_recent_campaign(const std::string& state_dir,
-                                    const PidAlive& alive = process_alive,
-                                    std::size_t checkpoint_after = k_checkpoint_after_records);
+Result<RecentCampaign> load_recent_campaign(
+    const std::string& state_dir, const PidAlive& alive = process_alive,
+    std::size_t checkpoint_after = k_checkpoint_after_records);
 
 }  // namespace runner

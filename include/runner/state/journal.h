@@ -23,6 +23,7 @@
 
 #include "runner/core/file_system.h"
 #include "runner/core/job_exit.h"
+#include "runner/core/result.h"
 #include "runner/core/status.h"
 #include "runner/state/journal_records.h"
 #include "runner/state/journal_segments.h"  // its readers
@@ -40,12 +41,13 @@ class Journal {
   // largest job id used so far (in the latest sealed segments too, when it
   // holds none). A last line cut short by a crash is ended
   // with a newline (before the first record, if it cannot be done now) so
-  // new records stay whole. `durable`: fdatasync after every record. Throws
-  // StateError when the file cannot be opened or read. `files` does the
-  // file operations (a test's may fail them).
-  explicit Journal(const std::string& state_dir, bool durable = false,
-                   FileSystem& files = real_file_system(),
-                   std::uint64_t segment_bytes = k_journal_segment_bytes);
+  // new records stay whole. `durable`: fdatasync after every record. An
+  // error when the file cannot be opened or read. `files` does the file
+  // operations (a test's may fail them).
+  static Result<Journal> open(const std::string& state_dir, bool durable = false,
+                              FileSystem& files = real_file_system(),
+                              std::uint64_t segment_bytes = k_journal_segment_bytes);
+  Journal(Journal&&) = default;
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
@@ -99,6 +101,10 @@ class Journal {
   Status rotate();
 
  private:
+  Journal(const std::string& state_dir, bool durable, FileSystem& files,
+          std::uint64_t segment_bytes);
+  // Opens the live file and finds the largest job id (open's work).
+  Status read_back();
   Status append(JournalRecord record);
   Status write_waiting();
   Status write_whole(std::string_view line);

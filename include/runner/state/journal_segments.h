@@ -33,8 +33,6 @@ std::string sealed_segment_path(const std::string& state_dir, std::uint64_t numb
 // The numbers of the sealed segments, oldest first (none without the
 // folder); an error when the folder cannot be read.
 Result<std::vector<std::uint64_t>> list_sealed_segments(const std::string& state_dir);
-// The same for readers: throws StateError when the folder cannot be read.
-std::vector<std::uint64_t> sealed_segments(const std::string& state_dir);
 
 // Where a reading of the journal has got to: `offset` bytes into segment
 // `segment`, at the end of a whole line.
@@ -100,14 +98,14 @@ using JournalRecordSink = std::function<void(nlohmann::json&& record, std::strin
 // segments (then `whole` is false, and a reading from `end` goes on), each
 // record to `sink` when one is given. nullopt when `from` is not a
 // position of this journal (its segment is gone, or shorter, or holds other bytes there; `sink` may
-// have had records of the segments before). A missing journal has no records. Throws StateError
+// have had records of the segments before). A missing journal has no records. An error
 // when a file cannot be read.
-std::optional<JournalRead> read_journal_from(const std::string& state_dir,
-                                             const JournalPosition& from = {},
-                                             const JournalLineFilter& keep = {},
-                                             const SegmentFilter& wanted = {},
-                                             std::size_t segments_at_most = SIZE_MAX,
-                                             const JournalRecordSink& sink = {});
+Result<std::optional<JournalRead>> read_journal_from(const std::string& state_dir,
+                                                     const JournalPosition& from = {},
+                                                     const JournalLineFilter& keep = {},
+                                                     const SegmentFilter& wanted = {},
+                                                     std::size_t segments_at_most = SIZE_MAX,
+                                                     const JournalRecordSink& sink = {});
 
 // The value of a journal line's top-level "job" key when it is an unsigned
 // integer, without parsing the line: it scans only as far as that key (the
@@ -120,10 +118,10 @@ std::optional<JobId> journal_line_job(std::string_view line);
 // each is described in `skipped` ("journal.jsonl line 12: not a whole
 // record, cut short when it was written; skipped"); a line whose record was
 // cut short and had another glued behind it (by older versions) keeps the
-// latter. A missing file has no records; a file that cannot be read throws
-// StateError.
-std::vector<nlohmann::json> read_journal(const std::string& path,
-                                         std::vector<std::string>* skipped = nullptr);
+// latter. A missing file has no records; an error when the file cannot be
+// read.
+Result<std::vector<nlohmann::json>> read_journal(const std::string& path,
+                                                 std::vector<std::string>* skipped = nullptr);
 
 // One line of a journal, read as read_journal reads it. Not a failure when
 // it is not a whole record: the reading goes on without what was skipped.

@@ -6,11 +6,13 @@
 #include <string>
 
 #include "runner/core/job_exit.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
-// A state file or directory cannot be created, opened or read. The message
-// names the path and the system's reason.
+// What ends a command, thrown by cli alone (state returns a Status), when a
+// state file or directory cannot be created, opened, read or written. The
+// message names the path and the system's reason.
 class StateError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -36,8 +38,8 @@ std::string attempt_outputs_dir(const std::string& outputs, JobId job, int attem
 // its decisions (rotated into debug.log.1, debug.log.2).
 std::string debug_log_path(const std::string& state_dir);
 
-// Creates `state_dir` and its logs/ folder if they do not exist. Throws
-// StateError.
-void ensure_state_dir(const std::string& state_dir);
+// Creates `state_dir` and its logs/ folder if they do not exist; an error
+// says why it could not.
+Status ensure_state_dir(const std::string& state_dir);
 
 }  // namespace runner

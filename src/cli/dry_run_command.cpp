@@ -40,7 +40,7 @@ int dry_run_jobs(const RunOptions& options) {
   std::size_t number_width = plan_number_width(entries);
   std::size_t jobs = 0;
   std::size_t at_once = 0;
-  plan_jobs(entries, fleet, options.queue_file, placement, [&](const PlannedJob& job) {
+  fatal_unless(plan_jobs(entries, fleet, options.queue_file, placement, [&](const PlannedJob& job) {
     jobs = job.number;
     if (job.wave == 0 && job.rank == 0) ++at_once;
     pending += format_planned_job(job, number_width);
@@ -48,7 +48,7 @@ int dry_run_jobs(const RunOptions& options) {
       write_all(fileno(stdout), pending);
       pending.clear();
     }
-  });
+  }));
   write_all(fileno(stdout), pending);
   std::string what;
   if (options.mode == Mode::broadcast) {

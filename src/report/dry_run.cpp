@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "runner/config/config_error.h"
 #include "runner/config/multi_node.h"
 #include "runner/config/pattern.h"
 #include "runner/config/service.h"
@@ -54,17 +53,19 @@ Params awaited_service_variables(const ServiceSpec& service) {
 
 }  // namespace
 
-void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
-               const std::string& queue_path, JobPlacement placement,
-               const std::function<void(const PlannedJob&)>& each) {
+Status plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                 const std::string& queue_path, JobPlacement placement,
+                 const std::function<void(const PlannedJob&)>& each) {
   // When each slot is free again, in units of one job's duration.
   std::vector<std::size_t> free_at(fleet.slots.size(), 0);
   std::size_t last_start = 0;
   std::size_t number = 0;
   Params service_variables;  // those of the services planned so far
+  Status planned_all;        // the first job that cannot be planned ends the plan
 
   auto add = [&](const QueueEntry& entry, const JobSpec& job, std::vector<int> slots,
                  std::size_t wave, Params builtins, std::optional<int> rank) {
+    if (!planned_all) return;
     builtins.insert(builtins.end(), service_variables.begin(), service_variables.end());
     PlannedJob planned;
     planned.number = number;
@@ -73,13 +74,17 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
     if (rank) planned.label += fmt::format(" rank {}", *rank);
     planned.rank = rank.value_or(0);
     Result<std::string> command = render_job(job, fleet, slots, builtins);
-    if (!command && command.status().kind() == ErrorKind::undefined)
-      throw ConfigError(queue_path, entry.line, entry.column,
-                        fmt::format("{} on {} (define it in the job or on every slot of the "
-                                    "hosts that can run it)",
-                                    command.status().message(), planned.label));
-    if (!command)
-      throw ConfigError(queue_path, entry.line, entry.column, command.status().message());
+    if (!command && command.status().kind() == ErrorKind::undefined) {
+      planned_all = Status::at(queue_path, entry.line, entry.column,
+                               fmt::format("{} on {} (define it in the job or on every slot of "
+                                           "the hosts that can run it)",
+                                           command.status().message(), planned.label));
+      return;
+    }
+    if (!command) {
+      planned_all = Status::at(queue_path, entry.line, entry.column, command.status().message());
+      return;
+    }
     planned.command = std::move(*command);
     planned.slots = std::move(slots);
     planned.wave = wave;
@@ -92,6 +97,7 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
 
   for (const QueueEntry& entry : entries) {
     for_each_job(entry, [&](const JobSpec& job) {
+      if (!planned_all) return;
       ++number;
       if (placement == JobPlacement::broadcast) {
         for (std::size_t s = 0; s < fleet.slots.size(); ++s)
@@ -104,7 +110,7 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
       std::size_t nodes = job.every_host ? std::max<std::size_t>(1, starts.size())
                                          : static_cast<std::size_t>(job.nodes.value_or(1));
       if (starts.size() < nodes) {
-        throw ConfigError(
+        planned_all = Status::at(
             queue_path, entry.line, entry.column,
             job.nodes ? fmt::format("this job needs {} nodes with {} slots each, but the hosts "
                                     "file has {} such host{}",
@@ -112,6 +118,7 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
                       : fmt::format("this job needs {} slots of one host, but no host has that "
                                     "many",
                                     k));
+        return;
       }
       // It starts when the last of the hosts it needs is free, on the first
       // hosts free then, in hosts.yaml order, as the scheduler places it.
@@ -148,7 +155,9 @@ void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
         add(entry, job, layout.ranks[rank], when,
             multi_node_variables(job, layout, static_cast<int>(rank)), static_cast<int>(rank));
     });
+    if (!planned_all) return planned_all;
   }
+  return planned_all;
 }
 
 std::size_t plan_number_width(const std::vector<QueueEntry>& entries) {

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "runner/config/config_error.h"
 #include "support/value_of.h"
 
 namespace runner {
@@ -21,9 +20,19 @@ std::vector<QueueEntry> entries(const std::string& yaml) {
 std::vector<PlannedJob> whole_plan(const std::vector<QueueEntry>& entries, const Fleet& fleet,
                                    const std::string& queue_path, JobPlacement placement) {
   std::vector<PlannedJob> plan;
-  plan_jobs(entries, fleet, queue_path, placement,
-            [&](const PlannedJob& job) { plan.push_back(job); });
+  Status planned = plan_jobs(entries, fleet, queue_path, placement,
+                             [&](const PlannedJob& job) { plan.push_back(job); });
+  EXPECT_TRUE(planned.ok()) << planned.located_message();
   return plan;
+}
+
+// Why the plan of `entries` fails, and how many jobs it planned before.
+std::pair<Status, std::size_t> plan_failure(const std::vector<QueueEntry>& entries,
+                                            const Fleet& fleet) {
+  std::size_t planned_jobs = 0;
+  Status planned = plan_jobs(entries, fleet, "q.yaml", JobPlacement::queue,
+                             [&](const PlannedJob&) { ++planned_jobs; });
+  return {planned, planned_jobs};
 }
 
 std::vector<std::string> lines(const std::vector<PlannedJob>& plan) {
@@ -97,18 +106,22 @@ TEST(DryRun, JobsAfterAServiceUseTheVariablesItsReadyLineWillGive) {
 
 TEST(DryRun, AServicesVariableBeforeTheServiceIsAnError) {
   Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml"));
-  EXPECT_THROW(whole_plan(entries("- client --peer <<dht.addr>>\n"
-                                  "- command: dht\n  service: dht\n"
-                                  "  ready_log: 'peer at (?<addr>\\S+)'\n"),
-                          fleet, "q.yaml", JobPlacement::queue),
-               ConfigError);
+  auto [planned, jobs] = plan_failure(entries("- client --peer <<dht.addr>>\n"
+                                              "- command: dht\n  service: dht\n"
+                                              "  ready_log: 'peer at (?<addr>\\S+)'\n"),
+                                      fleet);
+  EXPECT_EQ(planned.located_message(),
+            "q.yaml:1:3: <<dht.addr>> is not defined on a #0 (define it in the job or on every "
+            "slot of the hosts that can run it)");
+  EXPECT_EQ(jobs, 0u);
 }
 
 TEST(DryRun, AJobThatFitsNoHostIsAnError) {
   Fleet fleet = testing::value_of(parse_hosts("- hostname: a\n  slots: 2\n", "h.yaml"));
-  EXPECT_THROW(
-      whole_plan(entries("- command: big\n  slots: 3\n"), fleet, "q.yaml", JobPlacement::queue),
-      ConfigError);
+  auto [planned, jobs] = plan_failure(entries("- small\n- command: big\n  slots: 3\n"), fleet);
+  EXPECT_EQ(planned.located_message(),
+            "q.yaml:2:3: this job needs 3 slots of one host, but no host has that many");
+  EXPECT_EQ(jobs, 1u);
 }
 
 TEST(DryRun, PrintsNumberedLinesWithMultiLineCommandsIndented) {
@@ -118,9 +131,9 @@ TEST(DryRun, PrintsNumberedLinesWithMultiLineCommandsIndented) {
   yaml += "- |-\n  cd /work\n  python train.py --gpu <<gpu>>\n";
   std::vector<QueueEntry> queue = entries(yaml);
   std::string text;
-  plan_jobs(queue, fleet, "q.yaml", JobPlacement::queue, [&](const PlannedJob& job) {
-    text += format_planned_job(job, plan_number_width(queue));
-  });
+  EXPECT_TRUE(plan_jobs(queue, fleet, "q.yaml", JobPlacement::queue, [&](const PlannedJob& job) {
+                text += format_planned_job(job, plan_number_width(queue));
+              }).ok());
   EXPECT_EQ(text.substr(0, text.find('\n') + 1), " 1 [a gpu=0] echo x\n");
   EXPECT_NE(text.find("\n11 [a gpu=0] cd /work\n       python train.py --gpu 0\n"),
             std::string::npos)
@@ -132,9 +145,10 @@ TEST(DryRun, ABroadcastStepsPushComesBeforeItsCommandOrAlone) {
   std::vector<QueueEntry> queue =
       entries("- push: [data, tools]\n  push_to: work\n  command: ./prepare.sh\n- push: more\n");
   std::string text;
-  plan_jobs(queue, fleet, "q.yaml", JobPlacement::broadcast, [&](const PlannedJob& job) {
-    text += format_planned_job(job, plan_number_width(queue));
-  });
+  EXPECT_TRUE(
+      plan_jobs(queue, fleet, "q.yaml", JobPlacement::broadcast, [&](const PlannedJob& job) {
+        text += format_planned_job(job, plan_number_width(queue));
+      }).ok());
   EXPECT_EQ(text,
             "1 [a] (push data tools into work) ./prepare.sh\n"
             "2 [a] (push more into the login directory)\n");

@@ -11,6 +11,7 @@
 #include "runner/config/hosts.h"
 #include "runner/config/job_render.h"
 #include "runner/config/queue_entry.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
@@ -31,12 +32,12 @@ struct PlannedJob {
 // them when every host is up (the first host, in hosts.yaml order, with
 // enough free slots); once none is free, as if every job took equally long.
 // Broadcast placement: each job on every slot, in slot order, one wave per
-// job. Throws ConfigError (queue_path, the entry's line) for a job that fits
-// no host or uses a variable nothing defines; validate_jobs says the same
-// first.
-void plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
-               const std::string& queue_path, JobPlacement placement,
-               const std::function<void(const PlannedJob&)>& each);
+// job. An error at queue_path and the entry's line for a job that fits no
+// host or uses a variable nothing defines (validate_jobs says the same
+// first); the plan ends with it.
+Status plan_jobs(const std::vector<QueueEntry>& entries, const Fleet& fleet,
+                 const std::string& queue_path, JobPlacement placement,
+                 const std::function<void(const PlannedJob&)>& each);
 
 // The width of the job numbers of a plan of `entries`: the digits of its
 // last job's number.

@@ -28,7 +28,7 @@ void FleetConnections::close() {
   Clock::time_point closing = Clock::now() + std::chrono::seconds(2);
   while (Clock::now() < closing && !std::all_of(m_executors.begin(), m_executors.end(),
                                                 [](auto& e) { return e->idle(); })) {
-    m_loop.run_once(std::chrono::milliseconds(100));
+    fatal_unless(m_loop.run_once(std::chrono::milliseconds(100)));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "fatal.h"
 #include "runner/config/hosts.h"
 #include "runner/core/clock.h"
 #include "runner/exec/event_loop.h"
@@ -23,7 +24,7 @@ class FleetConnections {
   std::vector<Executor*> executors() const;
   // Starts connecting to every host.
   void connect();
-  void run_once(Clock::duration max_wait) { m_loop.run_once(max_wait); }
+  void run_once(Clock::duration max_wait) { fatal_unless(m_loop.run_once(max_wait)); }
   // Shuts every executor down and runs the loop until all are idle, two
   // seconds at most.
   void close();

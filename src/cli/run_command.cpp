@@ -93,7 +93,8 @@ void shut_down(EventLoop& loop, const std::vector<Executor*>& executors) {
     return std::all_of(executors.begin(), executors.end(),
                        [](Executor* executor) { return executor->idle(); });
   };
-  while (!all_idle() && Clock::now() < give_up) loop.run_once(std::chrono::milliseconds(100));
+  while (!all_idle() && Clock::now() < give_up)
+    fatal_unless(loop.run_once(std::chrono::milliseconds(100)));
 }
 
 // A reader that goes away (`runner q | head`) must not kill the run, and
@@ -274,7 +275,7 @@ int run_jobs(const RunOptions& options) {
   while (!scheduler.finished()) {
     console.flush();
     reporter.flush_logs();
-    loop.run_once();
+    fatal_unless(loop.run_once());
   }
   console.flush();
   reporter.flush_logs();

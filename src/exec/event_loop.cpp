@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <system_error>
+#include <cstring>
+#include <string>
 
 namespace runner {
 
@@ -10,7 +11,7 @@ void EventLoop::add(Pollable* pollable) { m_pollables.push_back(pollable); }
 
 void EventLoop::remove(Pollable* pollable) { std::erase(m_pollables, pollable); }
 
-void EventLoop::run_once(std::optional<Clock::duration> max_wait) {
+Status EventLoop::run_once(std::optional<Clock::duration> max_wait) {
   m_fds.clear();
   std::optional<Clock::time_point> wake;
   for (Pollable* p : m_pollables) {
@@ -28,13 +29,14 @@ void EventLoop::run_once(std::optional<Clock::duration> max_wait) {
     timeout_ms = static_cast<int>(std::min<long long>(left, 60'000));
   }
   if (poll(m_fds.data(), m_fds.size(), timeout_ms) < 0 && errno != EINTR)
-    throw std::system_error(errno, std::generic_category(), "poll");
+    return Status::error(std::string("poll: ") + std::strerror(errno));
 
   now = Clock::now();
   // A pollable may remove itself or others while stepping: iterate a copy.
   std::vector<Pollable*> pollables = m_pollables;
   for (Pollable* p : pollables)
     if (std::find(m_pollables.begin(), m_pollables.end(), p) != m_pollables.end()) p->step(now);
+  return Status::ok_status();
 }
 
 }  // namespace runner

@@ -47,7 +47,8 @@ struct Local : ::testing::Test {
   template <typename Done>
   void run_until(Done done) {
     auto give_up = Clock::now() + std::chrono::seconds(20);
-    while (!done() && Clock::now() < give_up) loop.run_once(std::chrono::milliseconds(100));
+    while (!done() && Clock::now() < give_up)
+      EXPECT_TRUE(loop.run_once(std::chrono::milliseconds(100)).ok());
     ASSERT_TRUE(done());
   }
 };
@@ -91,7 +92,7 @@ TEST_F(Local, EachJobHasItsOwnProcessGroup) {
 
 TEST_F(Local, SignalReachesTheWholeGroup) {
   executor->start_task(1, "sleep 60 & sleep 60; wait");
-  loop.run_once(std::chrono::milliseconds(200));
+  EXPECT_TRUE(loop.run_once(std::chrono::milliseconds(200)).ok());
   ASSERT_TRUE(events.pgid.count(1));
   long pgid = events.pgid[1];
   executor->signal_task(1, SIGTERM);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runner/core/pollable.h"
+#include "runner/core/status.h"
 
 namespace runner {
 
@@ -16,8 +17,9 @@ class EventLoop {
   void remove(Pollable* pollable);
 
   // Waits until a descriptor is ready, the earliest deadline passes or
-  // `max_wait` elapses, then steps every pollable once.
-  void run_once(std::optional<Clock::duration> max_wait = std::nullopt);
+  // `max_wait` elapses, then steps every pollable once. An error, stepping
+  // none, when the descriptors cannot be polled.
+  Status run_once(std::optional<Clock::duration> max_wait = std::nullopt);
 
  private:
   std::vector<Pollable*> m_pollables;

@@ -291,5 +291,42 @@ TEST_F(BadInput, UnknownFlag) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("ran")));
 }
 
+// --- a state directory that cannot be used: exit 2, its path and the reason said ---
+
+struct StateDirectory : LocalRun {
+  // `runner args` ends with exit status 2 and an error matching `pattern`,
+  // having run nothing.
+  void expect_ended(const std::vector<std::string>& args, const std::string& pattern) {
+    ProcessResult r = runner(args);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_TRUE(std::regex_search(r.err, std::regex("runner: error: " + pattern))) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("ran"))) << "a job ran";
+  }
+};
+
+TEST_F(StateDirectory, ThatCannotBeCreatedEndsTheRunNamingIt) {
+  dir.write("queue.yaml", "- touch ran\n");
+  dir.write("queue.runner", "a file where the state directory goes\n");
+  expect_ended({"queue"},
+               R"(cannot create the state directory \S*queue\.runner/logs: Not a directory\n)");
+  EXPECT_EQ(dir.read("queue.yaml"), "- touch ran\n");
+}
+
+TEST_F(StateDirectory, AJournalThatCannotBeOpenedEndsTheRunNamingIt) {
+  dir.write("queue.yaml", "- touch ran\n");
+  std::filesystem::create_directories(dir.file("queue.runner/logs"));
+  std::filesystem::create_directory(dir.file("queue.runner/journal.jsonl"));
+  expect_ended({"queue"},
+               R"(cannot open the journal \S*queue\.runner/journal\.jsonl: Is a directory\n)");
+  EXPECT_EQ(dir.read("queue.yaml"), "- touch ran\n");
+}
+
+TEST_F(StateDirectory, AJournalThatCannotBeReadEndsStatusAndReportNamingIt) {
+  std::filesystem::create_directories(dir.file("queue.runner/logs"));
+  std::filesystem::create_directory(dir.file("queue.runner/journal.jsonl"));
+  for (const char* command : {"status", "report"})
+    expect_ended({command}, R"(cannot read \S*queue\.runner/journal\.jsonl: Is a directory\n)");
+}
+
 }  // namespace
 }  // namespace runner

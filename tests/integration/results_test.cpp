@@ -134,11 +134,13 @@ TEST_F(Results, AServiceIsNoJobOfTheResultsUnlessAskedForThenItIsStopped) {
 // the parameter keeps its name, the file's field is file.NAME, in every
 // format.
 TEST_F(Results, AFileFieldNamedLikeAParameterIsItsOwnColumn) {
+  // The two jobs run side by side in one directory: each writes a file of
+  // its own, or one could bring back the other's.
   dir.write("queue.yaml",
             "- command: |-\n"
-            "    echo '{\"batch\": <<batch>>0, \"id\": 7, \"tps\": 3}' > r.json\n"
+            "    echo '{\"batch\": <<batch>>0, \"id\": 7, \"tps\": 3}' > r<<batch>>.json\n"
             "  batch: [1, 2]\n"
-            "  outputs: r.json\n");
+            "  outputs: r<<batch>>.json\n");
   ProcessResult run = runner({"queue"});
   ASSERT_EQ(run.status, 0) << run.err;
   ProcessResult csv = runner({"results"});

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "host_round.h"
+#include "runner/cli/host_round.h"
 #include "runner/exec/executor.h"
 #include "runner/probe/gpu_listing.h"
 

@@ -1,5 +1,5 @@
 // See host_round.h.
-#include "host_round.h"
+#include "runner/cli/host_round.h"
 
 #include "fleet_connections.h"
 

@@ -1,6 +1,6 @@
 // The journal's checkpoint, brought up to date by a forked child or by the
 // run itself.
-#include "journal_checkpointer.h"
+#include "runner/cli/journal_checkpointer.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "fatal.h"
-#include "host_round.h"
+#include "runner/cli/host_round.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpu_telemetry.h"
-#include "journal_checkpointer.h"
+#include "runner/cli/journal_checkpointer.h"
 #include "runner/config/job_render.h"
 #include "runner/ui/exit_text.h"
 #include "runner/ui/summary.h"

@@ -1,0 +1,72 @@
+// A run's checkpoint of its journal: brought up to date by a child process
+// while the run goes on, one child at a time.
+#include "runner/cli/journal_checkpointer.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include "runner/state/journal.h"
+#include "runner/state/journal_checkpoint.h"
+#include "runner/state/state_dir.h"
+#include "support/temp_dir.h"
+#include "support/wait.h"
+
+namespace runner {
+namespace {
+
+using testing::TempDir;
+using testing::wait_until;
+
+TEST(JournalCheckpointer, AChildWritesTheCheckpointOfTheJournalSoFar) {
+  TempDir dir;
+  ensure_state_dir(dir.path());
+  {
+    Journal journal(dir.path());
+    ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml").ok());
+    JobStartRecord start;
+    start.job = journal.next_job_id();
+    start.command = "true";
+    ASSERT_TRUE(journal.job_start(start).ok());
+    ASSERT_TRUE(journal.sync().ok());
+  }
+  ASSERT_FALSE(load_journal_checkpoint(dir.path()));
+  {
+    JournalCheckpointer checkpointer(dir.path());
+    EXPECT_TRUE(checkpointer.refresh_in_background());
+  }  // waits for the child
+  std::optional<JournalCheckpoint> checkpoint = load_journal_checkpoint(dir.path());
+  ASSERT_TRUE(checkpoint);
+  EXPECT_FALSE(checkpoint->records.empty());
+}
+
+TEST(JournalCheckpointer, NoSecondChildWhileTheFirstStillReads) {
+  TempDir dir;
+  ensure_state_dir(dir.path());
+  // A journal that is a pipe holds the child in its reading until a writer
+  // comes and goes.
+  std::string journal = dir.file("journal.jsonl");
+  ASSERT_EQ(mkfifo(journal.c_str(), 0600), 0);
+  JournalCheckpointer checkpointer(dir.path());
+  ASSERT_TRUE(checkpointer.refresh_in_background());
+  int writer = -1;
+  ASSERT_TRUE(wait_until(
+      [&] {
+        writer = ::open(journal.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        return writer >= 0;
+      },
+      std::chrono::seconds(10)))
+      << "the child never opened the journal";
+  EXPECT_FALSE(checkpointer.refresh_in_background());
+
+  ::close(writer);  // the child reads the end of the journal, and ends
+  ASSERT_EQ(::unlink(journal.c_str()), 0);
+  EXPECT_TRUE(
+      wait_until([&] { return checkpointer.refresh_in_background(); }, std::chrono::seconds(10)));
+}
+
+}  // namespace
+}  // namespace runner

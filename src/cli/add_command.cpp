@@ -2,11 +2,14 @@
 // under the lock, so a running runner never sees half an edit.
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "fatal.h"
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_file.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -60,6 +63,19 @@ int add_jobs(const AddOptions& options) {
   fmt::print(stderr, "runner: added {} job{} to {}\n", jobs, jobs == 1 ? "" : "s",
              options.queue_file);
   return 0;
+}
+
+Subcommand add_add_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<AddOptions>();
+  take(defaults.queue_file, options->queue_file);
+  auto* add = app.add_subcommand("add", "Append a job (or the entries of a file) to the queue");
+  add->add_option("-Q,--queue-file", options->queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
+  add->add_option("-f,--file", options->from_file, "A YAML list of queue entries to append");
+  add->add_option("command", options->command, "The command to append, as one job");
+  add->positionals_at_end(true);
+  set_example(*add, "runner add --queue-file queue.yaml 'python train.py --lr 0.01'");
+  return {add, [options] { return add_jobs(*options); }};
 }
 
 }  // namespace runner

@@ -18,6 +18,7 @@
 #include "runner/core/printable.h"
 #include "runner/probe/gpu_listing.h"
 #include "runner/ui/console.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -114,6 +115,27 @@ int check_hosts(const CheckOptions& options) {
     return 1;
   }
   return 0;
+}
+
+Subcommand add_check_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<CheckOptions>();
+  take(defaults.hosts_file, options->hosts_file);
+  take_ssh(defaults, options->ssh);
+  auto* check = app.add_subcommand(
+      "check", "Connect to every host as a run would; print how, and the GPUs nvidia-smi lists");
+  check->add_option("-H,--hosts-file", options->hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
+  check->add_flag("--net", options->net,
+                  "Check instead that every host reaches every other over TCP, as the ranks of a "
+                  "multi-node job must: print each host's interfaces and addresses, which of "
+                  "them answered each other host (a listener on a free port from 29400 up, for "
+                  "the check only, with python3, perl or nc), and warnings (no path, a path only "
+                  "over docker0/lo/virbr*/veth*, an unreachable master address); exit 1 when a "
+                  "pair cannot be shown to connect");
+  add_ssh_flags(*check, options->ssh);
+  set_example(*check,
+              "runner check --hosts-file hosts.yaml\n  runner check --net --hosts-file hosts.yaml");
+  return {check, [options] { return check_hosts(*options); }};
 }
 
 }  // namespace runner

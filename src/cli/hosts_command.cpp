@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "fatal.h"
 #include "host_probe.h"
@@ -18,6 +19,7 @@
 #include "runner/core/printable.h"
 #include "runner/probe/gpu_listing.h"
 #include "runner/ui/console.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -91,6 +93,27 @@ int detect_hosts(const HostsOptions& options) {
   console.info(fmt::format("wrote {}: {} host{}, {} slot{}", options.hosts_file, hosts.size(),
                            hosts.size() == 1 ? "" : "s", slots, slots == 1 ? "" : "s"));
   return 0;
+}
+
+Subcommand add_hosts_command(CLI::App& app, const UserDefaults& defaults) {
+  // `--detect` sets nothing: it is required, and the only thing the command does.
+  struct HostsCommand {
+    HostsOptions options;
+    bool detect = false;
+  };
+  auto command = std::make_shared<HostsCommand>();
+  take_ssh(defaults, command->options.ssh);
+  auto* hosts = app.add_subcommand(
+      "hosts", "Ask hosts which GPUs they have (nvidia-smi -L) and print the hosts.yaml for them");
+  hosts->add_flag("--detect", command->detect, "Ask the hosts named (required)")->required();
+  hosts->add_option("host", command->options.hosts, "Hosts as hosts.yaml names them")->required();
+  hosts->add_flag("--write", command->options.write,
+                  "Write it to --hosts-file instead of printing it (never over an existing file)");
+  hosts->add_option("-H,--hosts-file", command->options.hosts_file,
+                    "Where --write writes (default: hosts.yaml)");
+  add_ssh_flags(*hosts, command->options.ssh);
+  set_example(*hosts, "runner hosts --detect node01 node02 user@node03:2222 > hosts.yaml");
+  return {hosts, [command] { return detect_hosts(command->options); }};
 }
 
 }  // namespace runner

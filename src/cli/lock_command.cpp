@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "fatal.h"
@@ -20,6 +21,7 @@
 #include "runner/queue/queue_file.h"
 #include "runner/queue/queue_lock.h"
 #include "runner/queue/real_queue_path.h"
+#include "subcommand.h"
 
 extern char** environ;
 
@@ -124,6 +126,23 @@ int lock_queue(const LockOptions& options) {
       return 1;
     }
   }
+}
+
+Subcommand add_lock_command(CLI::App& app, const UserDefaults& defaults, IgnoredOptions& ignored) {
+  auto options = std::make_shared<LockOptions>();
+  take(defaults.queue_file, options->queue_file);
+  auto* lock = app.add_subcommand("lock", "Lock the queue and edit it");
+  lock->alias("l");
+  lock->add_option("-Q,--queue-file", options->queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
+  lock->add_option("--editor", options->editor, "Editor (default: $VISUAL, $EDITOR, vim)");
+  ignored.add_option(*lock, "-H,--hosts-file");
+  ignored.add_flag(*lock, "-d,--daemon");
+  ignored.add_flag(*lock, "-i,--ignore-errors");
+  ignored.add_flag(*lock, "-e,--error-aborts");
+  ignored.add_option(*lock, "-p,--print-period");
+  set_example(*lock, "runner lock --queue-file queue.yaml --editor nano");
+  return {lock, [options] { return lock_queue(*options); }};
 }
 
 }  // namespace runner

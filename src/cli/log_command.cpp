@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "fatal.h"
 #include "runner/cli/options.h"
@@ -22,6 +23,7 @@
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
 #include "runner/ui/summary.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -218,6 +220,19 @@ int show_log(const LogOptions& options) {
                     format_duration(done->duration)));
   }
   return 0;
+}
+
+Subcommand add_log_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<LogOptions>();
+  auto* log = add_campaign_command(app, "log", "Print a job's saved output", defaults,
+                                   options->queue_file, options->state_dir);
+  log->add_option("job", options->job, "The job's id (12 or #12)")->required();
+  log->add_flag("-f,--follow", options->follow, "Keep printing while the job runs");
+  log->add_option("--rank", options->rank,
+                  "For a job with nodes: only this rank's log, as written (default: every "
+                  "rank's, each line prefixed with its rank and host)");
+  set_example(*log, "runner log --queue-file queue.yaml --follow 12");
+  return {log, [options] { return show_log(*options); }};
 }
 
 }  // namespace runner

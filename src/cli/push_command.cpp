@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "fatal.h"
 #include "runner/cli/host_round.h"
@@ -15,6 +16,7 @@
 #include "runner/config/hosts.h"
 #include "runner/exec/executor.h"
 #include "runner/ui/console.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -130,6 +132,27 @@ int push_files(const PushOptions& options) {
   }
   console.error(fmt::format("{}; failed: {}", summary, fmt::join(failed, ", ")));
   return 1;
+}
+
+Subcommand add_push_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<PushOptions>();
+  take(defaults.hosts_file, options->hosts_file);
+  take_ssh(defaults, options->ssh);
+  auto* push = app.add_subcommand(
+      "push",
+      "Copy local files and folders to every host, sending only what a host lacks or "
+      "has with another size, time or mode");
+  push->add_option("sources", options->sources, "Files and folders to copy")->required();
+  push->add_option("--to", options->to,
+                   "The folder on each host to copy them into, from the login directory "
+                   "(default: the login directory itself)");
+  push->add_option("--hosts", options->hosts, "Only these hosts of the fleet")->delimiter(',');
+  push->add_option("-H,--hosts-file", options->hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
+  add_ssh_flags(*push, options->ssh);
+  set_example(*push,
+              "runner push data/ model.bin --to work\n  runner push data --hosts node01,node02");
+  return {push, [options] { return push_files(*options); }};
 }
 
 }  // namespace runner

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include "fatal.h"
 #include "runner/cli/options.h"
@@ -17,6 +18,7 @@
 #include "runner/state/gpu_power_series.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -87,6 +89,26 @@ int write_report(const ReportOptions& options) {
   std::fflush(stdout);
   write_all(STDOUT_FILENO, output + "\n");
   return 0;
+}
+
+Subcommand add_report_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<ReportOptions>();
+  auto* report = add_campaign_command(app, "report", "Write an HTML report of a campaign", defaults,
+                                      options->queue_file, options->state_dir);
+  report->add_option("-o,--output", options->output,
+                     "Where to write it (default: report.html in the state directory; - for "
+                     "stdout)");
+  report->add_option("--run", options->runs, "Show this run (repeatable; default the latest)");
+  report->add_flag("--all", options->all_runs, "Show every run of the state directory");
+  report->add_option("--plot", options->plots,
+                     "Plot a metric of the results against a parameter, one line per value of "
+                     "others: METRIC:X:SERIES[,SERIES...], or relative to a baseline: "
+                     "METRIC/COLUMN=VALUE:X:SERIES (repeatable)");
+  report->add_option("--where", options->where,
+                     "Show and plot only the results whose COLUMN is VALUE: COLUMN=VALUE "
+                     "(repeatable; several values of one column: any of them)");
+  set_example(*report, "runner report --queue-file queue.yaml --plot throughput:batch:model");
+  return {report, [options] { return write_report(*options); }};
 }
 
 }  // namespace runner

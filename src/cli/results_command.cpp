@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
@@ -12,6 +13,7 @@
 #include "runner/report/results_where.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -44,6 +46,22 @@ int show_results(const ResultsOptions& options) {
       options.where);
   std::fflush(stdout);
   return write_all(STDOUT_FILENO, format_results(table, *format)) ? 0 : 1;
+}
+
+Subcommand add_results_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<ResultsOptions>();
+  auto* results = add_campaign_command(
+      app, "results", "Print one table of a campaign: a row per job, its parameters and metrics",
+      defaults, options->queue_file, options->state_dir);
+  results->add_option("--format", options->format, "csv (default), tsv, jsonl or markdown")
+      ->check(CLI::IsMember({"csv", "tsv", "jsonl", "markdown"}));
+  results->add_flag("--services", options->services,
+                    "Add a row for each service (`service:`), with its state");
+  results->add_option("--where", options->where,
+                      "Only the rows whose COLUMN is VALUE: COLUMN=VALUE (repeatable; several "
+                      "values of one column: any of them)");
+  set_example(*results, "runner results --queue-file queue.yaml --format markdown");
+  return {results, [options] { return show_results(*options); }};
 }
 
 }  // namespace runner

@@ -36,6 +36,7 @@
 #include "runner/state/state_dir.h"
 #include "runner/state/stop_requests.h"
 #include "runner/ui/status_line.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -297,6 +298,87 @@ int run_jobs(const RunOptions& options) {
     if (status == 0) status = 1;
   }
   return status;
+}
+
+namespace {
+
+void add_run_flags(CLI::App& app, RunOptions& o, IgnoredOptions& ignored) {
+  app.add_option("-H,--hosts-file", o.hosts_file, "The fleet (default: hosts.yaml)")
+      ->envname(k_hosts_file_env);
+  app.add_option("-Q,--queue-file", o.queue_file, "The queue (default: queue.yaml)")
+      ->envname(k_queue_file_env);
+  ignored.add_option(app, "--editor");
+  app.add_option("--state-dir", o.state_dir,
+                 "Journal and job logs (default: beside the queue file, queue.runner/)");
+  app.add_option("--outputs-dir", o.outputs_dir,
+                 "Where the files of jobs' `outputs:` are brought back to, <dir>/<id>/ each "
+                 "(default: outputs/ in the state directory); results and report find them there");
+  app.add_flag("-d,--daemon", o.daemon, "Keep running and pick up jobs as they are added");
+  app.add_flag("-i,--ignore-errors", o.ignore_errors,
+               "Broadcast: go on to the next job when one fails");
+  // Older Pegasus spelling of the default broadcast behaviour.
+  app.add_flag("-e,--error-aborts", o.error_aborts,
+               "Broadcast: stop after a failed job (the default; older Pegasus spelling)");
+  app.add_option("-p,--print-period", o.print_period,
+                 "Print every Nth output line of each job; 0 prints none (default 1)");
+  app.add_option("--color", o.color, "Colour slot prefixes: auto, always, never")
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, ColorMode>{{"auto", ColorMode::automatic},
+                                                                   {"always", ColorMode::always},
+                                                                   {"never", ColorMode::never}},
+                                  CLI::ignore_case));
+  add_ssh_flags(app, o.ssh);
+  app.add_flag("--resume", o.resume,
+               "After a crash: check the jobs the last run left running, kill what is left of "
+               "them, and run them again first");
+  app.add_option("--timeout", o.timeout,
+                 "Stop jobs that run longer than this (90s, 45m, 2h, 1h30m) unless they say "
+                 "`timeout:` themselves");
+  app.add_option("--retries", o.retries,
+                 "Run a failed job again up to N times unless it says `retries:` itself")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--max-requeue", o.max_requeue,
+                 "Put a job lost with its host back in the queue up to N times (default 2)")
+      ->check(CLI::Range(0, 1000));
+  app.add_flag("--keep-orphans", o.keep_orphans,
+               "Do not kill what lost jobs left running when their host comes back");
+  app.add_flag("--no-gpu-monitor", o.no_gpu_monitor,
+               "Do not read the GPUs' energy, power, utilisation and memory while jobs run");
+  app.add_option("--gpu-monitor-period", o.gpu_monitor_period,
+                 "How often each GPU is read while jobs run (default 200ms)");
+  app.add_flag("-n,--dry-run", o.dry_run,
+               "Print every job with the slot it would get and its rendered command; run "
+               "nothing, change no file");
+  app.add_flag("--quiet", o.quiet,
+               "No job output and no status line on the terminal (logs keep everything)");
+  app.add_flag("--no-status", o.no_status, "No live status line below the output");
+  app.add_flag("--slurm", o.slurm,
+               "Inside a Slurm allocation (salloc, sbatch): its nodes are the fleet, one slot "
+               "per GPU with the parameter `gpu`; each job runs in a step of its own (srun)");
+  app.add_option("--slots-per-node", o.slots_per_node,
+                 "With --slurm: this many slots per node instead of one per GPU")
+      ->check(CLI::Range(1, 100000));
+}
+
+}  // namespace
+
+Subcommand add_run_command(CLI::App& app, Mode mode, const UserDefaults& defaults,
+                           IgnoredOptions& ignored) {
+  auto options = std::make_shared<RunOptions>();
+  options->mode = mode;
+  take(defaults.hosts_file, options->hosts_file);
+  take(defaults.queue_file, options->queue_file);
+  take_ssh(defaults, options->ssh);
+  bool queue = mode == Mode::queue;
+  auto* command = queue
+                      ? app.add_subcommand("queue", "Run each job once, on the next free slot(s)")
+                      : app.add_subcommand("broadcast", "Run each job on every slot, in lockstep");
+  command->alias(queue ? "q" : "b");
+  add_run_flags(*command, *options, ignored);
+  set_example(*command,
+              queue ? "runner queue --hosts-file hosts.yaml --queue-file queue.yaml --timeout 2h"
+                    : "runner broadcast --hosts-file hosts.yaml --queue-file setup-nodes.yaml");
+  return {command, [options] { return run_jobs(*options); }};
 }
 
 }  // namespace runner

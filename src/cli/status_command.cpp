@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "fatal.h"
 #include "runner/cli/options.h"
@@ -17,6 +18,7 @@
 #include "runner/report/status_view.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/console.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -79,6 +81,19 @@ int show_status(const StatusOptions& options) {
     if (!options.watch || status.state != "running") return 0;
     ::poll(nullptr, 0, static_cast<int>(options.interval * 1000));
   }
+}
+
+Subcommand add_status_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<StatusOptions>();
+  auto* status =
+      add_campaign_command(app, "status", "Show what a running (or finished) campaign does",
+                           defaults, options->queue_file, options->state_dir);
+  status->add_flag("--json", options->json, "One JSON object (one line per refresh with --watch)");
+  status->add_flag("-w,--watch", options->watch, "Refresh until the run ends");
+  status->add_option("--interval", options->interval, "Seconds between refreshes (default 2)")
+      ->check(CLI::PositiveNumber);
+  set_example(*status, "runner status --queue-file queue.yaml --watch");
+  return {status, [options] { return show_status(*options); }};
 }
 
 }  // namespace runner

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "fatal.h"
 #include "runner/cli/options.h"
@@ -17,6 +18,7 @@
 #include "runner/state/state_dir.h"
 #include "runner/state/stop_requests.h"
 #include "runner/ui/summary.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -112,6 +114,20 @@ int stop_service(const StopOptions& options) {
       return 1;
     }
   }
+}
+
+Subcommand add_stop_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<StopOptions>();
+  auto* stop = add_campaign_command(
+      app, "stop", "Stop a service of the running campaign (its cancel:, TERM, KILL, after:)",
+      defaults, options->queue_file, options->state_dir);
+  stop->add_option("service", options->service,
+                   "The service's name (`service: NAME`), or its job id as #12")
+      ->required();
+  stop->add_option("--timeout", options->timeout, "Seconds to wait for it to end (default 60)")
+      ->check(CLI::PositiveNumber);
+  set_example(*stop, "runner stop --queue-file queue.yaml dht");
+  return {stop, [options] { return stop_service(*options); }};
 }
 
 }  // namespace runner

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string_view>
 
 #include "fatal.h"
@@ -17,6 +18,7 @@
 #include "runner/exec/shell.h"
 #include "runner/exec/slurm/program_output.h"
 #include "runner/state/state_dir.h"
+#include "subcommand.h"
 
 namespace runner {
 
@@ -118,6 +120,31 @@ int submit_queue(const SubmitOptions& options) {
              state_dir, id);
   fmt::print("watch it with: runner status --queue-file {} --watch\n", shell_quote(queue_file));
   return 0;
+}
+
+Subcommand add_submit_command(CLI::App& app, const UserDefaults& defaults) {
+  auto options = std::make_shared<SubmitOptions>();
+  auto* submit = add_campaign_command(
+      app, "submit", "Submit a Slurm batch job that drains the queue (queue --slurm --daemon)",
+      defaults, options->queue_file, options->state_dir);
+  submit->add_option("-N,--nodes", options->nodes, "Nodes of the allocation (default 1)")
+      ->check(CLI::PositiveNumber);
+  submit
+      ->add_option("--gpus-per-node", options->gpus_per_node,
+                   "GPUs of each node (--gres=gpu:N; default none)")
+      ->check(CLI::NonNegativeNumber);
+  submit
+      ->add_option("--slots-per-node", options->slots_per_node,
+                   "Slots per node instead of one per GPU")
+      ->check(CLI::PositiveNumber);
+  submit->add_option("-t,--time", options->time, "The allocation's time limit (sbatch --time)");
+  submit->add_option("-p,--partition", options->partition, "The partition (sbatch --partition)");
+  submit->add_option("--sbatch", options->sbatch_lines,
+                     "One more sbatch option, written as an #SBATCH line (repeatable), e.g. "
+                     "--sbatch=--account=lab");
+  set_example(*submit,
+              "runner submit --queue-file queue.yaml --nodes 2 --gpus-per-node 8 --time 24:00:00");
+  return {submit, [options] { return submit_queue(*options); }};
 }
 
 }  // namespace runner

@@ -1,5 +1,6 @@
 // What the command line asks for, one struct per subcommand. Filled by the
-// CLI11 definitions in app.cpp; consumed by one file per subcommand.
+// CLI11 definitions each subcommand's file adds (subcommand.h); consumed by
+// that file.
 #pragma once
 
 #include <chrono>

@@ -13,6 +13,7 @@
 #include "runner/state/journal_checkpoint.h"
 #include "runner/state/state_dir.h"
 #include "support/temp_dir.h"
+#include "support/value_of.h"
 #include "support/wait.h"
 
 namespace runner {
@@ -23,9 +24,9 @@ using testing::wait_until;
 
 TEST(JournalCheckpointer, AChildWritesTheCheckpointOfTheJournalSoFar) {
   TempDir dir;
-  ensure_state_dir(dir.path());
+  ASSERT_TRUE(ensure_state_dir(dir.path()).ok());
   {
-    Journal journal(dir.path());
+    Journal journal = testing::value_of(Journal::open(dir.path()));
     ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml").ok());
     JobStartRecord start;
     start.job = journal.next_job_id();
@@ -45,7 +46,7 @@ TEST(JournalCheckpointer, AChildWritesTheCheckpointOfTheJournalSoFar) {
 
 TEST(JournalCheckpointer, NoSecondChildWhileTheFirstStillReads) {
   TempDir dir;
-  ensure_state_dir(dir.path());
+  ASSERT_TRUE(ensure_state_dir(dir.path()).ok());
   // A journal that is a pipe holds the child in its reading until a writer
   // comes and goes.
   std::string journal = dir.file("journal.jsonl");

@@ -40,7 +40,7 @@ std::size_t count(const std::string& text, const std::string& part) {
 
 // The state directory of a TempDir, made.
 std::string state_dir(const TempDir& dir) {
-  ensure_state_dir(dir.path());
+  EXPECT_TRUE(ensure_state_dir(dir.path()).ok());
   return dir.path();
 }
 
@@ -53,7 +53,7 @@ class RunReporterTest : public ::testing::Test {
         m_out(std::tmpfile()),
         m_err(std::tmpfile()),
         m_console(m_out, m_err, ColorMode::never),
-        m_journal(state_dir(m_dir), false, m_files),
+        m_journal(value_of(Journal::open(state_dir(m_dir), false, m_files))),
         m_logs(m_dir.path()),
         m_reporter(m_fleet, m_console, m_journal, m_logs) {}
   ~RunReporterTest() override {

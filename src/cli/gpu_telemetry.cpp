@@ -9,6 +9,7 @@
 #include "runner/core/debug_log.h"
 #include "runner/core/printable.h"
 #include "runner/exec/gpu_monitor_command.h"
+#include "runner/state/journal_records.h"
 #include "runner/ui/exit_text.h"
 
 namespace runner {
@@ -124,6 +125,7 @@ void GpuTelemetry::monitor_output(int host, int generation, std::string_view byt
   }
   monitor.partial.erase(0, begin);
   if (monitor.partial.size() > 4096) monitor.partial.clear();  // no line is that long
+  if (!m_awaited.empty()) settle_figures();
 }
 
 void GpuTelemetry::add_sample(int host, const std::string& gpu, GpuSample sample) {
@@ -196,6 +198,7 @@ void GpuTelemetry::monitor_ended(int host, int generation, const JobExit& exit) 
   if (monitor.state != MonitorState::running || generation != monitor.generation) return;
   monitor.state = MonitorState::idle;
   monitor.command = 0;
+  settle_figures();         // nothing more comes from it
   if (exit.lost()) return;  // the host's loss is said on its own; its jobs end with it
   const std::string& name = m_fleet.hosts[host].name;
   if (exit.code() == k_no_nvidia_smi) {
@@ -234,6 +237,7 @@ void GpuTelemetry::step(Clock::time_point now) {
       restart_later(host, fmt::format("its GPU monitor said nothing for {:.1f}s", silent));
     }
   }
+  if (!m_awaited.empty()) settle_figures();
 }
 
 std::optional<Clock::time_point> GpuTelemetry::deadline() const {
@@ -244,6 +248,8 @@ std::optional<Clock::time_point> GpuTelemetry::deadline() const {
     if (monitor.state == MonitorState::running) at = monitor.heard_at + silence_limit();
     if (at && (!due || *at < *due)) due = at;
   }
+  for (const AwaitedFigures& awaited : m_awaited)
+    if (!due || awaited.due < *due) due = awaited.due;
   return due;
 }
 
@@ -259,9 +265,9 @@ std::optional<std::string> GpuTelemetry::gpu_index_of(int slot) const {
   return it->second;
 }
 
-std::optional<GpuFigures> GpuTelemetry::job_finished(const Job& job) {
+void GpuTelemetry::job_finished(const Job& job) {
   Clock::time_point end = m_clock();
-  std::vector<GpuFigures> each;
+  AwaitedFigures awaited{{job.id, job.attempt, job.slots(), {}}, {}, end + k_job_gpu_wait};
   std::set<int> hosts;
   for (const Task& task : job.tasks) {
     hosts.insert(task.host);
@@ -275,27 +281,68 @@ std::optional<GpuFigures> GpuTelemetry::job_finished(const Job& job) {
     std::optional<Clock::time_point> to = host_time_of(task.host, end);
     m_task_starts.erase(start);
     if (!from || !to) continue;
-    for (const std::string& gpu : gpus) {
-      auto samples = monitor.by_index.find(gpu);
-      if (samples == monitor.by_index.end()) continue;
-      if (std::optional<GpuFigures> figures = figures_between(samples->second, *from, *to, reach()))
-        each.push_back(*figures);
-    }
+    for (const std::string& gpu : gpus)
+      if (monitor.by_index.contains(gpu)) awaited.windows.push_back({task.host, gpu, *from, *to});
   }
+  if (!awaited.windows.empty()) m_awaited.push_back(std::move(awaited));
   for (int host : hosts) {
     HostMonitor& monitor = m_hosts[host];
     record_all_power(host);
-    if (monitor.jobs > 0 && --monitor.jobs == 0) {
-      stop_monitor(host);
-      monitor.by_index.clear();
-      monitor.series_from.clear();
-    } else {
-      forget_old_readings(host);
-    }
+    if (monitor.jobs > 0) --monitor.jobs;
   }
-  if (each.empty()) return std::nullopt;
-  return combined(each);
+  settle_figures();
+  for (int host : hosts) release_host(host);
 }
+
+bool GpuTelemetry::window_read(const GpuWindow& window) const {
+  const HostMonitor& monitor = m_hosts[window.host];
+  if (monitor.state != MonitorState::running) return true;  // nothing more comes
+  auto samples = monitor.by_index.find(window.gpu);
+  return samples != monitor.by_index.end() && !samples->second.empty() &&
+         samples->second.back().at >= window.to;
+}
+
+void GpuTelemetry::settle_figures(bool all) {
+  Clock::time_point now = m_clock();
+  std::set<int> hosts;
+  std::erase_if(m_awaited, [&](const AwaitedFigures& awaited) {
+    if (!all && now < awaited.due &&
+        !std::ranges::all_of(awaited.windows, [&](const GpuWindow& w) { return window_read(w); }))
+      return false;
+    std::vector<GpuFigures> each;
+    for (const GpuWindow& window : awaited.windows) {
+      hosts.insert(window.host);
+      const std::vector<GpuSample>& samples = m_hosts[window.host].by_index[window.gpu];
+      if (std::optional<GpuFigures> figures =
+              figures_between(samples, window.from, window.to, reach()))
+        each.push_back(*figures);
+    }
+    if (!each.empty() && m_figures_sink) {
+      JobGpuFigures job = awaited.job;
+      job.figures = combined(each);
+      m_figures_sink(job);
+    }
+    return true;
+  });
+  for (int host : hosts) release_host(host);
+}
+
+void GpuTelemetry::release_host(int host) {
+  HostMonitor& monitor = m_hosts[host];
+  bool awaited_there = std::ranges::any_of(m_awaited, [&](const AwaitedFigures& awaited) {
+    return std::ranges::any_of(awaited.windows,
+                               [&](const GpuWindow& window) { return window.host == host; });
+  });
+  if (monitor.jobs > 0 || awaited_there) return forget_old_readings(host);
+  record_all_power(host);
+  stop_monitor(host);
+  monitor.by_index.clear();
+  monitor.series_from.clear();
+}
+
+bool GpuTelemetry::awaiting_figures() const { return !m_awaited.empty(); }
+
+void GpuTelemetry::finish() { settle_figures(true); }
 
 void GpuTelemetry::forget_old_readings(int host) {
   std::optional<Clock::time_point> oldest;
@@ -304,6 +351,9 @@ void GpuTelemetry::forget_old_readings(int host) {
   // A task launched but not started yet needs what comes from now on.
   std::optional<Clock::time_point> oldest_on_host = host_time_of(host, oldest.value_or(m_clock()));
   if (!oldest_on_host) return;
+  for (const AwaitedFigures& awaited : m_awaited)
+    for (const GpuWindow& window : awaited.windows)
+      if (window.host == host) oldest_on_host = std::min(*oldest_on_host, window.from);
   Clock::time_point keep_from = *oldest_on_host - reach();
   for (auto& [gpu, samples] : m_hosts[host].by_index) {
     auto first_kept = std::find_if(samples.begin(), samples.end(),

@@ -14,6 +14,14 @@
 // more than k_clock_jump ahead of the host's clock, is left out and said
 // once per host.
 //
+// A job's figures are known once a reading at or past its window's end
+// has come from each of its GPUs (readings come late when either side is
+// busy, and the stretch after the last one would be its power held), or
+// once its host's monitor ends, or k_job_gpu_wait after the job ended, or
+// at the run's end (finish): they are reported apart from the job's end,
+// which they never hold back. A host's monitor reads on, after its last
+// job ended, until the figures of its jobs are known.
+//
 // A monitor never holds a job back. A host without nvidia-smi is not
 // monitored again, and said once where GPUs are expected (gpus_expected),
 // else only in the debug log; a monitor that ends, or prints nothing for
@@ -40,6 +48,15 @@
 
 namespace runner {
 
+// An ended job's GPU figures: those of the attempt `attempt` of job `job`,
+// which held `slots`.
+struct JobGpuFigures {
+  JobId job = 0;
+  int attempt = 1;
+  std::vector<int> slots;
+  GpuFigures figures;
+};
+
 class GpuTelemetry final : public Pollable {
  public:
   // How often each GPU is read.
@@ -61,6 +78,11 @@ class GpuTelemetry final : public Pollable {
   // `series` (the state dir's gpu_power.jsonl), until it fails or is full.
   void record_power_to(GpuPowerSeriesWriter* series) { m_series = series; }
 
+  // Where each ended job's figures go, once they are known (see job_finished).
+  void report_figures_to(std::function<void(const JobGpuFigures&)> sink) {
+    m_figures_sink = std::move(sink);
+  }
+
   // The run's executors, one per host (Fleet::hosts order); before any job.
   void attach(std::vector<Executor*> executors) { m_executors = std::move(executors); }
 
@@ -68,9 +90,13 @@ class GpuTelemetry final : public Pollable {
   void job_launched(const Job& job);
   // The task's window starts now.
   void task_started(const Job& job, const Task& task);
-  // The job's figures now that it ended (nullopt: none of its slots has a
-  // GPU that was read); stops the monitors of hosts left without jobs.
-  std::optional<GpuFigures> job_finished(const Job& job);
+  // The job ended now. Its figures go to the sink once they are known
+  // (none where none of its slots has a GPU that was read).
+  void job_finished(const Job& job);
+  // Whether figures of ended jobs are still to come.
+  bool awaiting_figures() const;
+  // The run ends: the figures still to come, of what was read.
+  void finish();
 
   void poll_fds(std::vector<pollfd>&) override {}
   void step(Clock::time_point now) override;
@@ -96,6 +122,28 @@ class GpuTelemetry final : public Pollable {
     std::map<std::string, Clock::time_point> series_from;
   };
 
+  // A GPU's readings an ended job's figures need: [from, to] on the host's clock.
+  struct GpuWindow {
+    int host = 0;
+    std::string gpu;
+    Clock::time_point from;
+    Clock::time_point to;
+  };
+  // An ended job whose figures wait for readings, until `due` at the latest.
+  struct AwaitedFigures {
+    JobGpuFigures job;
+    std::vector<GpuWindow> windows;
+    Clock::time_point due;
+  };
+
+  // Whether no reading of the window is still to come.
+  bool window_read(const GpuWindow& window) const;
+  // Gives the figures of the jobs whose readings came, or that are due
+  // (all of them with `all`), and lets go of their hosts' readings.
+  void settle_figures(bool all = false);
+  // Stops the host's monitor if no job there needs it, else drops the
+  // readings no job needs any more.
+  void release_host(int host);
   bool has_gpu_slots(int host) const;
   // Whether the host is expected to have GPUs: an entry of its says
   // `gpu_monitor: on`, or a slot names a GPU by its `gpu_uuid`, or, on a
@@ -116,7 +164,7 @@ class GpuTelemetry final : public Pollable {
   void refuse(int host, const std::string& why);
   // The host's time of `at` (the runner's), once a line of its monitor came.
   std::optional<Clock::time_point> host_time_of(int host, Clock::time_point at) const;
-  // Readings no running job there needs any more are dropped.
+  // Readings no running job there, nor an awaited figure, needs any more are dropped.
   void forget_old_readings(int host);
   // The GPU a slot has: its `gpu` index, or the index of its `gpu_uuid`.
   std::optional<std::string> gpu_index_of(int slot) const;
@@ -135,7 +183,9 @@ class GpuTelemetry final : public Pollable {
   std::vector<Executor*> m_executors;
   std::vector<HostMonitor> m_hosts;
   std::map<TaskId, Clock::time_point> m_task_starts;
+  std::vector<AwaitedFigures> m_awaited;
   GpuPowerSeriesWriter* m_series = nullptr;
+  std::function<void(const JobGpuFigures&)> m_figures_sink;
 };
 
 }  // namespace runner

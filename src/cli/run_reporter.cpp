@@ -15,6 +15,18 @@ RunReporter::RunReporter(const Fleet& fleet, Console& console, Journal& journal,
   for (const Slot& slot : fleet.slots) m_slot_usage.push_back({slot.label});
 }
 
+void RunReporter::set_gpu_telemetry(GpuTelemetry* telemetry) {
+  m_gpu_telemetry = telemetry;
+  m_gpu_telemetry->report_figures_to([this](const JobGpuFigures& job) { gpu_figures_read(job); });
+}
+
+void RunReporter::gpu_figures_read(const JobGpuFigures& job) {
+  journal_written(m_journal.job_gpu(job.job, job.attempt, job.figures));
+  for (int slot : job.slots)
+    m_slot_usage[slot].gpu_energy_j = m_slot_usage[slot].gpu_energy_j.value_or(0) +
+                                      job.figures.energy_j / static_cast<double>(job.slots.size());
+}
+
 void RunReporter::host_ready(const Host& host) {
   if (m_status) m_status->host_up(host.name);
 }
@@ -130,18 +142,14 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
     if (Status whole = m_logs.close(log_of(job, task)); !whole.ok())
       m_incomplete_logs.try_emplace(job.id, whole.message());
   }
-  std::optional<GpuFigures> gpu =
-      m_gpu_telemetry ? m_gpu_telemetry->job_finished(job) : std::nullopt;
-  journal_written(
-      m_journal.job_end(job.id, exit, duration, job.will_rerun(), job.failed_rank(), gpu));
+  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun(), job.failed_rank()));
+  // Its GPU figures come once read (gpu_figures_read), maybe at once.
+  if (m_gpu_telemetry) m_gpu_telemetry->job_finished(job);
   if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun());
   std::vector<int> slots = job.slots();
   for (int slot : slots) {
     m_slot_usage[slot].busy += duration;
     ++m_slot_usage[slot].jobs;
-    if (gpu)
-      m_slot_usage[slot].gpu_energy_j = m_slot_usage[slot].gpu_energy_j.value_or(0) +
-                                        gpu->energy_j / static_cast<double>(slots.size());
   }
   if (job.will_rerun()) {
     // One that did not start goes back quietly: its host, set aside, is

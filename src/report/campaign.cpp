@@ -259,7 +259,7 @@ class CampaignFold {
     job->cancelled = end.cancelled;
     job->rerun = end.rerun;
     if (end.failed_rank) job->failed_rank = end.failed_rank;
-    job->gpu = end.gpu;
+    if (end.gpu) job->gpu = end.gpu;  // journals of versions that wrote them here
     if (end.lost) {
       job->outcome = JobOutcome::lost;
     } else if (job->exit == 0 && job->signal.empty() && job->error.empty()) {
@@ -273,6 +273,12 @@ class CampaignFold {
       touch(run_of(job->run), time);
   }
 
+  void operator()(const JobGpuRecord& gpu) {
+    CampaignJob* job = attempt_of(gpu.job, gpu.attempt);
+    own(job);
+    if (job && gpu.gpu) job->gpu = gpu.gpu;
+  }
+
   void operator()(const ServiceReadyRecord& ready) {
     CampaignJob* job = job_of(ready.job);
     own(job);
@@ -283,7 +289,7 @@ class CampaignFold {
   }
 
   void operator()(const OutputsRecord& outputs) {
-    CampaignJob* job = attempt_of(outputs);
+    CampaignJob* job = attempt_of(outputs.job, outputs.attempt);
     own(job);
     if (!job) return;
     // A rank's files are in a folder of their own below the job's.
@@ -327,13 +333,13 @@ class CampaignFold {
     auto it = m_job_index.find(id);
     return it == m_job_index.end() ? nullptr : &m_campaign.jobs[it->second];
   }
-  // The attempt a record names (its files may come back after the next
-  // attempt started), else the job's latest.
-  CampaignJob* attempt_of(const OutputsRecord& outputs) {
-    CampaignJob* latest = job_of(outputs.job);
-    if (!latest || outputs.attempt == 0 || latest->attempt == outputs.attempt) return latest;
+  // The attempt a record names (its files or GPU figures may come after
+  // the next attempt started), else the job's latest.
+  CampaignJob* attempt_of(JobId id, int attempt) {
+    CampaignJob* latest = job_of(id);
+    if (!latest || attempt == 0 || latest->attempt == attempt) return latest;
     for (std::size_t i = latest - m_campaign.jobs.data(); i-- > 0;)
-      if (m_campaign.jobs[i].id == latest->id && m_campaign.jobs[i].attempt == outputs.attempt)
+      if (m_campaign.jobs[i].id == latest->id && m_campaign.jobs[i].attempt == attempt)
         return &m_campaign.jobs[i];
     return nullptr;
   }

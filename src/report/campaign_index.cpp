@@ -26,11 +26,16 @@ json summary_of(const std::map<std::string, RunTally>& tallies) {
   return {{"runs", std::move(runs)}};
 }
 
-// Whether a job is done with: its records can go, its run's tally keeps it.
-// `superseded`: a later attempt of it started.
-bool done_with(const CampaignJob& job, bool superseded) {
+// Whether a job of `run` is done with: its records can go, its run's tally
+// keeps it. `superseded`: a later attempt of it started. The last attempt's
+// GPU figures (job_gpu) may still come shortly after its end while its run
+// goes on (twice k_job_gpu_wait: the journal's stamps are not the
+// telemetry's clock).
+bool done_with(const CampaignJob& job, const CampaignRun& run, bool superseded) {
   if (!job.end || job.is_service()) return false;
-  return superseded || (job.outcome == JobOutcome::succeeded && !job.rerun);
+  if (superseded) return true;
+  if (!run.end && *job.end + 2 * k_job_gpu_wait > run.last_event) return false;
+  return job.outcome == JobOutcome::succeeded && !job.rerun;
 }
 
 // A run_start without its fleet (older versions) gets the slots its jobs
@@ -97,7 +102,7 @@ Result<std::optional<JournalRead>> read_compacted(const std::string& state_dir,
   for (const CampaignRun& run : all.runs) {
     tallies[run.id].last_event = run.last_event;
     for (std::size_t index : run.jobs) {
-      if (!done_with(all.jobs[index], latest[all.jobs[index].id] != index)) continue;
+      if (!done_with(all.jobs[index], run, latest[all.jobs[index].id] != index)) continue;
       compacted[index] = true;
       const CampaignJob& job = all.jobs[index];
       tally_job(tallies[run.id], job, job_end_time(job, &run, run.last_event));

@@ -260,8 +260,7 @@ Status Journal::job_pgid(JobId job, const ProcessGroup& group, std::optional<int
 }
 
 Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-                        bool rerun, std::optional<int> failed_rank,
-                        const std::optional<GpuFigures>& gpu) {
+                        bool rerun, std::optional<int> failed_rank) {
   JobEndRecord end;
   end.job = job;
   if (exit.signal().empty() && exit.error().empty() && exit.code() >= 0) end.exit = exit.code();
@@ -273,8 +272,11 @@ Status Journal::job_end(JobId job, const JobExit& exit, std::chrono::millisecond
   end.rerun = rerun;
   end.duration = duration;
   end.failed_rank = failed_rank;
-  end.gpu = gpu;
   return append(std::move(end));
+}
+
+Status Journal::job_gpu(JobId job, int attempt, const GpuFigures& gpu) {
+  return append(JobGpuRecord{{}, job, attempt, gpu});
 }
 
 Status Journal::service_ready(JobId job, std::chrono::milliseconds waited,

@@ -118,6 +118,14 @@ Json to_json(const JobEndRecord& end) {
   return object;
 }
 
+Json to_json(const JobGpuRecord& gpu) {
+  Json object = header(gpu);
+  object["job"] = gpu.job;
+  object["attempt"] = gpu.attempt;
+  if (gpu.gpu) object[k_gpu_figures_key] = gpu_figures_record(*gpu.gpu);
+  return object;
+}
+
 Json to_json(const ServiceReadyRecord& ready) {
   Json object = header(ready);
   object["job"] = ready.job;
@@ -277,6 +285,11 @@ JobPgidRecord job_pgid_of(const json& object) {
           present(object, "rank", 0)};
 }
 
+std::optional<GpuFigures> gpu_figures_in(const json& object) {
+  auto gpu = object.find(k_gpu_figures_key);
+  return gpu == object.end() ? std::nullopt : gpu_figures_of(*gpu);
+}
+
 JobEndRecord job_end_of(const json& object) {
   JobEndRecord end;
   end.time = text(object, "time");
@@ -291,9 +304,13 @@ JobEndRecord job_end_of(const json& object) {
   end.rerun = flag(object, "rerun");
   end.duration = std::chrono::milliseconds(number<long long>(object, "duration_ms"));
   end.failed_rank = integer(object, "failed_rank");
-  if (auto gpu = object.find(k_gpu_figures_key); gpu != object.end())
-    end.gpu = gpu_figures_of(*gpu);
+  end.gpu = gpu_figures_in(object);
   return end;
+}
+
+JobGpuRecord job_gpu_of(const json& object) {
+  return {text(object, "time"), number<JobId>(object, "job"), number<int>(object, "attempt"),
+          gpu_figures_in(object)};
 }
 
 ServiceReadyRecord service_ready_of(const json& object) {
@@ -371,6 +388,7 @@ Result<JournalRecord> record_from_json(const json& value) {
   if (name == JobStartRecord::k_event) return JournalRecord(job_start_of(value));
   if (name == JobPgidRecord::k_event) return JournalRecord(job_pgid_of(value));
   if (name == JobEndRecord::k_event) return JournalRecord(job_end_of(value));
+  if (name == JobGpuRecord::k_event) return JournalRecord(job_gpu_of(value));
   if (name == ServiceReadyRecord::k_event) return JournalRecord(service_ready_of(value));
   if (name == OutputsRecord::k_event) return JournalRecord(outputs_of(value));
   if (name == HostFailedRecord::k_event) return JournalRecord(host_failed_of(value));

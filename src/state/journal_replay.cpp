@@ -43,6 +43,7 @@ struct Replay {
     }
   }
   // Nothing in them says whether a job or a run is finished.
+  void operator()(const JobGpuRecord&) {}
   void operator()(const ServiceReadyRecord&) {}
   void operator()(const OutputsRecord&) {}
   void operator()(const HostFailedRecord&) {}

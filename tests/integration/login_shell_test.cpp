@@ -55,17 +55,17 @@ struct LoginShell : ::testing::Test {
     ProcessResult r = runner({"queue", "--no-status"});
     std::string all = r.out + r.err;
     EXPECT_NE(all.find("timed out (killed by TERM)"), std::string::npos) << all;
-    std::vector<nlohmann::json> ends = job_ends();
+    std::vector<nlohmann::json> ends = records_of("job_end");
     ASSERT_EQ(ends.size(), 1u) << all;
     EXPECT_EQ(ends[0]["signal"], "TERM") << ends[0].dump();
     EXPECT_EQ(testing::count(all, "could not send"), 0) << all;
   }
-  // The job_end records of the run's journal.
-  std::vector<nlohmann::json> job_ends() {
-    std::vector<nlohmann::json> ends;
+  // The records of the run's journal of one event ("job_end", ...).
+  std::vector<nlohmann::json> records_of(const std::string& event) {
+    std::vector<nlohmann::json> records;
     for (auto& record : testing::value_of(read_journal(dir.file("queue.runner/journal.jsonl"))))
-      if (record.value("event", "") == "job_end") ends.push_back(record);
-    return ends;
+      if (record.value("event", "") == event) records.push_back(record);
+    return records;
   }
 };
 
@@ -127,11 +127,11 @@ TEST_P(EveryLoginShell, TheGpuMonitorReadsTheHostsGpus) {
   ProcessResult r = runner({"queue", "--no-status", "--gpu-monitor-period", "100ms"});
   ASSERT_EQ(r.status, 0) << r.err << r.out;
   EXPECT_EQ(r.err.find("monitor"), std::string::npos) << r.err;
-  std::vector<nlohmann::json> ends = job_ends();
-  ASSERT_EQ(ends.size(), 1u) << r.err;
-  ASSERT_TRUE(ends[0].contains("gpu")) << ends[0].dump() << r.err;
-  EXPECT_NEAR(ends[0]["gpu"]["power_mean_w"].get<double>(), 50, 0.5) << ends[0].dump();
-  EXPECT_NEAR(ends[0]["gpu"]["memory_max_mib"].get<double>(), 2000, 1e-6) << ends[0].dump();
+  std::vector<nlohmann::json> figures = records_of("job_gpu");
+  ASSERT_EQ(figures.size(), 1u) << r.err;
+  ASSERT_TRUE(figures[0].contains("gpu")) << figures[0].dump() << r.err;
+  EXPECT_NEAR(figures[0]["gpu"]["power_mean_w"].get<double>(), 50, 0.5) << figures[0].dump();
+  EXPECT_NEAR(figures[0]["gpu"]["memory_max_mib"].get<double>(), 2000, 1e-6) << figures[0].dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Shells, EveryLoginShell,

@@ -1,6 +1,6 @@
-// A job's GPU figures from the journal's job_end to `runner results`
-// (its columns, plotted like any metric) and `runner status` (the energy
-// so far).
+// A job's GPU figures from the journal's job_gpu (or, in journals of
+// earlier versions, its job_end) to `runner results` (its columns, plotted
+// like any metric) and `runner status` (the energy so far).
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <time.h>
@@ -29,7 +29,8 @@ json record(const std::string& event, const std::string& time, json fields) {
 }
 
 // Jobs of batch 1, 2 and 4 on one GPU, each taking 100 J a batch; the
-// third has no GPU figures.
+// first's figures are in its job_end, as earlier versions wrote them, the
+// second's in a job_gpu after it; the third has no GPU figures.
 std::vector<json> records() {
   std::vector<json> records{record(
       "run_start", "2024-05-01T10:00:00.000Z",
@@ -48,10 +49,13 @@ std::vector<json> records() {
                               {"line", 1}}));
     json end = {{"job", id},       {"exit", 0},      {"signal", nullptr},
                 {"error", nullptr}, {"lost", false}, {"duration_ms", 5000}};
-    if (id < 3)
-      end[k_gpu_figures_key] =
-          json::parse(gpu_figures_record(GpuFigures{100.0 * batch, 20, 30, 55.5, 1234, 5, 1}).dump());
+    json figures =
+        json::parse(gpu_figures_record(GpuFigures{100.0 * batch, 20, 30, 55.5, 1234, 5, 1}).dump());
+    if (id == 1) end[k_gpu_figures_key] = figures;
     records.push_back(record("job_end", "2024-05-01T10:00:" + second + ".500Z", end));
+    if (id == 2)
+      records.push_back(record("job_gpu", "2024-05-01T10:00:" + second + ".700Z",
+                               {{"job", id}, {"attempt", 1}, {k_gpu_figures_key, figures}}));
   }
   return records;
 }
@@ -72,6 +76,31 @@ TEST(GpuFiguresRecord, WhatIsWrittenIsReadBack) {
   EXPECT_EQ(read->gpus, 2);
   EXPECT_FALSE(gpu_figures_of(json::parse(R"({"energy_j": "many"})")));
   EXPECT_FALSE(gpu_figures_of(json(3)));
+}
+
+TEST(GpuFiguresRecord, AJobGpuRecordGivesItsAttemptsFiguresWhenTheNextAttemptStartedFirst) {
+  std::vector<json> all = records();
+  json again = all[6];  // job 3's start, as its second attempt
+  again["attempt"] = 2;
+  again["time"] = "2024-05-01T10:00:50.000Z";
+  all.push_back(again);
+  all.push_back(
+      record("job_gpu", "2024-05-01T10:00:50.100Z",
+             {{"job", 3},
+              {"attempt", 1},
+              {k_gpu_figures_key, json::parse(gpu_figures_record({7, 1, 1, 1, 1, 1, 1}).dump())}}));
+  all.push_back(record("job_gpu", "2024-05-01T10:00:50.200Z",
+                       {{"job", 3}, {"attempt", 2}, {k_gpu_figures_key, "unreadable"}}));
+  Campaign read = campaign_from_records(testing::typed_records(all), [](long) { return false; });
+  ASSERT_EQ(read.jobs.size(), 4u);
+  ASSERT_TRUE(read.jobs[0].gpu) << "an earlier version's job_end";
+  EXPECT_DOUBLE_EQ(read.jobs[0].gpu->energy_j, 100);
+  ASSERT_TRUE(read.jobs[1].gpu) << "its job_gpu";
+  EXPECT_DOUBLE_EQ(read.jobs[1].gpu->energy_j, 200);
+  ASSERT_TRUE(read.jobs[2].gpu) << "its job_gpu, after its next attempt started";
+  EXPECT_DOUBLE_EQ(read.jobs[2].gpu->energy_j, 7);
+  EXPECT_EQ(read.jobs[3].attempt, 2);
+  EXPECT_FALSE(read.jobs[3].gpu) << "figures that cannot be read are none";
 }
 
 TEST(GpuFiguresResults, AreColumnsAfterTheFixedOnesEmptyWhereAJobHasNone) {

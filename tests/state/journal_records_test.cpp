@@ -83,6 +83,7 @@ std::vector<JournalRecord> full_records() {
           job,
           JobPgidRecord{k_time, 12, {5001, "4a3f-7"}, 1},
           end,
+          JobGpuRecord{k_time, 12, 3, GpuFigures{1234.5, 246.9, 301.25, 87.5, 40960, 5.039, 2}},
           ServiceReadyRecord{k_time, 12, std::chrono::milliseconds(250), {{"port", "8080"}}},
           outputs,
           HostFailedRecord{k_time, "node02", "node02: authentication failed"},
@@ -93,10 +94,11 @@ std::vector<JournalRecord> full_records() {
 std::vector<JournalRecord> least_records() {
   JobStartRecord job;
   job.slot_indices = {0};
-  return {RunStartRecord{},     job,
-          JobPgidRecord{},      JobEndRecord{},
-          ServiceReadyRecord{}, OutputsRecord{},
-          HostFailedRecord{},   RunEndRecord{}};
+  return {RunStartRecord{}, job,
+          JobPgidRecord{},  JobEndRecord{},
+          JobGpuRecord{},   ServiceReadyRecord{},
+          OutputsRecord{},  HostFailedRecord{},
+          RunEndRecord{}};
 }
 
 TEST(JournalRecords, EveryKindReadsBackAsItWasWritten) {

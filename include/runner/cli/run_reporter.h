@@ -22,6 +22,7 @@
 namespace runner {
 
 class GpuTelemetry;
+struct JobGpuFigures;
 class JournalCheckpointer;
 
 class RunReporter final : public RunObserver {
@@ -58,12 +59,15 @@ class RunReporter final : public RunObserver {
   void set_status_line(StatusLine* status) { m_status = status; }
   // Told every k_checkpoint_every_bytes of journal, and when it is sealed.
   void set_checkpointer(JournalCheckpointer* checkpointer) { m_checkpointer = checkpointer; }
-  // Told of jobs' starts and ends; gives each job_end its GPU figures.
-  void set_gpu_telemetry(GpuTelemetry* telemetry) { m_gpu_telemetry = telemetry; }
+  // Told of jobs' starts and ends; writes each job's GPU figures, once
+  // read, as a job_gpu record beside its job_end, and counts their energy
+  // in its slots' usage.
+  void set_gpu_telemetry(GpuTelemetry* telemetry);
 
  private:
   // Says a journal failure once, and when the journal is written again.
   void journal_written(const Status& status);
+  void gpu_figures_read(const JobGpuFigures& job);
   // Says each failure to write a log once.
   void log_written(JobId job, const Status& status);
 

@@ -1,6 +1,7 @@
-// A job's GPU figures as the journal's job_end holds them ("gpu": {energy_j,
-// power_mean_w, power_max_w, util_mean, memory_max_mib, seconds, gpus}),
-// written and read back by this one definition.
+// A job's GPU figures as the journal's job_gpu holds them, and job_end in
+// journals of earlier versions ("gpu": {energy_j, power_mean_w, power_max_w,
+// util_mean, memory_max_mib, seconds, gpus}), written and read back by this
+// one definition.
 #pragma once
 
 #include <optional>
@@ -11,7 +12,7 @@
 
 namespace runner {
 
-// The key of job_end that holds them.
+// The key of job_gpu (and of an earlier version's job_end) that holds them.
 inline constexpr const char* k_gpu_figures_key = "gpu";
 
 nlohmann::ordered_json gpu_figures_record(const GpuFigures& figures);

@@ -67,11 +67,11 @@ class Journal {
   Status run_start(RunStartRecord record);
   Status job_start(JobStartRecord record);
   Status job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank = std::nullopt);
-  // `rerun`: the job goes back to the queue and will start again. `gpu`:
-  // its GPUs' figures, where they were read.
+  // `rerun`: the job goes back to the queue and will start again.
   Status job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,
-                 bool rerun = false, std::optional<int> failed_rank = std::nullopt,
-                 const std::optional<GpuFigures>& gpu = std::nullopt);
+                 bool rerun = false, std::optional<int> failed_rank = std::nullopt);
+  // The figures of the GPUs of the attempt `attempt` of a job, once read.
+  Status job_gpu(JobId job, int attempt, const GpuFigures& gpu);
   // A service passed its readiness checks `waited` after it was sent.
   Status service_ready(JobId job, std::chrono::milliseconds waited, const Params& variables);
   // One attempt of a job's `outputs:` (one rank's) brought back into

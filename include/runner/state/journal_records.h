@@ -128,10 +128,27 @@ struct JobEndRecord {
   bool rerun = false;  // the job goes back to the queue and starts again
   std::chrono::milliseconds duration{0};
   std::optional<int> failed_rank;  // the rank whose end stopped the others
-  // Its GPUs' figures, where they were read (gpu_figures_record.h).
+  // Its GPUs' figures, in journals of versions that wrote them here (now
+  // job_gpu's).
   std::optional<GpuFigures> gpu;
 
   bool operator==(const JobEndRecord&) const = default;
+};
+
+// job_gpu: the figures of an attempt's GPUs (gpu_figures_record.h), once
+// their readings of its time came: after its job_end, maybe after the next
+// attempt started.
+// How long after its job_end a job's job_gpu may be written, at most.
+inline constexpr std::chrono::seconds k_job_gpu_wait{5};
+
+struct JobGpuRecord {
+  static constexpr std::string_view k_event = "job_gpu";
+  std::string time;
+  JobId job = 0;
+  int attempt = 0;                // 0: not recorded
+  std::optional<GpuFigures> gpu;  // none: not readable
+
+  bool operator==(const JobGpuRecord&) const = default;
 };
 
 // service_ready: a service passed its readiness checks.
@@ -181,8 +198,8 @@ struct RunEndRecord {
 };
 
 using JournalRecord =
-    std::variant<RunStartRecord, JobStartRecord, JobPgidRecord, JobEndRecord, ServiceReadyRecord,
-                 OutputsRecord, HostFailedRecord, RunEndRecord>;
+    std::variant<RunStartRecord, JobStartRecord, JobPgidRecord, JobEndRecord, JobGpuRecord,
+                 ServiceReadyRecord, OutputsRecord, HostFailedRecord, RunEndRecord>;
 
 // "run_start", "job_start", ...
 std::string_view event_name(const JournalRecord& record);

@@ -279,7 +279,7 @@ int run_jobs(const RunOptions& options) {
     fatal_unless(loop.run_once());
   }
   // The last jobs' GPU figures, once read (GpuTelemetry bounds the wait).
-  while (gpu_telemetry && gpu_telemetry->awaiting_figures()) loop.run_once();
+  while (gpu_telemetry && gpu_telemetry->awaiting_figures()) fatal_unless(loop.run_once());
   if (gpu_telemetry) gpu_telemetry->finish();
   console.flush();
   reporter.flush_logs();

@@ -4,7 +4,7 @@
 # runs them; any finding fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-areas=(core config queue probe exec state ui sched report)
+areas=(core config queue probe exec state ui sched report cli)
 scripts/sanitized_build.sh "${areas[@]/%/_tests}"
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 failed=()

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -105,18 +106,20 @@ Status replace_file(FileSystem& files, const std::string& path, std::string_view
   return Status();
 }
 
-std::optional<std::string> read_whole_file(FileSystem& files, const std::string& path) {
+std::optional<std::string> read_whole_file(FileSystem& files, const std::string& path,
+                                           std::size_t max_bytes) {
   FileDescriptor fd = files.open(path, O_RDONLY | O_CLOEXEC);
   if (!fd.valid()) return std::nullopt;
   std::string text;
   char buffer[65536];
-  for (;;) {
-    ssize_t n = files.read(fd.get(), buffer, sizeof buffer);
+  while (text.size() < max_bytes) {
+    ssize_t n = files.read(fd.get(), buffer, std::min(sizeof buffer, max_bytes - text.size()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return std::nullopt;
     if (n == 0) return text;
     text.append(buffer, static_cast<std::size_t>(n));
   }
+  return text;
 }
 
 }  // namespace runner

@@ -35,8 +35,15 @@ std::optional<GpuPowerPoint> point_of(std::string_view line) {
     return std::nullopt;
   double w = watts->get<double>();
   if (!std::isfinite(w) || w < 0) return std::nullopt;
-  return GpuPowerPoint{host->get<std::string>(), gpu->get<std::string>(),
-                       at_ms(from->get<long long>()), at_ms(to->get<long long>()), w};
+  // Times a run can have written: from 1970 to 2096 (beyond, a time point
+  // in nanoseconds overflows), and a stretch that does not end before it
+  // begins.
+  constexpr long long k_latest_ms = 4'000'000'000'000;
+  long long from_ms = from->get<long long>();
+  long long to_ms = to->get<long long>();
+  if (from_ms < 0 || to_ms > k_latest_ms || to_ms < from_ms) return std::nullopt;
+  return GpuPowerPoint{host->get<std::string>(), gpu->get<std::string>(), at_ms(from_ms),
+                       at_ms(to_ms), w};
 }
 
 }  // namespace
@@ -81,9 +88,10 @@ Status GpuPowerSeriesWriter::append(const GpuPowerPoint& point) {
 
 std::vector<GpuPowerPoint> read_gpu_power_series(const std::string& path) {
   std::vector<GpuPowerPoint> points;
-  std::optional<std::string> text = read_whole_file(real_file_system(), path);
+  std::optional<std::string> text =
+      read_whole_file(real_file_system(), path, k_gpu_power_series_bytes);
   if (!text) return points;
-  std::string_view rest = std::string_view(*text).substr(0, k_gpu_power_series_bytes);
+  std::string_view rest = *text;
   for (std::size_t end; (end = rest.find('\n')) != std::string_view::npos;
        rest.remove_prefix(end + 1))
     if (std::optional<GpuPowerPoint> point = point_of(rest.substr(0, end)))

@@ -67,5 +67,18 @@ TEST(GpuPowerSeries, LinesThatAreNotPointsAreSkipped) {
   EXPECT_TRUE(read_gpu_power_series(dir.file("none.jsonl")).empty());
 }
 
+TEST(GpuPowerSeries, TimesNoRunCanHaveWrittenAreSkipped) {
+  testing::TempDir dir;
+  dir.write("gpu_power.jsonl",
+            "{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":-5,\"to_ms\":2,\"w\":1}\n"
+            "{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":1,\"to_ms\":9223372036854775807,"
+            "\"w\":2}\n"
+            "{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":5,\"to_ms\":4,\"w\":3}\n"
+            "{\"host\":\"a\",\"gpu\":\"0\",\"from_ms\":5,\"to_ms\":6,\"w\":4}\n");
+  std::vector<GpuPowerPoint> points = read_gpu_power_series(dir.file("gpu_power.jsonl"));
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_DOUBLE_EQ(points[0].watts, 4);
+}
+
 }  // namespace
 }  // namespace runner

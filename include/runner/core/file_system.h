@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -85,7 +86,9 @@ FileSystem& real_file_system();
 // names the file and the reason.
 Status replace_file(FileSystem& files, const std::string& path, std::string_view text);
 
-// The whole of a file; nullopt when it cannot be opened or read.
-std::optional<std::string> read_whole_file(FileSystem& files, const std::string& path);
+// The whole of a file, or its first `max_bytes` bytes where it is longer;
+// nullopt when it cannot be opened or read.
+std::optional<std::string> read_whole_file(FileSystem& files, const std::string& path,
+                                           std::size_t max_bytes = SIZE_MAX);
 
 }  // namespace runner

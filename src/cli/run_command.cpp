@@ -67,7 +67,6 @@ Clock::duration gpu_check_limit() {
   return *limit;
 }
 
-// Closes connections politely, giving them a moment.
 // The run's GPU telemetry; none with --no-gpu-monitor, or inside Slurm,
 // whose steps hold their GPUs apart from the runner's commands.
 std::unique_ptr<GpuTelemetry> make_gpu_telemetry(const RunOptions& options, const Fleet& fleet,
@@ -87,6 +86,7 @@ std::unique_ptr<GpuTelemetry> make_gpu_telemetry(const RunOptions& options, cons
       steady_clock_source());
 }
 
+// Closes connections politely, giving them a moment.
 void shut_down(EventLoop& loop, const std::vector<Executor*>& executors) {
   for (Executor* executor : executors) executor->shutdown();
   auto give_up = Clock::now() + std::chrono::seconds(3);
@@ -145,64 +145,24 @@ int end_unstarted(Journal& journal, Console& console, const Status& why) {
   return 2;
 }
 
-}  // namespace
-
-int run_jobs(const RunOptions& options) {
-  if (options.dry_run) return dry_run_jobs(options);
-  prepare_process();
-  Console console(stdout, stderr, options.color, options.quiet ? 0 : options.print_period);
-  RunFleet run_fleet = load_run_fleet(options, [&](const std::string& m) { console.warn(m); });
-  const Fleet& fleet = run_fleet.fleet;
-  QueueFile queue(options.queue_file, [&](const std::string& m) { console.warn(m); });
+// The queue file's jobs, validated against the fleet: how many there are
+// (0 while a daemon's queue file does not exist yet).
+std::size_t validated_queue(const RunOptions& options, const Fleet& fleet, QueueFile& queue) {
   if (!options.daemon && !std::filesystem::exists(options.queue_file))
     throw ConfigError(options.queue_file, 0, 0,
                       "queue file not found (create it, or pass --queue-file)");
-  std::optional<std::size_t> queued = 0;
-  if (std::filesystem::exists(options.queue_file)) {
-    std::vector<QueueEntry> entries = value_or_fatal(queue.read_entries());
-    fatal_unless(
-        validate_jobs(entries, fleet, options.queue_file,
-                      options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast));
-    queued = 0;
-    for (const QueueEntry& entry : entries) *queued += job_count(entry);
-  }
-  SshOptions ssh_options = options.ssh;
-  ssh_options.before_prompt = [&console] { console.hide_status(); };
-  std::shared_ptr<SshContext> ssh =
-      run_fleet.allocation
-          ? nullptr
-          : prepare_ssh(fleet, ssh_options, [&](const std::string& m) { console.warn(m); });
+  std::size_t queued = 0;
+  if (!std::filesystem::exists(options.queue_file)) return queued;
+  std::vector<QueueEntry> entries = value_or_fatal(queue.read_entries());
+  fatal_unless(
+      validate_jobs(entries, fleet, options.queue_file,
+                    options.mode == Mode::queue ? JobPlacement::queue : JobPlacement::broadcast));
+  for (const QueueEntry& entry : entries) queued += job_count(entry);
+  return queued;
+}
 
-  std::string state_dir =
-      options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
-  fatal_unless(ensure_state_dir(state_dir));
-  if (Status opened = debug_log::open_file(debug_log_path(state_dir)); !opened.ok())
-    console.warn(opened.message());
-  debug_log::step("a run starts: runner {} {}, {} hosts, {} slots", build_version(),
-                  options.mode == Mode::queue ? "queue" : "broadcast", fleet.hosts.size(),
-                  fleet.slots.size());
-  Journal journal =
-      value_or_fatal(Journal::open(state_dir, false, real_file_system(), journal_segment_bytes()));
-  std::vector<OrphanJob> orphans =
-      jobs_to_resume(replay_journal(value_or_fatal(read_recent_records(state_dir)).records), fleet,
-                     journal.path(), options.resume);
-  JobLogs logs(state_dir);
-  // Records that cannot be written wait in the journal; the reporter's
-  // checkpoint says so, and no job starts before they are written.
-  static_cast<void>(journal.run_start(run_start_record(options, fleet, queued)));
-  for (const OrphanJob& orphan : orphans)
-    if (orphan.was_running)
-      static_cast<void>(journal.job_end(orphan.id,
-                                        JobExit::lost_because("the runner that started it stopped"),
-                                        std::chrono::milliseconds(0), options.mode == Mode::queue));
-  RunReporter reporter(fleet, console, journal, logs);
-  static_cast<void>(reporter.checkpoint());
-  std::unique_ptr<StatusLine> status_line = make_status_line(options, fleet, console);
-  reporter.set_status_line(status_line.get());
-  JournalCheckpointer checkpointer(state_dir);
-  reporter.set_checkpointer(&checkpointer);
-
-  QueueFileSource source(queue);
+SchedulerOptions scheduler_options_for(const RunOptions& options, const RunFleet& run_fleet,
+                                       const Journal& journal, const std::string& state_dir) {
   SchedulerOptions scheduler_options;
   scheduler_options.mode = options.mode;
   scheduler_options.daemon = options.daemon;
@@ -225,9 +185,130 @@ int run_jobs(const RunOptions& options) {
       throw ConfigError(
           fmt::format("--timeout {}: not a duration (try 90s, 45m, 2h or 1h30m)", options.timeout));
   }
+  return scheduler_options;
+}
 
+// The run's start in the journal, and the end of the jobs a dead run left
+// running; records that cannot be written wait in the journal, and the
+// reporter's checkpoint says so: no job starts before they are written.
+void record_run_start(Journal& journal, const RunOptions& options, const Fleet& fleet,
+                      std::size_t queued, const std::vector<OrphanJob>& orphans) {
+  static_cast<void>(journal.run_start(run_start_record(options, fleet, queued)));
+  for (const OrphanJob& orphan : orphans)
+    if (orphan.was_running)
+      static_cast<void>(journal.job_end(orphan.id,
+                                        JobExit::lost_because("the runner that started it stopped"),
+                                        std::chrono::milliseconds(0), options.mode == Mode::queue));
+}
+
+// What the run watches besides its executors: the queue file, `runner
+// stop`'s requests and interrupts (the first stops taking jobs, the second
+// kills the running ones); the first that cannot be watched, as an error.
+struct RunWatchers {
+  std::unique_ptr<QueueWatcher> queue;
+  std::unique_ptr<StopRequestWatcher> stop_requests;
+  std::unique_ptr<SignalWatcher> signals;
+};
+
+Result<RunWatchers> watch_run(const RunOptions& options, const std::string& state_dir,
+                              QueueFile& queue, Scheduler& scheduler, StatusLine* status_line,
+                              Console& console) {
+  RunWatchers watchers;
+  Result<std::unique_ptr<QueueWatcher>> watcher =
+      QueueWatcher::open(options.queue_file, queue.own_changes(), [&scheduler, status_line] {
+        scheduler.queue_changed();
+        if (status_line) status_line->queue_changed();
+      });
+  if (!watcher) return watcher.status();
+  watchers.queue = std::move(*watcher);
+  Result<std::unique_ptr<StopRequestWatcher>> stop_requests =
+      StopRequestWatcher::open(state_dir, [&scheduler](const std::string& name) {
+        scheduler.stop_service(name, Clock::now());
+      });
+  if (!stop_requests) return stop_requests.status();
+  watchers.stop_requests = std::move(*stop_requests);
+  Result<std::unique_ptr<SignalWatcher>> signals =
+      SignalWatcher::open([&scheduler, &console, interrupts = 0](int) mutable {
+        ++interrupts;
+        if (interrupts == 1) {
+          scheduler.stop_scheduling();
+          if (scheduler.running_count() > 0)
+            console.info(fmt::format(
+                "stopping: no new jobs; {} still running (interrupt again to kill them)",
+                scheduler.running_count()));
+        } else {
+          console.info("killing running jobs");
+          scheduler.cancel_running(Clock::now());
+        }
+      });
+  if (!signals) return signals.status();
+  watchers.signals = std::move(*signals);
+  return watchers;
+}
+
+// The run's end: its summary, and run_end in the journal; the exit status.
+int finish_run(Scheduler& scheduler, RunReporter& reporter, Journal& journal, Console& console,
+               Clock::duration wall) {
+  int status = scheduler.exit_code();
+  // Output that could not be written is a run that did not fully succeed.
+  if (status == 0 && (reporter.logs_incomplete() || reporter.outputs_lost())) status = 1;
+  if (!reporter.finished().empty() || status != 0)
+    console.write_block(format_run_summary(
+        reporter.finished(), reporter.slot_usage(),
+        std::chrono::duration_cast<std::chrono::milliseconds>(wall)));
+  Status ended = journal.run_end(status == 0 ? "ok" : status == 130 ? "interrupted" : "failed");
+  if (ended.ok()) ended = journal.sync();
+  if (!ended.ok()) {
+    console.error(fmt::format("{}; the journal lacks the last {} record{} of this run",
+                              ended.message(), journal.waiting(),
+                              journal.waiting() == 1 ? "" : "s"));
+    if (status == 0) status = 1;
+  }
+  return status;
+}
+
+}  // namespace
+
+int run_jobs(const RunOptions& options) {
+  if (options.dry_run) return dry_run_jobs(options);
+  prepare_process();
+  Console console(stdout, stderr, options.color, options.quiet ? 0 : options.print_period);
+  auto warn = [&console](const std::string& message) { console.warn(message); };
+  RunFleet run_fleet = load_run_fleet(options, warn);
+  const Fleet& fleet = run_fleet.fleet;
+  QueueFile queue(options.queue_file, warn);
+  std::size_t queued = validated_queue(options, fleet, queue);
+  SshOptions ssh_options = options.ssh;
+  ssh_options.before_prompt = [&console] { console.hide_status(); };
+  std::shared_ptr<SshContext> ssh =
+      run_fleet.allocation ? nullptr : prepare_ssh(fleet, ssh_options, warn);
+
+  std::string state_dir =
+      options.state_dir.empty() ? state_dir_for(options.queue_file) : options.state_dir;
+  fatal_unless(ensure_state_dir(state_dir));
+  if (Status opened = debug_log::open_file(debug_log_path(state_dir)); !opened.ok())
+    console.warn(opened.message());
+  debug_log::step("a run starts: runner {} {}, {} hosts, {} slots", build_version(),
+                  options.mode == Mode::queue ? "queue" : "broadcast", fleet.hosts.size(),
+                  fleet.slots.size());
+  Journal journal =
+      value_or_fatal(Journal::open(state_dir, false, real_file_system(), journal_segment_bytes()));
+  std::vector<OrphanJob> orphans =
+      jobs_to_resume(replay_journal(value_or_fatal(read_recent_records(state_dir)).records), fleet,
+                     journal.path(), options.resume);
+  JobLogs logs(state_dir);
+  record_run_start(journal, options, fleet, queued, orphans);
+  RunReporter reporter(fleet, console, journal, logs);
+  static_cast<void>(reporter.checkpoint());
+  std::unique_ptr<StatusLine> status_line = make_status_line(options, fleet, console);
+  reporter.set_status_line(status_line.get());
+  JournalCheckpointer checkpointer(state_dir);
+  reporter.set_checkpointer(&checkpointer);
+
+  QueueFileSource source(queue);
   std::unique_ptr<Backend> backend = make_run_backend(run_fleet, ssh);
-  Scheduler scheduler(*backend, source, reporter, scheduler_options,
+  Scheduler scheduler(*backend, source, reporter,
+                      scheduler_options_for(options, run_fleet, journal, state_dir),
                       [&] { return journal.next_job_id(); });
   scheduler.adopt_orphans(std::move(orphans));
   std::unique_ptr<GpuTelemetry> gpu_telemetry = make_gpu_telemetry(options, fleet, console);
@@ -240,33 +321,12 @@ int run_jobs(const RunOptions& options) {
 
   EventLoop loop;
   for (Executor* executor : scheduler.executors()) loop.add(executor);
-  Result<std::unique_ptr<QueueWatcher>> watcher =
-      QueueWatcher::open(options.queue_file, queue.own_changes(), [&] {
-        scheduler.queue_changed();
-        if (status_line) status_line->queue_changed();
-      });
-  if (!watcher) return end_unstarted(journal, console, watcher.status());
-  loop.add(watcher->get());
-  Result<std::unique_ptr<StopRequestWatcher>> stop_requests = StopRequestWatcher::open(
-      state_dir, [&](const std::string& name) { scheduler.stop_service(name, Clock::now()); });
-  if (!stop_requests) return end_unstarted(journal, console, stop_requests.status());
-  loop.add(stop_requests->get());
-  int interrupts = 0;
-  Result<std::unique_ptr<SignalWatcher>> signals = SignalWatcher::open([&](int) {
-    ++interrupts;
-    if (interrupts == 1) {
-      scheduler.stop_scheduling();
-      if (scheduler.running_count() > 0)
-        console.info(
-            fmt::format("stopping: no new jobs; {} still running (interrupt again to kill them)",
-                        scheduler.running_count()));
-    } else {
-      console.info("killing running jobs");
-      scheduler.cancel_running(Clock::now());
-    }
-  });
-  if (!signals) return end_unstarted(journal, console, signals.status());
-  loop.add(signals->get());
+  Result<RunWatchers> watchers =
+      watch_run(options, state_dir, queue, scheduler, status_line.get(), console);
+  if (!watchers) return end_unstarted(journal, console, watchers.status());
+  loop.add(watchers->queue.get());
+  loop.add(watchers->stop_requests.get());
+  loop.add(watchers->signals.get());
   loop.add(&scheduler);
   if (gpu_telemetry) loop.add(gpu_telemetry.get());
   if (status_line) loop.add(status_line.get());
@@ -285,22 +345,7 @@ int run_jobs(const RunOptions& options) {
   reporter.flush_logs();
   if (status_line) status_line->finish();
   shut_down(loop, scheduler.executors());
-
-  int status = scheduler.exit_code();
-  // Output that could not be written is a run that did not fully succeed.
-  if (status == 0 && (reporter.logs_incomplete() || reporter.outputs_lost())) status = 1;
-  auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-  if (!reporter.finished().empty() || status != 0)
-    console.write_block(format_run_summary(reporter.finished(), reporter.slot_usage(), wall));
-  Status ended = journal.run_end(status == 0 ? "ok" : status == 130 ? "interrupted" : "failed");
-  if (ended.ok()) ended = journal.sync();
-  if (!ended.ok()) {
-    console.error(fmt::format("{}; the journal lacks the last {} record{} of this run",
-                              ended.message(), journal.waiting(),
-                              journal.waiting() == 1 ? "" : "s"));
-    if (status == 0) status = 1;
-  }
-  return status;
+  return finish_run(scheduler, reporter, journal, console, Clock::now() - started);
 }
 
 namespace {

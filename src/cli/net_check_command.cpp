@@ -246,40 +246,19 @@ void print_pair(const Fleet& fleet, const PairReachability& pair) {
   print_line(line);
 }
 
-}  // namespace
+// Runs the loop until `done` or the time is up; then `late` names the hosts
+// still waiting.
+void run_until(FleetConnections& connections, std::vector<NetHostCheck>& checks,
+               const std::function<bool()>& done, Clock::duration limit,
+               const std::function<void(NetHostCheck&)>& late) {
+  Clock::time_point give_up = Clock::now() + limit;
+  while (!done() && Clock::now() < give_up) connections.run_once(std::chrono::milliseconds(100));
+  if (!done()) std::for_each(checks.begin(), checks.end(), late);
+}
 
-int check_network(const CheckOptions& options) {
-  signal(SIGPIPE, SIG_IGN);
-  Fleet fleet = value_or_fatal(load_hosts(options.hosts_file));
-  Console console(stdout, stderr, ColorMode::never, 1);
-  std::shared_ptr<SshContext> context =
-      prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
-
-  std::vector<NetHostCheck> checks(fleet.hosts.size());
-  NetCheck net_check(checks);
-  FleetConnections connections(fleet, context, net_check);
-  net_check.set_executors(connections.executors());
-  connections.connect();
-
-  // Runs the loop until `done` or the time is up; then `late` names the
-  // hosts still waiting.
-  auto run_until = [&](const std::function<bool()>& done, Clock::duration limit,
-                       const std::function<void(NetHostCheck&)>& late) {
-    Clock::time_point give_up = Clock::now() + limit;
-    while (!done() && Clock::now() < give_up) connections.run_once(std::chrono::milliseconds(100));
-    if (!done()) std::for_each(checks.begin(), checks.end(), late);
-  };
-
-  run_until([&] { return all_past(checks, {Phase::connecting, Phase::surveying}); },
-            options.ssh.connect_timeout * 3 + options.probe_timeout, [](NetHostCheck& check) {
-              if (check.phase != Phase::connecting && check.phase != Phase::surveying) return;
-              check.failure = check.phase == Phase::connecting
-                                  ? "no answer in time"
-                                  : "connected, but the survey did not finish in time";
-              check.phase = Phase::done;
-            });
-
-  // Ports differ between hosts: two names of hosts.yaml may be one machine.
+// Each surveyed host with a listener tool listens on a free port of its own
+// (ports differ between hosts: two names of hosts.yaml may be one machine).
+void start_listeners(std::vector<NetHostCheck>& checks, NetCheck& net_check) {
   std::set<int> taken;
   for (std::size_t h = 0; h < checks.size(); ++h) {
     NetHostCheck& check = checks[h];
@@ -293,15 +272,13 @@ int check_network(const CheckOptions& options) {
     taken.insert(port);
     net_check.start_listener(static_cast<int>(h), *tool, port);
   }
-  run_until([&] { return all_past(checks, {Phase::starting_listener}); }, options.probe_timeout,
-            [](NetHostCheck& check) {
-              if (check.phase != Phase::starting_listener) return;
-              check.listener_note = "its listener did not start in time";
-              check.phase = Phase::surveyed;
-            });
+}
 
+// The hosts as the reachability analysis sees them, and which host listens
+// on which port.
+std::vector<NetHost> net_hosts(const Fleet& fleet, const std::vector<NetHostCheck>& checks,
+                               FleetConnections& connections, std::map<int, int>& host_of_port) {
   std::vector<NetHost> hosts(fleet.hosts.size());
-  std::map<int, int> host_of_port;
   for (std::size_t h = 0; h < checks.size(); ++h) {
     hosts[h].name = fleet.hosts[h].name;
     hosts[h].master_address =
@@ -314,31 +291,29 @@ int check_network(const CheckOptions& options) {
     hosts[h].listening = checks[h].listening && checks[h].failure.empty();
     if (hosts[h].listening) host_of_port[checks[h].port] = static_cast<int>(h);
   }
+  return hosts;
+}
+
+// Every surveyed host with a prober connects to every other host's
+// candidate addresses on its listener's port.
+void start_probers(const std::vector<NetHostCheck>& checks, const std::vector<NetHost>& hosts,
+                   const std::map<int, int>& host_of_port, NetCheck& net_check) {
   for (std::size_t h = 0; h < checks.size(); ++h) {
     if (checks[h].phase != Phase::surveyed || !checks[h].prober) continue;
     std::vector<ProbeTarget> targets;
     for (const auto& [port, target] : host_of_port) {
       if (target == static_cast<int>(h)) continue;
-      for (const CandidateAddress& candidate : candidate_addresses(hosts[target])) {
+      for (const CandidateAddress& candidate : candidate_addresses(hosts[target]))
         targets.push_back({candidate.address, port, token_of(target)});
-      }
     }
     net_check.start_prober(static_cast<int>(h), targets);
   }
-  run_until([&] { return all_past(checks, {Phase::probing}); },
-            std::chrono::seconds(2 * k_attempt_timeout_seconds + 10), [](NetHostCheck& check) {
-              if (check.phase == Phase::probing) check.phase = Phase::done;
-            });
+}
 
-  for (std::size_t h = 0; h < checks.size(); ++h) net_check.stop_listener(static_cast<int>(h));
-  run_until(
-      [&] {
-        return std::none_of(checks.begin(), checks.end(),
-                            [](const NetHostCheck& check) { return check.listener_running; });
-      },
-      std::chrono::seconds(5), [](NetHostCheck&) {});
-  connections.close();
-
+// What the probers saw, each connection an answer or not.
+std::vector<NetProbe> probes_seen(const Fleet& fleet, const std::vector<NetHostCheck>& checks,
+                                  std::vector<NetHost>& hosts,
+                                  const std::map<int, int>& host_of_port) {
   std::vector<NetProbe> probes;
   for (std::size_t h = 0; h < checks.size(); ++h) {
     hosts[h].probing = checks[h].probed && checks[h].failure.empty();
@@ -350,8 +325,14 @@ int check_network(const CheckOptions& options) {
                         answered ? "" : why_not(fleet, answer.said)});
     }
   }
-  NetAnalysis analysis = analyse_reachability(hosts, probes);
+  return probes;
+}
 
+// Prints the hosts, the pairs and the warnings; 1 when a pair cannot be
+// shown to connect.
+int print_reachability(const Fleet& fleet, const std::vector<NetHostCheck>& checks,
+                       const std::vector<NetHost>& hosts, const NetAnalysis& analysis,
+                       Console& console) {
   for (std::size_t h = 0; h < checks.size(); ++h) print_host(fleet.hosts[h], checks[h]);
   fmt::print("\nreachability (from -> to: the addresses that answered; [master]: the master "
              "address):\n");
@@ -380,6 +361,63 @@ int check_network(const CheckOptions& options) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int check_network(const CheckOptions& options) {
+  signal(SIGPIPE, SIG_IGN);
+  Fleet fleet = value_or_fatal(load_hosts(options.hosts_file));
+  Console console(stdout, stderr, ColorMode::never, 1);
+  std::shared_ptr<SshContext> context =
+      prepare_ssh(fleet, options.ssh, [&](const std::string& note) { console.warn(note); });
+
+  std::vector<NetHostCheck> checks(fleet.hosts.size());
+  NetCheck net_check(checks);
+  FleetConnections connections(fleet, context, net_check);
+  net_check.set_executors(connections.executors());
+  connections.connect();
+
+  run_until(
+      connections, checks, [&] { return all_past(checks, {Phase::connecting, Phase::surveying}); },
+      options.ssh.connect_timeout * 3 + options.probe_timeout, [](NetHostCheck& check) {
+        if (check.phase != Phase::connecting && check.phase != Phase::surveying) return;
+        check.failure = check.phase == Phase::connecting
+                            ? "no answer in time"
+                            : "connected, but the survey did not finish in time";
+        check.phase = Phase::done;
+      });
+
+  start_listeners(checks, net_check);
+  run_until(
+      connections, checks, [&] { return all_past(checks, {Phase::starting_listener}); },
+      options.probe_timeout, [](NetHostCheck& check) {
+        if (check.phase != Phase::starting_listener) return;
+        check.listener_note = "its listener did not start in time";
+        check.phase = Phase::surveyed;
+      });
+
+  std::map<int, int> host_of_port;
+  std::vector<NetHost> hosts = net_hosts(fleet, checks, connections, host_of_port);
+  start_probers(checks, hosts, host_of_port, net_check);
+  run_until(
+      connections, checks, [&] { return all_past(checks, {Phase::probing}); },
+      std::chrono::seconds(2 * k_attempt_timeout_seconds + 10), [](NetHostCheck& check) {
+        if (check.phase == Phase::probing) check.phase = Phase::done;
+      });
+
+  for (std::size_t h = 0; h < checks.size(); ++h) net_check.stop_listener(static_cast<int>(h));
+  run_until(
+      connections, checks,
+      [&] {
+        return std::none_of(checks.begin(), checks.end(),
+                            [](const NetHostCheck& check) { return check.listener_running; });
+      },
+      std::chrono::seconds(5), [](NetHostCheck&) {});
+  connections.close();
+
+  std::vector<NetProbe> probes = probes_seen(fleet, checks, hosts, host_of_port);
+  return print_reachability(fleet, checks, hosts, analyse_reachability(hosts, probes), console);
 }
 
 }  // namespace runner

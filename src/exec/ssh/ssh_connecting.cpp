@@ -266,7 +266,6 @@ void SshConnection::step_connecting(Clock::time_point now) {
     begin_transport();
     if (m_state == State::failed) return;
   }
-
   if (now >= attempt_deadline()) {
     const char* doing = m_phase == Phase::tcp_connect ? "connecting"
                         : m_phase == Phase::tunnel    ? "waiting for the jump host's tunnel"
@@ -277,141 +276,154 @@ void SshConnection::step_connecting(Clock::time_point now) {
                      describe_duration(m_target.options.connect_timeout), doing));
     return;
   }
+  // Each phase that ends goes on to the next at once.
+  if (m_phase == Phase::tunnel && !step_tunnel()) return;
+  if (m_phase == Phase::tcp_connect && !step_tcp_connect()) return;
+  if (m_phase == Phase::handshake && !step_handshake(now)) return;
+  if (m_phase == Phase::authenticate) step_authenticate(now);
+}
 
-  if (m_phase == Phase::tunnel) {
-    if (m_tunnel->state == Tunnel::State::waiting) return;
-    m_progressed = true;
-    if (m_tunnel->state == Tunnel::State::failed) {
-      fail(m_tunnel->error.kind(), fmt::format("{}: cannot reach it through its jump host: {}",
-                                               m_display, m_tunnel->error.message()));
-      return;
-    }
-    m_fd = m_tunnel->take_fd();
-    m_tunnel.reset();
-    begin_handshake();
-    if (m_state == State::failed) return;
+bool SshConnection::step_tunnel() {
+  if (m_tunnel->state == Tunnel::State::waiting) return false;
+  m_progressed = true;
+  if (m_tunnel->state == Tunnel::State::failed) {
+    fail(m_tunnel->error.kind(), fmt::format("{}: cannot reach it through its jump host: {}",
+                                             m_display, m_tunnel->error.message()));
+    return false;
   }
+  m_fd = m_tunnel->take_fd();
+  m_tunnel.reset();
+  begin_handshake();
+  return m_state != State::failed;
+}
 
-  if (m_phase == Phase::tcp_connect) {
-    int result = tcp_connect_result(m_fd);
-    if (result < 0) return;
-    if (result > 0) {
-      debug_log::step("{}: TCP connect to {} failed: {}", m_target.name,
-                      m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
-      m_connect_errors +=
-          fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
-                      m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
-      ::close(m_fd);
-      m_fd = -1;
-      ++m_address_index;
-      connect_next_address();
-      return;
-    }
-    m_progressed = true;
-    begin_handshake();
-    if (m_state == State::failed) return;
+bool SshConnection::step_tcp_connect() {
+  int result = tcp_connect_result(m_fd);
+  if (result < 0) return false;
+  if (result > 0) {
+    debug_log::step("{}: TCP connect to {} failed: {}", m_target.name,
+                    m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
+    m_connect_errors +=
+        fmt::format("{}{}: {}", m_connect_errors.empty() ? "" : "; ",
+                    m_addresses[m_address_index].text, lowercase_first(std::strerror(result)));
+    ::close(m_fd);
+    m_fd = -1;
+    ++m_address_index;
+    connect_next_address();
+    return false;
   }
+  m_progressed = true;
+  begin_handshake();
+  return m_state != State::failed;
+}
 
-  if (m_phase == Phase::handshake) {
-    int rc = libssh2_session_handshake(m_session, m_fd);
-    if (rc == LIBSSH2_ERROR_EAGAIN) return;
-    m_progressed = true;
-    if (rc != 0) {
-      bool banner_seen = has_ssh_banner(m_first_bytes);
-      // sshd says so when it drops a handshake beyond MaxStartups: then keep
-      // trying for as long as a connection may take. Any other close before
-      // the banner is retried a few times.
-      bool max_startups = m_first_bytes.find("MaxStartups") != std::string::npos;
-      bool retry = max_startups ? now - m_first_attempt < m_target.options.connect_timeout
-                                : m_handshake_attempt < k_max_handshake_attempts;
-      if (!banner_seen && retry) {
-        // Allow fewer at once, and try again shortly, at a jittered time so
-        // that a burst spreads out.
-        if (m_target.context) m_target.context->handshake_refused(m_gate_key);
-        destroy_session();
-        std::uniform_real_distribution<double> jitter(0.5, 1.5);
-        auto backoff = std::min<Clock::duration>(
-            k_first_backoff * (1 << std::min(m_handshake_attempt - 1, 10)), k_max_backoff);
-        m_backoff_until =
-            now + std::chrono::duration_cast<Clock::duration>(backoff * jitter(m_random));
-        debug_log::step(
-            "{}: the server closed the connection before the SSH handshake{}; trying "
-            "again in {} ms",
-            m_display, max_startups ? " (MaxStartups)" : "",
-            std::chrono::duration_cast<std::chrono::milliseconds>(m_backoff_until - now).count());
-        m_phase = Phase::backoff;
-        return;
-      }
-      if (!banner_seen && !m_target.proxy_command.empty()) {
-        fail(ErrorKind::connect,
-             fmt::format("{}: its ProxyCommand ({}) ended before the SSH handshake, {} times; "
-                         "run it by hand to see why",
-                         m_display, m_target.proxy_command, m_handshake_attempt));
-      } else if (!banner_seen) {
-        std::string said = m_first_bytes.empty()
-                               ? std::string()
-                               : fmt::format(" (it said \"{}\")", first_line(m_first_bytes));
-        fail(ErrorKind::connect,
-             fmt::format("{}: the server closed the connection before the SSH handshake{}, "
-                         "{} times; is it an SSH server? sshd's MaxStartups may be refusing "
-                         "this many connections at once",
-                         m_display, said, m_handshake_attempt));
-      } else {
-        fail(ErrorKind::protocol,
-             fmt::format("{}: SSH handshake failed: {}", m_display, last_error(m_session)));
-      }
-      return;
-    }
-    debug_log::step("{}: SSH handshake done ({})", m_display,
-                    libssh2_session_banner_get(m_session) ? libssh2_session_banner_get(m_session)
-                                                          : "no banner");
-    Result<std::string> host_key = verify_host_key(m_session, host_key_policy());
-    if (!host_key) {
-      fail(host_key.status().kind(), host_key.status().message());
-      return;
-    }
-    m_host_key_status = std::move(*host_key);
-    debug_log::step("{}: host key accepted", m_display);
-    AuthSettings settings;
-    settings.user = m_target.user;
-    settings.host = m_target.name;
-    settings.display = m_display;
-    settings.use_agent = m_target.options.use_agent;
-    settings.agent_socket = m_target.options.agent_socket;
-    settings.identity_files = m_target.options.identity_files;
-    settings.identity_files_explicit = m_target.identity_files_explicit;
-    settings.identities_only = m_target.identities_only;
-    settings.preferred = m_hints.working_identity;
-    if (SshContext* context = m_target.context;
-        context && !m_target.batch_mode && context->can_ask_passphrase()) {
-      settings.passphrase = [context](const std::string& key) { return context->passphrase(key); };
-      settings.passphrase_failed = [context](const std::string& key, const std::string& phrase) {
-        context->passphrase_failed(key, phrase);
-      };
-    }
-    m_auth = std::make_unique<Authenticator>(m_session, std::move(settings));
-    m_phase = Phase::authenticate;
+bool SshConnection::step_handshake(Clock::time_point now) {
+  int rc = libssh2_session_handshake(m_session, m_fd);
+  if (rc == LIBSSH2_ERROR_EAGAIN) return false;
+  m_progressed = true;
+  if (rc != 0) {
+    handshake_failed(now);
+    return false;
   }
+  debug_log::step("{}: SSH handshake done ({})", m_display,
+                  libssh2_session_banner_get(m_session) ? libssh2_session_banner_get(m_session)
+                                                        : "no banner");
+  Result<std::string> host_key = verify_host_key(m_session, host_key_policy());
+  if (!host_key) {
+    fail(host_key.status().kind(), host_key.status().message());
+    return false;
+  }
+  m_host_key_status = std::move(*host_key);
+  debug_log::step("{}: host key accepted", m_display);
+  m_auth = std::make_unique<Authenticator>(m_session, auth_settings());
+  m_phase = Phase::authenticate;
+  return true;
+}
 
-  if (m_phase == Phase::authenticate) {
-    Authenticator::Progress progress = m_auth->step();
-    if (progress == Authenticator::Progress::pending) return;
-    m_progressed = true;
-    if (progress == Authenticator::Progress::failed) {
-      fail(m_auth->error().kind(), m_auth->error().message());
-      return;
-    }
-    m_hints.working_identity = m_auth->identity();
-    m_auth_method = m_auth->method();
-    debug_log::step("{}: authenticated as {} with {}", m_display, m_target.user, m_auth_method);
-    m_auth.reset();
-    leave_gate();
-    libssh2_keepalive_config(m_session, 1, 1);
-    m_phase = Phase::ready;
-    m_state = State::ready;
-    m_was_ready = true;
-    m_last_inbound = now;
+void SshConnection::handshake_failed(Clock::time_point now) {
+  bool banner_seen = has_ssh_banner(m_first_bytes);
+  // sshd says so when it drops a handshake beyond MaxStartups: then keep
+  // trying for as long as a connection may take. Any other close before
+  // the banner is retried a few times.
+  bool max_startups = m_first_bytes.find("MaxStartups") != std::string::npos;
+  bool retry = max_startups ? now - m_first_attempt < m_target.options.connect_timeout
+                            : m_handshake_attempt < k_max_handshake_attempts;
+  if (!banner_seen && retry) {
+    // Allow fewer at once, and try again shortly, at a jittered time so
+    // that a burst spreads out.
+    if (m_target.context) m_target.context->handshake_refused(m_gate_key);
+    destroy_session();
+    std::uniform_real_distribution<double> jitter(0.5, 1.5);
+    auto backoff = std::min<Clock::duration>(
+        k_first_backoff * (1 << std::min(m_handshake_attempt - 1, 10)), k_max_backoff);
+    m_backoff_until = now + std::chrono::duration_cast<Clock::duration>(backoff * jitter(m_random));
+    debug_log::step(
+        "{}: the server closed the connection before the SSH handshake{}; trying "
+        "again in {} ms",
+        m_display, max_startups ? " (MaxStartups)" : "",
+        std::chrono::duration_cast<std::chrono::milliseconds>(m_backoff_until - now).count());
+    m_phase = Phase::backoff;
+    return;
   }
+  if (!banner_seen && !m_target.proxy_command.empty()) {
+    fail(ErrorKind::connect,
+         fmt::format("{}: its ProxyCommand ({}) ended before the SSH handshake, {} times; "
+                     "run it by hand to see why",
+                     m_display, m_target.proxy_command, m_handshake_attempt));
+  } else if (!banner_seen) {
+    std::string said = m_first_bytes.empty()
+                           ? std::string()
+                           : fmt::format(" (it said \"{}\")", first_line(m_first_bytes));
+    fail(ErrorKind::connect,
+         fmt::format("{}: the server closed the connection before the SSH handshake{}, "
+                     "{} times; is it an SSH server? sshd's MaxStartups may be refusing "
+                     "this many connections at once",
+                     m_display, said, m_handshake_attempt));
+  } else {
+    fail(ErrorKind::protocol,
+         fmt::format("{}: SSH handshake failed: {}", m_display, last_error(m_session)));
+  }
+}
+
+AuthSettings SshConnection::auth_settings() const {
+  AuthSettings settings;
+  settings.user = m_target.user;
+  settings.host = m_target.name;
+  settings.display = m_display;
+  settings.use_agent = m_target.options.use_agent;
+  settings.agent_socket = m_target.options.agent_socket;
+  settings.identity_files = m_target.options.identity_files;
+  settings.identity_files_explicit = m_target.identity_files_explicit;
+  settings.identities_only = m_target.identities_only;
+  settings.preferred = m_hints.working_identity;
+  if (SshContext* context = m_target.context;
+      context && !m_target.batch_mode && context->can_ask_passphrase()) {
+    settings.passphrase = [context](const std::string& key) { return context->passphrase(key); };
+    settings.passphrase_failed = [context](const std::string& key, const std::string& phrase) {
+      context->passphrase_failed(key, phrase);
+    };
+  }
+  return settings;
+}
+
+void SshConnection::step_authenticate(Clock::time_point now) {
+  Authenticator::Progress progress = m_auth->step();
+  if (progress == Authenticator::Progress::pending) return;
+  m_progressed = true;
+  if (progress == Authenticator::Progress::failed) {
+    fail(m_auth->error().kind(), m_auth->error().message());
+    return;
+  }
+  m_hints.working_identity = m_auth->identity();
+  m_auth_method = m_auth->method();
+  debug_log::step("{}: authenticated as {} with {}", m_display, m_target.user, m_auth_method);
+  m_auth.reset();
+  leave_gate();
+  libssh2_keepalive_config(m_session, 1, 1);
+  m_phase = Phase::ready;
+  m_state = State::ready;
+  m_was_ready = true;
+  m_last_inbound = now;
 }
 
 }  // namespace runner::ssh

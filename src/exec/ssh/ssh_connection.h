@@ -127,6 +127,14 @@ class SshConnection {
   void set_attempt_deadline();
   Clock::time_point attempt_deadline() const;
   void step_connecting(Clock::time_point now);
+  // One phase of connecting each; true when it ended and the next begins.
+  bool step_tunnel();
+  bool step_tcp_connect();
+  bool step_handshake(Clock::time_point now);
+  // Gives up, or tries again after a backoff (sshd's MaxStartups).
+  void handshake_failed(Clock::time_point now);
+  AuthSettings auth_settings() const;
+  void step_authenticate(Clock::time_point now);
   // Whether m_fd is a TCP socket (not a tunnel's or a ProxyCommand's socketpair).
   bool connects_over_tcp() const { return !m_via && m_target.proxy_command.empty(); }
 

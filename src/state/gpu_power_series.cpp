@@ -21,7 +21,9 @@ std::chrono::system_clock::time_point at_ms(long long ms) {
   return std::chrono::system_clock::time_point(Milliseconds(ms));
 }
 
-std::optional<GpuPowerPoint> point_of(std::string_view line) {
+}  // namespace
+
+std::optional<GpuPowerPoint> gpu_power_point(std::string_view line) {
   nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
   if (!record.is_object()) return std::nullopt;
   auto host = record.find("host");
@@ -33,8 +35,10 @@ std::optional<GpuPowerPoint> point_of(std::string_view line) {
       from == record.end() || !from->is_number_integer() || to == record.end() ||
       !to->is_number_integer() || watts == record.end() || !watts->is_number())
     return std::nullopt;
+  // No GPU draws 100 kW: more is a hostile or broken reading.
+  constexpr double k_most_watts = 100'000;
   double w = watts->get<double>();
-  if (!std::isfinite(w) || w < 0) return std::nullopt;
+  if (!std::isfinite(w) || w < 0 || w > k_most_watts) return std::nullopt;
   // Times a run can have written: from 1970 to 2096 (beyond, a time point
   // in nanoseconds overflows), and a stretch that does not end before it
   // begins.
@@ -46,7 +50,16 @@ std::optional<GpuPowerPoint> point_of(std::string_view line) {
                        at_ms(to_ms), w};
 }
 
-}  // namespace
+std::string gpu_power_line(const GpuPowerPoint& point) {
+  nlohmann::ordered_json record{{"host", point.host},
+                                {"gpu", point.gpu},
+                                {"from_ms", ms_since_epoch(point.from)},
+                                {"to_ms", ms_since_epoch(point.to)},
+                                {"w", std::round(point.watts * 100) / 100}};
+  // A name that is not UTF-8 (a host's hostile answer) is written with
+  // replacement characters rather than refused.
+  return record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 std::string gpu_power_series_path(const std::string& state_dir) {
   return state_dir + "/gpu_power.jsonl";
@@ -68,12 +81,7 @@ Status GpuPowerSeriesWriter::open() {
 Status GpuPowerSeriesWriter::append(const GpuPowerPoint& point) {
   if (!m_file.valid())
     if (Status opened = open(); !opened.ok()) return opened;
-  nlohmann::ordered_json record{{"host", point.host},
-                                {"gpu", point.gpu},
-                                {"from_ms", ms_since_epoch(point.from)},
-                                {"to_ms", ms_since_epoch(point.to)},
-                                {"w", std::round(point.watts * 100) / 100}};
-  std::string line = record.dump() + "\n";
+  std::string line = gpu_power_line(point);
   if (m_size + line.size() > m_limit) {
     m_size = m_limit;  // nor any later one
     return Status::error(fmt::format("{} reached its limit of {} bytes", m_path, m_limit));
@@ -94,7 +102,7 @@ std::vector<GpuPowerPoint> read_gpu_power_series(const std::string& path) {
   std::string_view rest = *text;
   for (std::size_t end; (end = rest.find('\n')) != std::string_view::npos;
        rest.remove_prefix(end + 1))
-    if (std::optional<GpuPowerPoint> point = point_of(rest.substr(0, end)))
+    if (std::optional<GpuPowerPoint> point = gpu_power_point(rest.substr(0, end)))
       points.push_back(std::move(*point));
   return points;
 }

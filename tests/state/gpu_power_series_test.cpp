@@ -37,6 +37,17 @@ TEST(GpuPowerSeries, WhatIsWrittenIsReadBack) {
   EXPECT_DOUBLE_EQ(points[3].watts, 99.25);
 }
 
+TEST(GpuPowerSeries, ANameThatIsNotUtf8IsWrittenWithReplacementCharacters) {
+  // A GPU's index as a hostile node's nvidia-smi may give it.
+  GpuPowerPoint hostile = point("0\xff\xfe", 0, 50);
+  std::string line;
+  ASSERT_NO_THROW(line = gpu_power_line(hostile));
+  std::optional<GpuPowerPoint> read = gpu_power_point(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(read.has_value()) << line;
+  EXPECT_EQ(read->gpu, "0\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_DOUBLE_EQ(read->watts, 50);
+}
+
 TEST(GpuPowerSeries, PastItsLimitNothingMoreIsWrittenAndItSaysSo) {
   testing::TempDir dir;
   GpuPowerSeriesWriter writer(gpu_power_series_path(dir.path()), 300);
@@ -78,6 +89,17 @@ TEST(GpuPowerSeries, TimesNoRunCanHaveWrittenAreSkipped) {
   std::vector<GpuPowerPoint> points = read_gpu_power_series(dir.file("gpu_power.jsonl"));
   ASSERT_EQ(points.size(), 1u);
   EXPECT_DOUBLE_EQ(points[0].watts, 4);
+}
+
+TEST(GpuPowerSeries, PowerNoGpuDrawsIsSkipped) {
+  // 1e307 W would be written back as null once rounded to hundredths.
+  std::optional<GpuPowerPoint> absurd =
+      gpu_power_point(R"({"host":"a","gpu":"0","from_ms":1,"to_ms":2,"w":1e307})");
+  EXPECT_FALSE(absurd.has_value());
+  std::optional<GpuPowerPoint> big =
+      gpu_power_point(R"({"host":"a","gpu":"0","from_ms":1,"to_ms":2,"w":1500.25})");
+  ASSERT_TRUE(big.has_value());
+  EXPECT_DOUBLE_EQ(big->watts, 1500.25);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runner/core/file_system.h"
@@ -31,6 +33,11 @@ inline constexpr std::uintmax_t k_gpu_power_series_bytes = 64u << 20;
 
 // `state_dir/gpu_power.jsonl`
 std::string gpu_power_series_path(const std::string& state_dir);
+
+// One line of the file (with its newline), and the point a line is: nullopt
+// for a line that is not one, or whose times no run can have written.
+std::string gpu_power_line(const GpuPowerPoint& point);
+std::optional<GpuPowerPoint> gpu_power_point(std::string_view line);
 
 // Appends points to the file.
 class GpuPowerSeriesWriter {

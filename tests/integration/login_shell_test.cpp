@@ -134,6 +134,25 @@ TEST_P(EveryLoginShell, TheGpuMonitorReadsTheHostsGpus) {
   EXPECT_NEAR(figures[0]["gpu"]["memory_max_mib"].get<double>(), 2000, 1e-6) << figures[0].dump();
 }
 
+// A host whose login shell cannot start `sh` runs neither jobs nor the GPU
+// monitor, and the run says so, naming the host, rather than running on
+// without its figures in silence.
+TEST_F(LoginShell, AHostWhoseShellIsBrokenRunsNoGpuMonitorAndSaysSo) {
+  testing::write_fake_nvidia_smi(dir);
+  start_host_as("/bin/false", 1,
+                {.session_environment = {"PATH=" + dir.file("bin") + ":/usr/bin:/bin"}});
+  if (!user) return;
+  dir.write("hosts.yaml", "- hostname: " + user->name() + "@127.0.0.1:" +
+                              std::to_string(fleet.host(0).port()) + "\n  gpu: [1]\n");
+  dir.write("queue.yaml", "- sleep 1\n");
+  ProcessResult r = runner({"queue", "--no-status", "--gpu-monitor-period", "100ms"});
+  EXPECT_NE(r.status, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find(user->name() + "@127.0.0.1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("its GPU monitor ended"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is it a POSIX shell"), std::string::npos) << r.err;
+  EXPECT_TRUE(records_of("job_gpu").empty()) << r.err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shells, EveryLoginShell,
                          ::testing::Values("/bin/bash", "/usr/bin/tcsh", "/usr/bin/zsh",
                                            "/usr/bin/fish"),

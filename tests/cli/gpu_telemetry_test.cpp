@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "support/no_executor_events.h"
+
 namespace runner {
 namespace {
 
@@ -49,16 +51,6 @@ class MonitorHost final : public Executor {
  private:
   TaskId m_monitor = 0;
   bool m_killed = false;
-};
-
-class NoEvents final : public ExecutorEvents {
- public:
-  void host_ready(int) override {}
-  void host_failed(int, const Status&) override {}
-  void task_started(TaskId, long) override {}
-  void task_output(TaskId, OutputStream, std::string_view) override {}
-  void task_exited(TaskId, const JobExit&) override {}
-  void signal_failed(TaskId, int, const std::string&) override {}
 };
 
 // Host seconds as the runner's clock: the host's clock is not behind.
@@ -126,7 +118,7 @@ class GpuTelemetryTest : public ::testing::Test {
   }
 
   Fleet m_fleet = one_gpu();
-  NoEvents m_events;
+  testing::NoExecutorEvents m_events;
   MonitorHost m_host{m_events};
   Clock::time_point m_now = at_seconds(0);
   GpuTelemetry m_telemetry{m_fleet, k_period, [](const std::string&) {}, [this] { return m_now; }};

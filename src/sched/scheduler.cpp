@@ -26,7 +26,8 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
       m_slots(m_fleet),
       m_gpu_gates(m_fleet, m_slots, options.mode),
-      m_steps(m_fleet) {}
+      m_steps(m_fleet),
+      m_gangs(m_fleet, m_executors, options.run_id) {}
 
 Placer Scheduler::placer() const {
   return Placer(m_fleet, m_hosts, m_slots, m_gpu_gates, m_services, m_now);
@@ -60,14 +61,14 @@ void Scheduler::cancel_running(Clock::time_point now) {
 }
 
 bool Scheduler::finished() const {
-  if (!m_running.empty() || !m_staging.empty() || m_after_commands > 0 || m_fetches > 0 ||
+  if (!m_running.empty() || m_gangs.staging() || m_after_commands > 0 || m_fetches > 0 ||
       m_steps.pushing())
     return false;
   return nothing_left_to_run();
 }
 
 bool Scheduler::only_services_left() const {
-  return m_staging.empty() && m_running.size() == m_services.running().size();
+  return !m_gangs.staging() && m_running.size() == m_services.running().size();
 }
 
 bool Scheduler::nothing_left_to_run() const {
@@ -139,6 +140,21 @@ void Scheduler::task_exited(TaskId id, const JobExit& exit) {
   if (Job* job = job_of(id, &task)) task_ended(*job, *task, exit);
 }
 
+void Scheduler::task_ended(Job& job, Task& task, const JobExit& exit) {
+  task.exit = exit;
+  Running& running = job.running();
+  if (job.tasks.size() > 1 && !exit.succeeded() && !running.failed_rank && !running.kill_at) {
+    // Fail together: the others would wait for this rank forever.
+    running.failed_rank = task.rank;
+    m_observer.warning(fmt::format("#{} rank {} [{}] {}; stopping its other ranks", job.id,
+                                   task.rank, task.label, describe_exit(exit)));
+    stop_job(job, m_options.clock());
+  }
+  for (const Task& each : job.tasks)
+    if (!each.exit) return;
+  end_job(job.id, exit_of_tasks(job));
+}
+
 void Scheduler::end_job(JobId id, const JobExit& reported) {
   auto it = m_running.find(id);
   if (it == m_running.end()) return;
@@ -161,7 +177,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   // A service's end is a failure only when it ended on its own.
   bool counts = !job.spec.service || service_ended(job, end);
   collect_outputs(job);
-  remove_hostfile(job);
+  remove_hostfile(m_gangs.ended(job));
   // A host where a process could not start is set aside (in the next step).
   bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
   if (refused && m_hosts[task.host].start_refusal.empty())
@@ -283,7 +299,7 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
   // Before its master port is chosen, a multi-node job's commands are
   // rendered to see that they can be.
   std::optional<NodeLayout> provisional;
-  if (job.nodes && !layout) layout = &provisional.emplace(layout_for(0, 0, placement, 0));
+  if (job.nodes && !layout) layout = &provisional.emplace(m_gangs.provisional_layout(placement));
   std::vector<std::string> commands;
   for (std::size_t rank = 0; rank < placement.size(); ++rank) {
     const std::vector<int>& slots = placement[rank];
@@ -303,6 +319,53 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
     commands.push_back(std::move(*command));
   }
   return commands;
+}
+
+void Scheduler::begin(Job job, Placement placement, std::vector<std::string> commands,
+                      Clock::time_point now) {
+  if (!job.spec.nodes) {
+    launch(std::move(job), std::move(placement), std::move(commands), now);
+    return;
+  }
+  JobId id = job.id;
+  m_slots.hold(placement, id);
+  int master_host = m_gangs.stage(std::move(job), std::move(placement));
+  m_executors[master_host]->survey_network(
+      [this, id](const Result<NetworkSurvey>& survey) { staged(id, survey); });
+}
+
+void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
+  auto outcome = m_gangs.staged(id, survey);
+  if (!outcome) return;
+  m_queue_dirty = true;
+  if (auto* lost = std::get_if<GangHostLost>(&*outcome)) {
+    // Rank 0's host was lost before it answered: nothing ran; the job goes
+    // back to the head of the queue, as it was.
+    m_slots.release(lost->placement);
+    m_reruns.push_front(std::move(lost->job));
+    return;
+  }
+  auto& [job, placement, warnings] = std::get<GangReady>(*outcome);
+  for (const std::string& warning : warnings) m_observer.warning(warning);
+  auto commands = render(job.spec, placement, &*job.layout);
+  if (!commands) {
+    // The queue's check rendered them already; only a master port can
+    // differ, so this does not happen: end it rather than hold its slots.
+    m_slots.release(placement);
+    remove_hostfile(m_gangs.ended(job));
+    m_observer.warning(fmt::format("#{} could not be rendered with its master port", id));
+    return;
+  }
+  launch(std::move(job), std::move(placement), std::move(*commands), m_options.clock());
+  if (m_cancelling) {
+    // Interrupted twice while it was staged: recorded, and ended unstarted.
+    Job& launched = m_running.at(id);
+    launched.running().cancelled = true;
+    std::erase(m_launched, id);
+    JobExit unstarted = JobExit::not_started_because("the run was stopped");
+    for (Task& task : launched.tasks) task.exit = unstarted;
+    end_job(id, unstarted);
+  }
 }
 
 void Scheduler::launch(Job job, Placement placement, std::vector<std::string> commands,
@@ -379,6 +442,19 @@ void Scheduler::run_cancel_command(const Job& job, const Task& task) {
           m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
                                          output.empty() ? "" : ": ", output));
       });
+}
+
+void Scheduler::remove_hostfile(const HostfileRemoval& removal) {
+  for (int host : removal.hosts) {
+    ++m_after_commands;
+    m_executors[host]->remove_files(
+        {removal.path}, [this, id = removal.job](const JobExit& exit, const std::string& output) {
+          --m_after_commands;
+          if (!exit.succeeded() && !exit.lost())
+            m_observer.warning(fmt::format("#{}: its hostfile could not be removed: {}", id,
+                                           output.empty() ? exit.error() : output));
+        });
+  }
 }
 
 void Scheduler::report_once(const std::string& message) {

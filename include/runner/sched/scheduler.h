@@ -47,7 +47,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +54,7 @@
 #include "runner/exec/backend.h"
 #include "runner/exec/executor.h"
 #include "runner/sched/broadcast_steps.h"
+#include "runner/sched/gangs.h"
 #include "runner/sched/gpu_gates.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job.h"
@@ -130,30 +130,18 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::optional<std::vector<std::string>> render(const JobSpec& job, const Placement& placement,
                                                  const NodeLayout* layout = nullptr);
   // A job taken (or put back) with its placement and commands: recorded
-  // and sent (launch), or, with `nodes:`, first staged.
+  // and sent (launch), or, with `nodes:`, first staged: it holds its slots
+  // while rank 0's host says which ports are in use (staged), then is
+  // launched with its master port.
   void begin(Job job, Placement placement, std::vector<std::string> commands,
              Clock::time_point now);
+  void staged(JobId id, const Result<NetworkSurvey>& survey);
   // Records the job as running on `placement`; its commands are sent by
   // start_launched(), after the journal holds the start.
   void launch(Job job, Placement placement, std::vector<std::string> commands,
               Clock::time_point now);
-  // A multi-node job holds its slots while rank 0's host says which ports
-  // are in use; then its master port is chosen and it is launched.
-  void stage(Job job, Placement placement);
-  void staged(JobId id, const Result<NetworkSurvey>& survey);
-  // Rank 0 on a loopback address while other nodes are elsewhere: they
-  // reach it by one of its host's own addresses.
-  void reach_master_from_elsewhere(NodeLayout& layout,
-                                   const std::vector<std::string>& master_addresses);
-  // Where a multi-node job's ranks run and how they meet (`port` 0: not
-  // chosen yet, to check that its commands render). `launch` numbers the
-  // multi-node launches of the run: each has a hostfile of its own, so that
-  // a job launched again never meets the removal of its last launch's.
-  NodeLayout layout_for(JobId id, std::uint64_t launch, const Placement& placement, int port) const;
-  // Removes a multi-node job's hostfile from the hosts where its ranks ran.
-  void remove_hostfile(const Job& job);
-  // Ports given to the multi-node jobs whose rank 0 runs on `host`.
-  std::set<int> master_ports_on(int host) const;
+  // Removes an ended multi-node job's hostfile where Gangs says.
+  void remove_hostfile(const HostfileRemoval& removal);
   // A job takes the task's end: the job's own end for a job of one task;
   // for a multi-node job, the others are stopped when it failed, and the
   // job ends with its last task.
@@ -262,10 +250,10 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   GpuGates m_gpu_gates;
   BroadcastSteps m_steps;  // broadcast mode's current step
   Services m_services;
+  Gangs m_gangs;  // multi-node jobs: staging, layout, master ports
   std::map<JobId, Job> m_running;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;
-  std::map<JobId, Job> m_staging;  // multi-node jobs waiting for their master port
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
   std::deque<Job> m_reruns;       // Queued: to run again before the queue file's jobs
 
@@ -281,7 +269,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool m_fleet_ending = false;  // ErrorKind::ended: said, and every host failed
   bool m_cancelling = false;  // second interrupt: staged jobs do not start
   int m_after_commands = 0;       // `after:` commands and hostfile removals still running
-  std::uint64_t m_multi_node_launches = 0;  // numbers each one's hostfile
   int m_fetches = 0;              // outputs still being brought back
   Clock::duration m_succeeded_time{};  // the durations of the jobs that succeeded
   int m_succeeded = 0;

@@ -1,10 +1,16 @@
-// The GPU gates of `gpu_free:` slots (see gpu_gates.h). A look is fresh for
+// The GPU gates of `gpu_free:` slots and the looks at their GPUs (see
+// gpu_gates.h). A look is fresh for
 // k_fresh: a job starts only on what the GPU held that recently; a busy GPU
 // is looked at again every k_recheck, not at every step, as each look runs
 // nvidia-smi on its host.
 #include "runner/sched/gpu_gates.h"
 
 #include <fmt/format.h>
+
+#include "runner/core/printable.h"
+#include "runner/probe/gpu_listing.h"
+#include "runner/ui/exit_text.h"
+#include "runner/ui/summary.h"
 
 namespace runner {
 
@@ -17,10 +23,14 @@ constexpr auto k_recheck = std::chrono::seconds(5);
 
 }  // namespace
 
-GpuGates::GpuGates(const Fleet& fleet, const SlotBook& slots, Mode mode)
+GpuGates::GpuGates(const Fleet& fleet, const SlotBook& slots, const HostTable& hosts,
+                   const SchedulerOptions& options, RunObserver& observer)
     : m_fleet(fleet),
       m_slots(slots),
-      m_enforced(mode == Mode::queue),
+      m_host_table(hosts),
+      m_options(options),
+      m_observer(observer),
+      m_enforced(options.mode == Mode::queue),
       m_gates(fleet.slots.size()),
       m_hosts(fleet.hosts.size()) {}
 
@@ -57,36 +67,75 @@ std::optional<Clock::time_point> GpuGates::due(int host) const {
   return due;
 }
 
-void GpuGates::look_begins(int host, Clock::time_point give_up_at) {
-  m_hosts[host].look = HostLooks::Look{0, give_up_at};
+std::optional<Clock::time_point> GpuGates::look_due(int host, bool wanted) const {
+  if (!m_enforced || !wanted || m_host_table[host].state != HostState::ready) return std::nullopt;
+  return due(host);
+}
+
+std::vector<GpuLook> GpuGates::begin_due_looks(bool wanted, Clock::time_point now) {
+  std::vector<GpuLook> looks;
+  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
+    std::optional<Clock::time_point> due = look_due(h, wanted);
+    if (!due || *due > now) continue;
+    m_hosts[h].look = HostLooks::Look{0, now + m_options.gpu_check_limit};
+    looks.push_back(GpuLook{h, k_gpu_usage});
+  }
+  return looks;
 }
 
 void GpuGates::look_runs_as(int host, TaskId command) {
   if (m_hosts[host].look) m_hosts[host].look->command = command;
 }
 
-bool GpuGates::look_ends(int host) {
-  if (!m_hosts[host].look) return false;
+bool GpuGates::looked(int host, const JobExit& exit, const std::string& output,
+                      Clock::time_point now) {
+  if (!m_hosts[host].look) return false;  // given up on already
   m_hosts[host].look.reset();
+  std::optional<std::map<std::string, GpuUsage>> usage;
+  if (exit.succeeded()) usage = parse_gpu_usage(output);
+  if (usage) {
+    record(host, *usage, now);
+  } else if (!exit.lost()) {  // the host's loss is said on its own
+    std::string said = printable(output.substr(0, output.find('\n')));
+    broke(host,
+          fmt::format("nvidia-smi: {}{}", describe_exit(exit), said.empty() ? "" : ", " + said));
+  }
   return true;
 }
 
-std::optional<Clock::time_point> GpuGates::give_up_at(int host) const {
-  const std::optional<HostLooks::Look>& look = m_hosts[host].look;
-  return look ? std::optional(look->give_up_at) : std::nullopt;
+std::vector<GpuLookGivenUp> GpuGates::give_up_overdue(Clock::time_point now) {
+  std::vector<GpuLookGivenUp> given_up;
+  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
+    std::optional<HostLooks::Look>& look = m_hosts[h].look;
+    if (!look || now < look->give_up_at) continue;
+    given_up.push_back(GpuLookGivenUp{h, look->command});
+    look.reset();  // its end, when it comes, is not looked at
+    auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(m_options.gpu_check_limit);
+    broke(h, "nvidia-smi did not answer within " + format_duration(limit));
+  }
+  return given_up;
 }
 
-std::optional<TaskId> GpuGates::give_up_if_overdue(int host, Clock::time_point now) {
-  std::optional<HostLooks::Look>& look = m_hosts[host].look;
-  if (!look || now < look->give_up_at) return std::nullopt;
-  TaskId command = look->command;
-  look.reset();  // its end, when it comes, is not looked at
-  return command;
+std::optional<Clock::time_point> GpuGates::next_due(bool wanted) const {
+  std::optional<Clock::time_point> next;
+  for (int h = 0; h < static_cast<int>(m_fleet.hosts.size()); ++h) {
+    const std::optional<HostLooks::Look>& look = m_hosts[h].look;
+    std::optional<Clock::time_point> at = look ? look->give_up_at : look_due(h, wanted);
+    if (at && (!next || *at < *next)) next = at;
+  }
+  return next;
 }
 
-std::vector<std::string> GpuGates::record(int host, const std::map<std::string, GpuUsage>& usage,
-                                          Clock::time_point now) {
-  std::vector<std::string> said;
+void GpuGates::broke(int host, const std::string& why) {
+  m_hosts[host].broken = true;
+  m_observer.warning(
+      fmt::format("{}: cannot tell whether its GPUs are free for `gpu_free` ({}); "
+                  "its jobs start without waiting",
+                  m_fleet.hosts[host].name, why));
+}
+
+void GpuGates::record(int host, const std::map<std::string, GpuUsage>& usage,
+                      Clock::time_point now) {
   for (int slot : m_fleet.hosts[host].slots) {
     const Slot& where = m_fleet.slots[slot];
     if (!where.gpu_free || !m_slots.free(slot)) continue;
@@ -104,13 +153,12 @@ std::vector<std::string> GpuGates::record(int host, const std::map<std::string, 
     gate.state = busy ? Gate::State::busy : Gate::State::free;
     gate.checked_at = now;
     if (busy && (was != Gate::State::busy || gate.why != *busy))
-      said.push_back(fmt::format("{}: its GPU is not free ({}; gpu_free: {}); jobs wait for it",
-                                 where.label, *busy, where.gpu_free->text));
+      m_observer.notice(fmt::format("{}: its GPU is not free ({}; gpu_free: {}); jobs wait for it",
+                                    where.label, *busy, where.gpu_free->text));
     else if (!busy && was == Gate::State::busy)
-      said.push_back(fmt::format("{}: its GPU is free again", where.label));
+      m_observer.notice(fmt::format("{}: its GPU is free again", where.label));
     gate.why = busy.value_or("");
   }
-  return said;
 }
 
 }  // namespace runner

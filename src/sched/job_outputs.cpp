@@ -10,20 +10,13 @@
 
 namespace runner {
 
-Params Scheduler::builtins_for(const Job& job, const Task& task) const {
-  Params builtins;
-  if (job.layout) builtins = multi_node_variables(job.spec, *job.layout, task.rank);
-  builtins.insert(builtins.end(), m_services.variables().begin(), m_services.variables().end());
-  return builtins;
-}
-
 void Scheduler::collect_outputs(const Job& job) {
   if (job.spec.outputs.empty() || m_options.outputs_dir.empty()) return;
   for (const Task& task : job.tasks) {
     // Nothing ran there, or its host is gone with the files.
     if (!task.ended_on_its_host()) continue;
-    Result<std::string> rendered =
-        render_for_job(job.spec.outputs, job.spec, m_fleet, task.slots, builtins_for(job, task));
+    Result<std::string> rendered = render_for_job(job.spec.outputs, job.spec, m_fleet, task.slots,
+                                                  m_services.variables_for(job, task));
     if (!rendered) {
       m_observer.warning(fmt::format("#{}: its outputs: {}", job.id, rendered.status().message()));
       continue;

@@ -12,7 +12,7 @@ namespace runner {
 bool Scheduler::can_take_now() const {
   if (m_stopping || m_services.tearing_down() || m_unrecorded || !m_queue_dirty) return false;
   // The jobs after a service wait until it is ready.
-  if (service_starting()) return false;
+  if (m_services.starting()) return false;
   if (m_options.mode == Mode::broadcast) return next_step_can_begin();
   if (placer().any_slot_open()) return true;
   // No slot is free, and if services alone hold them none will be: the
@@ -46,7 +46,7 @@ bool Scheduler::pump_reruns(Clock::time_point now) {
     Job taken = std::move(rerun);
     m_reruns.pop_front();
     begin(std::move(taken), std::move(*placement), std::move(*commands), now);
-    if (service_starting()) return false;  // what comes after waits for it
+    if (m_services.starting()) return false;  // what comes after waits for it
   }
   return true;
 }

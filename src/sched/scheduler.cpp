@@ -25,9 +25,10 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_next_job_id(std::move(next_job_id)),
       m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
       m_slots(m_fleet),
-      m_gpu_gates(m_fleet, m_slots, options.mode),
+      m_gpu_gates(m_fleet, m_slots, m_hosts, m_options, m_observer),
       m_steps(m_fleet),
-      m_gangs(m_fleet, m_executors, options.run_id) {}
+      m_gangs(m_fleet, m_executors, options.run_id),
+      m_services(m_fleet, m_running, m_observer) {}
 
 Placer Scheduler::placer() const {
   return Placer(m_fleet, m_hosts, m_slots, m_gpu_gates, m_services, m_now);
@@ -111,11 +112,12 @@ void Scheduler::task_started(TaskId id, long pgid) {
     Running& running = job->running();
     running.process_start = m_options.clock();
     if (auto timeout = job->spec.timeout ? job->spec.timeout : m_options.default_timeout)
-      if (!running.kill_at && !running.service)
+      if (!running.kill_at && !job->spec.service)
         running.deadline = *running.process_start + *timeout;
   }
   m_observer.task_started(*job, *task);
-  if (job->running().service) mark_ready_if_passed(*job);
+  if (job->spec.service && m_services.process_started(*job, m_options.clock()))
+    m_queue_dirty = true;
 }
 
 void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
@@ -131,7 +133,8 @@ void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view byt
   Task* task = nullptr;
   if (Job* job = job_of(id, &task)) {
     m_observer.task_output(*job, *task, stream, bytes);
-    if (job->running().service) service_output(*job, bytes);
+    if (job->spec.service && m_services.output(*job, bytes, m_options.clock()))
+      m_queue_dirty = true;
   }
 }
 
@@ -174,15 +177,18 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
                          EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
                                   static_cast<int>(m_fleet.hosts.size()), m_stopping,
                                   m_fleet_ending});
-  // A service's end is a failure only when it ended on its own.
-  bool counts = !job.spec.service || service_ended(job, end);
+  if (job.spec.service) {
+    std::optional<ServiceCleanup> cleanup = m_services.ended(job, m_stopping, end);
+    if (cleanup) clean_up_after(std::move(*cleanup));
+    if (end.stops_run) m_stopping = true;
+  }
   collect_outputs(job);
   remove_hostfile(m_gangs.ended(job));
   // A host where a process could not start is set aside (in the next step).
   bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
   if (refused && m_hosts[task.host].start_refusal.empty())
     m_hosts[task.host].start_refusal = reported.error();
-  if (end.failed() && counts) {
+  if (end.failed()) {
     ++m_failures;
     m_steps.job_failed();
   }
@@ -207,13 +213,14 @@ void Scheduler::step(Clock::time_point now) {
   m_now = now;
   act_on_timers(now);
   // Every other job done, and the services ready (or given up on): the end.
-  if (m_services.any() && only_services_left() && !service_starting() && nothing_left_to_run())
-    tear_down_next_service(now);
+  if (m_services.any() && only_services_left() && !m_services.starting() && nothing_left_to_run())
+    if (std::optional<JobId> next = m_services.next_to_tear_down())
+      tear_down(m_running.at(*next), now);
   set_aside_refusing_hosts();
   clean_live_hosts();
   // While the journal cannot be written, nothing is taken and nothing starts.
   if (m_unrecorded && !recorded(now)) return;
-  check_gpus();
+  look_at_gpus(now);
   bool took = can_take_now();
   if (took) {
     if (m_options.mode == Mode::queue)
@@ -270,8 +277,51 @@ void Scheduler::act_on_timers(Clock::time_point now) {
     m_retry_at.reset();
     m_queue_dirty = true;
   }
-  probe_services(now);
-  time_out_gpu_checks(now);
+  take_readiness_steps(now);
+  for (const GpuLookGivenUp& look : m_gpu_gates.give_up_overdue(now)) {
+    m_queue_dirty = true;
+    m_executors[look.host]->signal_task(look.command, SIGKILL);
+  }
+}
+
+void Scheduler::look_at_gpus(Clock::time_point now) {
+  for (const GpuLook& look : m_gpu_gates.begin_due_looks(!m_stopping && work_waits(), now)) {
+    int h = look.host;
+    TaskId command = m_executors[h]->run_command(
+        look.command, [this, h](const JobExit& exit, const std::string& output) {
+          if (m_gpu_gates.looked(h, exit, output, m_options.clock())) m_queue_dirty = true;
+        });
+    m_gpu_gates.look_runs_as(h, command);
+  }
+}
+
+void Scheduler::take_readiness_steps(Clock::time_point now) {
+  for (ReadinessStep& step : m_services.readiness_steps(now)) {
+    Executor& executor = *m_executors[step.host];
+    JobId id = step.job;
+    auto answered = [this, id, probe = step.action](bool passed) {
+      if (m_services.probe_answered(id, probe, passed, m_options.clock())) m_queue_dirty = true;
+    };
+    switch (step.action) {
+      case ReadinessStep::Action::run_command:
+        executor.run_command(step.command, [answered](const JobExit& exit, const std::string&) {
+          answered(exit.succeeded());
+        });
+        break;
+      case ReadinessStep::Action::look_for_port:
+        executor.survey_network([answered, port = step.port](const Result<NetworkSurvey>& survey) {
+          answered(survey && survey->listening_ports.count(port) > 0);
+        });
+        break;
+      case ReadinessStep::Action::stop: {
+        Job& job = m_running.at(id);
+        // The journal's job_end says it timed out.
+        if (step.timed_out) job.running().timed_out = true;
+        stop_job(job, now);
+        break;
+      }
+    }
+  }
 }
 
 std::optional<Clock::time_point> Scheduler::deadline() const {
@@ -283,13 +333,10 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
   for (const auto& [id, job] : m_running) {
     const Running& running = job.running();
     consider(running.kill_at ? running.kill_at : running.deadline);
-    if (running.service && !running.service->ready && !running.kill_at) {
-      consider(running.service->ready_by);
-      consider(running.service->next_probe);
-    }
   }
+  consider(m_services.next_due());
   for (std::size_t h = 0; h < m_hosts.size(); ++h) consider(m_hosts[h].reconnect_at);
-  consider(next_gpu_check());
+  consider(m_gpu_gates.next_due(!m_stopping && work_waits()));
   return due;
 }
 
@@ -399,7 +446,7 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
   }
   JobId id = job.id;
   Job& launched = m_running.emplace(id, std::move(job)).first->second;
-  if (launched.spec.service) launched.running().service = m_services.started(launched, now);
+  if (launched.spec.service) m_services.started(launched, now);
   m_observer.job_launched(launched);
   m_launched.push_back(id);
 }
@@ -427,9 +474,49 @@ void Scheduler::stop_job(Job& job, Clock::time_point now) {
   job.running().kill_at = now + m_options.kill_grace;
 }
 
+void Scheduler::tear_down(Job& job, Clock::time_point now) {
+  // The journal's job_end says the runner stopped it: not a failure.
+  job.running().cancelled = true;
+  if (!job.running().kill_at) stop_job(job, now);
+}
+
+std::size_t Scheduler::stop_service(std::string_view name, Clock::time_point now) {
+  StopRequest request = m_services.stop_asked(name);
+  for (JobId id : request.to_stop) tear_down(m_running.at(id), now);
+  return request.named;
+}
+
+void Scheduler::clean_up_after(ServiceCleanup cleanup) {
+  if (!cleanup.leftovers) {
+    run_after_command(std::move(cleanup));
+    return;
+  }
+  // Counted as an after command: the run does not end before it.
+  ++m_after_commands;
+  Executor& executor = *m_executors[cleanup.host];
+  std::vector<ProcessGroup> groups{*cleanup.leftovers};
+  executor.kill_leftovers(groups, [this, cleanup = std::move(cleanup)](const LeftoverCheck& check) {
+    --m_after_commands;
+    m_services.leftovers_killed(cleanup, check);
+    run_after_command(cleanup);
+  });
+}
+
+void Scheduler::run_after_command(ServiceCleanup cleanup) {
+  if (!cleanup.after) return;
+  ++m_after_commands;
+  Executor& executor = *m_executors[cleanup.host];
+  std::string command = *cleanup.after;
+  executor.run_command(command, [this, cleanup = std::move(cleanup)](const JobExit& exit,
+                                                                     const std::string& output) {
+    --m_after_commands;
+    m_services.after_command_ended(cleanup, exit, output);
+  });
+}
+
 void Scheduler::run_cancel_command(const Job& job, const Task& task) {
-  Result<std::string> command =
-      render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots, builtins_for(job, task));
+  Result<std::string> command = render_for_job(job.spec.cancel, job.spec, m_fleet, task.slots,
+                                               m_services.variables_for(job, task));
   if (!command) {
     m_observer.warning(
         fmt::format("#{}: its cancel command: {}", job.id, command.status().message()));

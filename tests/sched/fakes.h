@@ -261,6 +261,18 @@ inline Fleet make_fleet(
   return fleet;
 }
 
+// nvidia-smi's answer to k_gpu_usage: `memory` MiB in use per GPU index,
+// `processes` compute processes on each.
+inline std::string usage(const std::vector<std::pair<long, int>>& gpus) {
+  std::string text;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    text += fmt::format("{}, GPU-{}, {}\n", i, i, gpus[i].first);
+  text += "---\n";
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    for (int p = 0; p < gpus[i].second; ++p) text += fmt::format("GPU-{}, {}\n", i, 100 + p);
+  return text;
+}
+
 // A scheduler over fake executors and an in-memory queue, driven tick by
 // tick with injected time.
 struct FakeRun {

@@ -16,6 +16,7 @@ namespace {
 
 using testing::FakeExecutor;
 using testing::make_fleet;
+using testing::usage;
 using Campaign = testing::FakeRun;
 using namespace std::chrono_literals;
 
@@ -28,18 +29,6 @@ bool said(const Campaign& r, const std::string& part) {
 Fleet gated(Fleet fleet, const std::string& rule) {
   for (Slot& slot : fleet.slots) slot.gpu_free = *parse_gpu_free(rule);
   return fleet;
-}
-
-// nvidia-smi's answer to k_gpu_usage: `memory` MiB in use per GPU index,
-// `processes` compute processes on each.
-std::string usage(const std::vector<std::pair<long, int>>& gpus) {
-  std::string text;
-  for (std::size_t i = 0; i < gpus.size(); ++i)
-    text += fmt::format("{}, GPU-{}, {}\n", i, i, gpus[i].first);
-  text += "---\n";
-  for (std::size_t i = 0; i < gpus.size(); ++i)
-    for (int p = 0; p < gpus[i].second; ++p) text += fmt::format("GPU-{}, {}\n", i, 100 + p);
-  return text;
 }
 
 // Answers k_gpu_usage with `answer(n)` for its n-th call (from 0); jobs

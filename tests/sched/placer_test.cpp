@@ -21,7 +21,8 @@ struct Components {
       : fleet(std::move(of)),
         hosts(fleet.hosts.size(), Backoff{}),
         slots(fleet),
-        gates(fleet, slots, Mode::queue) {
+        gates(fleet, slots, hosts, options, observer),
+        services(fleet, running, observer) {
     for (std::size_t h = 0; h < hosts.size(); ++h) hosts[h].state = HostState::ready;
   }
   Placer placer() const { return Placer(fleet, hosts, slots, gates, services, t0); }
@@ -29,6 +30,9 @@ struct Components {
   Fleet fleet;
   HostTable hosts;
   SlotBook slots;
+  SchedulerOptions options;
+  testing::RecordingObserver observer;
+  std::map<JobId, Job> running;
   GpuGates gates;
   Services services;
 };
@@ -74,7 +78,7 @@ TEST(Placer, EveryHostWaitsForAHostStillConnectingAndSkipsHostsServicesFill) {
   Job service;
   service.id = 9;
   service.spec.service = ServiceSpec{"db"};
-  (void)c.services.started(service, t0);
+  c.services.started(service, t0);
   c.slots.hold(std::vector<int>{1}, 9);
   std::optional<std::vector<Placement>> copies = c.placer().place_on_every_host(job_of(1));
   ASSERT_TRUE(copies);
@@ -106,7 +110,8 @@ TEST(Placer, ASlotIsOpenWhenFreeOnAReadyHostWithItsGateOpen) {
   EXPECT_FALSE(c.placer().gates_waiting());
 
   c.hosts[1].state = HostState::ready;
-  (void)c.gates.record(1, {{"0", GpuUsage{}}}, t0);
+  ASSERT_EQ(c.gates.begin_due_looks(true, t0).size(), 1u);
+  ASSERT_TRUE(c.gates.looked(1, JobExit::exited(0), testing::usage({{0, 0}}), t0));
   EXPECT_TRUE(c.placer().any_slot_open());
   EXPECT_FALSE(c.placer().gates_waiting());
 }

@@ -56,23 +56,6 @@ struct Queued {
 struct Staging {
   Placement placement;
 };
-// A running service (`service:`): how far its readiness is.
-struct ServiceRun {
-  bool ready = false;
-  bool torn_down = false;  // stopped by the runner: the run ends, or `runner stop` asked
-  bool not_ready_in_time = false;
-  Clock::time_point ready_by;  // its ready_timeout, from its start
-  // The readiness checks it has passed (those it has no need of pass).
-  bool command_passed = false;
-  bool port_passed = false;
-  bool log_passed = false;
-  std::optional<Pattern> log_pattern;
-  std::string output;  // the end of its output, for log_pattern
-  bool log_limit_said = false;  // a match of log_pattern ran into its limits, and was said
-  std::optional<Clock::time_point> next_probe;
-  int probes_in_flight = 0;
-  Params variables;  // from ready_log's groups
-};
 // Running: it has its slots, and its tasks are sent to their hosts.
 struct Running {
   Clock::time_point start;  // sent to its hosts
@@ -85,7 +68,6 @@ struct Running {
   bool cancelled = false;
   // A multi-node job: the rank whose end (a failure, a loss) stopped the others.
   std::optional<int> failed_rank;
-  std::optional<ServiceRun> service;
 };
 // Done: it ended, and goes back to the queue (Queued) if `will_rerun`:
 // in this run, or, when the run is stopping, in the next (`--resume`).

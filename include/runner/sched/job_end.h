@@ -33,8 +33,14 @@ struct EndRules {
 struct JobEnd {
   JobExit exit;              // as reported, with the runner's reasons
   std::optional<Job> again;  // the job as it goes back to the queue (Queued)
+  // The runner stopped it where that is no failure (a service, at the
+  // run's end or as `runner stop` asked).
+  bool stopped_by_runner = false;
+  // Nothing more starts in this run (a service failed: what comes after
+  // needs it).
+  bool stops_run = false;
   // It ended for good without succeeding: the run's exit status says so.
-  bool failed() const { return !exit.succeeded() && !again; }
+  bool failed() const { return !exit.succeeded() && !again && !stopped_by_runner; }
 };
 
 // `job` is Running; `reported` is what its executor said of its end.

@@ -148,30 +148,17 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void task_ended(Job& job, Task& task, const JobExit& exit);
   // A job taken from the queue file, with its id.
   Job new_job(const JobSpec& spec);
-  // Services (service_jobs.cpp). Readiness: checked on its output, by
-  // probes on its host, and against its ready_timeout.
-  void service_output(Job& job, std::string_view bytes);
-  void probe_services(Clock::time_point now);
-  void probe_readiness(Job& job);
-  void service_passed(JobId id, bool ServiceRun::*check);
-  void mark_ready_if_passed(Job& job);
-  // A running service that is not ready yet: jobs after it wait.
-  bool service_starting() const;
-  // Stops a running service (its cancel:, TERM, KILL after the grace
-  // period), recorded as cancelled: the runner stopped it.
-  void tear_down_service(Job& job, Clock::time_point now);
-  // Stops the services, the last started first, each after the one
-  // started after it ended.
-  void tear_down_next_service(Clock::time_point now);
-  // A service ended (`end` as judge_end said): what is left of it killed,
-  // then its `after:` command; a service that ended before the run did is
-  // a failure, or starts again (`restart: on-failure`, in `end.again`).
-  // False when its end is not a failure of the run.
-  bool service_ended(Job& job, JobEnd& end);
-  // Kills what is left of a service's process group once its shell ended
-  // (a program that outlived the TERM), then runs its `after:` command.
-  void kill_rest_of_service(const Job& job);
-  void run_after_command(const Job& job);
+  // A service the runner stops (the run's end, `runner stop`): recorded as
+  // cancelled, not a failure.
+  void tear_down(Job& job, Clock::time_point now);
+  // Runs on its host what Services asks for a service's readiness.
+  void take_readiness_steps(Clock::time_point now);
+  // What is left of a service once it ended: kills what outlived its shell,
+  // then runs its `after:` command.
+  void clean_up_after(ServiceCleanup cleanup);
+  void run_after_command(ServiceCleanup cleanup);
+  // Runs the looks at GPUs that GpuGates asks for.
+  void look_at_gpus(Clock::time_point now);
   // Brings back the files the job's `outputs:` name from each of its
   // tasks' hosts (job_outputs.cpp).
   void collect_outputs(const Job& job);
@@ -183,9 +170,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void step_pushed(int host, const PutResult& result);
   // One step's commands, each on its slot.
   void launch_step(BroadcastStep step, Clock::time_point now);
-  // The variables a task's templates see besides its slots' and its job's:
-  // its rank's, and what ready services gave.
-  Params builtins_for(const Job& job, const Task& task) const;
   // take_until is too close for one more job (queue mode).
   bool out_of_time(Clock::time_point now) const;
   // Every job but the services is done: the run would end but for them.
@@ -224,18 +208,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // Sets aside the ready hosts where a job could not start.
   void set_aside_refusing_hosts();
   void report_once(const std::string& message);
-  // Looks at GPUs for `gpu_free` slots (gpu_checks.cpp).
-  // When `host`'s gated free slots are to be looked at (nullopt: not).
-  std::optional<Clock::time_point> gpu_check_due(int host) const;
-  std::optional<Clock::time_point> next_gpu_check() const;
-  // Asks the hosts whose gated slots are free, while work waits.
-  void check_gpus();
-  void gpus_checked(int host, const JobExit& exit, const std::string& output);
-  // Gives up the looks that took longer than gpu_check_limit: their hosts
-  // cannot tell, and their commands are killed.
-  void time_out_gpu_checks(Clock::time_point now);
-  // From now on, `host`'s gated slots take jobs unchecked: says so, and why.
-  void gpu_check_broke(int host, const std::string& why);
 
   const Fleet& m_fleet;
   std::vector<std::unique_ptr<Executor>> m_executors;
@@ -249,9 +221,9 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   SlotBook m_slots;
   GpuGates m_gpu_gates;
   BroadcastSteps m_steps;  // broadcast mode's current step
-  Services m_services;
   Gangs m_gangs;  // multi-node jobs: staging, layout, master ports
   std::map<JobId, Job> m_running;
+  Services m_services;
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts

@@ -40,15 +40,15 @@ void Services::started(const Job& job, Clock::time_point now) {
     if (Result<Pattern> pattern = compile_ready_pattern(spec.ready_log))
       service.log_pattern = std::move(*pattern);
   m_runs.insert_or_assign(job.id, std::move(service));
-  m_running.push_back(job.id);
+  m_start_order.push_back(job.id);
 }
 
 bool Services::runs(JobId job) const {
-  return std::find(m_running.begin(), m_running.end(), job) != m_running.end();
+  return std::find(m_start_order.begin(), m_start_order.end(), job) != m_start_order.end();
 }
 
 bool Services::starting() const {
-  return std::any_of(m_running.begin(), m_running.end(),
+  return std::any_of(m_start_order.begin(), m_start_order.end(),
                      [&](JobId id) { return !m_runs.at(id).ready; });
 }
 
@@ -91,7 +91,7 @@ bool Services::output(const Job& job, std::string_view bytes, Clock::time_point 
 
 std::vector<ReadinessStep> Services::readiness_steps(Clock::time_point now) {
   std::vector<ReadinessStep> steps;
-  for (JobId id : m_running) {
+  for (JobId id : m_start_order) {
     const Job& job = m_jobs.at(id);
     ServiceRun& service = m_runs.at(id);
     if (service.ready || job.running().kill_at) continue;
@@ -176,7 +176,7 @@ std::optional<Clock::time_point> Services::next_due() const {
   auto consider = [&](const std::optional<Clock::time_point>& t) {
     if (t && (!due || *t < *due)) due = t;
   };
-  for (JobId id : m_running) {
+  for (JobId id : m_start_order) {
     const ServiceRun& service = m_runs.at(id);
     if (service.ready || m_jobs.at(id).running().kill_at) continue;
     consider(service.ready_by);
@@ -189,16 +189,16 @@ std::optional<JobId> Services::next_to_tear_down() {
   m_tearing_down = true;
   // The last started first: a server goes before the coordinator it
   // registered with.
-  if (m_running.empty()) return std::nullopt;
-  ServiceRun& last = m_runs.at(m_running.back());
+  if (m_start_order.empty()) return std::nullopt;
+  ServiceRun& last = m_runs.at(m_start_order.back());
   if (last.torn_down) return std::nullopt;  // wait for its end
   last.torn_down = true;
-  return m_running.back();
+  return m_start_order.back();
 }
 
 StopRequest Services::stop_asked(std::string_view name) {
   StopRequest request;
-  for (JobId id : m_running) {
+  for (JobId id : m_start_order) {
     const Job& job = m_jobs.at(id);
     if (name != job.spec.service->name && name != fmt::format("#{}", id)) continue;
     ++request.named;
@@ -216,7 +216,7 @@ StopRequest Services::stop_asked(std::string_view name) {
 }
 
 std::optional<ServiceCleanup> Services::ended(const Job& job, bool stopping, JobEnd& end) {
-  std::erase(m_running, job.id);
+  std::erase(m_start_order, job.id);
   const ServiceRun service = std::move(m_runs.extract(job.id).mapped());
   end.again.reset();
   end.stopped_by_runner = service.torn_down || job.running().cancelled;

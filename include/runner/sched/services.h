@@ -30,24 +30,6 @@
 
 namespace runner {
 
-// A running service's readiness.
-struct ServiceRun {
-  bool ready = false;
-  bool torn_down = false;  // stopped by the runner: the run ends, or `runner stop` asked
-  bool not_ready_in_time = false;
-  Clock::time_point ready_by;  // its ready_timeout, from its start
-  // The readiness checks it has passed (those it has no need of pass).
-  bool command_passed = false;
-  bool port_passed = false;
-  bool log_passed = false;
-  std::optional<Pattern> log_pattern;
-  std::string output;           // the end of its output, for log_pattern
-  bool log_limit_said = false;  // a match of log_pattern ran into its limits, and was said
-  std::optional<Clock::time_point> next_probe;
-  int probes_in_flight = 0;
-  Params variables;  // from ready_log's groups
-};
-
 // What to do now for a service's readiness, on its host.
 struct ReadinessStep {
   enum class Action {
@@ -91,8 +73,8 @@ class Services {
   // checks it has no need of passed, its ready_timeout from now).
   void started(const Job& job, Clock::time_point now);
   // The running services, in the order they started.
-  const std::vector<JobId>& running() const { return m_running; }
-  bool any() const { return !m_running.empty(); }
+  const std::vector<JobId>& running() const { return m_start_order; }
+  bool any() const { return !m_start_order.empty(); }
   // `job` is a running service.
   bool runs(JobId job) const;
   // A running service is not ready yet: jobs after it wait.
@@ -143,6 +125,24 @@ class Services {
                            const std::string& output);
 
  private:
+  // A running service's readiness.
+  struct ServiceRun {
+    bool ready = false;
+    bool torn_down = false;  // stopped by the runner: the run ends, or `runner stop` asked
+    bool not_ready_in_time = false;
+    Clock::time_point ready_by;  // its ready_timeout, from its start
+    // The readiness checks it has passed (those it has no need of pass).
+    bool command_passed = false;
+    bool port_passed = false;
+    bool log_passed = false;
+    std::optional<Pattern> log_pattern;
+    std::string output;           // the end of its output, for log_pattern
+    bool log_limit_said = false;  // a match of log_pattern ran into its limits, and was said
+    std::optional<Clock::time_point> next_probe;
+    int probes_in_flight = 0;
+    Params variables;  // from ready_log's groups
+  };
+
   // Ready once each check passed, its process started and it is not
   // being stopped: says so, and keeps what it gave.
   bool ready_if_passed(const Job& job, ServiceRun& service, Clock::time_point now);
@@ -155,7 +155,7 @@ class Services {
   const Fleet& m_fleet;
   const std::map<JobId, Job>& m_jobs;
   RunObserver& m_observer;
-  std::vector<JobId> m_running;
+  std::vector<JobId> m_start_order;  // the running services
   std::map<JobId, ServiceRun> m_runs;
   Params m_variables;
   bool m_tearing_down = false;

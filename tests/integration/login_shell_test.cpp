@@ -135,8 +135,9 @@ TEST_P(EveryLoginShell, TheGpuMonitorReadsTheHostsGpus) {
 }
 
 // A host whose login shell cannot start `sh` runs neither jobs nor the GPU
-// monitor, and the run says so, naming the host, rather than running on
-// without its figures in silence.
+// monitor, and the run says so, naming the host and why, rather than
+// running on without its figures in silence. (Whether the monitor's own end
+// is said depends on which of the two the host refuses first.)
 TEST_F(LoginShell, AHostWhoseShellIsBrokenRunsNoGpuMonitorAndSaysSo) {
   testing::write_fake_nvidia_smi(dir);
   start_host_as("/bin/false", 1,
@@ -148,7 +149,6 @@ TEST_F(LoginShell, AHostWhoseShellIsBrokenRunsNoGpuMonitorAndSaysSo) {
   ProcessResult r = runner({"queue", "--no-status", "--gpu-monitor-period", "100ms"});
   EXPECT_NE(r.status, 0) << r.err << r.out;
   EXPECT_NE(r.err.find(user->name() + "@127.0.0.1"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("its GPU monitor ended"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is it a POSIX shell"), std::string::npos) << r.err;
   EXPECT_TRUE(records_of("job_gpu").empty()) << r.err;
 }

@@ -22,6 +22,7 @@
 #include "runner/queue/queue_document.h"
 #include "runner/queue/queue_edit.h"
 #include "runner/queue/real_queue_path.h"
+#include "runner/queue/take_ahead.h"
 
 namespace runner {
 
@@ -38,6 +39,10 @@ Result<std::optional<std::string>> read_if_exists(FileSystem& files, const std::
   if (!*held) return std::optional<std::string>();
   return std::optional<std::string>((*held)->text());
 }
+
+// A job that may be taken ahead: one that starts like any other, on the
+// slots of one placement.
+bool plain(const JobSpec& job) { return !job.service && !job.every_host && job.push.empty(); }
 
 }  // namespace
 
@@ -69,7 +74,8 @@ void QueueFile::carry_late_appends() {
   m_replaced.reset();
 }
 
-TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_place) {
+TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_place,
+                                const std::function<bool(const JobSpec&)>& can_take_ahead) {
   TakeBatch batch;
   std::string holder;
   Result<std::optional<QueueLock>> lock =
@@ -123,6 +129,15 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
     }
     batch.taken.push_back(std::move(*job));
   }
+  if (!batch.taken.empty() && can_take_ahead &&
+      std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {
+    std::size_t wanted = jobs_per_take(original->text().size());
+    while (batch.taken.size() + batch.taken_ahead.size() < wanted) {
+      std::optional<JobSpec> job = taker.peek();
+      if (!job || !plain(*job) || !can_take_ahead(*job) || !taker.take().ok()) break;
+      batch.taken_ahead.push_back(std::move(*job));
+    }
+  }
   doc = std::move(taker).finish();
   if (batch.taken.empty()) {
     m_cache = std::move(doc);
@@ -135,12 +150,14 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   Result<bool> replaced = replace_keeping_appends(*original, m_real_path, doc.text, false);
   if (!replaced) {
     batch.taken.clear();
+    batch.taken_ahead.clear();
     batch.stopped = QueueUnavailable{replaced.status().message()};
     return batch;
   }
   if (!*replaced) {
     // Someone edited the file without the lock: take nothing, look again.
     batch.taken.clear();
+    batch.taken_ahead.clear();
     batch.stopped = QueueUnavailable{fmt::format("{} changed while jobs were taken", m_path)};
     return batch;
   }
@@ -151,10 +168,11 @@ TakeBatch QueueFile::take_while(const std::function<bool(const JobSpec&)>& can_p
   m_cache = std::move(doc);
   std::string consumed;
   for (const JobSpec& job : batch.taken) consumed += entry_to_yaml(canonical_entry(job));
+  for (const JobSpec& job : batch.taken_ahead) consumed += entry_to_yaml(canonical_entry(job));
   // The jobs are out of the queue already; running them beats losing them.
   if (Status appended = m_consumed->append(consumed); !appended && m_warn)
     m_warn(fmt::format("{} jobs left the queue but are missing from consumed.yaml: {}",
-                       batch.taken.size(), appended.message()));
+                       batch.taken.size() + batch.taken_ahead.size(), appended.message()));
   return batch;
 }
 

@@ -41,6 +41,9 @@ using TakeResult = std::variant<Taken, QueueEmpty, HeadNotPlaceable, QueueUnavai
 // it stopped taking.
 struct TakeBatch {
   std::vector<JobSpec> taken;
+  // Out of a long queue, after `taken`: the jobs that follow them, removed
+  // to pay for the rewrite, which run before anything left in the file.
+  std::vector<JobSpec> taken_ahead;
   std::variant<QueueEmpty, HeadNotPlaceable, QueueUnavailable> stopped;
 };
 
@@ -75,7 +78,14 @@ class QueueFile {
   // the old queue, and with it jobs that had started (the journal says
   // which), never a torn file.
   // append() syncs both.
-  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place);
+  // A queue of k_take_ahead_threshold bytes or more (take_ahead.h): when
+  // jobs were taken, the jobs after them are removed too, while
+  // `can_take_ahead(job)` says yes, up to jobs_per_take(size) jobs in all,
+  // and returned as taken_ahead (consumed.yaml holds them too). Only plain
+  // jobs are: the first service, `every: host` job, job with `push:` or
+  // entry that cannot be rewritten stops it. No `can_take_ahead`: none is.
+  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place,
+                       const std::function<bool(const JobSpec&)>& can_take_ahead = {});
 
   // take_while for at most one job.
   TakeResult take_first(const std::function<bool(const JobSpec&)>& can_place);

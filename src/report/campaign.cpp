@@ -226,6 +226,9 @@ class CampaignFold {
     own(&m_campaign.jobs.back());
   }
 
+  // Not a job of the campaign until its job_start.
+  void operator()(const JobTakenAheadRecord&) {}
+
   void operator()(const JobPgidRecord& pgid) {
     CampaignJob* job = job_of(pgid.job);
     own(job);

@@ -255,6 +255,12 @@ Status Journal::job_start(JobStartRecord start) {
   return append(std::move(start));
 }
 
+Status Journal::job_taken_ahead(JobTakenAheadRecord taken) {
+  m_last_job = std::max(m_last_job, taken.job);
+  taken.run = m_run_id;
+  return append(std::move(taken));
+}
+
 Status Journal::job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank) {
   return append(JobPgidRecord{{}, job, group, rank});
 }

@@ -56,6 +56,22 @@ Json to_json(const RunStartRecord& start) {
   return object;
 }
 
+// The keys that say how to run a job again, as job_start and
+// job_taken_ahead write them.
+template <typename Record>
+void write_job_keys(Json& object, const Record& job) {
+  object["params"] = params_json(job.params);
+  object["line"] = job.line;
+  object["template"] = exact_text(job.template_command);
+  object["slots_needed"] = job.slots_needed;
+  if (!job.timeout.empty()) object["timeout"] = exact_text(job.timeout);
+  if (job.retries) object["retries"] = *job.retries;
+  if (!job.cancel.empty()) object["cancel"] = exact_text(job.cancel);
+  if (!job.metrics.empty()) object["metrics"] = params_json(job.metrics);
+  if (!job.outputs.empty()) object["outputs"] = exact_text(job.outputs);
+  if (job.outputs_cleanup) object["outputs_cleanup"] = true;
+}
+
 Json to_json(const JobStartRecord& start) {
   Json object = header(start);
   object["job"] = start.job;
@@ -65,16 +81,7 @@ Json to_json(const JobStartRecord& start) {
   object["host"] = exact_text(start.host);
   object["slot_index"] = start.slot_indices.empty() ? 0 : start.slot_indices.front();
   if (start.slot_indices.size() > 1) object["slot_indices"] = start.slot_indices;
-  object["params"] = params_json(start.params);
-  object["line"] = start.line;
-  object["template"] = exact_text(start.template_command);
-  object["slots_needed"] = start.slots_needed;
-  if (!start.timeout.empty()) object["timeout"] = exact_text(start.timeout);
-  if (start.retries) object["retries"] = *start.retries;
-  if (!start.cancel.empty()) object["cancel"] = exact_text(start.cancel);
-  if (!start.metrics.empty()) object["metrics"] = params_json(start.metrics);
-  if (!start.outputs.empty()) object["outputs"] = exact_text(start.outputs);
-  if (start.outputs_cleanup) object["outputs_cleanup"] = true;
+  write_job_keys(object, start);
   object["attempt"] = start.attempt;
   object["requeues"] = start.requeues;
   if (!start.service.empty()) object["service"] = exact_text(start.service);
@@ -90,6 +97,15 @@ Json to_json(const JobStartRecord& start) {
     }
     object["tasks"] = std::move(tasks);
   }
+  return object;
+}
+
+Json to_json(const JobTakenAheadRecord& taken) {
+  Json object = header(taken);
+  object["job"] = taken.job;
+  object["run"] = exact_text(taken.run);
+  write_job_keys(object, taken);
+  if (taken.nodes) object["nodes"] = *taken.nodes;
   return object;
 }
 
@@ -247,6 +263,21 @@ RunStartRecord run_start_of(const json& object) {
   return start;
 }
 
+// The keys write_job_keys writes.
+template <typename Record>
+void read_job_keys(const json& object, Record& job) {
+  job.params = params(object, "params");
+  job.line = number<int>(object, "line");
+  job.template_command = text(object, "template");
+  job.slots_needed = number<int>(object, "slots_needed", 1);
+  job.timeout = text(object, "timeout");
+  job.retries = present(object, "retries", 0);
+  job.cancel = text(object, "cancel");
+  job.metrics = params(object, "metrics");
+  job.outputs = text(object, "outputs");
+  job.outputs_cleanup = flag(object, "outputs_cleanup");
+}
+
 JobStartRecord job_start_of(const json& object) {
   JobStartRecord start;
   start.time = text(object, "time");
@@ -256,16 +287,8 @@ JobStartRecord job_start_of(const json& object) {
   start.slot = text(object, "slot");
   start.host = text(object, "host");
   start.slot_indices = slot_indices(object);
-  start.params = params(object, "params");
-  start.line = number<int>(object, "line");
-  start.template_command = object.contains("template") ? text(object, "template") : start.command;
-  start.slots_needed = number<int>(object, "slots_needed", 1);
-  start.timeout = text(object, "timeout");
-  start.retries = present(object, "retries", 0);
-  start.cancel = text(object, "cancel");
-  start.metrics = params(object, "metrics");
-  start.outputs = text(object, "outputs");
-  start.outputs_cleanup = flag(object, "outputs_cleanup");
+  read_job_keys(object, start);
+  if (!object.contains("template")) start.template_command = start.command;
   start.attempt = number<int>(object, "attempt", 1);
   start.requeues = number<int>(object, "requeues");
   start.service = text(object, "service");
@@ -277,6 +300,16 @@ JobStartRecord job_start_of(const json& object) {
     });
   }
   return start;
+}
+
+JobTakenAheadRecord job_taken_ahead_of(const json& object) {
+  JobTakenAheadRecord taken;
+  taken.time = text(object, "time");
+  taken.job = number<JobId>(object, "job");
+  taken.run = text(object, "run");
+  read_job_keys(object, taken);
+  taken.nodes = present(object, "nodes", 1);
+  return taken;
 }
 
 JobPgidRecord job_pgid_of(const json& object) {
@@ -386,6 +419,7 @@ Result<JournalRecord> record_from_json(const json& value) {
   const std::string& name = event->get_ref<const std::string&>();
   if (name == RunStartRecord::k_event) return JournalRecord(run_start_of(value));
   if (name == JobStartRecord::k_event) return JournalRecord(job_start_of(value));
+  if (name == JobTakenAheadRecord::k_event) return JournalRecord(job_taken_ahead_of(value));
   if (name == JobPgidRecord::k_event) return JournalRecord(job_pgid_of(value));
   if (name == JobEndRecord::k_event) return JournalRecord(job_end_of(value));
   if (name == JobGpuRecord::k_event) return JournalRecord(job_gpu_of(value));

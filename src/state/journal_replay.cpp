@@ -1,5 +1,5 @@
 // Replaying the journal's records: each run's start and end, and each
-// job's latest start, process groups and end.
+// job's latest start (or its take ahead of need), process groups and end.
 #include "runner/state/journal_replay.h"
 
 #include <map>
@@ -7,6 +7,29 @@
 namespace runner {
 
 namespace {
+
+// What job_start would have recorded of a job taken ahead, as far as it
+// is known before it starts: how to run it, its attempt 0 (none ran).
+JobStartRecord start_of(const JobTakenAheadRecord& taken) {
+  JobStartRecord start;
+  start.time = taken.time;
+  start.job = taken.job;
+  start.run = taken.run;
+  start.command = taken.template_command;
+  start.params = taken.params;
+  start.line = taken.line;
+  start.template_command = taken.template_command;
+  start.slots_needed = taken.slots_needed;
+  start.timeout = taken.timeout;
+  start.retries = taken.retries;
+  start.cancel = taken.cancel;
+  start.metrics = taken.metrics;
+  start.outputs = taken.outputs;
+  start.outputs_cleanup = taken.outputs_cleanup;
+  start.attempt = 0;
+  start.nodes = taken.nodes;
+  return start;
+}
 
 // Every job's latest state and the runs without an end, as the records
 // so far leave them.
@@ -22,6 +45,10 @@ struct Replay {
   void operator()(const RunEndRecord& end) { runs.erase(end.run); }
   void operator()(const JobStartRecord& start) {
     jobs[start.job] = UnfinishedJob{start.job, start.host, {}, true, start, {}};
+  }
+  // Out of the queue and not started: unfinished, and not running.
+  void operator()(const JobTakenAheadRecord& taken) {
+    jobs[taken.job] = UnfinishedJob{taken.job, {}, {}, false, start_of(taken), {}};
   }
   void operator()(const JobPgidRecord& pgid) {
     auto it = jobs.find(pgid.job);

@@ -79,8 +79,11 @@ std::vector<JournalRecord> full_records() {
   OutputsRecord outputs{
       k_time,          12, 3, 1, "/out/12/1", {{"a.txt", 12, "ab12"}, {"b\xe9", 0, ""}}, "c.txt",
       "tar: cut short"};
+  JobTakenAheadRecord taken{k_time, 12, "3f9a1c07", {{"lr", "0.1"}}, 9, "train <<lr>>", 2, "1h",
+                            1, "kill <<lr>>", {{"loss", "loss=(\\S+)"}}, "out/*", true, 2};
   return {run,
           job,
+          taken,
           JobPgidRecord{k_time, 12, {5001, "4a3f-7"}, 1},
           end,
           JobGpuRecord{k_time, 12, 3, GpuFigures{1234.5, 246.9, 301.25, 87.5, 40960, 5.039, 2}},
@@ -95,6 +98,7 @@ std::vector<JournalRecord> least_records() {
   JobStartRecord job;
   job.slot_indices = {0};
   return {RunStartRecord{}, job,
+          JobTakenAheadRecord{},
           JobPgidRecord{},  JobEndRecord{},
           JobGpuRecord{},   ServiceReadyRecord{},
           OutputsRecord{},  HostFailedRecord{},
@@ -295,14 +299,18 @@ TEST(JournalRecords, AJournalWrittenBeforeReadsAndWritesTheSameBytes) {
     records.push_back(std::move(*read));
   }
   EXPECT_EQ(kinds.size(), std::variant_size_v<JournalRecord>);
-  // Its run ended interrupted, with job #2 lost and waiting to run again.
   JournalReplay replay = replay_journal(records);
   EXPECT_TRUE(replay.open_runs.empty());
-  ASSERT_EQ(replay.unfinished.size(), 1u);
+  // Its run ended interrupted, with job #2 lost and waiting to run again,
+  // and job #4 taken ahead of need and never started.
+  ASSERT_EQ(replay.unfinished.size(), 2u);
   EXPECT_EQ(replay.unfinished[0].id, 2u);
   EXPECT_FALSE(replay.unfinished[0].running);
   EXPECT_EQ(replay.unfinished[0].start.nodes, 2);
   EXPECT_EQ(replay.unfinished[0].start.command, "torchrun --rank=0 caf\xe9");
+  EXPECT_EQ(replay.unfinished[1].id, 4u);
+  EXPECT_FALSE(replay.unfinished[1].running);
+  EXPECT_EQ(replay.unfinished[1].start.template_command, "echo <<i>>");
   // Lines of fields added since: a job's outputs and its GPUs' figures.
   auto job_3 = [](const JournalRecord& record) { return record_job(record) == JobId{3}; };
   auto start = std::find_if(records.begin(), records.end(), job_3);

@@ -51,6 +51,38 @@ TEST(JournalReplay, DeadRunLeavesItsRunningAndWaitingJobs) {
   EXPECT_EQ(replay.open_runs[0].pid, 10);
 }
 
+TEST(JournalReplay, AJobTakenAheadThatNeverStartedWaitsToRunAsTheQueueGaveIt) {
+  auto replay = replay_journal(records({
+      R"({"event":"run_start","run":"r1","pid":10})",
+      R"({"event":"job_start","job":1,"run":"r1","host":"a"})",
+      R"({"event":"job_taken_ahead","job":2,"run":"r1","params":{"i":"2"},"line":3,)"
+      R"("template":"echo <<i>>","slots_needed":2,"timeout":"5m","retries":1})",
+      R"({"event":"job_taken_ahead","job":3,"run":"r1","template":"echo 3"})",
+      R"({"event":"job_taken_ahead","job":4,"run":"r1","template":"echo 4"})",
+      R"({"event":"job_end","job":1,"exit":0})",
+      R"({"event":"job_start","job":3,"run":"r1","host":"a","attempt":1})",
+      R"({"event":"job_start","job":4,"run":"r1","host":"a","attempt":1})",
+      R"({"event":"job_end","job":4,"exit":0})",
+  }));
+  ASSERT_EQ(replay.unfinished.size(), 2u);
+  const UnfinishedJob& waiting = replay.unfinished[0];
+  EXPECT_EQ(waiting.id, 2u);
+  EXPECT_FALSE(waiting.running);
+  EXPECT_EQ(waiting.host, "");
+  EXPECT_EQ(waiting.group, ProcessGroup{});
+  EXPECT_EQ(waiting.start.attempt, 0);
+  EXPECT_EQ(waiting.start.template_command, "echo <<i>>");
+  EXPECT_EQ(waiting.start.params, (Params{{"i", "2"}}));
+  EXPECT_EQ(waiting.start.line, 3);
+  EXPECT_EQ(waiting.start.slots_needed, 2);
+  EXPECT_EQ(waiting.start.timeout, "5m");
+  EXPECT_EQ(waiting.start.retries, 1);
+  // Started once taken ahead: it may still run, as any started job.
+  EXPECT_EQ(replay.unfinished[1].id, 3u);
+  EXPECT_TRUE(replay.unfinished[1].running);
+  EXPECT_EQ(replay.unfinished[1].host, "a");
+}
+
 TEST(JournalReplay, ARerunThatStartedAgainCountsByItsLatestStart) {
   auto replay = replay_journal(records({
       R"({"event":"run_start","run":"r1","pid":10})",

@@ -60,12 +60,13 @@ class Journal {
   // Each writes the records still waiting, then its own. An error says why
   // the record could not be written now; it is kept and written before the
   // next one (or by sync()).
-  // Each stamps its record with the time, and a run's or a job's start
-  // with this run's id (and pid).
+  // Each stamps its record with the time, and a run's start, a job's start
+  // and a job taken ahead with this run's id (and pid).
   Status run_start(std::string_view mode, std::string_view hosts_file, std::string_view queue_file);
   // run_start with the working directory, the fleet and the queued count.
   Status run_start(RunStartRecord record);
   Status job_start(JobStartRecord record);
+  Status job_taken_ahead(JobTakenAheadRecord record);
   Status job_pgid(JobId job, const ProcessGroup& group, std::optional<int> rank = std::nullopt);
   // `rerun`: the job goes back to the queue and will start again.
   Status job_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration,

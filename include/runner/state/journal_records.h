@@ -103,6 +103,30 @@ struct JobStartRecord {
   bool operator==(const JobStartRecord&) const = default;
 };
 
+// job_taken_ahead: a job a take of a long queue removed from the file
+// ahead of need, to start later in the run (before anything still in the
+// file): what job_start would record to run it again, as the queue gave
+// it. With no job_start after it, it never started.
+struct JobTakenAheadRecord {
+  static constexpr std::string_view k_event = "job_taken_ahead";
+  std::string time;
+  JobId job = 0;
+  std::string run;  // the id of the run that took it
+  Params params;
+  int line = 0;
+  std::string template_command;
+  int slots_needed = 1;
+  std::string timeout;
+  std::optional<int> retries;
+  std::string cancel;
+  Params metrics;
+  std::string outputs;
+  bool outputs_cleanup = false;
+  std::optional<int> nodes;
+
+  bool operator==(const JobTakenAheadRecord&) const = default;
+};
+
 // job_pgid: a task's process group, which its processes carry a mark of.
 struct JobPgidRecord {
   static constexpr std::string_view k_event = "job_pgid";
@@ -198,8 +222,8 @@ struct RunEndRecord {
 };
 
 using JournalRecord =
-    std::variant<RunStartRecord, JobStartRecord, JobPgidRecord, JobEndRecord, JobGpuRecord,
-                 ServiceReadyRecord, OutputsRecord, HostFailedRecord, RunEndRecord>;
+    std::variant<RunStartRecord, JobStartRecord, JobTakenAheadRecord, JobPgidRecord, JobEndRecord,
+                 JobGpuRecord, ServiceReadyRecord, OutputsRecord, HostFailedRecord, RunEndRecord>;
 
 // "run_start", "job_start", ...
 std::string_view event_name(const JournalRecord& record);

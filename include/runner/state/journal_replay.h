@@ -14,14 +14,17 @@
 
 namespace runner {
 
-// A job whose last record is a start (it may still run on its host) or an
-// end that promised a rerun that never came.
+// A job whose last record is a start (it may still run on its host), an
+// end that promised a rerun that never came, or its take ahead of need
+// (it never started).
 struct UnfinishedJob {
   JobId id = 0;
-  std::string host;        // from its last job_start
+  std::string host;        // from its last job_start; empty: never started
   ProcessGroup group;      // id 0: never recorded
   bool running = true;     // false: it had ended and waited to run again
-  JobStartRecord start;    // its last job_start record
+  // Its last job_start record; of a job that never started, what its
+  // job_taken_ahead says (attempt 0).
+  JobStartRecord start;
   // A job that spans hosts: the process groups of ranks 1 and up (rank 0's
   // is `group`, on `host`); their hosts are in `start`'s tasks.
   std::map<int, ProcessGroup> rank_groups;

@@ -86,9 +86,11 @@ std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& 
   std::string list;
   for (std::size_t i = 0; i < replay.unfinished.size() && i < 10; ++i) {
     const UnfinishedJob& job = replay.unfinished[i];
-    list += fmt::format("\n  #{} on {}{}: {}", job.id, job.host,
-                        job.group.id ? fmt::format(" (process group {})", job.group.id) : "",
-                        job.start.command);
+    std::string where = job.host.empty() ? " (taken ahead, never started)"
+                        : job.group.id ? fmt::format(" on {} (process group {})", job.host,
+                                                     job.group.id)
+                                       : " on " + job.host;
+    list += fmt::format("\n  #{}{}: {}", job.id, where, job.start.command);
   }
   if (replay.unfinished.size() > 10)
     list += fmt::format("\n  ... and {} more", replay.unfinished.size() - 10);

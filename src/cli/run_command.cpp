@@ -256,6 +256,12 @@ int finish_run(Scheduler& scheduler, RunReporter& reporter, Journal& journal, Co
     console.write_block(format_run_summary(
         reporter.finished(), reporter.slot_usage(),
         std::chrono::duration_cast<std::chrono::milliseconds>(wall)));
+  if (std::size_t waiting = reporter.taken_ahead_waiting())
+    reporter.notice(fmt::format(
+        "{} job{} taken out of the queue file ahead of need did not start; the journal keeps "
+        "{} for `runner queue --resume`, which runs {} first",
+        waiting, waiting == 1 ? "" : "s", waiting == 1 ? "it" : "them",
+        waiting == 1 ? "it" : "them"));
   Status ended = journal.run_end(status == 0 ? "ok" : status == 130 ? "interrupted" : "failed");
   if (ended.ok()) ended = journal.sync();
   if (!ended.ok()) {

@@ -59,9 +59,34 @@ LogId log_of(const Job& job, const Task& task) {
   return job.layout ? LogId(job.id, task.rank) : LogId(job.id);
 }
 
+// What job_start and job_taken_ahead record to run the job again.
+template <typename Record>
+void record_job_keys(Record& record, const JobSpec& spec) {
+  record.params = spec.params;
+  record.line = spec.line;
+  record.template_command = spec.command;
+  record.slots_needed = spec.slots;
+  record.timeout = spec.timeout_text;
+  record.retries = spec.retries;
+  record.cancel = spec.cancel;
+  record.metrics = spec.metrics;
+  record.outputs = spec.outputs;
+  record.outputs_cleanup = spec.outputs_cleanup;
+}
+
 }  // namespace
 
+void RunReporter::job_taken_ahead(const Job& job) {
+  JobTakenAheadRecord record;
+  record.job = job.id;
+  record_job_keys(record, job.spec);
+  record.nodes = job.spec.nodes;
+  journal_written(m_journal.job_taken_ahead(std::move(record)));
+  m_taken_ahead.insert(job.id);
+}
+
 void RunReporter::job_launched(const Job& job) {
+  m_taken_ahead.erase(job.id);
   // The journal's job_start names rank 0's task; a job that spans hosts
   // lists every rank's too.
   const Task& task = job.tasks.front();
@@ -71,16 +96,7 @@ void RunReporter::job_launched(const Job& job) {
   record.slot = slots_label(m_fleet, task.slots);
   record.host = m_fleet.hosts[task.host].name;
   for (int slot : task.slots) record.slot_indices.push_back(m_fleet.slots[slot].index);
-  record.params = job.spec.params;
-  record.line = job.spec.line;
-  record.template_command = job.spec.command;
-  record.slots_needed = job.spec.slots;
-  record.timeout = job.spec.timeout_text;
-  record.retries = job.spec.retries;
-  record.cancel = job.spec.cancel;
-  record.metrics = job.spec.metrics;
-  record.outputs = job.spec.outputs;
-  record.outputs_cleanup = job.spec.outputs_cleanup;
+  record_job_keys(record, job.spec);
   record.attempt = job.attempt;
   record.requeues = job.requeues;
   if (job.spec.service)

@@ -1,7 +1,8 @@
-// Taking jobs: the jobs to run again first, then the queue file's, each
-// placed and rendered as it is taken, while slots are free, no service is
-// starting and (in an allocation) there is time left for another job; and
-// what a stop found in the queue means.
+// Taking jobs: the jobs to run again first (and those taken ahead of need
+// from a long queue), then the queue file's, each placed and rendered as it
+// is taken, while slots are free, no service is starting and (in an
+// allocation) there is time left for another job; and what a stop found in
+// the queue means.
 #include <fmt/format.h>
 
 #include "runner/core/debug_log.h"
@@ -65,6 +66,14 @@ void Scheduler::pump_queue(Clock::time_point now) {
   bool rendered_ok = true;
   bool service_taken = false;  // what comes after it waits until it is ready
   bool no_time = false;        // the allocation ends before another job would
+  int largest_placed = 0;      // the most slots of one host a job taken needs
+  // Of a long queue, jobs after those placed, which surely fit where one of
+  // them did: the rewrite of the file is paid by them too. Not in an
+  // allocation, whose end would leave them to the next one.
+  auto can_take_ahead = [&](const JobSpec& job) {
+    return !service_taken && !no_time && rendered_ok && !m_options.take_until && !job.nodes &&
+           job.slots <= largest_placed;
+  };
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (service_taken) return false;
     if (!job.push.empty()) {
@@ -102,8 +111,9 @@ void Scheduler::pump_queue(Clock::time_point now) {
     for (const Copy& copy : copies) m_slots.reserve(copy.placement);
     placements.push_back(std::move(copies));
     service_taken = job.service.has_value();
+    if (!job.every_host && !job.nodes) largest_placed = std::max(largest_placed, job.slots);
     return true;
-  });
+  }, can_take_ahead);
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
     for (const Copy& copy : placements[i]) m_slots.release(copy.placement);  // not taken after all
   if (!batch.taken.empty()) {
@@ -116,6 +126,13 @@ void Scheduler::pump_queue(Clock::time_point now) {
       if (job.spec.every_host) job.pinned_host = m_fleet.slots[copy.placement.front().front()].host;
       begin(std::move(job), std::move(copy.placement), std::move(copy.commands), now);
     }
+  // They start before anything left in the file, once the journal holds
+  // them (the checkpoint of this step).
+  for (const JobSpec& spec : batch.taken_ahead) {
+    Job job = new_job(spec);
+    m_observer.job_taken_ahead(job);
+    m_reruns.push_back(std::move(job));
+  }
 
   if (no_time || reruns_wait) {
     m_queue_empty = false;

@@ -192,5 +192,28 @@ TEST_F(RunReporterTest, AFailedHostIsNamedAndRecorded) {
   EXPECT_TRUE(std::holds_alternative<HostFailedRecord>(written[0]));
 }
 
+TEST_F(RunReporterTest, AJobTakenAheadIsRecordedAndWaitsUntilItIsLaunched) {
+  Job ahead;
+  ahead.id = m_journal.next_job_id();
+  ahead.spec.command = "train <<lr>>";
+  ahead.spec.params = {{"lr", "0.1"}};
+  ahead.spec.line = 7;
+  ahead.spec.retries = 2;
+  m_reporter.job_taken_ahead(ahead);
+  EXPECT_EQ(m_reporter.taken_ahead_waiting(), 1u);
+  ASSERT_TRUE(m_reporter.checkpoint().ok());
+  std::vector<JournalRecord> written = records();
+  ASSERT_EQ(written.size(), 1u);
+  const auto& taken = std::get<JobTakenAheadRecord>(written[0]);
+  EXPECT_EQ(taken.job, ahead.id);
+  EXPECT_EQ(taken.template_command, "train <<lr>>");
+  EXPECT_EQ(taken.params, ahead.spec.params);
+  EXPECT_EQ(taken.line, 7);
+  EXPECT_EQ(taken.retries, 2);
+
+  m_reporter.job_launched(running_job(ahead.id, 0, "train 0.1"));
+  EXPECT_EQ(m_reporter.taken_ahead_waiting(), 0u);
+}
+
 }  // namespace
 }  // namespace runner

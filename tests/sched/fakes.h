@@ -170,12 +170,16 @@ class ListSource final : public JobSource {
   std::deque<JobSpec> jobs;
   std::optional<QueueUnavailable> unavailable;
   int takes = 0;
+  // As a long queue does: the jobs a take removes in all, taken ahead after
+  // those placed (1: none is taken ahead).
+  std::size_t jobs_per_take = 1;
 
   void add(const std::string& command, int slots = 1, Params params = {}) {
     jobs.push_back(JobSpec{command, std::move(params), slots, static_cast<int>(jobs.size()) + 1});
   }
 
-  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place) override {
+  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place,
+                       const std::function<bool(const JobSpec&)>& can_take_ahead) override {
     ++takes;
     TakeBatch batch;
     if (unavailable) {
@@ -185,9 +189,15 @@ class ListSource final : public JobSource {
     while (!jobs.empty()) {
       if (!can_place(jobs.front())) {
         batch.stopped = HeadNotPlaceable{jobs.front()};
-        return batch;
+        break;
       }
       batch.taken.push_back(jobs.front());
+      jobs.pop_front();
+    }
+    if (batch.taken.empty() || !std::holds_alternative<HeadNotPlaceable>(batch.stopped)) return batch;
+    while (!jobs.empty() && batch.taken.size() + batch.taken_ahead.size() < jobs_per_take &&
+           can_take_ahead(jobs.front())) {
+      batch.taken_ahead.push_back(jobs.front());
       jobs.pop_front();
     }
     return batch;
@@ -209,6 +219,9 @@ class RecordingObserver final : public RunObserver {
   }
   void host_reconnecting(const Host& h, const Status& e, Clock::duration) override {
     events.push_back("reconnecting " + h.name + ": " + e.message());
+  }
+  void job_taken_ahead(const Job& j) override {
+    events.push_back(fmt::format("taken ahead #{} {}", j.id, j.spec.command));
   }
   void job_launched(const Job& j) override {
     events.push_back("start " + j.label() + " " + j.tasks.front().command);

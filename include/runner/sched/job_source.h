@@ -12,16 +12,19 @@ class JobSource {
  public:
   virtual ~JobSource() = default;
   // Takes jobs from the front of the queue, in order, while can_place(job)
-  // says yes; see QueueFile::take_while.
-  virtual TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place) = 0;
+  // says yes, and of a long queue the jobs after them while
+  // can_take_ahead(job) does; see QueueFile::take_while.
+  virtual TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place,
+                               const std::function<bool(const JobSpec&)>& can_take_ahead = {}) = 0;
 };
 
 // The queue file as a JobSource.
 class QueueFileSource final : public JobSource {
  public:
   explicit QueueFileSource(QueueFile& file) : m_file(file) {}
-  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place) override {
-    return m_file.take_while(can_place);
+  TakeBatch take_while(const std::function<bool(const JobSpec&)>& can_place,
+                       const std::function<bool(const JobSpec&)>& can_take_ahead) override {
+    return m_file.take_while(can_place, can_take_ahead);
   }
 
  private:

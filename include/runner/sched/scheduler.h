@@ -227,7 +227,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
   TaskId m_next_task_id = 1;
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
-  std::deque<Job> m_reruns;       // Queued: to run again before the queue file's jobs
+  std::deque<Job> m_reruns;       // Queued: to run (again, or taken ahead) before the queue's
 
   bool m_queue_dirty = true;
   bool m_queue_empty = false;  // last look found no job

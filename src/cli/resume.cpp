@@ -87,9 +87,9 @@ std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& 
   for (std::size_t i = 0; i < replay.unfinished.size() && i < 10; ++i) {
     const UnfinishedJob& job = replay.unfinished[i];
     std::string where = job.host.empty() ? " (taken ahead, never started)"
-                        : job.group.id ? fmt::format(" on {} (process group {})", job.host,
-                                                     job.group.id)
-                                       : " on " + job.host;
+                        : job.group.id
+                            ? fmt::format(" on {} (process group {})", job.host, job.group.id)
+                            : " on " + job.host;
     list += fmt::format("\n  #{}{}: {}", job.id, where, job.start.command);
   }
   if (replay.unfinished.size() > 10)

@@ -96,9 +96,8 @@ TEST(QueueFileTakeAheadTest, TakingAheadStopsAtAServiceAnEveryHostJobOrAPush) {
 
 TEST(QueueFileTakeAheadTest, AProductEntryIsTakenAheadJobByJob) {
   testing::TempDir dir;
-  QueueFile queue(
-      dir.write("queue.yaml", "- command: run <<i>>\n  i: [1, 2, 3, 4, 5, 6, 7]\n" +
-                                  one_job_entries(5000)));
+  QueueFile queue(dir.write(
+      "queue.yaml", "- command: run <<i>>\n  i: [1, 2, 3, 4, 5, 6, 7]\n" + one_job_entries(5000)));
   TakeBatch batch = queue.take_while(room_for(1), always);
   ASSERT_EQ(batch.taken.size(), 1u);
   ASSERT_EQ(batch.taken_ahead.size(), 4u);

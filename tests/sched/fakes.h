@@ -194,7 +194,8 @@ class ListSource final : public JobSource {
       batch.taken.push_back(jobs.front());
       jobs.pop_front();
     }
-    if (batch.taken.empty() || !std::holds_alternative<HeadNotPlaceable>(batch.stopped)) return batch;
+    if (batch.taken.empty() || !std::holds_alternative<HeadNotPlaceable>(batch.stopped))
+      return batch;
     while (!jobs.empty() && batch.taken.size() + batch.taken_ahead.size() < jobs_per_take &&
            can_take_ahead(jobs.front())) {
       batch.taken_ahead.push_back(jobs.front());

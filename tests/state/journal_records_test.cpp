@@ -98,11 +98,10 @@ std::vector<JournalRecord> least_records() {
   JobStartRecord job;
   job.slot_indices = {0};
   return {RunStartRecord{}, job,
-          JobTakenAheadRecord{},
-          JobPgidRecord{},  JobEndRecord{},
-          JobGpuRecord{},   ServiceReadyRecord{},
-          OutputsRecord{},  HostFailedRecord{},
-          RunEndRecord{}};
+          JobTakenAheadRecord{}, JobPgidRecord{},
+          JobEndRecord{},   JobGpuRecord{},
+          ServiceReadyRecord{}, OutputsRecord{},
+          HostFailedRecord{}, RunEndRecord{}};
 }
 
 TEST(JournalRecords, EveryKindReadsBackAsItWasWritten) {

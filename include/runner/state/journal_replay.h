@@ -19,9 +19,9 @@ namespace runner {
 // (it never started).
 struct UnfinishedJob {
   JobId id = 0;
-  std::string host;        // from its last job_start; empty: never started
-  ProcessGroup group;      // id 0: never recorded
-  bool running = true;     // false: it had ended and waited to run again
+  std::string host;     // from its last job_start; empty: never started
+  ProcessGroup group;   // id 0: never recorded
+  bool running = true;  // false: it had ended and waited to run again
   // Its last job_start record; of a job that never started, what its
   // job_taken_ahead says (attempt 0).
   JobStartRecord start;

@@ -224,10 +224,20 @@ class CampaignFold {
     if (run) run->jobs.push_back(m_campaign.jobs.size());
     m_campaign.jobs.push_back(std::move(job));
     own(&m_campaign.jobs.back());
+    // Its take ahead of need goes with its first attempt (a checkpoint
+    // drops them together); a record of it that outlived the attempt would
+    // say it never ran.
+    if (auto taken = m_taken_ahead.find(start.job); taken != m_taken_ahead.end()) {
+      if (m_owners) (*m_owners)[taken->second] = m_owners->back();
+      m_taken_ahead.erase(taken);
+    }
   }
 
-  // Not a job of the campaign until its job_start.
-  void operator()(const JobTakenAheadRecord&) {}
+  // Not a job of the campaign until its job_start; until then the record
+  // is the run's, kept by every checkpoint.
+  void operator()(const JobTakenAheadRecord& taken) {
+    if (m_owners) m_taken_ahead[taken.job] = m_owners->size() - 1;
+  }
 
   void operator()(const JobPgidRecord& pgid) {
     CampaignJob* job = job_of(pgid.job);
@@ -359,6 +369,8 @@ class CampaignFold {
   Campaign m_campaign;
   std::map<std::string, std::size_t> m_run_index;
   std::map<JobId, std::size_t> m_job_index;
+  // Jobs taken ahead that have not started: their record's index in m_owners.
+  std::map<JobId, std::size_t> m_taken_ahead;
 };
 
 }  // namespace

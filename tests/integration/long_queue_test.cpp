@@ -55,10 +55,27 @@ struct LongQueue : ::testing::Test {
     return counted;
   }
 
-  void expect_each_ran_once() {
+  // Every job but `except` (-1: none) appended its name once.
+  void expect_each_ran_once(int except = -1) {
     std::map<std::string, int> counted = runs();
-    EXPECT_EQ(counted.size(), static_cast<std::size_t>(k_jobs));
-    for (int i = 0; i < k_jobs; ++i) EXPECT_EQ(counted["job" + std::to_string(i)], 1) << "job" << i;
+    EXPECT_EQ(counted.size(), static_cast<std::size_t>(except < 0 ? k_jobs : k_jobs - 1));
+    for (int i = 0; i < k_jobs; ++i)
+      if (i != except) EXPECT_EQ(counted["job" + std::to_string(i)], 1) << "job" << i;
+  }
+
+  // One slot, and a queue whose job 2 is stuck on `stuck`.
+  void stuck_at_2(const std::string& stuck) {
+    dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
+    dir.write("queue.yaml", queue(stuck, 2));
+  }
+
+  // Waits until `run` is stuck, with jobs taken ahead after it waiting; the
+  // jobs before it ended, and were recorded as ended, before it started.
+  void wait_until_stuck(testing::Process& run, const std::string& stuck) {
+    testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
+    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
+    EXPECT_GT(
+        testing::count(dir.read("queue.runner/journal.jsonl"), "\"event\":\"job_taken_ahead\""), 0);
   }
 
   void expect_consumed_in_order() {
@@ -86,20 +103,14 @@ TEST_F(LongQueue, DrainsWithEveryJobRunOnceAndConsumedComplete) {
 }
 
 TEST_F(LongQueue, AKilledRunnerIsResumedWithEveryJobRunOnce) {
-  // One slot: the jobs before the stuck one ended, and were recorded as
-  // ended, before it started; those taken ahead after it wait.
-  dir.write("hosts.yaml", "- hostname: localhost\n  slots: 1\n");
   std::string stuck = "sleep " + std::to_string(300 + getpid() % 600) + ".5";
-  dir.write("queue.yaml", queue(stuck, 2));
+  stuck_at_2(stuck);
   {
     testing::Process run(testing::runner_spec({"queue"}, dir.path()));
-    testing::wait_until([&] { return testing::live_processes_running(stuck) == 1; }, 20s);
-    ASSERT_EQ(testing::live_processes_running(stuck), 1) << run.peek_err();
+    wait_until_stuck(run, stuck);
     run.signal(SIGKILL);
     run.wait();
   }
-  std::string journal = dir.read("queue.runner/journal.jsonl");
-  ASSERT_GT(testing::count(journal, "\"event\":\"job_taken_ahead\""), 0);
   ProcessResult refused = runner({"queue"});
   EXPECT_EQ(refused.status, 2);
   EXPECT_NE(refused.err.find("taken ahead, never started"), std::string::npos) << refused.err;
@@ -109,6 +120,31 @@ TEST_F(LongQueue, AKilledRunnerIsResumedWithEveryJobRunOnce) {
   ASSERT_EQ(resumed.status, 0) << resumed.err;
   EXPECT_EQ(testing::live_processes_running(stuck), 0);
   expect_each_ran_once();
+  expect_consumed_in_order();
+}
+
+TEST_F(LongQueue, AnInterruptedRunSaysHowManyJobsTakenAheadWaitForResume) {
+  std::string stuck = "sleep " + std::to_string(300 + getpid() % 600) + ".25";
+  stuck_at_2(stuck);
+  testing::Process run(testing::runner_spec({"queue"}, dir.path()));
+  wait_until_stuck(run, stuck);
+  run.signal(SIGINT);
+  testing::wait_until([&] { return run.peek_err().find("interrupt again") != std::string::npos; },
+                      10s);
+  run.signal(SIGINT);
+  ProcessResult interrupted = run.wait();
+  EXPECT_EQ(interrupted.status, 130);
+  EXPECT_NE((interrupted.out + interrupted.err)
+                .find("taken out of the queue file ahead of need did not start; the "
+                      "journal keeps them for `runner queue --resume`"),
+            std::string::npos)
+      << interrupted.err;
+
+  dir.write("go", "");
+  ProcessResult resumed = runner({"queue", "--resume", "--print-period", "0"});
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  // The stuck job was cancelled by the second interrupt: it does not run again.
+  expect_each_ran_once(2);
   expect_consumed_in_order();
 }
 

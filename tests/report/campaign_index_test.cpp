@@ -71,6 +71,16 @@ json job_start(int job, const std::string& run, int time, int host, int gpu, int
   return record("job_start", time, fields);
 }
 
+json job_taken_ahead(int job, const std::string& run, int time) {
+  return record("job_taken_ahead", time,
+                {{"job", job},
+                 {"run", run},
+                 {"params", {{"model", "m" + std::to_string(job % 3)}}},
+                 {"line", job},
+                 {"template", "train --job <<n>>"},
+                 {"slots_needed", 1}});
+}
+
 json job_end(int job, int time, json exit, int ms, bool rerun = false, bool lost = false) {
   return record("job_end", time,
                 {{"job", job},
@@ -85,7 +95,8 @@ json job_end(int job, int time, json exit, int ms, bool rerun = false, bool lost
 }
 
 // Two runs of a campaign: r1 dies with #9 running and #10 waiting to run
-// again; r2 (--resume) ends them and runs them again. On the way: jobs that
+// again; r2 (--resume) ends them and runs them again, and dies with #18
+// taken ahead of need and never started. On the way: jobs taken ahead, jobs that
 // succeed, fail, fail and are retried, are lost with their host, a service,
 // a gang job, outputs recorded after an end, GPU figures recorded after an
 // end and the next job's start.
@@ -96,6 +107,8 @@ std::vector<json> campaign_records() {
   for (int job = 1; job <= 8; ++job) {
     int host = 1 + job % 2, gpu = job / 2 % 2;
     r.push_back(job_start(job, "r1", t, host, gpu));
+    if (job == 1)  // #2 to #4 taken ahead of need: out of the queue, not started
+      for (int ahead = 2; ahead <= 4; ++ahead) r.push_back(job_taken_ahead(ahead, "r1", t));
     r.push_back(record("job_pgid", t, {{"job", job}, {"pgid", 100 + job}}));
     bool fails = job == 3 || job == 6;
     r.push_back(job_end(job, t + 5, fails ? json(1) : json(0), 5000, job == 6));
@@ -157,6 +170,7 @@ std::vector<json> campaign_records() {
         job_end(job, t + job + 1, job == 15 ? json(nullptr) : json(0), 1000, false, job == 15));
   }
   r.push_back(job_start(17, "r2", t + 20, 2, 0));  // still running
+  r.push_back(job_taken_ahead(18, "r2", t + 20));  // never started
   return r;
 }
 

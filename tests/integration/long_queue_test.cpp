@@ -59,8 +59,10 @@ struct LongQueue : ::testing::Test {
   void expect_each_ran_once(int except = -1) {
     std::map<std::string, int> counted = runs();
     EXPECT_EQ(counted.size(), static_cast<std::size_t>(except < 0 ? k_jobs : k_jobs - 1));
-    for (int i = 0; i < k_jobs; ++i)
-      if (i != except) EXPECT_EQ(counted["job" + std::to_string(i)], 1) << "job" << i;
+    for (int i = 0; i < k_jobs; ++i) {
+      if (i == except) continue;
+      EXPECT_EQ(counted["job" + std::to_string(i)], 1) << "job" << i;
+    }
   }
 
   // One slot, and a queue whose job 2 is stuck on `stuck`.

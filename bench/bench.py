@@ -31,6 +31,7 @@ import gpu_monitor_scenario
 import journal_scenario
 from journal_records import read_journal
 import push_scenario
+import results_scenario
 from work_file_system import work_file_system
 from table import fmt, markdown_table
 
@@ -49,6 +50,7 @@ FULL = {
     "stream_mib": 256,
     "push_hosts": 4, "push_files": 1000, "push_big_mib": 100,
     "journal_jobs": 100000, "journal_hosts": 128, "journal_slots": 8,
+    "results_jobs": 100000, "results_real_jobs": 1000,
     "gpu_monitor_gpus": 8, "gpu_monitor_seconds": 20,
 }
 # Tiny sizes that only prove the bench still works (CI).
@@ -63,6 +65,7 @@ SMOKE = {
     "stream_mib": 4,
     "push_hosts": 2, "push_files": 20, "push_big_mib": 2,
     "journal_jobs": 2000, "journal_hosts": 128, "journal_slots": 8,
+    "results_jobs": 200, "results_real_jobs": 20,
     "gpu_monitor_gpus": 2, "gpu_monitor_seconds": 2,
 }
 
@@ -725,6 +728,9 @@ class Bench:
     def scenario_journal(self):
         journal_scenario.run(self, log)
 
+    def scenario_results(self):
+        results_scenario.run(self, ENV, log)
+
     def scenario_gpu_monitor(self):
         gpu_monitor_scenario.run(self, BenchError, log)
 
@@ -907,8 +913,8 @@ def git_commit(root):
 
 
 SCENARIOS = ["queue", "serial", "busy_host", "file_ops", "jump", "broadcast", "add", "product", "fleet", "stream", "push",
-             "journal", "gpu_monitor"]
-WITHOUT_FLEET = {"file_ops", "journal", "gpu_monitor"}  # scenarios that need no sshd (local slots or none)
+             "journal", "results", "gpu_monitor"]
+WITHOUT_FLEET = {"file_ops", "journal", "results", "gpu_monitor"}  # scenarios that need no sshd (local slots or none)
 
 
 def main():

@@ -16,7 +16,8 @@ expected = {"queue_true_jobs", "serial_true_jobs", "serial_behind_jump", "broadc
             "product_flatness",
             *(f"{size}_{figure}" for size in ("fleet", "fleet_large")
               for figure in ("all_running", "cpu_per_job", "peak_rss", "idle_cpu")),
-            "stream_throughput", "push_throughput", "push_unchanged"}
+            "stream_throughput", "push_throughput", "push_unchanged",
+            "results_results", "results_report", "results_status"}
 expected |= {f"journal_{name}{when}" for name in ("status", "status_json", "log", "report", "run_start")
              for when in ("", "_first", "_cold")}
 if any(os.access(c, os.X_OK) for c in ("/usr/bin/chromium", "/usr/bin/chromium-browser")):

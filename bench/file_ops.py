@@ -34,10 +34,16 @@ def counts(runner, directory, jobs):
     # Not in the queue's folder, which runner watches: each line strace
     # writes there would wake it.
     trace = os.path.join(directory, f"strace-{jobs}.txt")
+    return strace_counts([runner, "queue", "-H", "hosts.yaml", "-Q", "queue.yaml",
+                          "--color", "never"], work, trace, CALLS)
+
+
+def strace_counts(command, cwd, trace, calls):
+    """{call: count} of the system calls `calls` that `command`, run in
+    `cwd`, makes itself (not its children), strace's summary kept at `trace`."""
     ran = subprocess.run(["strace", "-qq", "-c", "-U", "name,calls", "-o", trace,
-                          "-e", "trace=" + ",".join(CALLS), runner, "queue",
-                          "-H", "hosts.yaml", "-Q", "queue.yaml", "--color", "never"],
-                         cwd=work, capture_output=True, text=True)
+                          "-e", "trace=" + ",".join(calls), *command],
+                         cwd=cwd, capture_output=True, text=True)
     if ran.returncode != 0:
         raise RuntimeError(f"runner under strace exited {ran.returncode}:\n{ran.stderr[-2000:]}")
     found = {}
@@ -67,16 +73,22 @@ def over_budget(costs):
     return said
 
 
-def main():
-    runner = os.path.abspath(sys.argv[1])
-    with tempfile.TemporaryDirectory() as directory:
-        costs = per_job(runner, directory)
+def print_and_check(costs, over_budget):
+    """Prints `costs` as JSON; with --check, exits 1 when `over_budget`
+    finds what breaks the budget, said on stderr."""
     print(json.dumps(costs, indent=1))
     if "--check" in sys.argv[2:]:
         said = over_budget(costs)
         for line in said:
             print(line, file=sys.stderr)
         sys.exit(1 if said else 0)
+
+
+def main():
+    runner = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as directory:
+        costs = per_job(runner, directory)
+    print_and_check(costs, over_budget)
 
 
 if __name__ == "__main__":

@@ -21,15 +21,21 @@ Status read_error(const std::string& path) {
   return Status::error(fmt::format("{}: {}", path, std::strerror(errno)));
 }
 
+// A regular file open for reading, and its size then.
+struct OpenFile {
+  FileDescriptor fd;
+  std::size_t size = 0;
+};
+
 // `path` opened for reading; a FIFO does not block the open, a link is not
 // followed.
-Result<FileDescriptor> open_for_reading(const std::string& path) {
+Result<OpenFile> open_for_reading(const std::string& path) {
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd.valid()) return read_error(path);
   struct stat status {};
   if (::fstat(fd.get(), &status) != 0) return read_error(path);
   if (!S_ISREG(status.st_mode)) return Status::error(path + ": not a regular file");
-  return fd;
+  return OpenFile{std::move(fd), static_cast<std::size_t>(status.st_size)};
 }
 
 // Holds something other than spaces and tabs, a '\r' at its end aside.
@@ -45,14 +51,13 @@ LinesFromEnd::LinesFromEnd(FileDescriptor fd, std::string path, std::size_t size
     : m_fd(std::move(fd)), m_path(std::move(path)), m_line_limit(line_limit), m_size(size), m_unread(size) {}
 
 Result<LinesFromEnd> LinesFromEnd::open(const std::string& path, std::size_t line_limit) {
-  Result<FileDescriptor> fd = open_for_reading(path);
-  if (!fd) return fd.status();
-  struct stat status {};
-  if (::fstat(fd->get(), &status) != 0) return read_error(path);
-  LinesFromEnd lines(std::move(*fd), path, static_cast<std::size_t>(status.st_size), line_limit);
-  // The '\n' that ends the file ends its last line: no empty line after it.
-  if (Status read = lines.read_before(1); !read.ok()) return read;
-  if (lines.m_pending == "\n") lines.m_pending.clear();
+  Result<OpenFile> file = open_for_reading(path);
+  if (!file) return file.status();
+  LinesFromEnd lines(std::move(file->fd), path, file->size, line_limit);
+  // The last chunk read at once (a short log's only read); the '\n' that
+  // ends the file ends its last line: no empty line after it.
+  if (Status read = lines.read_before(k_chunk); !read.ok()) return read;
+  if (!lines.m_pending.empty() && lines.m_pending.back() == '\n') lines.m_pending.pop_back();
   return lines;
 }
 
@@ -97,12 +102,12 @@ Result<std::optional<FileLine>> LinesFromEnd::previous() {
 }
 
 Result<std::optional<FileLine>> first_filled_line(const std::string& path, std::size_t line_limit) {
-  Result<FileDescriptor> fd = open_for_reading(path);
-  if (!fd) return fd.status();
+  Result<OpenFile> file = open_for_reading(path);
+  if (!file) return file.status();
   FileLine line;
   std::string chunk(k_chunk, '\0');
   while (true) {
-    ssize_t got = ::read(fd->get(), chunk.data(), chunk.size());
+    ssize_t got = ::read(file->fd.get(), chunk.data(), chunk.size());
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return read_error(path);
     if (got == 0) return is_filled(line.text) ? std::optional<FileLine>(line) : std::nullopt;

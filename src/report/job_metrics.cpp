@@ -2,20 +2,26 @@
 // `metrics:` matches.
 #include "runner/report/job_metrics.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 #include <vector>
 
 #include "runner/config/metrics.h"
+#include "runner/core/file_system.h"
 #include "runner/report/file_lines.h"
+#include "runner/report/folder_files.h"
 #include "runner/report/log_files.h"
 #include "runner/state/state_dir.h"
 
@@ -106,24 +112,50 @@ constexpr std::size_t k_line_limit = 16 * 1024 * 1024;
 
 std::string mib(std::uintmax_t bytes) { return fmt::format("{} MiB", bytes / (1024 * 1024)); }
 
+// What a JSON file is read by; a file that fits in one is read without a
+// look at its size.
+constexpr std::size_t k_read_chunk = 64 * 1024;
+
+// Reads into `text` until the file's end or `limit` bytes in all; a read
+// shorter than asked for is a regular file's end.
+Status read_up_to(int fd, const std::string& path, std::size_t limit, std::string& text) {
+  char chunk[k_read_chunk];
+  while (text.size() < limit) {
+    std::size_t asked = std::min(sizeof chunk, limit - text.size());
+    ssize_t got = ::read(fd, chunk, asked);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return Status::error(path + ": " + std::strerror(errno));
+    text.append(chunk, static_cast<std::size_t>(got));
+    if (static_cast<std::size_t>(got) < asked) break;
+  }
+  return Status();
+}
+
+// A JSON file's text, up to k_json_limit: a file of less than a chunk is
+// opened and read, nothing else; a bigger one is looked at for its size.
+Result<std::string> json_text(const std::string& path) {
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::error(path + ": " + std::strerror(errno));
+  std::string text;
+  if (Status read = read_up_to(fd.get(), path, k_read_chunk, text); !read.ok()) return read;
+  if (text.size() < k_read_chunk) return text;
+  struct stat status {};
+  if (::fstat(fd.get(), &status) != 0) return Status::error(path + ": " + std::strerror(errno));
+  auto size = static_cast<std::uintmax_t>(status.st_size);
+  if (size > k_json_limit)
+    return Status::error(fmt::format("{} is {}, more than the {} a JSON file is read to", path,
+                                     mib(size), mib(k_json_limit)));
+  if (Status read = read_up_to(fd.get(), path, static_cast<std::size_t>(size), text); !read.ok())
+    return read;
+  return text;
+}
+
 // What output_numbers reads of a collected file: a JSON file whole, a CSV
 // or TSV file's first line and its last (blank ones aside); nothing of any
 // other file, which is not opened. An error says why a file is passed over.
 Result<std::string> numbers_text(const fs::path& path) {
   std::string name = path.filename().string();
-  if (ends_with(name, ".json")) {
-    std::error_code error;
-    std::uintmax_t size = fs::file_size(path, error);
-    if (error) return Status::error(path.string() + ": " + error.message());
-    if (size > k_json_limit)
-      return Status::error(fmt::format("{} is {}, more than the {} a JSON file is read to",
-                                       path.string(), mib(size), mib(k_json_limit)));
-    std::ifstream in(path, std::ios::binary);
-    std::string text(size, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    return text;
-  }
+  if (ends_with(name, ".json")) return json_text(path.string());
   if (!ends_with(name, ".csv") && !ends_with(name, ".tsv")) return std::string();
   Result<std::optional<FileLine>> header = first_filled_line(path.string(), k_line_limit);
   if (!header) return header.status();
@@ -190,17 +222,19 @@ Params output_numbers(std::string_view file_name, std::string_view text) {
   return {};
 }
 
-std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir) {
-  std::unordered_set<JobId> jobs;
-  std::error_code error;
-  for (fs::directory_iterator it(outputs_dir(state_dir), error), end; !error && it != end;
-       it.increment(error)) {
-    std::string name = it->path().filename().string();
-    JobId id = 0;
-    auto [rest, failed] = std::from_chars(name.data(), name.data() + name.size(), id);
-    if (failed == std::errc() && rest == name.data() + name.size()) jobs.insert(id);
+bool CollectedJobs::has(JobId id) {
+  if (!m_ids) {
+    m_ids.emplace();
+    std::error_code error;
+    for (fs::directory_iterator it(outputs_dir(m_state_dir), error), end; !error && it != end;
+         it.increment(error)) {
+      std::string name = it->path().filename().string();
+      JobId job = 0;
+      auto [rest, failed] = std::from_chars(name.data(), name.data() + name.size(), job);
+      if (failed == std::errc() && rest == name.data() + name.size()) m_ids->insert(job);
+    }
   }
-  return jobs;
+  return m_ids->count(id) > 0;
 }
 
 const Pattern* MetricPatterns::find(const std::string& text) {
@@ -213,25 +247,16 @@ const Pattern* MetricPatterns::find(const std::string& text) {
 }
 
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       const std::unordered_set<JobId>& collected, MetricPatterns& patterns,
+                       CollectedJobs& collected, MetricPatterns& patterns,
                        const ResultsWarning& warn) {
   JobMetrics metrics;
   // Where the run brought them, if that is still there (it is named as
   // the run saw it: a relative path is the run's working directory's).
-  std::error_code error;
-  fs::path outputs;
-  if (!job.outputs_folder.empty() && fs::is_directory(job.outputs_folder, error))
-    outputs = job.outputs_folder;
-  else if (job.attempt > 1 || collected.count(job.id))
-    outputs = attempt_outputs_dir(outputs_dir(state_dir), job.id, job.attempt);
-  std::vector<fs::path> files;
-  if (!outputs.empty()) {
-    for (fs::recursive_directory_iterator it(outputs, error), end; !error && it != end;
-         it.increment(error))
-      if (it->is_regular_file(error)) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
+  std::optional<std::vector<fs::path>> files;
+  if (!job.outputs_folder.empty()) files = regular_files_under(job.outputs_folder);
+  if (!files && (job.attempt > 1 || collected.has(job.id)))
+    files = regular_files_under(attempt_outputs_dir(outputs_dir(state_dir), job.id, job.attempt));
+  for (const fs::path& file : files.value_or(std::vector<fs::path>())) {
     Result<std::string> text = numbers_text(file);
     if (!text) {
       if (warn)
@@ -263,7 +288,7 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
 
 ResultsTable read_results(const Campaign& campaign, ServiceRows services,
                           const ResultsWarning& warn) {
-  std::unordered_set<JobId> collected = jobs_with_outputs(campaign.state_dir);
+  CollectedJobs collected(campaign.state_dir);
   MetricPatterns patterns;
   return results_table(
       campaign,

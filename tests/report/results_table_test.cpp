@@ -123,7 +123,8 @@ TEST(ResultsTable, AMetricFromTheLogAndAnOutputOfTheSameNameAreBothKept) {
   state.write("logs/7.log", "loss=0.5\n");
   state.write("outputs/7/r.json", R"({"loss": 9, "acc": 1})");
   MetricPatterns patterns;
-  JobMetrics metrics = job_metrics(state.path(), job, jobs_with_outputs(state.path()), patterns);
+  CollectedJobs collected(state.path());
+  JobMetrics metrics = job_metrics(state.path(), job, collected, patterns);
   EXPECT_EQ(metrics.patterns, (Params{{"loss", "0.5"}}));
   EXPECT_EQ(metrics.files, (Params{{"loss", "9"}, {"acc", "1"}}));
 }
@@ -141,7 +142,8 @@ TEST(ResultsTable, EachMetricIsTheLastValueItsPatternFindsWhereverItStandsInTheL
               "first=1\nstep 1 loss=0.9\nfirst=2\nstep 2 loss=0.5\nstep 3\n\n");
   std::vector<std::string> warnings;
   MetricPatterns patterns;
-  JobMetrics metrics = job_metrics(state.path(), job, {}, patterns,
+  CollectedJobs collected(state.path());
+  JobMetrics metrics = job_metrics(state.path(), job, collected, patterns,
                                    [&](const std::string& w) { warnings.push_back(w); });
   EXPECT_EQ(metrics.patterns, (Params{{"first", "2"}, {"loss", "0.5"}, {"step", "3"}}));
   EXPECT_TRUE(warnings.empty());

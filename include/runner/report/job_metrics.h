@@ -43,6 +43,20 @@ class MetricPatterns {
   std::unordered_map<std::string, std::optional<Pattern>> m_compiled;
 };
 
+// The ids of the jobs with a folder in state_dir/outputs/, listed once, when
+// a job whose folder the journal does not name is first asked about: one
+// listing costs less than a look for each job, and none at all when the
+// journal names every job's folder.
+class CollectedJobs {
+ public:
+  explicit CollectedJobs(std::string state_dir) : m_state_dir(std::move(state_dir)) {}
+  bool has(JobId id);
+
+ private:
+  std::string m_state_dir;
+  std::optional<std::unordered_set<JobId>> m_ids;
+};
+
 // The job's metrics (of `job`, its last attempt), name → value as written:
 // the numbers of that attempt's collected outputs (every .json/.csv/.tsv
 // file under the folder the journal says they went to, else
@@ -51,15 +65,11 @@ class MetricPatterns {
 // over and said), and apart from them its
 // `metrics:` patterns' last matches in its log (rank 0's for a job that
 // spans hosts), the log read once for all of them. A missing log or
-// outputs directory gives nothing. `collected`: jobs_with_outputs(state_dir),
-// listed once for every job; `patterns` kept for every job too.
+// outputs directory gives nothing. `collected` and `patterns` are kept for
+// every job.
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       const std::unordered_set<JobId>& collected, MetricPatterns& patterns,
+                       CollectedJobs& collected, MetricPatterns& patterns,
                        const ResultsWarning& warn = {});
-
-// The ids of the jobs with a folder in state_dir/outputs/. Most jobs bring
-// nothing back: one listing costs less than a look for each job.
-std::unordered_set<JobId> jobs_with_outputs(const std::string& state_dir);
 
 // results_table of the campaign, each job's metrics read from its state
 // directory.

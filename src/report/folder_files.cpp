@@ -1,0 +1,77 @@
+// Listing a folder's regular files with getdents64 on the folders' own
+// descriptors: the entry's type as the directory gives it, a look at a file
+// only for a link or a file system that gives no type.
+#include "runner/report/folder_files.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "runner/core/file_system.h"
+
+namespace runner {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// What the listing does with an entry of `folder_fd`.
+enum class EntryKind { file, folder, other };
+
+EntryKind entry_kind(int folder_fd, const char* name, unsigned char type) {
+  struct stat status {};
+  if (type == DT_UNKNOWN) {
+    if (::fstatat(folder_fd, name, &status, AT_SYMLINK_NOFOLLOW) != 0) return EntryKind::other;
+    if (S_ISDIR(status.st_mode)) return EntryKind::folder;
+    if (S_ISREG(status.st_mode)) return EntryKind::file;
+    if (!S_ISLNK(status.st_mode)) return EntryKind::other;
+    type = DT_LNK;
+  }
+  if (type == DT_DIR) return EntryKind::folder;
+  if (type == DT_REG) return EntryKind::file;
+  // A link counts as what it leads to when that is a regular file.
+  if (type == DT_LNK && ::fstatat(folder_fd, name, &status, 0) == 0 && S_ISREG(status.st_mode))
+    return EntryKind::file;
+  return EntryKind::other;
+}
+
+// The files of the folder open as `folder_fd`, then its subfolders' files;
+// `buffer` is for the directory's entries, shared by every level.
+void add_files(const FileDescriptor& folder_fd, const fs::path& folder, std::vector<char>& buffer,
+               std::vector<fs::path>& files) {
+  std::vector<std::string> below;
+  for (ssize_t got; (got = ::getdents64(folder_fd.get(), buffer.data(), buffer.size())) > 0;) {
+    for (ssize_t at = 0; at < got;) {
+      const auto* entry = reinterpret_cast<const dirent64*>(buffer.data() + at);
+      at += entry->d_reclen;
+      const char* name = entry->d_name;
+      if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+      EntryKind kind = entry_kind(folder_fd.get(), name, entry->d_type);
+      if (kind == EntryKind::file) files.push_back(folder / name);
+      if (kind == EntryKind::folder) below.emplace_back(name);
+    }
+  }
+  for (const std::string& name : below) {
+    FileDescriptor fd(
+        ::openat(folder_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.valid()) add_files(fd, folder / name, buffer, files);
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<fs::path>> regular_files_under(const fs::path& folder) {
+  FileDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  std::vector<char> buffer(32 * 1024);
+  std::vector<fs::path> files;
+  add_files(fd, folder, buffer, files);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace runner

@@ -1,0 +1,78 @@
+// The regular files under a folder, as a job's collected outputs are read:
+// the same files, in the same order, as std::filesystem's recursive walk
+// gives, links treated as it treats them.
+#include "runner/report/folder_files.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/temp_dir.h"
+
+namespace runner {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+// What the recursive walk of the standard library finds, in path order.
+std::vector<fs::path> walked(const fs::path& folder) {
+  std::vector<fs::path> files;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(folder, error), end; !error && it != end;
+       it.increment(error))
+    if (it->is_regular_file(error)) files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(RegularFilesUnder, ListsNestedFilesInPathOrderAsTheRecursiveWalkDoes) {
+  TempDir dir;
+  dir.write("out/b.json", "{}");
+  dir.write("out/a-b.csv", "x\n1\n");
+  dir.write("out/a/z.tsv", "x\n1\n");
+  dir.write("out/a/deeper/y.json", "{}");
+  dir.write("elsewhere/target.json", "{}");
+  fs::create_directory(dir.file("out/empty"));
+  // A link to a file counts as the file; one to a folder is not followed;
+  // a dangling one and a FIFO are not files.
+  fs::create_symlink(dir.file("elsewhere/target.json"), dir.file("out/linked.json"));
+  fs::create_directory_symlink(dir.file("elsewhere"), dir.file("out/linked-folder"));
+  fs::create_symlink(dir.file("nowhere"), dir.file("out/dangling.json"));
+  ASSERT_EQ(::mkfifo(dir.file("out/fifo.json").c_str(), 0600), 0);
+
+  std::optional<std::vector<fs::path>> files = regular_files_under(dir.file("out"));
+  ASSERT_TRUE(files);
+  std::vector<fs::path> expected = {dir.file("out/a/deeper/y.json"), dir.file("out/a/z.tsv"),
+                                    dir.file("out/a-b.csv"), dir.file("out/b.json"),
+                                    dir.file("out/linked.json")};
+  EXPECT_EQ(*files, expected);
+  EXPECT_EQ(*files, walked(dir.file("out")));
+}
+
+TEST(RegularFilesUnder, AFolderThatIsALinkIsListedThroughIt) {
+  TempDir dir;
+  dir.write("real/r.json", "{}");
+  fs::create_directory_symlink(dir.file("real"), dir.file("link"));
+  std::optional<std::vector<fs::path>> files = regular_files_under(dir.file("link"));
+  ASSERT_TRUE(files);
+  EXPECT_EQ(*files, std::vector<fs::path>{dir.file("link/r.json")});
+}
+
+TEST(RegularFilesUnder, NothingWhenThereIsNoFolderButAnEmptyListForAnEmptyOne) {
+  TempDir dir;
+  dir.write("file.json", "{}");
+  fs::create_directory(dir.file("empty"));
+  EXPECT_FALSE(regular_files_under(dir.file("missing")));
+  EXPECT_FALSE(regular_files_under(dir.file("file.json")));
+  std::optional<std::vector<fs::path>> empty = regular_files_under(dir.file("empty"));
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->empty());
+}
+
+}  // namespace
+}  // namespace runner

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "runner/core/file_system.h"
@@ -39,14 +40,18 @@ EntryKind entry_kind(int folder_fd, const char* name, unsigned char type) {
   return EntryKind::other;
 }
 
+// The size of the buffer a folder's entries are read into.
+constexpr std::size_t k_entries_bytes = 32 * 1024;
+
 // The files of the folder open as `folder_fd`, then its subfolders' files;
-// `buffer` is for the directory's entries, shared by every level.
-void add_files(const FileDescriptor& folder_fd, const fs::path& folder, std::vector<char>& buffer,
+// `buffer` (k_entries_bytes) is for the directory's entries, shared by every
+// level.
+void add_files(const FileDescriptor& folder_fd, const fs::path& folder, char* buffer,
                std::vector<fs::path>& files) {
   std::vector<std::string> below;
-  for (ssize_t got; (got = ::getdents64(folder_fd.get(), buffer.data(), buffer.size())) > 0;) {
+  for (ssize_t got; (got = ::getdents64(folder_fd.get(), buffer, k_entries_bytes)) > 0;) {
     for (ssize_t at = 0; at < got;) {
-      const auto* entry = reinterpret_cast<const dirent64*>(buffer.data() + at);
+      const auto* entry = reinterpret_cast<const dirent64*>(buffer + at);
       at += entry->d_reclen;
       const char* name = entry->d_name;
       if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
@@ -67,9 +72,10 @@ void add_files(const FileDescriptor& folder_fd, const fs::path& folder, std::vec
 std::optional<std::vector<fs::path>> regular_files_under(const fs::path& folder) {
   FileDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return std::nullopt;
-  std::vector<char> buffer(32 * 1024);
+  // Not cleared first: getdents64 writes what is read of it.
+  std::unique_ptr<char[]> buffer = std::make_unique_for_overwrite<char[]>(k_entries_bytes);
   std::vector<fs::path> files;
-  add_files(fd, folder, buffer, files);
+  add_files(fd, folder, buffer.get(), files);
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -219,12 +219,10 @@ std::string html_escape(std::string_view text) {
   return escaped;
 }
 
-std::string render_html_report(const Campaign& campaign, const HtmlReportOptions& options) {
-  HtmlReportModel model = html_report_model(campaign, options);
-  std::string out;
-  out.reserve(8192 + model.jobs.size() * 900);
-  Page page(out);
-  std::string title = options.title.empty() ? "runner report" : "runner report — " + options.title;
+namespace {
+
+// The page's head, title and a line per run.
+void html_head_and_runs(Page& page, const HtmlReportModel& model, const std::string& title) {
   page.add(
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
@@ -248,7 +246,10 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
                html_escape(message));
   }
   if (model.runs.empty()) page.raw("<p class=\"sub\">No run has been recorded yet.</p>\n");
+}
 
+// The cards: jobs by outcome, wall time, how busy the slots were.
+void html_cards(Page& page, const HtmlReportModel& model) {
   page.raw("<div class=\"cards\">");
   auto card = [&](const char* klass, auto value, const char* what) {
     page.add("<div class=\"card {}\"><b>{}</b><span>{}</span></div>", klass, value, what);
@@ -265,8 +266,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
   card("", fmt::format("{}%", model.utilisation),
        fmt::format("of {} slots' time busy", model.slots.size()).c_str());
   page.raw("</div>\n");
+}
 
-  // Timeline.
+void html_timeline(Page& page, const HtmlReportModel& model, const HtmlReportOptions& options) {
   page.raw(
       "<h2>Timeline</h2>\n<div class=\"legend\">"
       "<span><i class=\"ok\"></i>succeeded</span><span><i class=\"failed\"></i>failed</span>"
@@ -282,10 +284,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       "<span>hover a bar for its command; right: share of the time each slot was busy"
       "</span></div>\n");
   timeline(page, model, merged);
-  page.raw(html_gpu_power_section(model));
-  page.raw(html_gpu_power_series_section(model, options.gpu_power));
+}
 
-  // Slot utilisation.
+void html_slot_utilisation(Page& page, const HtmlReportModel& model) {
   page.raw(
       "<h2>Slot utilisation</h2>\n<table id=\"slots\"><thead><tr><th>slot</th><th>busy</th>"
       "<th class=\"num\">busy time</th><th class=\"num\">idle time</th>"
@@ -302,11 +303,10 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
         row.down.empty() ? "" : "down: " + html_escape(row.down));
   }
   page.raw("</tbody></table>\n");
+}
 
-  if (!model.services.empty())
-    page.raw(html_services_section(model.services, model.service_log_tails, options.now));
-
-  // Failures with their log tails.
+// Failures with their log tails.
+void html_failures(Page& page, const HtmlReportModel& model, const std::string& state_dir) {
   page.add("<h2>Failures ({})</h2>\n", model.failures.size());
   if (model.failures.empty()) page.raw("<p class=\"muted\">No job failed.</p>\n");
   for (std::size_t i = 0; i < model.failures.size(); ++i) {
@@ -317,14 +317,14 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
         "after {} — log: <code>{}</code></summary>\n<pre class=\"cmd\">{}</pre>\n",
         job.id, i < k_open_failures ? " open" : "", css_class(job.outcome), job.id,
         html_escape(describe_placement(job)), html_escape(describe_end(job)),
-        format_duration(job.duration), html_escape(end_log_path(campaign.state_dir, job)),
+        format_duration(job.duration), html_escape(end_log_path(state_dir, job)),
         html_escape(job.command));
     if (job.is_gang()) {
       std::string ranks;
       for (const CampaignTask& task : job.tasks)
         ranks += fmt::format("{}rank {} on {}: <code>{}</code>", ranks.empty() ? "" : " · ",
                              task.rank, html_escape(task.slot),
-                             html_escape(task_log_path(campaign.state_dir, job.id, task.rank)));
+                             html_escape(task_log_path(state_dir, job.id, task.rank)));
       page.add("<p class=\"muted\">{}</p>\n", ranks);
     }
     if (failure.log_tail) {
@@ -336,8 +336,9 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
     }
     page.raw("</details>\n");
   }
+}
 
-  // Slowest jobs.
+void html_slowest(Page& page, const HtmlReportModel& model) {
   page.raw(
       "<h2>Slowest jobs</h2>\n<table id=\"slowest\"><thead><tr><th class=\"num\">job</th>"
       "<th class=\"num\">duration</th><th>slot</th><th>outcome</th><th>command</th></tr>"
@@ -352,15 +353,10 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
         html_escape(shorten_command(shown.job->command, k_table_command_chars)));
   }
   page.raw("</tbody></table>\n");
+}
 
-  if (options.results)
-    page.raw(
-        html_results_section(*options.results, options.plots, options.max_results_rows_in_markup));
-  std::vector<const CampaignJob*> shown_jobs;
-  for (const ReportJob& shown : model.jobs) shown_jobs.push_back(shown.job);
-  page.raw(html_outputs_section(shown_jobs));
-
-  // Every job, as data for the script.
+// Every job, as data for the script, which draws the table.
+void html_jobs(Page& page, const HtmlReportModel& model) {
   nlohmann::json data = nlohmann::json::array();
   for (const ReportJob& shown : model.jobs) {
     const CampaignJob& job = *shown.job;
@@ -389,6 +385,33 @@ std::string render_html_report(const Campaign& campaign, const HtmlReportOptions
       heading);
   page.raw(script_json(data));
   page.raw("</script>\n");
+}
+
+}  // namespace
+
+std::string render_html_report(const Campaign& campaign, const HtmlReportOptions& options) {
+  HtmlReportModel model = html_report_model(campaign, options);
+  std::string out;
+  out.reserve(8192 + model.jobs.size() * 900);
+  Page page(out);
+  html_head_and_runs(page, model,
+                     options.title.empty() ? "runner report" : "runner report — " + options.title);
+  html_cards(page, model);
+  html_timeline(page, model, options);
+  page.raw(html_gpu_power_section(model));
+  page.raw(html_gpu_power_series_section(model, options.gpu_power));
+  html_slot_utilisation(page, model);
+  if (!model.services.empty())
+    page.raw(html_services_section(model.services, model.service_log_tails, options.now));
+  html_failures(page, model, campaign.state_dir);
+  html_slowest(page, model);
+  if (options.results)
+    page.raw(
+        html_results_section(*options.results, options.plots, options.max_results_rows_in_markup));
+  std::vector<const CampaignJob*> shown_jobs;
+  for (const ReportJob& shown : model.jobs) shown_jobs.push_back(shown.job);
+  page.raw(html_outputs_section(shown_jobs));
+  html_jobs(page, model);
   page.raw("<p class=\"muted\">Made by runner at ");
   page.add("{}.</p>\n<script>", local_time(options.now, "%Y-%m-%d %H:%M:%S"));
   page.raw(k_report_script);

@@ -33,6 +33,7 @@
 #include "runner/report/campaign_index.h"
 #include "runner/state/gpu_power_series.h"
 #include "runner/state/journal_replay.h"
+#include "runner/state/run_log.h"
 #include "runner/state/state_dir.h"
 #include "runner/state/stop_requests.h"
 #include "runner/ui/status_line.h"
@@ -189,8 +190,8 @@ SchedulerOptions scheduler_options_for(const RunOptions& options, const RunFleet
 }
 
 // The run's start in the journal, and the end of the jobs a dead run left
-// running; records that cannot be written wait in the journal, and the
-// reporter's checkpoint says so: no job starts before they are written.
+// running; records that cannot be written wait in the journal, and the run
+// log's sync says so: no job starts before they are written.
 void record_run_start(Journal& journal, const RunOptions& options, const Fleet& fleet,
                       std::size_t queued, const std::vector<OrphanJob>& orphans) {
   static_cast<void>(journal.run_start(run_start_record(options, fleet, queued)));
@@ -304,16 +305,17 @@ int run_jobs(const RunOptions& options) {
                      journal.path(), options.resume);
   JobLogs logs(state_dir);
   record_run_start(journal, options, fleet, queued, orphans);
-  RunReporter reporter(fleet, console, journal, logs);
-  static_cast<void>(reporter.checkpoint());
+  RunReporter reporter(fleet, console, logs);
+  JournalRunLog run_log(journal, reporter);
+  static_cast<void>(run_log.sync());
   std::unique_ptr<StatusLine> status_line = make_status_line(options, fleet, console);
   reporter.set_status_line(status_line.get());
   JournalCheckpointer checkpointer(state_dir);
-  reporter.set_checkpointer(&checkpointer);
+  run_log.set_checkpoint_refresh([&checkpointer] { return checkpointer.refresh_in_background(); });
 
   QueueFileSource source(queue);
   std::unique_ptr<Backend> backend = make_run_backend(run_fleet, ssh);
-  Scheduler scheduler(*backend, source, reporter,
+  Scheduler scheduler(*backend, source, run_log, reporter,
                       scheduler_options_for(options, run_fleet, journal, state_dir),
                       [&] { return journal.next_job_id(); });
   scheduler.adopt_orphans(std::move(orphans));
@@ -323,6 +325,11 @@ int run_jobs(const RunOptions& options) {
     gpu_telemetry->record_power_to(&gpu_power_series);
     gpu_telemetry->attach(scheduler.executors());
     reporter.set_gpu_telemetry(gpu_telemetry.get());
+    // Each job's GPU figures, once read, in a job_gpu record beside its job_end.
+    gpu_telemetry->report_figures_to([&](const JobGpuFigures& job) {
+      run_log.record_gpu_figures(job.job, job.attempt, job.figures);
+      reporter.gpu_figures_read(job);
+    });
   }
 
   EventLoop loop;

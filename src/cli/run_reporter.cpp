@@ -3,25 +3,18 @@
 #include <fmt/format.h>
 
 #include "gpu_telemetry.h"
-#include "runner/cli/journal_checkpointer.h"
 #include "runner/config/job_render.h"
 #include "runner/ui/exit_text.h"
 #include "runner/ui/summary.h"
 
 namespace runner {
 
-RunReporter::RunReporter(const Fleet& fleet, Console& console, Journal& journal, JobLogs& logs)
-    : m_fleet(fleet), m_console(console), m_journal(journal), m_logs(logs) {
+RunReporter::RunReporter(const Fleet& fleet, Console& console, JobLogs& logs)
+    : m_fleet(fleet), m_console(console), m_logs(logs) {
   for (const Slot& slot : fleet.slots) m_slot_usage.push_back({slot.label});
 }
 
-void RunReporter::set_gpu_telemetry(GpuTelemetry* telemetry) {
-  m_gpu_telemetry = telemetry;
-  m_gpu_telemetry->report_figures_to([this](const JobGpuFigures& job) { gpu_figures_read(job); });
-}
-
 void RunReporter::gpu_figures_read(const JobGpuFigures& job) {
-  journal_written(m_journal.job_gpu(job.job, job.attempt, job.figures));
   for (int slot : job.slots)
     m_slot_usage[slot].gpu_energy_j = m_slot_usage[slot].gpu_energy_j.value_or(0) +
                                       job.figures.energy_j / static_cast<double>(job.slots.size());
@@ -34,14 +27,12 @@ void RunReporter::host_ready(const Host& host) {
 void RunReporter::host_failed(const Host& host, const Status& error) {
   m_failed_hosts.push_back(host.name);
   m_console.error(fmt::format("{}: no jobs will run there", error.message()));
-  journal_written(m_journal.host_failed(host.name, error.message()));
   if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
 void RunReporter::host_reconnecting(const Host& host, const Status& error, Clock::duration wait) {
   m_console.warn(fmt::format("{}; no new jobs there until it is back: reconnecting in {:.1f}s",
                              error.message(), std::chrono::duration<double>(wait).count()));
-  journal_written(m_journal.host_failed(host.name, error.message()));
   if (m_status) m_status->host_down(host.name, host.slots.size());
 }
 
@@ -59,62 +50,12 @@ LogId log_of(const Job& job, const Task& task) {
   return job.layout ? LogId(job.id, task.rank) : LogId(job.id);
 }
 
-// What job_start and job_taken_ahead record to run the job again.
-template <typename Record>
-void record_job_keys(Record& record, const JobSpec& spec) {
-  record.params = spec.params;
-  record.line = spec.line;
-  record.template_command = spec.command;
-  record.slots_needed = spec.slots;
-  record.timeout = spec.timeout_text;
-  record.retries = spec.retries;
-  record.cancel = spec.cancel;
-  record.metrics = spec.metrics;
-  record.outputs = spec.outputs;
-  record.outputs_cleanup = spec.outputs_cleanup;
-}
-
 }  // namespace
 
-void RunReporter::job_taken_ahead(const Job& job) {
-  JobTakenAheadRecord record;
-  record.job = job.id;
-  record_job_keys(record, job.spec);
-  record.nodes = job.spec.nodes;
-  journal_written(m_journal.job_taken_ahead(std::move(record)));
-  m_taken_ahead.insert(job.id);
-}
+void RunReporter::job_taken_ahead(const Job& job) { m_taken_ahead.insert(job.id); }
 
 void RunReporter::job_launched(const Job& job) {
   m_taken_ahead.erase(job.id);
-  // The journal's job_start names rank 0's task; a job that spans hosts
-  // lists every rank's too.
-  const Task& task = job.tasks.front();
-  JobStartRecord record;
-  record.job = job.id;
-  record.command = task.command;
-  record.slot = slots_label(m_fleet, task.slots);
-  record.host = m_fleet.hosts[task.host].name;
-  for (int slot : task.slots) record.slot_indices.push_back(m_fleet.slots[slot].index);
-  record_job_keys(record, job.spec);
-  record.attempt = job.attempt;
-  record.requeues = job.requeues;
-  if (job.spec.service)
-    record.service = job.spec.service->name.empty() ? "true" : job.spec.service->name;
-  if (job.layout) {
-    record.nodes = static_cast<int>(job.tasks.size());
-    for (const Task& each : job.tasks) {
-      TaskStartRecord rank{each.rank,
-                           m_fleet.hosts[each.host].name,
-                           slots_label(m_fleet, each.slots),
-                           {},
-                           each.command};
-      for (int slot : each.slots) rank.slot_indices.push_back(m_fleet.slots[slot].index);
-      record.tasks.push_back(std::move(rank));
-    }
-  }
-  // Not started before checkpoint() is ok: the record may wait for space.
-  journal_written(m_journal.job_start(record));
   for (const Task& each : job.tasks) {
     LogId log = log_of(job, each);
     log_written(job.id, m_logs.open(log, job.attempt > 1));
@@ -132,8 +73,6 @@ void RunReporter::job_launched(const Job& job) {
 
 void RunReporter::task_started(const Job& job, const Task& task) {
   if (m_gpu_telemetry) m_gpu_telemetry->task_started(job, task);
-  journal_written(m_journal.job_pgid(job.id, task.group,
-                                     job.layout ? std::optional<int>(task.rank) : std::nullopt));
 }
 
 void RunReporter::task_output(const Job& job, const Task& task, OutputStream stream,
@@ -158,7 +97,6 @@ void RunReporter::job_finished(const Job& job, const JobExit& exit, Clock::durat
     if (Status whole = m_logs.close(log_of(job, task)); !whole.ok())
       m_incomplete_logs.try_emplace(job.id, whole.message());
   }
-  journal_written(m_journal.job_end(job.id, exit, duration, job.will_rerun(), job.failed_rank()));
   // Its GPU figures come once read (gpu_figures_read), maybe at once.
   if (m_gpu_telemetry) m_gpu_telemetry->job_finished(job);
   if (m_status) m_status->job_finished(job.id, exit.succeeded(), took, job.will_rerun());
@@ -203,7 +141,6 @@ void RunReporter::service_ready(const Job& job, Clock::duration waited, const Pa
   m_console.info(fmt::format("service #{}{} [{}] is ready after {}{}", job.id,
                              name.empty() ? "" : " (" + name + ")", job.label(),
                              format_duration(ms), given.empty() ? "" : ";" + given));
-  journal_written(m_journal.service_ready(job.id, ms, variables));
 }
 
 void RunReporter::outputs_collected(JobId job, int attempt, std::optional<int> rank,
@@ -226,28 +163,6 @@ void RunReporter::outputs_collected(JobId job, int attempt, std::optional<int> r
     for (FinishedJob& finished : m_finished)
       if (finished.id == job) finished.outputs_problem = lost;
   }
-  std::vector<std::string> problems = fetched.unwritten;
-  problems.insert(problems.end(), fetched.refused.begin(), fetched.refused.end());
-  if (!fetched.error.empty()) problems.insert(problems.begin(), fetched.error);
-  journal_written(
-      m_journal.outputs(job, attempt, rank, into, fetched.files, fetched.missing, join(problems)));
-}
-
-Status RunReporter::checkpoint() {
-  Status status = m_journal.sync();
-  journal_written(status);
-  bool sealed_now = false;
-  if (status.ok() && m_journal.wants_rotation()) {
-    Status sealed = m_journal.rotate();
-    if (!sealed.ok() && m_rotation_failures_said.insert(sealed.message()).second)
-      m_console.warn(sealed.message() + "; it goes on growing");
-    sealed_now = sealed.ok();
-  }
-  bool due =
-      sealed_now || m_journal.bytes_appended() - m_checkpointed_at >= k_checkpoint_every_bytes;
-  if (status.ok() && m_checkpointer && due && m_checkpointer->refresh_in_background())
-    m_checkpointed_at = m_journal.bytes_appended();
-  return status;
 }
 
 void RunReporter::flush_logs() {
@@ -256,13 +171,16 @@ void RunReporter::flush_logs() {
     m_console.error(status.message() + "; output that cannot be written is lost");
 }
 
-void RunReporter::journal_written(const Status& status) {
-  if (!status.ok() && !m_journal_failing) {
-    m_console.error(status.message() + "; no new job starts until it can be written");
-  } else if (status.ok() && m_journal_failing) {
-    m_console.info("the journal can be written again; jobs start again");
-  }
-  m_journal_failing = !status.ok();
+void RunReporter::journal_failing(const Status& why) {
+  m_console.error(why.message() + "; no new job starts until it can be written");
+}
+
+void RunReporter::journal_writable_again() {
+  m_console.info("the journal can be written again; jobs start again");
+}
+
+void RunReporter::journal_not_sealed(const Status& why) {
+  m_console.warn(why.message() + "; it goes on growing");
 }
 
 void RunReporter::log_written(JobId job, const Status& status) {

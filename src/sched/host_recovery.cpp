@@ -84,8 +84,10 @@ void Scheduler::host_failed(int host, const Status& error) {
     Clock::duration wait = m_hosts.reconnect_delay(m_hosts[host].reconnect_tries++);
     m_hosts[host].state = HostState::reconnecting;
     m_hosts[host].reconnect_at = m_options.clock() + wait;
+    m_run_log.record_host_failed(m_fleet.hosts[host].name, error.message());
     m_observer.host_reconnecting(m_fleet.hosts[host], error, wait);
   } else {
+    m_run_log.record_host_failed(m_fleet.hosts[host].name, error.message());
     m_observer.host_failed(m_fleet.hosts[host], error);
     m_hosts[host].state = HostState::failed;
     requeue_orphans(host, "its host could not be reached to check on it");
@@ -121,8 +123,9 @@ void Scheduler::clean_live_hosts() {
 
 void Scheduler::clean_host(int host) {
   // The losses are on disk before their leftovers are killed; if the journal
-  // cannot be written, the observer has said so, and the kill goes ahead.
-  static_cast<void>(m_observer.checkpoint());
+  // cannot be written, the observer has been told so, and the kill goes
+  // ahead.
+  static_cast<void>(m_run_log.sync());
   std::vector<ProcessGroup> groups = std::exchange(m_hosts[host].leftover_groups, {});
   std::vector<OrphanJob> orphans = std::exchange(m_hosts[host].orphans, {});
   for (const OrphanJob& orphan : orphans) groups.push_back(orphan.group);
@@ -163,13 +166,13 @@ void Scheduler::set_aside_refusing_hosts() {
     // A host that failed meanwhile is reconnected or given up as usual.
     if (reason.empty() || m_hosts[host].state != HostState::ready) continue;
     m_hosts[host].state = HostState::set_aside;
-    m_observer.host_failed(
-        m_fleet.hosts[host],
-        Status{ErrorKind::protocol,
+    Status why{ErrorKind::protocol,
                fmt::format("{}: set aside for the rest of this run, as a job could not "
                            "start there ({}); its jobs go to the other hosts. Fix it, then "
                            "run runner again",
-                           m_fleet.hosts[host].name, reason)});
+                           m_fleet.hosts[host].name, reason)};
+    m_run_log.record_host_failed(m_fleet.hosts[host].name, why.message());
+    m_observer.host_failed(m_fleet.hosts[host], why);
     m_queue_dirty = true;
   }
   if (m_hosts.any_usable() || !m_hosts.any(HostState::set_aside) || m_stopping) return;

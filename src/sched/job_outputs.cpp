@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runner/config/job_render.h"
+#include "runner/sched/job_records.h"
 #include "runner/sched/scheduler.h"
 #include "runner/state/state_dir.h"
 
@@ -42,6 +43,8 @@ void Scheduler::collect_outputs(const Job& job) {
                        [this, id, attempt, rank, into, cleanup,
                         &executor](const FetchedFiles& fetched) {
                          --m_fetches;
+                         m_run_log.record_outputs(id, attempt, rank, into, fetched.files,
+                                                  fetched.missing, outputs_problem(fetched));
                          m_observer.outputs_collected(id, attempt, rank, into, fetched);
                          if (!cleanup || fetched.files.empty()) return;
                          std::vector<std::string> paths;

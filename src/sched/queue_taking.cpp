@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "runner/core/debug_log.h"
+#include "runner/sched/job_records.h"
 #include "runner/sched/scheduler.h"
 
 namespace runner {
@@ -130,6 +131,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
   // them (the checkpoint of this step).
   for (const JobSpec& spec : batch.taken_ahead) {
     Job job = new_job(spec);
+    m_run_log.record_taken_ahead(job_taken_ahead_record(job));
     m_observer.job_taken_ahead(job);
     m_reruns.push_back(std::move(job));
   }

@@ -11,15 +11,17 @@
 #include "runner/core/debug_log.h"
 #include "runner/exec/shell.h"
 #include "runner/sched/job_end.h"
+#include "runner/sched/job_records.h"
 #include "runner/ui/exit_text.h"
 
 namespace runner {
 
-Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
+Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunObserver& observer,
                      SchedulerOptions options, std::function<JobId()> next_job_id)
     : m_fleet(backend.fleet()),
       m_executors(backend.executors(*this)),
       m_source(source),
+      m_run_log(run_log),
       m_observer(observer),
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
@@ -28,7 +30,7 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunObserver& observer,
       m_gpu_gates(m_fleet, m_slots, m_hosts, m_options, m_observer),
       m_steps(m_fleet),
       m_gangs(m_fleet, m_executors, options.run_id),
-      m_services(m_fleet, m_running, m_observer) {}
+      m_services(m_fleet, m_running, m_run_log, m_observer) {}
 
 Placer Scheduler::placer() const {
   return Placer(m_fleet, m_hosts, m_slots, m_gpu_gates, m_services, m_now);
@@ -115,6 +117,7 @@ void Scheduler::task_started(TaskId id, long pgid) {
       if (!running.kill_at && !job->spec.service)
         running.deadline = *running.process_start + *timeout;
   }
+  m_run_log.record_process_group(job->id, task->group, recorded_rank(*job, *task));
   m_observer.task_started(*job, *task);
   if (job->spec.service && m_services.process_started(*job, m_options.clock()))
     m_queue_dirty = true;
@@ -200,6 +203,8 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     ++m_succeeded;
   }
   job.state = Done{end.again.has_value(), running.failed_rank, m_stopping};
+  m_run_log.record_end(job.id, end.exit, std::chrono::duration_cast<std::chrono::milliseconds>(ran),
+                       job.will_rerun(), job.failed_rank());
   m_observer.job_finished(job, end.exit, ran);
   if (end.again) {
     debug_log::step("#{}: {}; back at the queue's head to run again{}", job.id,
@@ -235,7 +240,7 @@ void Scheduler::step(Clock::time_point now) {
 }
 
 bool Scheduler::recorded(Clock::time_point now) {
-  m_unrecorded = !m_observer.checkpoint().ok();
+  m_unrecorded = !m_run_log.sync().ok();
   if (m_unrecorded) {
     m_retry_at = now + m_options.retry_interval;
     // Jobs taken but never started end, as not started, once the run stops.
@@ -447,6 +452,7 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
   JobId id = job.id;
   Job& launched = m_running.emplace(id, std::move(job)).first->second;
   if (launched.spec.service) m_services.started(launched, now);
+  m_run_log.record_launch(job_start_record(m_fleet, launched));
   m_observer.job_launched(launched);
   m_launched.push_back(id);
 }

@@ -26,8 +26,9 @@ std::string service_name(const Job& job) {
 
 }  // namespace
 
-Services::Services(const Fleet& fleet, const std::map<JobId, Job>& jobs, RunObserver& observer)
-    : m_fleet(fleet), m_jobs(jobs), m_observer(observer) {}
+Services::Services(const Fleet& fleet, const std::map<JobId, Job>& jobs, RunLog& run_log,
+                   RunObserver& observer)
+    : m_fleet(fleet), m_jobs(jobs), m_run_log(run_log), m_observer(observer) {}
 
 void Services::started(const Job& job, Clock::time_point now) {
   const ServiceSpec& spec = *job.spec.service;
@@ -167,7 +168,10 @@ bool Services::ready_if_passed(const Job& job, ServiceRun& service, Clock::time_
   service.ready = true;
   for (const auto& [name, value] : service.variables)
     if (!find_param(m_variables, name)) m_variables.emplace_back(name, value);
-  m_observer.service_ready(job, now - running.start, service.variables);
+  Clock::duration waited = now - running.start;
+  m_run_log.record_service_ready(
+      job.id, std::chrono::duration_cast<std::chrono::milliseconds>(waited), service.variables);
+  m_observer.service_ready(job, waited, service.variables);
   return true;
 }
 

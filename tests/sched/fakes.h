@@ -1,5 +1,6 @@
 // Test doubles for the scheduler: a scripted Executor that records what
-// ran, an in-memory JobSource, and an observer that records what it is told.
+// ran, an in-memory JobSource, an observer that records what it is told, and
+// a run log that records what is written to it and can refuse to sync.
 #pragma once
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
 #include "runner/sched/scheduler.h"
+#include "runner/state/run_log.h"
 
 namespace runner::testing {
 
@@ -212,7 +214,6 @@ class RecordingObserver final : public RunObserver {
   std::vector<std::string> notices;
   std::vector<std::pair<Job, JobExit>> finished;
   std::vector<Clock::duration> durations;  // of the finished jobs, in order
-  bool journal_fails = false;              // checkpoint() fails: no job may start
 
   void host_ready(const Host& h) override { events.push_back("ready " + h.name); }
   void host_failed(const Host& h, const Status& e) override {
@@ -247,12 +248,54 @@ class RecordingObserver final : public RunObserver {
                                  rank ? fmt::format(" rank {}", *rank) : "", into,
                                  fetched.files.size(), fetched.error.empty() ? "" : " " + fetched.error));
   }
-  Status checkpoint() override {
-    events.push_back("checkpoint");
-    return journal_fails ? Status::error("cannot write to the journal: full") : Status();
-  }
   void notice(const std::string& m) override { notices.push_back(m); }
   void warning(const std::string& m) override { notices.push_back(m); }
+};
+
+// Writes what the scheduler records into `events` (shared with the
+// observer's), as "journal job_start #1 COMMAND", ..., "journal sync";
+// refuses to sync while `refuses_sync`.
+class FakeRunLog final : public RunLog {
+ public:
+  explicit FakeRunLog(std::vector<std::string>& events) : m_events(events) {}
+  bool refuses_sync = false;
+  std::vector<JobStartRecord> starts;
+
+  void record_taken_ahead(JobTakenAheadRecord record) override {
+    m_events.push_back(fmt::format("journal job_taken_ahead #{}", record.job));
+  }
+  void record_launch(JobStartRecord record) override {
+    m_events.push_back(fmt::format("journal job_start #{} {}", record.job, record.command));
+    starts.push_back(std::move(record));
+  }
+  void record_process_group(JobId job, const ProcessGroup&, std::optional<int>) override {
+    m_events.push_back(fmt::format("journal job_pgid #{}", job));
+  }
+  void record_end(JobId job, const JobExit&, std::chrono::milliseconds, bool,
+                  std::optional<int>) override {
+    m_events.push_back(fmt::format("journal job_end #{}", job));
+  }
+  void record_host_failed(std::string_view host, std::string_view) override {
+    m_events.push_back(fmt::format("journal host_failed {}", host));
+  }
+  void record_service_ready(JobId job, std::chrono::milliseconds, const Params&) override {
+    m_events.push_back(fmt::format("journal service_ready #{}", job));
+  }
+  void record_outputs(JobId job, int, std::optional<int>, std::string_view,
+                      const std::vector<OutputFile>&, std::string_view,
+                      std::string_view) override {
+    m_events.push_back(fmt::format("journal outputs #{}", job));
+  }
+  void record_gpu_figures(JobId job, int, const GpuFigures&) override {
+    m_events.push_back(fmt::format("journal job_gpu #{}", job));
+  }
+  Status sync() override {
+    m_events.push_back(refuses_sync ? "journal sync refused" : "journal sync");
+    return refuses_sync ? Status::error("cannot write to the journal: full") : Status();
+  }
+
+ private:
+  std::vector<std::string>& m_events;
 };
 
 // A fleet of hosts named `name`, each with slots that have a `gpu` value:
@@ -293,6 +336,7 @@ struct FakeRun {
   Fleet fleet;
   ListSource source;
   RecordingObserver observer;
+  FakeRunLog run_log{observer.events};
   std::vector<FakeExecutor*> executors;  // owned by the scheduler
   std::unique_ptr<Scheduler> scheduler;
   Clock::time_point now{};
@@ -301,7 +345,7 @@ struct FakeRun {
   explicit FakeRun(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
     options.clock = [this] { return now; };
     FakeBackend backend(fleet, executors, &observer.events);
-    scheduler = std::make_unique<Scheduler>(backend, source, observer, options,
+    scheduler = std::make_unique<Scheduler>(backend, source, run_log, observer, options,
                                             [this] { return next_id++; });
   }
 

@@ -22,7 +22,7 @@ struct Components {
         hosts(fleet.hosts.size(), Backoff{}),
         slots(fleet),
         gates(fleet, slots, hosts, options, observer),
-        services(fleet, running, observer) {
+        services(fleet, running, run_log, observer) {
     for (std::size_t h = 0; h < hosts.size(); ++h) hosts[h].state = HostState::ready;
   }
   Placer placer() const { return Placer(fleet, hosts, slots, gates, services, t0); }
@@ -32,6 +32,7 @@ struct Components {
   SlotBook slots;
   SchedulerOptions options;
   testing::RecordingObserver observer;
+  testing::FakeRunLog run_log{observer.events};
   std::map<JobId, Job> running;
   GpuGates gates;
   Services services;

@@ -326,19 +326,26 @@ TEST(Recovery, RefusedKeysAreNotRetried) {
   EXPECT_EQ(r.executors[0]->connects, 1);
 }
 
-TEST(Recovery, EveryStartIsCheckpointedBeforeItIsSent) {
+TEST(Recovery, EveryStartIsRecordedAndSyncedBeforeItIsSent) {
   Campaign r(two_hosts(2));
   for (int i = 0; i < 5; ++i) r.source.add("job" + std::to_string(i));
   r.scheduler->start();
   r.run();
   const auto& events = r.observer.events;
+  std::size_t sent = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
-    if (events[i].rfind("sent ", 0) != 0) continue;
-    auto checkpoint = std::find(events.rbegin() + (events.size() - i), events.rend(), "checkpoint");
-    auto start = std::find_if(events.rbegin() + (events.size() - i), events.rend(),
-                              [](const std::string& e) { return e.rfind("start ", 0) == 0; });
-    EXPECT_TRUE(checkpoint < start) << "no checkpoint between a start and " << events[i];
+    if (events[i].rfind("sent ", 0) != 0 || events[i].find(" job") == std::string::npos) continue;
+    ++sent;
+    std::string command = events[i].substr(events[i].rfind(' ') + 1);
+    auto before = events.rbegin() + (events.size() - i);
+    auto sync = std::find(before, events.rend(), "journal sync");
+    auto recorded = std::find_if(before, events.rend(), [&](const std::string& e) {
+      return e.rfind("journal job_start ", 0) == 0 && e.ends_with(" " + command);
+    });
+    ASSERT_NE(recorded, events.rend()) << events[i] << " was sent unrecorded";
+    EXPECT_TRUE(sync < recorded) << "no sync between its job_start and " << events[i];
   }
+  EXPECT_EQ(sent, 5u);
 }
 
 }  // namespace

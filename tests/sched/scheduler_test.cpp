@@ -223,27 +223,27 @@ TEST(Scheduler, StopSchedulingLetsRunningJobsFinish) {
   EXPECT_EQ(h.source.jobs.size(), 1u);
 }
 
-TEST(Scheduler, NoJobStartsWhileTheJournalCannotBeWrittenAndAllRunWhenItCan) {
+TEST(Scheduler, NoJobStartsWhileTheRunLogRefusesToSyncAndAllRunOnceItSyncs) {
   Harness h(make_fleet({{"a", {"0", "1"}}}));
   for (int i = 0; i < 5; ++i) h.source.add("job" + std::to_string(i));
-  h.observer.journal_fails = true;
+  h.run_log.refuses_sync = true;
   h.scheduler->start();
   for (int i = 0; i < 300; ++i) h.tick();
   EXPECT_TRUE(h.all_jobs_sent().empty()) << "a job started that the journal does not hold";
   // Taken (their starts wait to be written) only as far as the slots go.
   EXPECT_EQ(h.source.jobs.size(), 3u);
   EXPECT_FALSE(h.scheduler->finished());
-  h.observer.journal_fails = false;
+  h.run_log.refuses_sync = false;
   EXPECT_EQ(h.run(), 0);
   auto sent = h.all_jobs_sent();
   std::sort(sent.begin(), sent.end());
   EXPECT_EQ(sent, (std::vector<std::string>{"job0", "job1", "job2", "job3", "job4"}));
 }
 
-TEST(Scheduler, JobsTakenButNotStartedEndWhenStoppedWhileTheJournalFails) {
+TEST(Scheduler, JobsTakenButNotStartedEndWhenStoppedWhileTheRunLogRefusesToSync) {
   Harness h(make_fleet({{"a", {"0"}}}));
   h.source.add("one");
-  h.observer.journal_fails = true;
+  h.run_log.refuses_sync = true;
   h.scheduler->start();
   for (int i = 0; i < 10; ++i) h.tick();
   h.scheduler->stop_scheduling();
@@ -251,6 +251,36 @@ TEST(Scheduler, JobsTakenButNotStartedEndWhenStoppedWhileTheJournalFails) {
   EXPECT_TRUE(h.all_jobs_sent().empty());
   ASSERT_EQ(h.observer.finished.size(), 1u);
   EXPECT_EQ(h.observer.finished[0].second.error(), "not started: the journal could not be written");
+}
+
+TEST(Scheduler, RecordsAJobsStartGroupAndEndBeforeItShowsThem) {
+  Harness h(make_fleet({{"a", {"0"}}}));
+  h.source.add("one");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  const auto& events = h.observer.events;
+  auto at = [&](const std::string& event) {
+    return std::find(events.begin(), events.end(), event) - events.begin();
+  };
+  ASSERT_LT(at("journal job_end #1"), static_cast<long>(events.size()));
+  EXPECT_LT(at("journal job_start #1 one"), at("start a gpu=0 one"));
+  EXPECT_LT(at("start a gpu=0 one"), at("journal job_pgid #1"));
+  EXPECT_LT(at("journal job_pgid #1"), at("journal job_end #1"));
+  EXPECT_LT(at("journal job_end #1"), at("end a gpu=0 one"));
+  ASSERT_EQ(h.run_log.starts.size(), 1u);
+  EXPECT_EQ(h.run_log.starts[0].host, "a");
+}
+
+TEST(Scheduler, RecordsAHostThatFailed) {
+  Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
+  h.executors[0]->connect_error = Status{ErrorKind::connect, "a: refused"};
+  h.source.add("one");
+  h.scheduler->start();
+  EXPECT_EQ(h.run(), 0);
+  const auto& events = h.observer.events;
+  auto recorded = std::find(events.begin(), events.end(), "journal host_failed a");
+  ASSERT_NE(recorded, events.end());
+  EXPECT_LT(recorded, std::find(events.begin(), events.end(), "failed a: a: refused"));
 }
 
 TEST(Scheduler, CancelSendsTermThenKillAfterGrace) {

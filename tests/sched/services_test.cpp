@@ -32,7 +32,8 @@ struct ServicesRun {
   Fleet fleet = make_fleet({{"a", {"7"}}});
   std::map<JobId, Job> jobs;
   RecordingObserver observer;
-  Services services{fleet, jobs, observer};
+  testing::FakeRunLog run_log{observer.events};
+  Services services{fleet, jobs, run_log, observer};
 
   // Service job `id`, `service: NAME` by default, launched at t0.
   Job& launch(JobId id, ServiceSpec spec = ServiceSpec{"db"}) {
@@ -82,7 +83,8 @@ TEST(Services, WithoutReadinessChecksItIsReadyOnceItsProcessStarts) {
 
   EXPECT_TRUE(r.start(job));
   EXPECT_FALSE(r.services.starting());
-  EXPECT_EQ(r.observer.events, std::vector<std::string>{"ready serve"});
+  EXPECT_EQ(r.observer.events,
+            (std::vector<std::string>{"journal service_ready #1", "ready serve"}));
   EXPECT_FALSE(r.services.next_due());
 }
 

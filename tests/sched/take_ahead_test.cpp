@@ -42,9 +42,10 @@ TEST(TakeAhead, JobsTakenAheadRunInQueueOrderBeforeLaterEntriesOnceRecorded) {
   EXPECT_LE(h.source.takes, 8);
   // #3 (job2) was taken ahead with #1 and #2, and recorded before it started.
   const auto& events = h.observer.events;
-  long taken = first_event(events, "taken ahead #3 job2");
+  long taken = first_event(events, "journal job_taken_ahead #3");
   ASSERT_GE(taken, 0);
-  long synced = std::find(events.begin() + taken, events.end(), "checkpoint") - events.begin();
+  EXPECT_EQ(events[taken + 1], "taken ahead #3 job2");
+  long synced = std::find(events.begin() + taken, events.end(), "journal sync") - events.begin();
   EXPECT_LT(synced, first_event(events, "sent job2"));
   EXPECT_EQ(first_event(events, "taken ahead #1 "), -1);
   EXPECT_GE(first_event(events, "taken ahead #5 job4"), 0);

@@ -1,22 +1,17 @@
 // Keeps the journal's checkpoint (report/campaign_index) up to date beside a
 // run, so that `runner status` during and after a long run reads little:
-// every k_checkpoint_every_bytes of journal, and each time the journal is
-// sealed, a child process reads what came after the checkpoint and writes a
-// new one while the run goes on.
+// when the run log asks (every k_checkpoint_every_bytes of journal, and each
+// time the journal is sealed: state/run_log.h), a child process reads what
+// came after the checkpoint and writes a new one while the run goes on.
 //
 // Threading: none.
 #pragma once
 
 #include <sys/types.h>
 
-#include <cstdint>
 #include <string>
 
 namespace runner {
-
-// How much journal a run writes between two of its checkpoints: a reading
-// during the run reads at most about this much past one.
-constexpr std::uint64_t k_checkpoint_every_bytes = 1u << 20;
 
 class JournalCheckpointer {
  public:

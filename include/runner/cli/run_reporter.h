@@ -1,9 +1,9 @@
-// Records and shows a run: job output to the terminal (prefixed per slot)
-// and to each job's log file, every transition to the journal, and what the
-// end-of-run summary needs. A write that fails is said on the terminal: the
-// journal's once until it can be written again (no job starts meanwhile:
-// checkpoint() fails), each log's once; jobs whose logs lost output, and
-// jobs whose outputs could not be written here, are named in the summary.
+// Shows a run: job output to the terminal (prefixed per slot) and to each
+// job's log file, the status line, and what the end-of-run summary needs.
+// A write that fails is said on the terminal: the journal's once until it
+// can be written again (no job starts meanwhile: the run log's sync fails),
+// each log's once; jobs whose logs lost output, and jobs whose outputs
+// could not be written here, are named in the summary.
 #pragma once
 
 #include <map>
@@ -14,7 +14,7 @@
 
 #include "runner/sched/run_observer.h"
 #include "runner/state/job_log.h"
-#include "runner/state/journal.h"
+#include "runner/state/run_log.h"
 #include "runner/ui/console.h"
 #include "runner/ui/status_line.h"
 #include "runner/ui/summary.h"
@@ -23,11 +23,10 @@ namespace runner {
 
 class GpuTelemetry;
 struct JobGpuFigures;
-class JournalCheckpointer;
 
-class RunReporter final : public RunObserver {
+class RunReporter final : public RunObserver, public RunLogListener {
  public:
-  RunReporter(const Fleet& fleet, Console& console, Journal& journal, JobLogs& logs);
+  RunReporter(const Fleet& fleet, Console& console, JobLogs& logs);
 
   void host_ready(const Host& host) override;
   void host_failed(const Host& host, const Status& error) override;
@@ -41,9 +40,12 @@ class RunReporter final : public RunObserver {
   void service_ready(const Job& job, Clock::duration waited, const Params& variables) override;
   void outputs_collected(JobId job, int attempt, std::optional<int> rank, const std::string& into,
                          const FetchedFiles& fetched) override;
-  Status checkpoint() override;
   void notice(const std::string& message) override;
   void warning(const std::string& message) override;
+
+  void journal_failing(const Status& why) override;
+  void journal_writable_again() override;
+  void journal_not_sealed(const Status& why) override;
 
   // Writes the job output buffered for the logs (when the loop goes idle).
   void flush_logs();
@@ -61,34 +63,24 @@ class RunReporter final : public RunObserver {
   const std::vector<SlotUsage>& slot_usage() const { return m_slot_usage; }
   // Also keeps `status` (may be null) up to date.
   void set_status_line(StatusLine* status) { m_status = status; }
-  // Told every k_checkpoint_every_bytes of journal, and when it is sealed.
-  void set_checkpointer(JournalCheckpointer* checkpointer) { m_checkpointer = checkpointer; }
-  // Told of jobs' starts and ends; writes each job's GPU figures, once
-  // read, as a job_gpu record beside its job_end, and counts their energy
-  // in its slots' usage.
-  void set_gpu_telemetry(GpuTelemetry* telemetry);
+  // Told of jobs' starts and ends.
+  void set_gpu_telemetry(GpuTelemetry* telemetry) { m_gpu_telemetry = telemetry; }
+  // A job's GPU figures, once read: their energy counts in its slots' usage.
+  void gpu_figures_read(const JobGpuFigures& job);
 
  private:
-  // Says a journal failure once, and when the journal is written again.
-  void journal_written(const Status& status);
-  void gpu_figures_read(const JobGpuFigures& job);
   // Says each failure to write a log once.
   void log_written(JobId job, const Status& status);
 
   const Fleet& m_fleet;
   Console& m_console;
-  Journal& m_journal;
   JobLogs& m_logs;
   std::vector<FinishedJob> m_finished;
   std::vector<std::string> m_failed_hosts;
   std::vector<SlotUsage> m_slot_usage;
   StatusLine* m_status = nullptr;
-  JournalCheckpointer* m_checkpointer = nullptr;
   GpuTelemetry* m_gpu_telemetry = nullptr;
-  std::uint64_t m_checkpointed_at = 0;  // the journal's bytes_appended() then
-  bool m_journal_failing = false;
   std::set<std::string> m_log_failures_said;
-  std::set<std::string> m_rotation_failures_said;  // why the journal could not be sealed
   std::map<JobId, std::string> m_incomplete_logs;  // why each is incomplete
   std::map<JobId, std::string> m_lost_outputs;     // what of each's outputs was lost, and why
   std::set<JobId> m_taken_ahead;                   // taken ahead, not launched yet

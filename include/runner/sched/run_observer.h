@@ -1,5 +1,6 @@
-// What the scheduler reports about a run, for the terminal, the journal and
-// the job logs. The scheduler decides; observers only record and show.
+// What the scheduler reports about a run, for the terminal, the job logs and
+// the status line. The scheduler decides, and writes what it decided to its
+// RunLog (state/run_log.h) before it acts on it; observers only show.
 #pragma once
 
 #include <optional>
@@ -25,11 +26,11 @@ class RunObserver {
   // job starts there meanwhile.
   virtual void host_reconnecting(const Host& host, const Status& error, Clock::duration wait) = 0;
   // The job has its slots; its tasks' commands go to their hosts once the
-  // journal holds this.
+  // run log's sync holds this.
   virtual void job_launched(const Job& job) = 0;
   // The job was taken out of a long queue ahead of need: it runs later in
-  // this run, before what is left in the queue file, and is launched then;
-  // none starts before the journal holds this.
+  // this run, before what is left in the queue file, and is launched then
+  // (the run log holds it before anything starts).
   virtual void job_taken_ahead(const Job& job) = 0;
   // One of its tasks' processes started: `task.group` is known.
   virtual void task_started(const Job& job, const Task& task) = 0;
@@ -43,11 +44,6 @@ class RunObserver {
   // that spans hosts) were brought back into `into`, or could not be.
   virtual void outputs_collected(JobId job, int attempt, std::optional<int> rank,
                                  const std::string& into, const FetchedFiles& fetched) = 0;
-  // Makes everything reported so far durable (the journal is synced):
-  // called before the scheduler acts on it. An error while that cannot be
-  // done (the journal cannot be written): then no job may start, and the
-  // scheduler calls it again on later steps until it is ok.
-  virtual Status checkpoint() = 0;
   // Something the user should know about the run as a whole: the queue is
   // locked or does not parse, a job cannot be placed, stopping.
   virtual void notice(const std::string& message) = 0;

@@ -65,15 +65,17 @@
 #include "runner/sched/scheduler_options.h"
 #include "runner/sched/services.h"
 #include "runner/sched/slot_book.h"
+#include "runner/state/run_log.h"
 
 namespace runner {
 
 class Scheduler final : public ExecutorEvents, public Pollable {
  public:
   // Runs on `backend`'s hosts, through the executors it makes (one per
-  // host, reporting to this scheduler); `backend` must outlive it.
-  Scheduler(Backend& backend, JobSource& source, RunObserver& observer, SchedulerOptions options,
-            std::function<JobId()> next_job_id);
+  // host, reporting to this scheduler); `backend` must outlive it. What it
+  // decides goes to `run_log`, and what it sees to `observer`.
+  Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunObserver& observer,
+            SchedulerOptions options, std::function<JobId()> next_job_id);
 
   // The executors, for the event loop to poll and to shut down at the end.
   std::vector<Executor*> executors() const;
@@ -212,6 +214,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   const Fleet& m_fleet;
   std::vector<std::unique_ptr<Executor>> m_executors;
   JobSource& m_source;
+  RunLog& m_run_log;
   RunObserver& m_observer;
   SchedulerOptions m_options;
   std::function<JobId()> m_next_job_id;
@@ -235,7 +238,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::string m_last_report;  // to say each queue problem once
   std::string m_head_wait_said;  // why the queue's head waited, as the debug log last said
 
-  bool m_unrecorded = false;  // the last checkpoint failed: start nothing
+  bool m_unrecorded = false;  // the last sync failed: start nothing
   bool m_stopping = false;
   bool m_interrupted = false;
   bool m_fleet_ending = false;  // ErrorKind::ended: said, and every host failed

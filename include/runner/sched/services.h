@@ -27,6 +27,7 @@
 #include "runner/sched/job.h"
 #include "runner/sched/job_end.h"
 #include "runner/sched/run_observer.h"
+#include "runner/state/run_log.h"
 
 namespace runner {
 
@@ -67,7 +68,8 @@ class Services {
  public:
   // Services run on `fleet`'s slots as the scheduler's `jobs` (the running
   // ones, by id) say; what happens to them is said to `observer`.
-  Services(const Fleet& fleet, const std::map<JobId, Job>& jobs, RunObserver& observer);
+  Services(const Fleet& fleet, const std::map<JobId, Job>& jobs, RunLog& run_log,
+           RunObserver& observer);
 
   // `job`, a service, was launched at `now`: its readiness starts (the
   // checks it has no need of passed, its ready_timeout from now).
@@ -154,6 +156,7 @@ class Services {
 
   const Fleet& m_fleet;
   const std::map<JobId, Job>& m_jobs;
+  RunLog& m_run_log;
   RunObserver& m_observer;
   std::vector<JobId> m_start_order;  // the running services
   std::map<JobId, ServiceRun> m_runs;

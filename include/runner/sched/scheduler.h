@@ -1,7 +1,8 @@
 // The scheduling policy, for both modes. Owns which slot runs which job,
 // what happens when a job or a host fails, and when the run is over; touches
 // no socket and no file itself: jobs come from a JobSource, run on the hosts
-// of a Backend through its executors, and are reported to a RunObserver.
+// of a Backend through its executors; what it decides is written to a RunLog,
+// durable before anything it decided starts, and shown by a RunObserver.
 //
 // Queue mode: whenever slots are free, take the first job of the queue if it
 // fits on one ready host (k free slots of one host for a k-slot job; FIFO:
@@ -182,7 +183,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // or the queue file is to be looked at again.
   bool work_waits() const;
   void start_launched();
-  // The observer's checkpoint; false (and a retry timer) while the journal
+  // The run log's sync; false (and a retry timer) while the journal
   // cannot be written.
   bool recorded(Clock::time_point now);
   // Kills the leftovers of jobs lost on hosts that are still up.

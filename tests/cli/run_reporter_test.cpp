@@ -133,8 +133,9 @@ TEST_F(RunReporterTest, AJobThatRunsAgainIsNotInTheSummaryYet) {
 
 TEST_F(RunReporterTest, AJournalThatCannotBeWrittenIsSaidAndSoIsItsReturn) {
   m_reporter.journal_failing(Status::error("journal.jsonl: No space left on device"));
-  EXPECT_EQ(count(errors(), "journal.jsonl: No space left on device; no new job starts until it "
-                            "can be written"),
+  EXPECT_EQ(count(errors(),
+                  "journal.jsonl: No space left on device; no new job starts until it "
+                  "can be written"),
             1u)
       << errors();
   m_reporter.journal_writable_again();

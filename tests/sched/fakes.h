@@ -282,8 +282,7 @@ class FakeRunLog final : public RunLog {
     m_events.push_back(fmt::format("journal service_ready #{}", job));
   }
   void record_outputs(JobId job, int, std::optional<int>, std::string_view,
-                      const std::vector<OutputFile>&, std::string_view,
-                      std::string_view) override {
+                      const std::vector<OutputFile>&, std::string_view, std::string_view) override {
     m_events.push_back(fmt::format("journal outputs #{}", job));
   }
   void record_gpu_figures(JobId job, int, const GpuFigures&) override {

@@ -46,9 +46,9 @@ class RunLog {
   virtual void record_service_ready(JobId job, std::chrono::milliseconds waited,
                                     const Params& variables) = 0;
   // One attempt of a job's `outputs:` (one rank's) brought back into `dir`.
-  virtual void record_outputs(JobId job, int attempt, std::optional<int> rank,
-                              std::string_view dir, const std::vector<OutputFile>& files,
-                              std::string_view missing, std::string_view problem) = 0;
+  virtual void record_outputs(JobId job, int attempt, std::optional<int> rank, std::string_view dir,
+                              const std::vector<OutputFile>& files, std::string_view missing,
+                              std::string_view problem) = 0;
   virtual void record_gpu_figures(JobId job, int attempt, const GpuFigures& gpu) = 0;
   // Makes everything recorded so far durable. An error while it cannot be
   // done: then no job may start, and the scheduler calls it again later.
@@ -81,8 +81,7 @@ class JournalRunLog final : public RunLog {
 
   void record_taken_ahead(JobTakenAheadRecord record) override;
   void record_launch(JobStartRecord record) override;
-  void record_process_group(JobId job, const ProcessGroup& group,
-                            std::optional<int> rank) override;
+  void record_process_group(JobId job, const ProcessGroup& group, std::optional<int> rank) override;
   void record_end(JobId job, const JobExit& exit, std::chrono::milliseconds duration, bool rerun,
                   std::optional<int> failed_rank) override;
   void record_host_failed(std::string_view host, std::string_view message) override;

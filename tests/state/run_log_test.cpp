@@ -1,7 +1,8 @@
 // The run log on a real journal: a journal that cannot be written is told
 // once until it can be written again, sync() fails meanwhile and holds
 // every record once it heals, and the journal's checkpoint is refreshed when
-// the live file is sealed and not again until more journal came.
+// the live file is sealed and not again until more journal came; a live
+// file that cannot be sealed is told once, and syncs go on.
 #include "runner/state/run_log.h"
 
 #include <gtest/gtest.h>
@@ -84,6 +85,26 @@ TEST(RunLog, SyncSealsAFullLiveFileAndHasTheCheckpointRefreshedOnceForIt) {
   EXPECT_TRUE(run_log.sync().ok());
   EXPECT_EQ(refreshes, 1) << "refreshed again with no new journal";
   EXPECT_EQ(listener.not_sealed, 0);
+}
+
+TEST(RunLog, ALiveFileThatCannotBeSealedIsToldOnceAndSyncsGoOn) {
+  TempDir dir;
+  FailingFileSystem files;
+  Journal journal = value_of(Journal::open(state_dir(dir), false, files, /*segment_bytes=*/200));
+  CountingListener listener;
+  JournalRunLog run_log(journal, listener);
+  int refreshes = 0;
+  run_log.set_checkpoint_refresh([&] { return ++refreshes, true; });
+
+  files.fail(FailingFileSystem::Operation::rename, "journal", EIO);
+  run_log.record_launch(start_of(journal.next_job_id()));
+  EXPECT_TRUE(run_log.sync().ok());
+  run_log.record_launch(start_of(journal.next_job_id()));
+  EXPECT_TRUE(run_log.sync().ok());
+  EXPECT_TRUE(journal.wants_rotation());
+  EXPECT_EQ(listener.not_sealed, 1);
+  EXPECT_EQ(listener.failing, 0);
+  EXPECT_EQ(refreshes, 0) << "refreshed with less than its bytes and nothing sealed";
 }
 
 }  // namespace

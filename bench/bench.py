@@ -31,6 +31,7 @@ import gpu_monitor_scenario
 import journal_scenario
 from journal_records import read_journal
 import push_scenario
+import results_ops
 import results_scenario
 from work_file_system import work_file_system
 from table import fmt, markdown_table
@@ -709,8 +710,9 @@ class Bench:
         push_scenario.run(self, Fleet)
 
     def scenario_file_ops(self):
-        """The file-system calls of one local `true` job (bench/file_ops.py):
-        counts, the same under any load."""
+        """The file-system calls of one local `true` job (bench/file_ops.py),
+        and of `runner results` and `report` per job with outputs
+        (bench/results_ops.py): counts, the same under any load."""
         if not shutil.which("strace"):
             log("no strace: the file-system calls per job are not counted")
             return
@@ -724,6 +726,17 @@ class Bench:
                 "samples": {"runner": [costs[call]]},
                 "targets": {"runner": {"value_at_most": float(file_ops.BUDGET[call])}},
             })
+        # And what `runner results` and `report` cost per job with outputs
+        # (bench/results_ops.py).
+        read_costs = results_ops.per_job(self.runner, self.fresh_dir("results_ops"))
+        for command, calls in read_costs.items():
+            for call, limit in results_ops.BUDGET.items():
+                self.record(f"results_ops_{command}_{call}", {
+                    "what": f"`{call}` calls of `runner {command}` per job with outputs",
+                    "measure": "calls/job", "higher_is_better": False,
+                    "samples": {"runner": [calls[call]]},
+                    "targets": {"runner": {"value_at_most": float(limit)}},
+                })
 
     def scenario_journal(self):
         journal_scenario.run(self, log)

@@ -24,8 +24,6 @@ namespace {
 // How a run's own records (run_start, run_end) begin.
 constexpr std::string_view k_run_record_start = "{\"event\":\"run_";
 
-std::string errno_text() { return std::strerror(errno); }
-
 std::string write_error(const std::string& path) {
   return "cannot write to the journal " + path + ": " + errno_text();
 }

@@ -12,6 +12,9 @@
 
 namespace runner {
 
+// The system's reason for the last call that failed, as errno says it.
+inline std::string errno_text() { return std::strerror(errno); }
+
 // Calls on_line(std::string_view) for every '\n'-terminated line of `fd`,
 // from its current offset to the end, reading in fixed chunks. Returns the
 // unterminated tail (empty when the file ends with '\n'), or why `path`
@@ -25,7 +28,7 @@ Result<std::string> for_each_line(FileSystem& files, int fd, const std::string& 
   for (;;) {
     ssize_t n = files.read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::error("cannot read " + path + ": " + std::strerror(errno));
+    if (n < 0) return Status::error("cannot read " + path + ": " + errno_text());
     if (n == 0) break;
     std::string_view data(chunk.data(), static_cast<std::size_t>(n));
     for (;;) {

@@ -26,8 +26,6 @@ constexpr std::size_t k_position_check = 32;
 // How many times a reading starts again when the writer rotated under it.
 constexpr int k_listing_attempts = 10;
 
-std::string errno_text() { return std::strerror(errno); }
-
 // A segment's number from its file name ("000012.jsonl"), or 0.
 std::uint64_t segment_number(std::string_view name) {
   constexpr std::string_view suffix = ".jsonl";

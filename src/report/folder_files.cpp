@@ -43,10 +43,10 @@ EntryKind entry_kind(int folder_fd, const char* name, unsigned char type) {
 // The size of the buffer a folder's entries are read into.
 constexpr std::size_t k_entries_bytes = 32 * 1024;
 
-// The files of the folder open as `folder_fd`, then its subfolders' files;
-// `buffer` (k_entries_bytes) is for the directory's entries, shared by every
-// level.
-void add_files(const FileDescriptor& folder_fd, const fs::path& folder, char* buffer,
+// The files of the folder open as `folder_fd`, `depth` levels below the
+// listed one, then its subfolders' files; `buffer` (k_entries_bytes) is for
+// the directory's entries, shared by every level.
+void add_files(const FileDescriptor& folder_fd, const fs::path& folder, int depth, char* buffer,
                std::vector<fs::path>& files) {
   std::vector<std::string> below;
   for (ssize_t got; (got = ::getdents64(folder_fd.get(), buffer, k_entries_bytes)) > 0;) {
@@ -60,10 +60,11 @@ void add_files(const FileDescriptor& folder_fd, const fs::path& folder, char* bu
       if (kind == EntryKind::folder) below.emplace_back(name);
     }
   }
+  if (depth == k_folder_files_depth) return;
   for (const std::string& name : below) {
     FileDescriptor fd(
         ::openat(folder_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd.valid()) add_files(fd, folder / name, buffer, files);
+    if (fd.valid()) add_files(fd, folder / name, depth + 1, buffer, files);
   }
 }
 
@@ -75,7 +76,7 @@ std::optional<std::vector<fs::path>> regular_files_under(const fs::path& folder)
   // Not cleared first: getdents64 writes what is read of it.
   std::unique_ptr<char[]> buffer = std::make_unique_for_overwrite<char[]>(k_entries_bytes);
   std::vector<fs::path> files;
-  add_files(fd, folder, buffer.get(), files);
+  add_files(fd, folder, 0, buffer.get(), files);
   std::sort(files.begin(), files.end());
   return files;
 }

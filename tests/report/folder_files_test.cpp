@@ -74,5 +74,22 @@ TEST(RegularFilesUnder, NothingWhenThereIsNoFolderButAnEmptyListForAnEmptyOne) {
   EXPECT_TRUE(empty->empty());
 }
 
+TEST(RegularFilesUnder, AFolderDeeperThanTheBoundIsNotListed) {
+  // A tree a job (or whoever else writes there) made deeper than any output
+  // needs: listed to the bound, not to the end of the stack or descriptors.
+  TempDir dir;
+  std::string deep = "out";
+  for (int level = 0; level < k_folder_files_depth + 5; ++level) {
+    deep += "/d";
+    if (level == k_folder_files_depth - 2) dir.write(deep + "/shallow.json", "{}");
+  }
+  dir.write(deep + "/too-deep.json", "{}");
+  fs::path folder = dir.file("out");
+  std::optional<std::vector<fs::path>> files = regular_files_under(folder);
+  ASSERT_TRUE(files.has_value());
+  ASSERT_EQ(files->size(), 1u);
+  EXPECT_EQ(files->front().filename(), "shallow.json");
+}
+
 }  // namespace
 }  // namespace runner

@@ -1,3 +1,38 @@
+// The scheduler's rules.
+//
+// Queue mode: whenever slots are free, take the first job of the queue if it
+// fits on one ready host (k free slots of one host for a k-slot job; FIFO:
+// a job that does not fit yet blocks those behind it). A job of `nodes: N`
+// takes k free slots on each of N different hosts at once, or waits holding
+// nothing, so two such jobs never hold part of what each needs; as the head
+// of the queue it is never passed by the jobs behind it. Its tasks end
+// together: when one fails (exits non-zero, is lost, cannot start) the
+// others are stopped, and the job ends as that rank ended. Jobs put back (lost
+// with their host, or failed with retries left) go before the queue file.
+// Broadcast mode: once every host is connected (or failed), run each job on
+// every slot in lockstep; a failure stops the run after the step unless
+// ignore_errors.
+//
+// A job whose process never started (JobExit::not_started) is not failed:
+// it goes back to the head of the queue, without counting as an attempt,
+// and the host where it could not start is set aside for the rest of the
+// run, as Slurm drains a node (named once, with the executor's reason).
+// A job that cannot start more often than there are hosts fails. When no
+// usable host is left, the run ends with those jobs waiting for `--resume`.
+//
+// A job's timeout and duration count from the start of its process
+// (task_started), not from the request: a slow login shell is not the
+// job's time. A job that never reports its start is stopped at its timeout
+// plus start_allowance after the request.
+//
+// When the allocation of the hosts ends (a Slurm allocation cancelled,
+// requeued, preempted or out of time: ErrorKind::ended), no job starts
+// anywhere again; the run ends once the running jobs have, and those lost
+// wait for the next run (`--resume`).
+//
+// A host whose connection is lost is reconnected with jittered exponential
+// backoff; before its slots are used again, the process groups of the jobs
+// that were lost there are killed (unless keep_orphans).
 #include "runner/sched/scheduler.h"
 
 #include <fmt/format.h>
@@ -19,31 +54,27 @@ namespace runner {
 Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunObserver& observer,
                      SchedulerOptions options, std::function<JobId()> next_job_id)
     : m_fleet(backend.fleet()),
-      m_executors(backend.executors(*this)),
       m_source(source),
       m_run_log(run_log),
       m_observer(observer),
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
-      m_hosts(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}),
+      m_hosts(m_fleet, backend.executors(*this), m_options, m_run_log, m_observer,
+              {[this](OrphanJob orphan) { rerun_orphan(std::move(orphan)); },
+               [this] { m_queue_dirty = true; }}),
       m_slots(m_fleet),
-      m_gpu_gates(m_fleet, m_slots, m_hosts, m_options, m_observer),
+      m_gpu_gates(m_fleet, m_slots, m_hosts.table(), m_options, m_observer),
       m_steps(m_fleet),
-      m_gangs(m_fleet, m_executors, options.run_id),
-      m_services(m_fleet, m_running, m_run_log, m_observer) {}
-
-Placer Scheduler::placer() const {
-  return Placer(m_fleet, m_hosts, m_slots, m_gpu_gates, m_services, m_now);
-}
+      m_gangs(m_fleet, m_hosts.executors(), options.run_id),
+      m_services(m_fleet, m_running, m_run_log, m_observer),
+      m_chores(m_fleet, m_hosts, m_options, m_services, m_gpu_gates, m_run_log, m_observer,
+               [this] { m_queue_dirty = true; }),
+      m_pace(m_options.take_until) {}
 
 std::vector<Executor*> Scheduler::executors() const {
   std::vector<Executor*> executors;
-  for (const auto& executor : m_executors) executors.push_back(executor.get());
+  for (const auto& executor : m_hosts.executors()) executors.push_back(executor.get());
   return executors;
-}
-
-void Scheduler::start() {
-  for (auto& executor : m_executors) executor->connect();
 }
 
 void Scheduler::stop_scheduling() {
@@ -56,7 +87,7 @@ void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
   m_cancelling = true;
   if (m_steps.pushing())
-    for (auto& executor : m_executors) executor->stop_transfers();
+    for (const auto& executor : m_hosts.executors()) executor->stop_transfers();
   for (auto& [id, job] : m_running) {
     job.running().cancelled = true;
     if (!job.running().kill_at) stop_job(job, now);
@@ -64,8 +95,7 @@ void Scheduler::cancel_running(Clock::time_point now) {
 }
 
 bool Scheduler::finished() const {
-  if (!m_running.empty() || m_gangs.staging() || m_after_commands > 0 || m_fetches > 0 ||
-      m_steps.pushing())
+  if (!m_running.empty() || m_gangs.staging() || m_chores.busy() || m_steps.pushing())
     return false;
   return nothing_left_to_run();
 }
@@ -77,8 +107,8 @@ bool Scheduler::only_services_left() const {
 bool Scheduler::nothing_left_to_run() const {
   // Services are torn down once nothing else is left: nothing more runs.
   if (m_stopping || m_unrunnable || m_services.tearing_down()) return true;
-  if (m_hosts.any(HostState::connecting) || m_hosts.any(HostState::cleaning)) return false;
-  if (!m_hosts.any(HostState::ready)) return !m_hosts.any(HostState::reconnecting) || !work_waits();
+  if (m_hosts.table().any(HostState::connecting) || m_hosts.table().any(HostState::cleaning)) return false;
+  if (!m_hosts.table().any(HostState::ready)) return !m_hosts.table().any(HostState::reconnecting) || !work_waits();
   if (m_options.daemon) return false;
   return !work_waits();
 }
@@ -91,8 +121,56 @@ int Scheduler::exit_code() const {
   if (m_interrupted) return 130;
   if (m_failures > 0 || m_unrunnable) return 1;
   if (!m_reruns.empty()) return 1;
-  if (!m_hosts.any(HostState::ready) && !m_queue_empty) return 1;
+  if (!m_hosts.table().any(HostState::ready) && !m_queue_empty) return 1;
   return 0;
+}
+
+void Scheduler::host_failed(int host, const Status& error) {
+  switch (m_hosts.failed(host, error, m_stopping)) {
+    case HostLoss::allocation_ending:
+      m_stopping = true;
+      break;
+    case HostLoss::given_up:
+      // In broadcast mode every job was meant to run on this host too.
+      if (m_options.mode == Mode::broadcast) ++m_failures;
+      break;
+    case HostLoss::reconnecting:
+    case HostLoss::ignored:
+      break;
+  }
+}
+
+void Scheduler::say_if_no_host_is_left() {
+  if (m_hosts.table().any_usable() || !m_hosts.table().any(HostState::set_aside) || m_stopping)
+    return;
+  if (!m_reruns.empty())
+    report_once(fmt::format(
+        "no usable host is left: {} job{} that could not start wait{} for `runner queue "
+        "--resume`; the queue file keeps the rest",
+        m_reruns.size(), m_reruns.size() == 1 ? "" : "s", m_reruns.size() == 1 ? "s" : ""));
+  else if (!m_queue_empty)
+    report_once("no usable host is left: the queue file keeps the jobs that did not run");
+}
+
+void Scheduler::stop_job(Job& job, Clock::time_point now) {
+  for (const Task& task : job.tasks) {
+    if (task.exit) continue;
+    if (!job.spec.cancel.empty()) m_chores.run_cancel_command(job, task);
+    m_hosts.executor(task.host).signal_task(task.id, SIGTERM);
+  }
+  job.running().kill_at = now + m_options.kill_grace;
+}
+
+void Scheduler::tear_down(Job& job, Clock::time_point now) {
+  // The journal's job_end says the runner stopped it: not a failure.
+  job.running().cancelled = true;
+  if (!job.running().kill_at) stop_job(job, now);
+}
+
+std::size_t Scheduler::stop_service(std::string_view name, Clock::time_point now) {
+  StopRequest request = m_services.stop_asked(name);
+  for (JobId id : request.to_stop) tear_down(m_running.at(id), now);
+  return request.named;
 }
 
 Job* Scheduler::job_of(TaskId id, Task** task) {
@@ -108,7 +186,7 @@ void Scheduler::task_started(TaskId id, long pgid) {
   Task* task = nullptr;
   Job* job = job_of(id, &task);
   if (!job) return;
-  task->group = {pgid, m_executors[task->host]->group_mark(id)};
+  task->group = {pgid, m_hosts.executor(task->host).group_mark(id)};
   if (std::all_of(job->tasks.begin(), job->tasks.end(),
                   [](const Task& t) { return t.started(); })) {
     Running& running = job->running();
@@ -171,26 +249,24 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     m_slots.release(task.slots);
   }
   for (const Task& each : job.tasks)
-    if (each.exit && each.exit->lost() && each.started() && !m_options.keep_orphans)
-      m_hosts[each.host].leftover_groups.push_back(each.group);
+    if (each.exit && each.exit->lost() && each.started()) m_hosts.job_lost(each.host, each.group);
   // The task whose end is the job's.
   const Task& task = job.tasks[job.failed_rank().value_or(0)];
 
   JobEnd end = judge_end(job, reported,
                          EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
                                   static_cast<int>(m_fleet.hosts.size()), m_stopping,
-                                  m_fleet_ending});
+                                  m_hosts.allocation_ending()});
   if (job.spec.service) {
     std::optional<ServiceCleanup> cleanup = m_services.ended(job, m_stopping, end);
-    if (cleanup) clean_up_after(std::move(*cleanup));
+    if (cleanup) m_chores.clean_up_after(std::move(*cleanup));
     if (end.stops_run) m_stopping = true;
   }
-  collect_outputs(job);
-  remove_hostfile(m_gangs.ended(job));
+  m_chores.collect_outputs(job);
+  m_chores.remove_hostfile(m_gangs.ended(job));
   // A host where a process could not start is set aside (in the next step).
   bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
-  if (refused && m_hosts[task.host].start_refusal.empty())
-    m_hosts[task.host].start_refusal = reported.error();
+  if (refused) m_hosts.job_refused(task.host, reported.error());
   if (end.failed()) {
     ++m_failures;
     m_steps.job_failed();
@@ -199,8 +275,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   Clock::duration ran =
       running.process_start ? m_options.clock() - *running.process_start : Clock::duration::zero();
   if (end.exit.succeeded() && running.process_start) {
-    m_succeeded_time += ran;
-    ++m_succeeded;
+    m_pace.succeeded(ran);
   }
   job.state = Done{end.again.has_value(), running.failed_rank, m_stopping};
   m_run_log.record_end(job.id, end.exit, std::chrono::duration_cast<std::chrono::milliseconds>(ran),
@@ -221,11 +296,12 @@ void Scheduler::step(Clock::time_point now) {
   if (m_services.any() && only_services_left() && !m_services.starting() && nothing_left_to_run())
     if (std::optional<JobId> next = m_services.next_to_tear_down())
       tear_down(m_running.at(*next), now);
-  set_aside_refusing_hosts();
-  clean_live_hosts();
+  m_hosts.set_aside_refusing_hosts();
+  say_if_no_host_is_left();
+  m_hosts.clean_live_hosts();
   // While the journal cannot be written, nothing is taken and nothing starts.
   if (m_unrecorded && !recorded(now)) return;
-  look_at_gpus(now);
+  m_chores.look_at_gpus(!m_stopping && work_waits(), now);
   bool took = can_take_now();
   if (took) {
     if (m_options.mode == Mode::queue)
@@ -267,26 +343,26 @@ void Scheduler::act_on_timers(Clock::time_point now) {
       stop_job(job, now);
     } else if (running.kill_at && now >= *running.kill_at) {
       for (const Task& task : job.tasks)
-        if (!task.exit) m_executors[task.host]->signal_task(task.id, SIGKILL);
+        if (!task.exit) m_hosts.executor(task.host).signal_task(task.id, SIGKILL);
       running.kill_at = now + m_options.kill_grace;
     }
   }
-  for (std::size_t h = 0; h < m_hosts.size(); ++h) {
-    if (m_hosts[h].reconnect_at && now >= *m_hosts[h].reconnect_at) {
-      m_hosts[h].reconnect_at.reset();
-      m_hosts[h].state = HostState::connecting;
-      m_executors[h]->connect();
-    }
-  }
+  m_hosts.reconnect_due(now);
   if (m_retry_at && now >= *m_retry_at) {
     m_retry_at.reset();
     m_queue_dirty = true;
   }
-  take_readiness_steps(now);
-  for (const GpuLookGivenUp& look : m_gpu_gates.give_up_overdue(now)) {
-    m_queue_dirty = true;
-    m_executors[look.host]->signal_task(look.command, SIGKILL);
+  for (ReadinessStep& step : m_services.readiness_steps(now)) {
+    if (step.action != ReadinessStep::Action::stop) {
+      m_chores.probe(step);
+      continue;
+    }
+    Job& job = m_running.at(step.job);
+    // The journal's job_end says it timed out.
+    if (step.timed_out) job.running().timed_out = true;
+    stop_job(job, now);
   }
+  m_chores.give_up_gpu_looks(now);
 }
 
 std::optional<Clock::time_point> Scheduler::deadline() const {
@@ -300,37 +376,9 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
     consider(running.kill_at ? running.kill_at : running.deadline);
   }
   consider(m_services.next_due());
-  for (std::size_t h = 0; h < m_hosts.size(); ++h) consider(m_hosts[h].reconnect_at);
+  consider(m_hosts.next_reconnect());
   consider(m_gpu_gates.next_due(!m_stopping && work_waits()));
   return due;
-}
-
-std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
-                                                          const Placement& placement,
-                                                          const NodeLayout* layout) {
-  // Before its master port is chosen, a multi-node job's commands are
-  // rendered to see that they can be.
-  std::optional<NodeLayout> provisional;
-  if (job.nodes && !layout) layout = &provisional.emplace(m_gangs.provisional_layout(placement));
-  std::vector<std::string> commands;
-  for (std::size_t rank = 0; rank < placement.size(); ++rank) {
-    const std::vector<int>& slots = placement[rank];
-    Params builtins;
-    if (layout) builtins = multi_node_variables(job, *layout, static_cast<int>(rank));
-    builtins.insert(builtins.end(), m_services.variables().begin(), m_services.variables().end());
-    Result<std::string> command = render_job(job, m_fleet, slots, builtins);
-    if (!command) {
-      const std::string& host = m_fleet.hosts[m_fleet.slots[slots.front()].host].name;
-      report_once(fmt::format("the next job (queue line {}): {}{}; edit the queue to go on",
-                              job.line, command.status().message(),
-                              command.status().kind() == ErrorKind::undefined
-                                  ? " by the job or by host " + host
-                                  : std::string()));
-      return std::nullopt;
-    }
-    commands.push_back(std::move(*command));
-  }
-  return commands;
 }
 
 void Scheduler::begin(Job job, Placement placement, std::vector<std::string> commands,
@@ -342,7 +390,7 @@ void Scheduler::begin(Job job, Placement placement, std::vector<std::string> com
   JobId id = job.id;
   m_slots.hold(placement, id);
   int master_host = m_gangs.stage(std::move(job), std::move(placement));
-  m_executors[master_host]->survey_network(
+  m_hosts.executor(master_host).survey_network(
       [this, id](const Result<NetworkSurvey>& survey) { staged(id, survey); });
 }
 
@@ -364,7 +412,7 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
     // The queue's check rendered them already; only a master port can
     // differ, so this does not happen: end it rather than hold its slots.
     m_slots.release(placement);
-    remove_hostfile(m_gangs.ended(job));
+    m_chores.remove_hostfile(m_gangs.ended(job));
     m_observer.warning(fmt::format("#{} could not be rendered with its master port", id));
     return;
   }
@@ -417,24 +465,11 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
   m_launched.push_back(id);
 }
 
-Job Scheduler::new_job(const JobSpec& spec) {
-  Job job;
-  job.id = m_next_job_id();
-  job.spec = spec;
-  return job;
-}
-
 void Scheduler::start_launched() {
   for (JobId id : std::exchange(m_launched, {})) {
     for (const Task& task : m_running.at(id).tasks)
-      m_executors[task.host]->start_task_with(task.id, task.command, task.setup);
+      m_hosts.executor(task.host).start_task_with(task.id, task.command, task.setup);
   }
-}
-
-void Scheduler::report_once(const std::string& message) {
-  if (message == m_last_report) return;
-  m_last_report = message;
-  m_observer.notice(message);
 }
 
 }  // namespace runner

@@ -257,7 +257,7 @@ int finish_run(Scheduler& scheduler, RunReporter& reporter, Journal& journal, Co
     console.write_block(format_run_summary(
         reporter.finished(), reporter.slot_usage(),
         std::chrono::duration_cast<std::chrono::milliseconds>(wall)));
-  if (std::size_t waiting = reporter.taken_ahead_waiting())
+  if (std::size_t waiting = scheduler.taken_ahead_waiting())
     reporter.notice(fmt::format(
         "{} job{} taken out of the queue file ahead of need did not start; the journal keeps "
         "{} for `runner queue --resume`, which runs {} first",

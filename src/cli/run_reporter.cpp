@@ -52,10 +52,7 @@ LogId log_of(const Job& job, const Task& task) {
 
 }  // namespace
 
-void RunReporter::job_taken_ahead(const Job& job) { m_taken_ahead.insert(job.id); }
-
 void RunReporter::job_launched(const Job& job) {
-  m_taken_ahead.erase(job.id);
   for (const Task& each : job.tasks) {
     LogId log = log_of(job, each);
     log_written(job.id, m_logs.open(log, job.attempt > 1));

@@ -153,7 +153,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
   for (const JobSpec& spec : batch.taken_ahead) {
     Job job = new_job(spec);
     m_run_log.record_taken_ahead(job_taken_ahead_record(job));
-    m_observer.job_taken_ahead(job);
+    std::get<Queued>(job.state).taken_ahead = true;
     m_reruns.push_back(std::move(job));
   }
 
@@ -346,6 +346,11 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
   return commands;
 }
 
+
+std::size_t Scheduler::taken_ahead_waiting() const {
+  return std::count_if(m_reruns.begin(), m_reruns.end(),
+                       [](const Job& job) { return std::get<Queued>(job.state).taken_ahead; });
+}
 
 Job Scheduler::new_job(const JobSpec& spec) {
   Job job;

@@ -151,15 +151,5 @@ TEST_F(RunReporterTest, AFailedHostIsNamed) {
       << errors();
 }
 
-TEST_F(RunReporterTest, AJobTakenAheadWaitsUntilItIsLaunched) {
-  Job ahead;
-  ahead.id = 7;
-  ahead.spec.command = "train <<lr>>";
-  m_reporter.job_taken_ahead(ahead);
-  EXPECT_EQ(m_reporter.taken_ahead_waiting(), 1u);
-  m_reporter.job_launched(running_job(ahead.id, 0, "train 0.1"));
-  EXPECT_EQ(m_reporter.taken_ahead_waiting(), 0u);
-}
-
 }  // namespace
 }  // namespace runner

@@ -222,9 +222,6 @@ class RecordingObserver final : public RunObserver {
   void host_reconnecting(const Host& h, const Status& e, Clock::duration) override {
     events.push_back("reconnecting " + h.name + ": " + e.message());
   }
-  void job_taken_ahead(const Job& j) override {
-    events.push_back(fmt::format("taken ahead #{} {}", j.id, j.spec.command));
-  }
   void job_launched(const Job& j) override {
     events.push_back("start " + j.label() + " " + j.tasks.front().command);
   }
@@ -262,10 +259,10 @@ class FakeRunLog final : public RunLog {
   std::vector<JobStartRecord> starts;
 
   void record_taken_ahead(JobTakenAheadRecord record) override {
-    m_events.push_back(fmt::format("journal job_taken_ahead #{}", record.job));
+    m_events.push_back(fmt::format("journal job_taken_ahead #{} {}", record.job, record.template_command));
   }
   void record_launch(JobStartRecord record) override {
-    m_events.push_back(fmt::format("journal job_start #{} {}", record.job, record.command));
+    m_events.push_back(fmt::format("journal job_start #{} {}", record.job, record.template_command));
     starts.push_back(std::move(record));
   }
   void record_process_group(JobId job, const ProcessGroup&, std::optional<int>) override {

@@ -31,7 +31,6 @@ class RunReporter final : public RunObserver, public RunLogListener {
   void host_ready(const Host& host) override;
   void host_failed(const Host& host, const Status& error) override;
   void host_reconnecting(const Host& host, const Status& error, Clock::duration wait) override;
-  void job_taken_ahead(const Job& job) override;
   void job_launched(const Job& job) override;
   void task_started(const Job& job, const Task& task) override;
   void task_output(const Job& job, const Task& task, OutputStream stream,
@@ -56,9 +55,6 @@ class RunReporter final : public RunObserver, public RunLogListener {
   // Whether some job's outputs came back but could not be written here.
   bool outputs_lost() const { return !m_lost_outputs.empty(); }
   const std::vector<std::string>& failed_hosts() const { return m_failed_hosts; }
-  // Jobs taken ahead of need from the queue file that never started: the
-  // journal holds them for `--resume`.
-  std::size_t taken_ahead_waiting() const { return m_taken_ahead.size(); }
   // Each slot's busy time and job count so far, in Fleet::slots order.
   const std::vector<SlotUsage>& slot_usage() const { return m_slot_usage; }
   // Also keeps `status` (may be null) up to date.
@@ -83,7 +79,6 @@ class RunReporter final : public RunObserver, public RunLogListener {
   std::set<std::string> m_log_failures_said;
   std::map<JobId, std::string> m_incomplete_logs;  // why each is incomplete
   std::map<JobId, std::string> m_lost_outputs;     // what of each's outputs was lost, and why
-  std::set<JobId> m_taken_ahead;                   // taken ahead, not launched yet
 };
 
 }  // namespace runner

@@ -49,6 +49,7 @@ struct Task {
 // left, or it could not start), ahead of the queue file's jobs.
 struct Queued {
   int avoid_slot = -1;  // the slot it failed on, if another is free
+  bool taken_ahead = false;  // out of the queue file ahead of need, not run yet
 };
 // Staging: a multi-node job holds its slots while rank 0's host is asked
 // which ports are in use; it is recorded and sent once its master port is

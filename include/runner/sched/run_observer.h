@@ -28,10 +28,6 @@ class RunObserver {
   // The job has its slots; its tasks' commands go to their hosts once the
   // run log's sync holds this.
   virtual void job_launched(const Job& job) = 0;
-  // The job was taken out of a long queue ahead of need: it runs later in
-  // this run, before what is left in the queue file, and is launched then
-  // (the run log holds it before anything starts).
-  virtual void job_taken_ahead(const Job& job) = 0;
   // One of its tasks' processes started: `task.group` is known.
   virtual void task_started(const Job& job, const Task& task) = 0;
   virtual void task_output(const Job& job, const Task& task, OutputStream stream,

@@ -50,6 +50,9 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // 0: every job succeeded; 1: a job failed or could not run; 130: interrupted.
   int exit_code() const;
   std::size_t running_count() const { return m_running.size(); }
+  // Jobs taken out of the queue file ahead of need that have not run: the
+  // journal keeps them for `--resume`.
+  std::size_t taken_ahead_waiting() const;
 
   // ExecutorEvents
   void host_ready(int host) override { m_hosts.ready(host); }

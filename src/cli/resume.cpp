@@ -7,7 +7,7 @@
 #include <cerrno>
 
 #include "runner/config/config_error.h"
-#include "runner/config/duration.h"
+#include "runner/sched/job_records.h"
 
 namespace runner {
 
@@ -16,24 +16,6 @@ namespace {
 bool process_alive(long pid) {
   if (pid <= 0 || pid == getpid()) return false;
   return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
-// The job as the queue gave it, from its job_start record.
-JobSpec spec_of(const JobStartRecord& start) {
-  JobSpec spec;
-  spec.command = start.template_command;
-  spec.slots = start.slots_needed;
-  spec.line = start.line;
-  spec.timeout_text = start.timeout;
-  if (!spec.timeout_text.empty()) spec.timeout = parse_duration(spec.timeout_text);
-  spec.retries = start.retries;
-  spec.cancel = start.cancel;
-  spec.nodes = start.nodes;
-  spec.params = start.params;
-  spec.metrics = start.metrics;
-  spec.outputs = start.outputs;
-  spec.outputs_cleanup = start.outputs_cleanup;
-  return spec;
 }
 
 // -1: no longer in the hosts file.
@@ -72,7 +54,8 @@ std::vector<OrphanJob> jobs_to_resume(const JournalReplay& replay, const Fleet& 
   for (const UnfinishedJob& job : replay.unfinished) {
     OrphanJob orphan;
     orphan.id = job.id;
-    orphan.spec = spec_of(job.start);
+    orphan.spec = spec_from(job.start);
+    orphan.spec.nodes = job.start.nodes;
     if (job.running) orphan.group = job.group;
     orphan.attempt = job.start.attempt;
     orphan.requeues = job.start.requeues;

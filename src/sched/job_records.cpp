@@ -1,5 +1,6 @@
 #include "runner/sched/job_records.h"
 
+#include "runner/config/duration.h"
 #include "runner/config/job_render.h"
 
 namespace runner {
@@ -12,27 +13,43 @@ std::vector<int> slot_indices(const Fleet& fleet, const std::vector<int>& slots)
   return indices;
 }
 
-// What job_start and job_taken_ahead record to run the job again.
-template <typename Record>
-void record_spec(Record& record, const JobSpec& spec) {
-  record.params = spec.params;
-  record.line = spec.line;
-  record.template_command = spec.command;
-  record.slots_needed = spec.slots;
-  record.timeout = spec.timeout_text;
-  record.retries = spec.retries;
-  record.cancel = spec.cancel;
-  record.metrics = spec.metrics;
-  record.outputs = spec.outputs;
-  record.outputs_cleanup = spec.outputs_cleanup;
+}  // namespace
+
+RecordedJobKeys recorded_keys(const JobSpec& spec) {
+  RecordedJobKeys keys;
+  keys.params = spec.params;
+  keys.line = spec.line;
+  keys.template_command = spec.command;
+  keys.slots_needed = spec.slots;
+  keys.timeout = spec.timeout_text;
+  keys.retries = spec.retries;
+  keys.cancel = spec.cancel;
+  keys.metrics = spec.metrics;
+  keys.outputs = spec.outputs;
+  keys.outputs_cleanup = spec.outputs_cleanup;
+  return keys;
 }
 
-}  // namespace
+JobSpec spec_from(const RecordedJobKeys& keys) {
+  JobSpec spec;
+  spec.command = keys.template_command;
+  spec.slots = keys.slots_needed;
+  spec.line = keys.line;
+  spec.timeout_text = keys.timeout;
+  if (!spec.timeout_text.empty()) spec.timeout = parse_duration(spec.timeout_text);
+  spec.retries = keys.retries;
+  spec.cancel = keys.cancel;
+  spec.params = keys.params;
+  spec.metrics = keys.metrics;
+  spec.outputs = keys.outputs;
+  spec.outputs_cleanup = keys.outputs_cleanup;
+  return spec;
+}
 
 JobTakenAheadRecord job_taken_ahead_record(const Job& job) {
   JobTakenAheadRecord record;
   record.job = job.id;
-  record_spec(record, job.spec);
+  static_cast<RecordedJobKeys&>(record) = recorded_keys(job.spec);
   record.nodes = job.spec.nodes;
   return record;
 }
@@ -45,7 +62,7 @@ JobStartRecord job_start_record(const Fleet& fleet, const Job& job) {
   record.slot = slots_label(fleet, task.slots);
   record.host = fleet.hosts[task.host].name;
   record.slot_indices = slot_indices(fleet, task.slots);
-  record_spec(record, job.spec);
+  static_cast<RecordedJobKeys&>(record) = recorded_keys(job.spec);
   record.attempt = job.attempt;
   record.requeues = job.requeues;
   if (job.spec.service)

@@ -58,8 +58,7 @@ Json to_json(const RunStartRecord& start) {
 
 // The keys that say how to run a job again, as job_start and
 // job_taken_ahead write them.
-template <typename Record>
-void write_job_keys(Json& object, const Record& job) {
+void write_job_keys(Json& object, const RecordedJobKeys& job) {
   object["params"] = params_json(job.params);
   object["line"] = job.line;
   object["template"] = exact_text(job.template_command);
@@ -264,8 +263,7 @@ RunStartRecord run_start_of(const json& object) {
 }
 
 // The keys write_job_keys writes.
-template <typename Record>
-void read_job_keys(const json& object, Record& job) {
+void read_job_keys(const json& object, RecordedJobKeys& job) {
   job.params = params(object, "params");
   job.line = number<int>(object, "line");
   job.template_command = text(object, "template");

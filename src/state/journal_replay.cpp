@@ -16,16 +16,7 @@ JobStartRecord start_of(const JobTakenAheadRecord& taken) {
   start.job = taken.job;
   start.run = taken.run;
   start.command = taken.template_command;
-  start.params = taken.params;
-  start.line = taken.line;
-  start.template_command = taken.template_command;
-  start.slots_needed = taken.slots_needed;
-  start.timeout = taken.timeout;
-  start.retries = taken.retries;
-  start.cancel = taken.cancel;
-  start.metrics = taken.metrics;
-  start.outputs = taken.outputs;
-  start.outputs_cleanup = taken.outputs_cleanup;
+  static_cast<RecordedJobKeys&>(start) = taken;
   start.attempt = 0;
   start.nodes = taken.nodes;
   return start;

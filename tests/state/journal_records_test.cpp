@@ -79,8 +79,12 @@ std::vector<JournalRecord> full_records() {
   OutputsRecord outputs{
       k_time,          12, 3, 1, "/out/12/1", {{"a.txt", 12, "ab12"}, {"b\xe9", 0, ""}}, "c.txt",
       "tar: cut short"};
-  JobTakenAheadRecord taken{k_time, 12, "3f9a1c07", {{"lr", "0.1"}}, 9, "train <<lr>>", 2, "1h",
-                            1, "kill <<lr>>", {{"loss", "loss=(\\S+)"}}, "out/*", true, 2};
+  JobTakenAheadRecord taken{{{{"lr", "0.1"}}, 9, "train <<lr>>", 2, "1h", 1, "kill <<lr>>",
+                             {{"loss", "loss=(\\S+)"}}, "out/*", true},
+                            k_time,
+                            12,
+                            "3f9a1c07",
+                            2};
   return {run,
           job,
           taken,

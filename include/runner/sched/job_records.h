@@ -12,6 +12,10 @@
 
 namespace runner {
 
+// What the journal keeps of a job as the queue gave it, and the job again
+// from what it kept (without `nodes:`, which each record keeps its way).
+RecordedJobKeys recorded_keys(const JobSpec& spec);
+JobSpec spec_from(const RecordedJobKeys& keys);
 // A job taken out of the queue file ahead of need: what it takes to run it.
 JobTakenAheadRecord job_taken_ahead_record(const Job& job);
 // A launched job's job_start: rank 0's task, and every rank's of a job that

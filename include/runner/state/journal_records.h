@@ -68,8 +68,27 @@ struct TaskStartRecord {
   bool operator==(const TaskStartRecord&) const = default;
 };
 
+// What job_start and job_taken_ahead both record of a job as the queue
+// gave it: enough to run it again elsewhere (after a crash, `--resume`).
+struct RecordedJobKeys {
+  Params params;  // the job's parameters
+  int line = 0;   // queue.yaml line of its entry
+  // The command as the queue wrote it (read as `command` from journals
+  // that did not record it).
+  std::string template_command;
+  int slots_needed = 1;
+  std::string timeout;  // as written; empty: none
+  std::optional<int> retries;
+  std::string cancel;            // `cancel:` template; empty: none
+  Params metrics;                // `metrics:`: name → regex
+  std::string outputs;           // `outputs:` as written; empty: none
+  bool outputs_cleanup = false;  // `outputs_cleanup: true`
+
+  bool operator==(const RecordedJobKeys&) const = default;
+};
+
 // job_start: an attempt of a job was sent to its slots.
-struct JobStartRecord {
+struct JobStartRecord : RecordedJobKeys {
   static constexpr std::string_view k_event = "job_start";
   std::string time;
   JobId job = 0;
@@ -80,19 +99,6 @@ struct JobStartRecord {
   // The job's slot indices on its host: "slot_index" holds the first,
   // "slot_indices" all of them when there are several.
   std::vector<int> slot_indices;
-  Params params;  // the job's parameters
-  int line = 0;   // queue.yaml line of its entry
-  // Enough to run the job again elsewhere (after a crash, `--resume`):
-  // the command as the queue wrote it (read as `command` from journals
-  // that did not record it).
-  std::string template_command;
-  int slots_needed = 1;
-  std::string timeout;  // as written; empty: none
-  std::optional<int> retries;
-  std::string cancel;            // `cancel:` template; empty: none
-  Params metrics;                // `metrics:`: name → regex
-  std::string outputs;           // `outputs:` as written; empty: none
-  bool outputs_cleanup = false;  // `outputs_cleanup: true`
   int attempt = 1;               // 2 and up: a rerun of the same job
   int requeues = 0;              // times put back after its host was lost
   std::string service;           // `service:`: its name, or "true"; empty: not one
@@ -107,21 +113,11 @@ struct JobStartRecord {
 // ahead of need, to start later in the run (before anything still in the
 // file): what job_start would record to run it again, as the queue gave
 // it. With no job_start after it, it never started.
-struct JobTakenAheadRecord {
+struct JobTakenAheadRecord : RecordedJobKeys {
   static constexpr std::string_view k_event = "job_taken_ahead";
   std::string time;
   JobId job = 0;
   std::string run;  // the id of the run that took it
-  Params params;
-  int line = 0;
-  std::string template_command;
-  int slots_needed = 1;
-  std::string timeout;
-  std::optional<int> retries;
-  std::string cancel;
-  Params metrics;
-  std::string outputs;
-  bool outputs_cleanup = false;
   std::optional<int> nodes;
 
   bool operator==(const JobTakenAheadRecord&) const = default;

@@ -98,8 +98,8 @@ bool SshConnection::send_queue_empty() const {
 }
 
 std::string SshConnection::socket_failure() const {
-  if (m_socket_errno != 0) return lowercase_first(std::strerror(m_socket_errno));
-  if (m_peer_closed) return "the server closed the connection";
+  if (m_inbound.socket_errno != 0) return lowercase_first(std::strerror(m_inbound.socket_errno));
+  if (m_inbound.peer_closed) return "the server closed the connection";
   return last_error(m_session);
 }
 
@@ -142,7 +142,7 @@ void SshConnection::step_session(Clock::time_point now) {
     if (m_blocked_channel) return;
   }
 
-  if (m_peer_closed || m_socket_errno != 0) {
+  if (m_inbound.peer_closed || m_inbound.socket_errno != 0) {
     lose(socket_failure());
     return;
   }
@@ -308,7 +308,7 @@ void SshConnection::keepalive(Clock::time_point now) {
     return;
   }
   if (m_busy_since == Clock::time_point{}) m_busy_since = now;
-  Clock::time_point since = std::max(m_last_inbound, m_busy_since);
+  Clock::time_point since = std::max(m_inbound.last_inbound, m_busy_since);
   auto silence = now - since;
   int count = std::max(0, m_target.options.keepalive_count_max);
   if (silence >= interval * (count + 1)) {

@@ -2,6 +2,7 @@
 #include "ssh_common.h"
 
 #include <fmt/format.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -28,6 +29,15 @@ int Tunnel::take_fd() { return std::exchange(fd, -1); }
 void initialize_libssh2() {
   static std::once_flag once;
   std::call_once(once, [] { libssh2_init(0); });
+}
+
+void free_session(LIBSSH2_SESSION*& session, int fd) {
+  if (!session) return;
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    if (libssh2_session_free(session) != LIBSSH2_ERROR_EAGAIN) break;
+  }
+  session = nullptr;
 }
 
 std::string last_error(LIBSSH2_SESSION* session) {

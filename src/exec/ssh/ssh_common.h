@@ -106,6 +106,10 @@ class TaskSink {
 // Calls libssh2_init once per process.
 void initialize_libssh2();
 
+// Frees `session` (and the channels it holds) at once, shutting `fd`, its
+// socket, down first so that no send can return EAGAIN; leaves it null.
+void free_session(LIBSSH2_SESSION*& session, int fd);
+
 // libssh2's text for its last error on `session`, or a generic phrase.
 std::string last_error(LIBSSH2_SESSION* session);
 

@@ -1,6 +1,6 @@
 // One SSH connection as the pool and the event loop see it: what it
 // waits for, its steps, the work it takes and gives back, and how it ends.
-// Setting up is ssh_connecting.cpp, the session's channels
+// Setting up is its SshConnector (ssh_connector.cpp), the session's channels
 // ssh_channel_pool.cpp, and what runs on them ssh_exec_channel.cpp,
 // ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp. Every libssh2 call is
 // non-blocking; after LIBSSH2_ERROR_EAGAIN the same call is repeated with
@@ -18,48 +18,55 @@
 
 namespace runner::ssh {
 
-namespace {
-
-// How often a connection waiting for its turn at the handshake limit looks again.
-constexpr auto k_gate_poll = std::chrono::milliseconds(10);
-
-}  // namespace
-
 SshConnection::SshConnection(const HostTarget& target, HostHints& hints, TaskSink& sink,
                              std::shared_ptr<JumpLink> via)
     : m_target(target),
       m_hints(hints),
       m_sink(sink),
       m_via(std::move(via)),
-      m_display(target.port == 22 ? target.name : fmt::format("{}:{}", target.name, target.port)),
+      m_connector(std::make_unique<SshConnector>(target, hints, m_via.get(), m_inbound)),
       m_random(std::random_device{}()),
-      m_limit(hints.channel_limit) {
-  if (m_via) {
-    m_display = fmt::format("{} (via {})", target.name, m_via->route_name());
-  } else if (!target.proxy_command.empty()) {
-    m_display = target.name + " (via ProxyCommand)";
-  }
-}
+      m_limit(hints.channel_limit) {}
 
 SshConnection::~SshConnection() { destroy_session(); }
 
+void SshConnection::start(Clock::time_point now) {
+  m_now = now;
+  m_connector->start(now);
+  after_connecting();
+  if (m_state == State::failed) destroy_session();
+}
+
+void SshConnection::after_connecting() {
+  if (m_connector->failed()) {
+    fail(m_connector->error().kind(), m_connector->error().message());
+    return;
+  }
+  if (!m_connector->ready()) return;
+  ReadySession ready = m_connector->take_session();
+  m_connector.reset();
+  m_fd = ready.fd;
+  m_session = ready.session;
+  m_proxy = std::move(ready.proxy);
+  m_display = std::move(ready.display);
+  m_auth_method = std::move(ready.auth_method);
+  m_host_key_status = std::move(ready.host_key_status);
+  m_phase = Phase::ready;
+  m_state = State::ready;
+  m_was_ready = true;
+  m_inbound.last_inbound = m_now;
+}
+
 void SshConnection::poll_fds(std::vector<pollfd>& out) const {
-  if (m_fd < 0) return;
-  short events = 0;
-  switch (m_phase) {
-    case Phase::tcp_connect:
-      events = POLLOUT;
-      break;
-    case Phase::backoff:
-    case Phase::done:
-      return;
-    default:
-      if (m_blocked_channel || m_blocked_open) {
-        events = POLLOUT;
-      } else {
-        events = POLLIN;
-        if (blocked_outbound()) events |= POLLOUT;
-      }
+  if (m_connector) {
+    m_connector->poll_fds(out);
+    return;
+  }
+  if (m_fd < 0 || m_phase == Phase::done) return;
+  short events = POLLOUT;
+  if (!m_blocked_channel && !m_blocked_open) {
+    events = POLLIN;
+    if (blocked_outbound()) events |= POLLOUT;
   }
   out.push_back(pollfd{m_fd, events, 0});
   for (const auto& channel : m_channels) {
@@ -70,7 +77,10 @@ void SshConnection::poll_fds(std::vector<pollfd>& out) const {
 void SshConnection::step(Clock::time_point now) {
   m_now = now;
   m_progressed = false;
-  if (m_state == State::connecting) step_connecting(now);
+  if (m_state == State::connecting) {
+    if (m_connector->step(now)) m_progressed = true;
+    after_connecting();
+  }
   if (m_state == State::ready || m_state == State::closing) step_session(now);
   if (m_state == State::failed) destroy_session();
 }
@@ -78,20 +88,13 @@ void SshConnection::step(Clock::time_point now) {
 std::optional<Clock::time_point> SshConnection::deadline() const {
   if (m_state == State::failed || m_state == State::closed) return std::nullopt;
   if (m_progressed) return m_now;
+  if (m_connector) return m_connector->deadline();
   switch (m_phase) {
-    case Phase::gate:
-      return m_now + k_gate_poll;
-    case Phase::tcp_connect:
-    case Phase::tunnel:
-    case Phase::handshake:
-    case Phase::authenticate:
-      return attempt_deadline();
-    case Phase::backoff:
-      return m_backoff_until;
     case Phase::disconnect:
       return m_disconnect_deadline;
     case Phase::done:
       return std::nullopt;
+    case Phase::connecting:
     case Phase::ready:
       break;
   }
@@ -102,7 +105,7 @@ std::optional<Clock::time_point> SshConnection::deadline() const {
   if (!m_waiting.empty() && m_refused_until > m_now) consider(m_refused_until);
   auto interval = m_target.options.keepalive_interval;
   if (interval.count() > 0 && m_busy_since != Clock::time_point{}) {
-    Clock::time_point since = std::max(m_last_inbound, m_busy_since);
+    Clock::time_point since = std::max(m_inbound.last_inbound, m_busy_since);
     consider(since + interval * (m_target.options.keepalive_count_max + 1));
     consider(std::max(since + interval, m_last_keepalive + interval));
   }
@@ -162,7 +165,6 @@ std::vector<ChannelWork> SshConnection::take_unstarted() { return std::exchange(
 
 void SshConnection::fail(ErrorKind kind, const std::string& message) {
   debug_log::step("{}", message);
-  leave_gate();
   m_state = State::failed;
   m_error = {kind, message};
   m_phase = Phase::done;
@@ -189,20 +191,15 @@ void SshConnection::lose(const std::string& reason) {
 }
 
 void SshConnection::destroy_session() {
-  leave_gate();
-  m_tunnel.reset();
-  m_auth.reset();
+  if (m_connector) {
+    // Given up while connecting: what it set up goes with it.
+    m_display = m_connector->display();
+    m_connector.reset();
+  }
   m_blocked_channel = nullptr;
   m_blocked_open = false;
-  if (m_session) {
-    // With the socket shut down no send can return EAGAIN, so freeing the
-    // session (which closes its channels) completes in one call.
-    if (m_fd >= 0) ::shutdown(m_fd, SHUT_RDWR);
-    for (int attempt = 0; attempt < 10; ++attempt) {
-      if (libssh2_session_free(m_session) != LIBSSH2_ERROR_EAGAIN) break;
-    }
-    m_session = nullptr;
-  }
+  // Freeing the session closes its channels.
+  free_session(m_session, m_fd);
   m_channels.clear();
   m_opening.reset();
   if (m_fd >= 0) {

@@ -6,10 +6,13 @@
 // jobs one after another (one channel per job where the host has no
 // `setsid`), and channels that send a signal. A jump host's connection
 // carries tunnels instead of jobs.
-// Its members are defined by concept: ssh_connection.cpp (the event-loop
-// interface, taking work, ending), ssh_connecting.cpp, ssh_channel_pool.cpp,
-// ssh_exec_channel.cpp, ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp; a
-// channel and its kinds are ssh_channel.h.
+// Setting up, up to the ready session, is an SshConnector of its own
+// (ssh_connector.h), which it owns while connecting; what the server sent is
+// an InboundTrace (ssh_inbound.h) both see. Its members are defined by
+// concept: ssh_connection.cpp (the event-loop interface, taking work,
+// ending), ssh_channel_pool.cpp, ssh_exec_channel.cpp,
+// ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp; a channel and its kinds
+// are ssh_channel.h.
 // Threading: none; the pool (ssh_executor.cpp) steps it from the event loop.
 #pragma once
 
@@ -24,12 +27,11 @@
 #include <vector>
 
 #include "runner/exec/launcher.h"
-#include "ssh_auth.h"
 #include "ssh_channel.h"
 #include "ssh_common.h"
-#include "ssh_known_hosts.h"
+#include "ssh_connector.h"
+#include "ssh_inbound.h"
 #include "ssh_proxy_command.h"
-#include "ssh_socket.h"
 
 namespace runner::ssh {
 
@@ -63,7 +65,7 @@ class SshConnection {
   bool was_ready() const { return m_was_ready; }
   const Status& error() const { return m_error; }
   // "node03 (127.0.0.1:2222)"
-  const std::string& display() const { return m_display; }
+  const std::string& display() const { return m_connector ? m_connector->display() : m_display; }
   // Once ready: how it authenticated, and how the host key was found.
   const std::string& auth_method() const { return m_auth_method; }
   const std::string& host_key_status() const { return m_host_key_status; }
@@ -100,12 +102,7 @@ class SshConnection {
 
  private:
   enum class Phase {
-    gate,  // waiting for a turn at the server's handshake limit
-    tcp_connect,
-    tunnel,  // waiting for the jump host to open the tunnel
-    handshake,
-    backoff,
-    authenticate,
+    connecting,  // m_connector's
     ready,
     disconnect,
     done
@@ -116,27 +113,8 @@ class SshConnection {
   // What one call into libssh2 did.
   enum class Outcome { progressed, blocked, finished, broken };
 
-  // ssh_connecting.cpp: setting up.
-  static ssize_t receive_hook(int fd, void* buffer, size_t length, int flags, void** abstract);
-  bool enter_gate();
-  void leave_gate();
-  void begin_transport();
-  void connect_next_address();
-  void begin_handshake();
-  HostKeyPolicy host_key_policy() const;
-  void set_attempt_deadline();
-  Clock::time_point attempt_deadline() const;
-  void step_connecting(Clock::time_point now);
-  // One phase of connecting each; true when it ended and the next begins.
-  bool step_tunnel();
-  bool step_tcp_connect();
-  bool step_handshake(Clock::time_point now);
-  // Gives up, or tries again after a backoff (sshd's MaxStartups).
-  void handshake_failed(Clock::time_point now);
-  AuthSettings auth_settings() const;
-  void step_authenticate(Clock::time_point now);
-  // Whether m_fd is a TCP socket (not a tunnel's or a ProxyCommand's socketpair).
-  bool connects_over_tcp() const { return !m_via && m_target.proxy_command.empty(); }
+  // ssh_connection.cpp: while connecting, what m_connector's step ended in.
+  void after_connecting();
 
   // ssh_channel_pool.cpp: the session and its channels.
   void step_session(Clock::time_point now);
@@ -216,42 +194,26 @@ class SshConnection {
   const HostTarget& m_target;
   HostHints& m_hints;
   TaskSink& m_sink;
-  std::shared_ptr<JumpLink> m_via;
-  std::shared_ptr<Tunnel> m_tunnel;       // until its socket is taken
-  std::unique_ptr<ProxyCommand> m_proxy;  // the ProxyCommand behind m_fd, if any
-  std::string m_gate_key;                 // the server, for the handshake limit
-  bool m_in_gate = false;
+  std::shared_ptr<JumpLink> m_via;  // kept while its tunnel carries m_fd
+  Clock::time_point m_now{};
+  InboundTrace m_inbound{m_now};
+  std::unique_ptr<SshConnector> m_connector;  // until the session is ready
+  std::unique_ptr<ProxyCommand> m_proxy;      // the ProxyCommand behind m_fd, if any
   std::string m_auth_method;
   std::string m_host_key_status;
   std::optional<Clock::duration> m_round_trip;
   Clock::time_point m_open_started{};
   State m_state = State::connecting;
-  Phase m_phase = Phase::tcp_connect;
+  Phase m_phase = Phase::connecting;
   bool m_was_ready = false;
   Status m_error;
   std::string m_display;
 
-  std::vector<SocketAddress> m_addresses;
-  size_t m_address_index = 0;
-  std::string m_connect_errors;
   int m_fd = -1;
   LIBSSH2_SESSION* m_session = nullptr;
-  std::unique_ptr<Authenticator> m_auth;
-  int m_handshake_attempt = 0;
-  Clock::time_point m_first_attempt{};  // of this connection, for MaxStartups retries
-  Clock::time_point m_now{};
-  Clock::time_point m_attempt_deadline{};
-  Clock::duration m_prompted_before{};  // the context's time in prompts then
-  Clock::time_point m_backoff_until{};
   Clock::time_point m_disconnect_deadline{};
-  std::minstd_rand m_random;
+  std::minstd_rand m_random;  // launchers' end markers
 
-  // Filled in by receive_hook.
-  size_t m_bytes_in = 0;
-  std::string m_first_bytes;  // the start of what the server sent
-  bool m_peer_closed = false;
-  int m_socket_errno = 0;
-  Clock::time_point m_last_inbound{};
   Clock::time_point m_busy_since{};
   Clock::time_point m_last_keepalive{};
 

@@ -206,7 +206,7 @@ SshConnection::Outcome SshConnection::send_exec(Channel& channel, bool& answer_l
   int rc = libssh2_channel_process_startup(channel.handle, "exec", 4, exec.request.data(),
                                            static_cast<unsigned>(exec.request.size()));
   if (rc == 0) return Outcome::progressed;
-  if (rc == LIBSSH2_ERROR_SOCKET_NONE && !m_peer_closed && m_socket_errno == 0) {
+  if (rc == LIBSSH2_ERROR_SOCKET_NONE && !m_inbound.peer_closed && m_inbound.socket_errno == 0) {
     // libssh2 1.10 in non-blocking mode sometimes loses the server's answer
     // to an exec request and returns -1 although the session is fine
     // (libssh2 issue 671). Only this channel is gone.

@@ -3,9 +3,9 @@
 // when sshd drops it before the banner, as beyond MaxStartups), the host
 // key, and authentication. Kept apart from the channels because none of it
 // runs once the connection is ready. Threading: none.
+#include "ssh_connector.h"
+
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,10 +15,8 @@
 
 #include "runner/core/debug_log.h"
 #include "runner/exec/shell.h"
-#include "ssh_connection.h"
 #include "ssh_context.h"
 #include "ssh_jump.h"
-#include "ssh_known_hosts.h"
 
 namespace runner::ssh {
 
@@ -27,7 +25,8 @@ namespace {
 constexpr int k_max_handshake_attempts = 5;
 constexpr auto k_first_backoff = std::chrono::milliseconds(50);
 constexpr auto k_max_backoff = std::chrono::milliseconds(1000);
-constexpr size_t k_first_bytes_kept = 512;
+// How often a connection waiting for its turn at the handshake limit looks again.
+constexpr auto k_gate_poll = std::chrono::milliseconds(10);
 
 // Whether the server's first bytes hold an SSH identification line.
 bool has_ssh_banner(const std::string& first_bytes) {
@@ -52,7 +51,36 @@ std::string host_part(const std::string& address_text) {
 
 }  // namespace
 
-void SshConnection::start(Clock::time_point now) {
+SshConnector::SshConnector(const HostTarget& target, HostHints& hints, JumpLink* via,
+                           InboundTrace& inbound)
+    : m_target(target),
+      m_hints(hints),
+      m_via(via),
+      m_inbound(inbound),
+      m_display(target.port == 22 ? target.name : fmt::format("{}:{}", target.name, target.port)),
+      m_random(std::random_device{}()) {
+  if (m_via) {
+    m_display = fmt::format("{} (via {})", target.name, m_via->route_name());
+  } else if (!target.proxy_command.empty()) {
+    m_display = target.name + " (via ProxyCommand)";
+  }
+  m_inbound.over_tcp = connects_over_tcp();
+}
+
+SshConnector::~SshConnector() { drop_transport(); }
+
+ReadySession SshConnector::take_session() {
+  ReadySession ready;
+  ready.fd = std::exchange(m_fd, -1);
+  ready.session = std::exchange(m_session, nullptr);
+  ready.proxy = std::move(m_proxy);
+  ready.display = m_display;
+  ready.auth_method = std::move(m_auth_method);
+  ready.host_key_status = std::move(m_host_key_status);
+  return ready;
+}
+
+void SshConnector::start(Clock::time_point now) {
   m_now = now;
   debug_log::step("{}: connecting as {} to {} port {}{}{}", m_target.name, m_target.user,
                   m_target.hostname, m_target.port,
@@ -71,7 +99,6 @@ void SshConnection::start(Clock::time_point now) {
                              : fmt::format("{} (HostName {})", m_target.name, m_target.hostname);
       fail(ErrorKind::connect,
            fmt::format("{}: cannot resolve the host name: {}", name, addresses.status().message()));
-      destroy_session();
       return;
     }
     m_addresses = std::move(*addresses);
@@ -79,28 +106,24 @@ void SshConnection::start(Clock::time_point now) {
   }
   m_phase = Phase::gate;
   if (enter_gate()) begin_transport();
-  if (m_state == State::failed) destroy_session();
 }
 
-bool SshConnection::enter_gate() {
+bool SshConnector::enter_gate() {
   if (m_in_gate) return true;
   if (m_target.context && !m_target.context->enter_handshake(m_gate_key)) return false;
   m_in_gate = true;
   return true;
 }
 
-void SshConnection::leave_gate() {
+void SshConnector::leave_gate() {
   if (!m_in_gate) return;
   m_in_gate = false;
   if (m_target.context) m_target.context->leave_handshake(m_gate_key);
 }
 
-void SshConnection::begin_transport() {
+void SshConnector::begin_transport() {
   if (m_first_attempt == Clock::time_point{}) m_first_attempt = m_now;
-  m_bytes_in = 0;
-  m_first_bytes.clear();
-  m_peer_closed = false;
-  m_socket_errno = 0;
+  m_inbound.reset();
   if (m_via) {
     m_tunnel = m_via->open_tunnel(m_target.hostname, m_target.port, m_now);
     set_attempt_deadline();
@@ -125,7 +148,7 @@ void SshConnection::begin_transport() {
   connect_next_address();
 }
 
-void SshConnection::connect_next_address() {
+void SshConnector::connect_next_address() {
   while (m_address_index < m_addresses.size()) {
     const SocketAddress& address = m_addresses[m_address_index];
     m_display = host_part(address.text) == m_target.name
@@ -145,10 +168,7 @@ void SshConnection::connect_next_address() {
     }
     m_fd = fd;
     set_attempt_deadline();
-    m_bytes_in = 0;
-    m_first_bytes.clear();
-    m_peer_closed = false;
-    m_socket_errno = 0;
+    m_inbound.reset();
     if (in_progress) {
       m_phase = Phase::tcp_connect;
     } else {
@@ -165,15 +185,15 @@ void SshConnection::connect_next_address() {
   }
 }
 
-void SshConnection::begin_handshake() {
+void SshConnector::begin_handshake() {
   initialize_libssh2();
-  m_session = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
+  m_session = libssh2_session_init_ex(nullptr, nullptr, nullptr, &m_inbound);
   if (!m_session) {
     fail(ErrorKind::protocol, fmt::format("{}: cannot create an SSH session", m_display));
     return;
   }
   libssh2_session_callback_set(m_session, LIBSSH2_CALLBACK_RECV,
-                               reinterpret_cast<void*>(&SshConnection::receive_hook));
+                               reinterpret_cast<void*>(&InboundTrace::receive_hook));
   libssh2_session_set_blocking(m_session, 0);
   if (m_target.compression) libssh2_session_flag(m_session, LIBSSH2_FLAG_COMPRESS, 1);
   std::string methods = host_key_method_preference(m_session, host_key_policy());
@@ -185,54 +205,18 @@ void SshConnection::begin_handshake() {
   m_phase = Phase::handshake;
 }
 
-ssize_t SshConnection::receive_hook(int fd, void* buffer, size_t length, int flags,
-                                    void** abstract) {
-  auto* self = static_cast<SshConnection*>(*abstract);
-  ssize_t received = ::recv(fd, buffer, length, flags);
-  if (received > 0) {
-    // A short read is a reply, not a stream: acknowledge what comes next at
-    // once. Otherwise a peer that sends two small packets in a row without
-    // TCP_NODELAY (sshd does, outside terminal sessions; a jump host's sshd
-    // relays every packet from the host behind it so) holds the second until
-    // our delayed ACK, 40 ms later. Linux leaves quick-ACK mode by itself,
-    // so it is asked again after each read.
-    if (self->connects_over_tcp() && static_cast<size_t>(received) < length) {
-      int on = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
-    }
-    if (self->m_first_bytes.size() < k_first_bytes_kept) {
-      size_t keep =
-          std::min(static_cast<size_t>(received), k_first_bytes_kept - self->m_first_bytes.size());
-      self->m_first_bytes.append(static_cast<const char*>(buffer), keep);
-    }
-    self->m_bytes_in += static_cast<size_t>(received);
-    self->m_last_inbound = self->m_now;
-    return received;
-  }
-  if (received == 0) {
-    self->m_peer_closed = true;
-    return 0;
-  }
-  int error_number = errno;
-  if (error_number == EAGAIN || error_number == EWOULDBLOCK || error_number == EINTR) {
-    return -EAGAIN;
-  }
-  self->m_socket_errno = error_number;
-  return -error_number;
-}
-
-void SshConnection::set_attempt_deadline() {
+void SshConnector::set_attempt_deadline() {
   m_attempt_deadline = m_now + m_target.options.connect_timeout;
   m_prompted_before = m_target.context ? m_target.context->time_in_prompts() : Clock::duration{};
 }
 
-Clock::time_point SshConnection::attempt_deadline() const {
+Clock::time_point SshConnector::attempt_deadline() const {
   // Time spent waiting for someone to type a passphrase does not count.
   if (!m_target.context) return m_attempt_deadline;
   return m_attempt_deadline + (m_target.context->time_in_prompts() - m_prompted_before);
 }
 
-HostKeyPolicy SshConnection::host_key_policy() const {
+HostKeyPolicy SshConnector::host_key_policy() const {
   HostKeyPolicy policy;
   policy.files = m_target.known_hosts_files;
   if (policy.files.empty()) policy.files.push_back(m_target.options.known_hosts);
@@ -255,16 +239,37 @@ HostKeyPolicy SshConnection::host_key_policy() const {
   return policy;
 }
 
-void SshConnection::step_connecting(Clock::time_point now) {
+Clock::time_point SshConnector::deadline() const {
+  if (m_phase == Phase::gate) return m_now + k_gate_poll;
+  if (m_phase == Phase::backoff) return m_backoff_until;
+  return attempt_deadline();
+}
+
+void SshConnector::poll_fds(std::vector<pollfd>& out) const {
+  if (m_fd < 0 || m_phase == Phase::backoff || m_phase == Phase::failed) return;
+  short events = POLLOUT;
+  if (m_phase != Phase::tcp_connect) {
+    events = POLLIN;
+    if (m_session &&
+        (libssh2_session_block_directions(m_session) & LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
+      events |= POLLOUT;
+    }
+  }
+  out.push_back(pollfd{m_fd, events, 0});
+}
+
+bool SshConnector::step(Clock::time_point now) {
+  m_now = now;
+  m_progressed = false;
   if (m_phase == Phase::backoff) {
-    if (now < m_backoff_until) return;
+    if (now < m_backoff_until) return m_progressed;
     m_phase = Phase::gate;
   }
   if (m_phase == Phase::gate) {
-    if (!enter_gate()) return;
+    if (!enter_gate()) return m_progressed;
     m_progressed = true;
     begin_transport();
-    if (m_state == State::failed) return;
+    if (m_phase == Phase::failed) return m_progressed;
   }
   if (now >= attempt_deadline()) {
     const char* doing = m_phase == Phase::tcp_connect ? "connecting"
@@ -274,16 +279,17 @@ void SshConnection::step_connecting(Clock::time_point now) {
     fail(ErrorKind::timeout,
          fmt::format("{}: timed out after {} while {}", m_display,
                      describe_duration(m_target.options.connect_timeout), doing));
-    return;
+    return m_progressed;
   }
   // Each phase that ends goes on to the next at once.
-  if (m_phase == Phase::tunnel && !step_tunnel()) return;
-  if (m_phase == Phase::tcp_connect && !step_tcp_connect()) return;
-  if (m_phase == Phase::handshake && !step_handshake(now)) return;
-  if (m_phase == Phase::authenticate) step_authenticate(now);
+  if (m_phase == Phase::tunnel && !step_tunnel()) return m_progressed;
+  if (m_phase == Phase::tcp_connect && !step_tcp_connect()) return m_progressed;
+  if (m_phase == Phase::handshake && !step_handshake(now)) return m_progressed;
+  if (m_phase == Phase::authenticate) step_authenticate();
+  return m_progressed;
 }
 
-bool SshConnection::step_tunnel() {
+bool SshConnector::step_tunnel() {
   if (m_tunnel->state == Tunnel::State::waiting) return false;
   m_progressed = true;
   if (m_tunnel->state == Tunnel::State::failed) {
@@ -294,10 +300,10 @@ bool SshConnection::step_tunnel() {
   m_fd = m_tunnel->take_fd();
   m_tunnel.reset();
   begin_handshake();
-  return m_state != State::failed;
+  return m_phase != Phase::failed;
 }
 
-bool SshConnection::step_tcp_connect() {
+bool SshConnector::step_tcp_connect() {
   int result = tcp_connect_result(m_fd);
   if (result < 0) return false;
   if (result > 0) {
@@ -314,10 +320,10 @@ bool SshConnection::step_tcp_connect() {
   }
   m_progressed = true;
   begin_handshake();
-  return m_state != State::failed;
+  return m_phase != Phase::failed;
 }
 
-bool SshConnection::step_handshake(Clock::time_point now) {
+bool SshConnector::step_handshake(Clock::time_point now) {
   int rc = libssh2_session_handshake(m_session, m_fd);
   if (rc == LIBSSH2_ERROR_EAGAIN) return false;
   m_progressed = true;
@@ -340,19 +346,19 @@ bool SshConnection::step_handshake(Clock::time_point now) {
   return true;
 }
 
-void SshConnection::handshake_failed(Clock::time_point now) {
-  bool banner_seen = has_ssh_banner(m_first_bytes);
+void SshConnector::handshake_failed(Clock::time_point now) {
+  bool banner_seen = has_ssh_banner(m_inbound.first_bytes);
   // sshd says so when it drops a handshake beyond MaxStartups: then keep
   // trying for as long as a connection may take. Any other close before
   // the banner is retried a few times.
-  bool max_startups = m_first_bytes.find("MaxStartups") != std::string::npos;
+  bool max_startups = m_inbound.first_bytes.find("MaxStartups") != std::string::npos;
   bool retry = max_startups ? now - m_first_attempt < m_target.options.connect_timeout
                             : m_handshake_attempt < k_max_handshake_attempts;
   if (!banner_seen && retry) {
     // Allow fewer at once, and try again shortly, at a jittered time so
     // that a burst spreads out.
     if (m_target.context) m_target.context->handshake_refused(m_gate_key);
-    destroy_session();
+    drop_transport();
     std::uniform_real_distribution<double> jitter(0.5, 1.5);
     auto backoff = std::min<Clock::duration>(
         k_first_backoff * (1 << std::min(m_handshake_attempt - 1, 10)), k_max_backoff);
@@ -371,9 +377,9 @@ void SshConnection::handshake_failed(Clock::time_point now) {
                      "run it by hand to see why",
                      m_display, m_target.proxy_command, m_handshake_attempt));
   } else if (!banner_seen) {
-    std::string said = m_first_bytes.empty()
+    std::string said = m_inbound.first_bytes.empty()
                            ? std::string()
-                           : fmt::format(" (it said \"{}\")", first_line(m_first_bytes));
+                           : fmt::format(" (it said \"{}\")", first_line(m_inbound.first_bytes));
     fail(ErrorKind::connect,
          fmt::format("{}: the server closed the connection before the SSH handshake{}, "
                      "{} times; is it an SSH server? sshd's MaxStartups may be refusing "
@@ -385,7 +391,7 @@ void SshConnection::handshake_failed(Clock::time_point now) {
   }
 }
 
-AuthSettings SshConnection::auth_settings() const {
+AuthSettings SshConnector::auth_settings() const {
   AuthSettings settings;
   settings.user = m_target.user;
   settings.host = m_target.name;
@@ -406,7 +412,7 @@ AuthSettings SshConnection::auth_settings() const {
   return settings;
 }
 
-void SshConnection::step_authenticate(Clock::time_point now) {
+void SshConnector::step_authenticate() {
   Authenticator::Progress progress = m_auth->step();
   if (progress == Authenticator::Progress::pending) return;
   m_progressed = true;
@@ -421,9 +427,24 @@ void SshConnection::step_authenticate(Clock::time_point now) {
   leave_gate();
   libssh2_keepalive_config(m_session, 1, 1);
   m_phase = Phase::ready;
-  m_state = State::ready;
-  m_was_ready = true;
-  m_last_inbound = now;
+}
+
+void SshConnector::fail(ErrorKind kind, const std::string& message) {
+  leave_gate();
+  m_error = {kind, message};
+  m_phase = Phase::failed;
+}
+
+void SshConnector::drop_transport() {
+  leave_gate();
+  m_tunnel.reset();
+  m_auth.reset();
+  free_session(m_session, m_fd);
+  if (m_fd >= 0) {
+    ::close(m_fd);
+    m_fd = -1;
+  }
+  m_proxy.reset();
 }
 
 }  // namespace runner::ssh

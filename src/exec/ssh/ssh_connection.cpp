@@ -1,7 +1,8 @@
 // One SSH connection as the pool and the event loop see it: what it
 // waits for, its steps, the work it takes and gives back, and how it ends.
-// Setting up is its SshConnector (ssh_connector.cpp), the session's channels
-// ssh_channel_pool.cpp, and what runs on them ssh_exec_channel.cpp,
+// Setting up is its SshConnector (ssh_connector.cpp), the session's
+// channels ssh_session.cpp and which work goes where its ChannelPool
+// (ssh_channel_pool.cpp), and what runs on them ssh_exec_channel.cpp,
 // ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp. Every libssh2 call is
 // non-blocking; after LIBSSH2_ERROR_EAGAIN the same call is repeated with
 // the same arguments on a later step. Threading: none.
@@ -26,7 +27,7 @@ SshConnection::SshConnection(const HostTarget& target, HostHints& hints, TaskSin
       m_via(std::move(via)),
       m_connector(std::make_unique<SshConnector>(target, hints, m_via.get(), m_inbound)),
       m_random(std::random_device{}()),
-      m_limit(hints.channel_limit) {}
+      m_pool(hints.channel_limit) {}
 
 SshConnection::~SshConnection() { destroy_session(); }
 
@@ -64,12 +65,12 @@ void SshConnection::poll_fds(std::vector<pollfd>& out) const {
   }
   if (m_fd < 0 || m_phase == Phase::done) return;
   short events = POLLOUT;
-  if (!m_blocked_channel && !m_blocked_open) {
+  if (!m_pool.blocked()) {
     events = POLLIN;
     if (blocked_outbound()) events |= POLLOUT;
   }
   out.push_back(pollfd{m_fd, events, 0});
-  for (const auto& channel : m_channels) {
+  for (const auto& channel : m_pool.channels()) {
     if (const auto* tunnel = std::get_if<TunnelChannel>(&channel->per_kind)) tunnel->poll_fds(out);
   }
 }
@@ -102,7 +103,7 @@ std::optional<Clock::time_point> SshConnection::deadline() const {
   auto consider = [&](Clock::time_point at) {
     if (!next || at < *next) next = at;
   };
-  if (!m_waiting.empty() && m_refused_until > m_now) consider(m_refused_until);
+  if (std::optional<Clock::time_point> reopen = m_pool.reopen_at(m_now)) consider(*reopen);
   auto interval = m_target.options.keepalive_interval;
   if (interval.count() > 0 && m_busy_since != Clock::time_point{}) {
     Clock::time_point since = std::max(m_inbound.last_inbound, m_busy_since);
@@ -112,28 +113,20 @@ std::optional<Clock::time_point> SshConnection::deadline() const {
   return next;
 }
 
+bool SshConnection::accepts_work(Clock::time_point now) const {
+  return m_state == State::ready && m_pool.accepts_work(now);
+}
+
+int SshConnection::load() const { return m_pool.load(); }
+
 void SshConnection::add_work(ChannelWork work) {
-  if (work.kind == ChannelWork::Kind::signal) {
-    auto first_job = std::find_if(m_waiting.begin(), m_waiting.end(), [](const ChannelWork& w) {
-      return w.kind != ChannelWork::Kind::signal;
-    });
-    m_waiting.insert(first_job, std::move(work));
-  } else {
-    m_waiting.push_back(std::move(work));
-  }
+  m_pool.add(std::move(work));
   m_progressed = true;
 }
 
-std::vector<ChannelWork> SshConnection::take_returned() { return std::exchange(m_returned, {}); }
+std::vector<ChannelWork> SshConnection::take_returned() { return m_pool.take_returned(); }
 
-bool SshConnection::has_jobs() const {
-  auto is_job = [](const ChannelWork& work) { return work.kind == ChannelWork::Kind::job; };
-  if (std::any_of(m_waiting.begin(), m_waiting.end(), is_job)) return true;
-  if (m_opening && is_job(m_opening->work) && !m_opening->silent) return true;
-  return std::any_of(m_channels.begin(), m_channels.end(), [&](const auto& channel) {
-    return is_job(channel->work) && !channel->silent;
-  });
-}
+bool SshConnection::has_jobs() const { return m_pool.has_jobs(); }
 
 void SshConnection::close() {
   if (m_state == State::connecting) {
@@ -149,7 +142,7 @@ void SshConnection::close() {
 
 void SshConnection::abandon() {
   destroy_session();
-  m_waiting.clear();
+  m_pool.clear_waiting();
   m_phase = Phase::done;
   if (m_state != State::failed) m_state = State::closed;
 }
@@ -159,34 +152,22 @@ void SshConnection::drop(const std::string& reason) {
   destroy_session();
 }
 
-std::vector<TaskId> SshConnection::lost_jobs() const { return m_lost; }
+std::vector<TaskId> SshConnection::lost_jobs() const { return m_pool.lost_jobs(); }
 
-std::vector<ChannelWork> SshConnection::take_unstarted() { return std::exchange(m_unstarted, {}); }
+std::vector<ChannelWork> SshConnection::take_unstarted() { return m_pool.take_unstarted(); }
 
 void SshConnection::fail(ErrorKind kind, const std::string& message) {
   debug_log::step("{}", message);
   m_state = State::failed;
   m_error = {kind, message};
   m_phase = Phase::done;
-  while (!m_waiting.empty()) {
-    m_unstarted.push_back(std::move(m_waiting.front()));
-    m_waiting.pop_front();
-  }
+  m_pool.keep_unstarted();
 }
 
 void SshConnection::lose(const std::string& reason) {
   if (m_state == State::failed) return;
   debug_log::step("{}: connection lost: {}", m_display, reason);
-  auto collect = [&](Channel& channel) {
-    if (channel.silent || channel.idle()) return;
-    if (channel.exec_attempted) {
-      if (channel.work.kind == ChannelWork::Kind::job) m_lost.push_back(channel.work.job);
-    } else {
-      m_unstarted.push_back(channel.work);
-    }
-  };
-  for (auto& channel : m_channels) collect(*channel);
-  if (m_opening) collect(*m_opening);
+  m_pool.lose_channels();
   fail(ErrorKind::disconnected, fmt::format("{}: connection lost: {}", m_display, reason));
 }
 
@@ -196,12 +177,10 @@ void SshConnection::destroy_session() {
     m_display = m_connector->display();
     m_connector.reset();
   }
-  m_blocked_channel = nullptr;
-  m_blocked_open = false;
+  m_pool.forget_blocked();
   // Freeing the session closes its channels.
   free_session(m_session, m_fd);
-  m_channels.clear();
-  m_opening.reset();
+  m_pool.drop_channels();
   if (m_fd >= 0) {
     ::close(m_fd);
     m_fd = -1;

@@ -8,9 +8,11 @@
 // carries tunnels instead of jobs.
 // Setting up, up to the ready session, is an SshConnector of its own
 // (ssh_connector.h), which it owns while connecting; what the server sent is
-// an InboundTrace (ssh_inbound.h) both see. Its members are defined by
-// concept: ssh_connection.cpp (the event-loop interface, taking work,
-// ending), ssh_channel_pool.cpp, ssh_exec_channel.cpp,
+// an InboundTrace (ssh_inbound.h) both see; the channels, the work waiting
+// for one and sshd's limit on them are its ChannelPool (ssh_channel_pool.h).
+// Its members are defined by concept: ssh_connection.cpp (the event-loop
+// interface, taking work, ending), ssh_session.cpp (opening and stepping
+// channels, keepalive, disconnect), ssh_exec_channel.cpp,
 // ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp; a channel and its kinds
 // are ssh_channel.h.
 // Threading: none; the pool (ssh_executor.cpp) steps it from the event loop.
@@ -18,7 +20,6 @@
 
 #include <poll.h>
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <random>
@@ -28,6 +29,7 @@
 
 #include "runner/exec/launcher.h"
 #include "ssh_channel.h"
+#include "ssh_channel_pool.h"
 #include "ssh_common.h"
 #include "ssh_connector.h"
 #include "ssh_inbound.h"
@@ -116,10 +118,12 @@ class SshConnection {
   // ssh_connection.cpp: while connecting, what m_connector's step ended in.
   void after_connecting();
 
-  // ssh_channel_pool.cpp: the session and its channels.
+  // ssh_session.cpp: the session and its channels.
   void step_session(Clock::time_point now);
   void maybe_start_pump();
   Outcome step_open();
+  // The channel being opened (pool's opening()) got its handle.
+  Outcome opened(Channel& opening, LIBSSH2_CHANNEL* handle);
   // Steps a channel: its kind's steps (step_exec, step_tunnel), then the
   // close every kind ends with (step_ending).
   Outcome step_channel(Channel& channel);
@@ -130,13 +134,6 @@ class SshConnection {
   // What libssh2's `rc` means here: 0, and an error that ends only the
   // channel, are progressed.
   Outcome classify(int rc, Channel* channel);
-  // Channels that carry work (idle launchers do not).
-  long busy_channels() const;
-  // Launchers that end because a job left processes behind on them: they
-  // hold their sessions until those end.
-  long retired_launchers() const;
-  // Hands every waiting job and signal back to the pool (take_returned).
-  void return_waiting_work();
   // Why the socket broke, as precisely as known.
   std::string socket_failure() const;
 
@@ -162,8 +159,7 @@ class SshConnection {
   void send_signal(Channel& channel, int signal);
 
   // ssh_launcher_channel.cpp: the channel protocol and launchers.
-  // Launchers: give waiting work to idle ones, and run one's steps.
-  void assign_to_launchers();
+  // A launcher's steps.
   Outcome step_launcher(Channel& channel);
   // Gives the channel a fresh token and the scanners that look for it.
   void start_markers(Channel& channel);
@@ -216,19 +212,9 @@ class SshConnection {
 
   Clock::time_point m_busy_since{};
   Clock::time_point m_last_keepalive{};
+  bool m_progressed = false;  // the last step did something
 
-  std::deque<ChannelWork> m_waiting;
-  std::unique_ptr<Channel> m_opening;  // the one channel being opened
-  std::vector<std::unique_ptr<Channel>> m_channels;
-  std::optional<int> m_limit;            // channels sshd allows here
-  Clock::time_point m_refused_until{};   // after a refusal below the limit
-  Clock::time_point m_last_close{};      // when a channel here last ended
-  Channel* m_blocked_channel = nullptr;  // its request is half sent
-  bool m_blocked_open = false;           // the channel open is half sent
-  bool m_progressed = false;             // the last step did something
-  std::vector<ChannelWork> m_returned;
-  std::vector<TaskId> m_lost;
-  std::vector<ChannelWork> m_unstarted;
+  ChannelPool m_pool;
 };
 
 }  // namespace runner::ssh

@@ -41,7 +41,7 @@ SshConnection::Outcome SshConnection::step_exec(Channel& channel) {
   if (exec.launcher && (channel.step == Step::exec || channel.step == Step::write_line ||
                         channel.step == Step::run)) {
     Outcome outcome = step_launcher(channel);
-    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     if (channel.step == Step::exec || channel.step == Step::write_line ||
         channel.step == Step::run) {
       return Outcome::blocked;
@@ -59,7 +59,7 @@ SshConnection::Outcome SshConnection::step_exec(Channel& channel) {
       if (answer_lost) {
         // Its script never went out, so nothing of it ran: the work waits
         // for another channel.
-        if (!channel.silent) m_waiting.push_front(std::move(channel.work));
+        if (!channel.silent) m_pool.wait_again(std::move(channel.work));
         channel.clear_work();
         channel.step = Step::release;
       } else if (channel.step == Step::exec) {
@@ -96,7 +96,7 @@ SshConnection::Outcome SshConnection::step_exec(Channel& channel) {
   }
   if (channel.step == Step::read) {
     Outcome outcome = read_channel(channel);
-    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     if (!libssh2_channel_eof(channel.handle)) return Outcome::blocked;
     channel.step = Step::close;
     m_progressed = true;
@@ -109,19 +109,16 @@ bool SshConnection::signal_task(TaskId job, int signal) {
     return work.kind == ChannelWork::Kind::job && work.job == job;
   };
   std::string why = fmt::format("stopped by SIG{} before it started", signal_name(signal));
-  for (auto it = m_waiting.begin(); it != m_waiting.end(); ++it) {
-    if (is_this(*it)) {
-      m_waiting.erase(it);
-      m_sink.task_exited(job, not_started(why, signal));
-      return true;
-    }
-  }
-  if (m_opening && is_this(m_opening->work)) {
-    if (!m_opening->silent) m_sink.task_exited(job, not_started(why, signal));
-    m_opening->silent = true;
+  if (m_pool.remove_waiting_job(job)) {
+    m_sink.task_exited(job, not_started(why, signal));
     return true;
   }
-  for (auto& channel : m_channels) {
+  if (Channel* opening = m_pool.opening(); opening && is_this(opening->work)) {
+    if (!opening->silent) m_sink.task_exited(job, not_started(why, signal));
+    opening->silent = true;
+    return true;
+  }
+  for (auto& channel : m_pool.channels()) {
     if (!is_this(channel->work)) continue;
     if (channel->silent) return true;
     if (!channel->exec_attempted) {
@@ -144,7 +141,7 @@ SshConnection::Outcome SshConnection::feed_input(Channel& channel) {
   // of libssh2.
   if (!blocked_outbound()) {
     Outcome outcome = read_channel(channel);
-    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     // The job ended without reading all of it, or was stopped: on to its end.
     if (libssh2_channel_eof(channel.handle) || channel.silent) return Outcome::progressed;
   }
@@ -191,10 +188,9 @@ void SshConnection::send_signal(Channel& channel, int signal) {
   work.job = channel.work.job;
   work.pgid = channel.exec().pgid;
   work.signal = signal;
-  int in_use = static_cast<int>(m_channels.size() + (m_opening ? 1 : 0));
-  if (m_limit && in_use >= *m_limit) {
+  if (!m_pool.has_room()) {
     // No room for another channel here; any connection to the host will do.
-    m_returned.push_back(std::move(work));
+    m_pool.give_back(std::move(work));
   } else {
     add_work(std::move(work));
   }
@@ -247,7 +243,7 @@ SshConnection::Outcome SshConnection::read_channel(Channel& channel) {
     }
     if (got < 0) {
       Outcome outcome = classify(static_cast<int>(got), &channel);
-      if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+      if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     }
   }
   return Outcome::blocked;

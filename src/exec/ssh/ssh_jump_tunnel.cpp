@@ -25,13 +25,13 @@ void TunnelChannel::poll_fds(std::vector<pollfd>& out) const {
 }
 
 SshConnection::Outcome SshConnection::open_tunnel_channel() {
-  Channel& opening = *m_opening;
+  Channel& opening = *m_pool.opening();
   TunnelChannel& bridge = opening.tunnel();
   if (!bridge.tunnel) {
     bridge.tunnel = opening.work.tunnel.lock();
     if (!bridge.tunnel) {
       // The next host's connection gave up before its tunnel was asked for.
-      m_opening.reset();
+      m_pool.drop_opening();
       m_progressed = true;
       return Outcome::progressed;
     }
@@ -39,13 +39,7 @@ SshConnection::Outcome SshConnection::open_tunnel_channel() {
   Tunnel& tunnel = *bridge.tunnel;
   LIBSSH2_CHANNEL* handle =
       libssh2_channel_direct_tcpip_ex(m_session, tunnel.host.c_str(), tunnel.port, "127.0.0.1", 22);
-  if (handle) {
-    opening.handle = handle;
-    m_channels.push_back(std::move(m_opening));
-    m_progressed = true;
-    if (!m_round_trip) m_round_trip = m_now - m_open_started;
-    return Outcome::progressed;
-  }
+  if (handle) return opened(opening, handle);
   int rc = libssh2_session_last_errno(m_session);
   if (rc == LIBSSH2_ERROR_EAGAIN || is_session_error(rc)) return classify(rc, nullptr);
   std::string why = last_error(m_session);
@@ -62,7 +56,7 @@ SshConnection::Outcome SshConnection::open_tunnel_channel() {
   tunnel.state = Tunnel::State::failed;
   tunnel.error = {ErrorKind::connect, fmt::format("{} refused a tunnel to {}:{} ({}){}", m_display,
                                                   tunnel.host, tunnel.port, why, hint)};
-  m_opening.reset();
+  m_pool.drop_opening();
   m_progressed = true;
   return Outcome::progressed;
 }
@@ -121,7 +115,7 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
     }
     if (got == 0) break;
     Outcome outcome = classify(static_cast<int>(got), &channel);
-    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     break;
   }
   if (bridge.to_local.empty() && libssh2_channel_eof(channel.handle)) {
@@ -140,7 +134,7 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
       }
       if (written == 0) break;
       Outcome outcome = classify(static_cast<int>(written), &channel);
-      if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+      if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
       break;
     }
     if (bridge.local_eof) {
@@ -170,7 +164,7 @@ SshConnection::Outcome SshConnection::step_tunnel(Channel& channel) {
   if (channel.step == Step::bridge) {
     bool done = false;
     Outcome outcome = pump_tunnel(channel, done);
-    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     if (!done) return Outcome::blocked;
     ::close(bridge.bridge_fd);
     bridge.bridge_fd = -1;

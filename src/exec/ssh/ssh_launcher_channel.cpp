@@ -35,22 +35,6 @@ void SshChannel::clear_work() {
   if (state.err_marker) state.err_marker->reset();
 }
 
-void SshConnection::assign_to_launchers() {
-  for (auto& channel : m_channels) {
-    if (m_waiting.empty()) return;
-    if (!channel->is_launcher() || channel->step != Channel::Step::run || !channel->idle())
-      continue;
-    ChannelWork::Kind kind = m_waiting.front().kind;
-    if (kind != ChannelWork::Kind::job && kind != ChannelWork::Kind::signal) return;
-    // A job that reads input has a channel of its own.
-    if (!m_waiting.front().input.empty()) return;
-    channel->work = std::move(m_waiting.front());
-    m_waiting.pop_front();
-    channel->step = Channel::Step::write_line;
-    m_progressed = true;
-  }
-}
-
 SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
   ExecChannel& exec = channel.exec();
   using Step = Channel::Step;
@@ -66,7 +50,7 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
     m_progressed = true;
     if (answer_lost) {
       // No job was sent on this channel yet: it waits for another.
-      m_waiting.push_front(std::move(channel.work));
+      m_pool.wait_again(std::move(channel.work));
       channel.clear_work();
       channel.step = Step::release;
     }
@@ -100,13 +84,13 @@ SshConnection::Outcome SshConnection::step_launcher(Channel& channel) {
   }
   if (channel.step == Step::run) {
     Outcome outcome = read_channel(channel);
-    if (outcome == Outcome::broken || m_blocked_channel == &channel) return outcome;
+    if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     if (!channel.idle() && exec.out_marker->ended() && exec.err_marker->ended()) {
       m_progressed = true;
       if (exec.out_marker->word() == k_launcher_busy) {
         // The previous job left processes that may write here: retire this
         // launcher; its job, which did not run, waits for another.
-        if (!channel.silent) m_waiting.push_front(std::move(channel.work));
+        if (!channel.silent) m_pool.wait_again(std::move(channel.work));
         channel.clear_work();
         channel.step = Step::send_eof;
         return Outcome::progressed;
@@ -214,7 +198,7 @@ void SshConnection::launcher_closed(Channel& channel) {
   if (status == k_launcher_unavailable && !exec.pgid_known) {
     // No `setsid` there: nothing ran. From now on, a channel per job.
     m_hints.no_launcher = true;
-    if (!channel.silent) m_waiting.push_front(std::move(channel.work));
+    if (!channel.silent) m_pool.wait_again(std::move(channel.work));
     channel.clear_work();
     m_progressed = true;
     return;

@@ -252,11 +252,15 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
   JobMetrics metrics;
   // Where the run brought them, if that is still there (it is named as
   // the run saw it: a relative path is the run's working directory's).
-  std::optional<std::vector<fs::path>> files;
-  if (!job.outputs_folder.empty()) files = regular_files_under(job.outputs_folder);
-  if (!files && (job.attempt > 1 || collected.has(job.id)))
-    files = regular_files_under(attempt_outputs_dir(outputs_dir(state_dir), job.id, job.attempt));
-  for (const fs::path& file : files.value_or(std::vector<fs::path>())) {
+  std::optional<FolderFiles> folder;
+  if (!job.outputs_folder.empty()) folder = regular_files_under(job.outputs_folder);
+  if (!folder && (job.attempt > 1 || collected.has(job.id)))
+    folder = regular_files_under(attempt_outputs_dir(outputs_dir(state_dir), job.id, job.attempt));
+  if (folder && folder->cut_short && warn)
+    warn(fmt::format("#{}: its outputs folder holds more than {} entries; numbers are read from "
+                     "the files among the first {} only",
+                     job.id, k_folder_files_entries, k_folder_files_entries));
+  for (const fs::path& file : folder ? folder->files : std::vector<fs::path>()) {
     Result<std::string> text = numbers_text(file);
     if (!text) {
       if (warn)

@@ -45,22 +45,23 @@ TEST(RegularFilesUnder, ListsNestedFilesInPathOrderAsTheRecursiveWalkDoes) {
   fs::create_symlink(dir.file("nowhere"), dir.file("out/dangling.json"));
   ASSERT_EQ(::mkfifo(dir.file("out/fifo.json").c_str(), 0600), 0);
 
-  std::optional<std::vector<fs::path>> files = regular_files_under(dir.file("out"));
+  std::optional<FolderFiles> files = regular_files_under(dir.file("out"));
   ASSERT_TRUE(files);
   std::vector<fs::path> expected = {dir.file("out/a/deeper/y.json"), dir.file("out/a/z.tsv"),
                                     dir.file("out/a-b.csv"), dir.file("out/b.json"),
                                     dir.file("out/linked.json")};
-  EXPECT_EQ(*files, expected);
-  EXPECT_EQ(*files, walked(dir.file("out")));
+  EXPECT_EQ(files->files, expected);
+  EXPECT_FALSE(files->cut_short);
+  EXPECT_EQ(files->files, walked(dir.file("out")));
 }
 
 TEST(RegularFilesUnder, AFolderThatIsALinkIsListedThroughIt) {
   TempDir dir;
   dir.write("real/r.json", "{}");
   fs::create_directory_symlink(dir.file("real"), dir.file("link"));
-  std::optional<std::vector<fs::path>> files = regular_files_under(dir.file("link"));
+  std::optional<FolderFiles> files = regular_files_under(dir.file("link"));
   ASSERT_TRUE(files);
-  EXPECT_EQ(*files, std::vector<fs::path>{dir.file("link/r.json")});
+  EXPECT_EQ(files->files, std::vector<fs::path>{dir.file("link/r.json")});
 }
 
 TEST(RegularFilesUnder, NothingWhenThereIsNoFolderButAnEmptyListForAnEmptyOne) {
@@ -69,9 +70,9 @@ TEST(RegularFilesUnder, NothingWhenThereIsNoFolderButAnEmptyListForAnEmptyOne) {
   fs::create_directory(dir.file("empty"));
   EXPECT_FALSE(regular_files_under(dir.file("missing")));
   EXPECT_FALSE(regular_files_under(dir.file("file.json")));
-  std::optional<std::vector<fs::path>> empty = regular_files_under(dir.file("empty"));
+  std::optional<FolderFiles> empty = regular_files_under(dir.file("empty"));
   ASSERT_TRUE(empty);
-  EXPECT_TRUE(empty->empty());
+  EXPECT_TRUE(empty->files.empty());
 }
 
 TEST(RegularFilesUnder, AFolderDeeperThanTheBoundIsNotListed) {
@@ -85,10 +86,27 @@ TEST(RegularFilesUnder, AFolderDeeperThanTheBoundIsNotListed) {
   }
   dir.write(deep + "/too-deep.json", "{}");
   fs::path folder = dir.file("out");
-  std::optional<std::vector<fs::path>> files = regular_files_under(folder);
+  std::optional<FolderFiles> files = regular_files_under(folder);
   ASSERT_TRUE(files.has_value());
-  ASSERT_EQ(files->size(), 1u);
-  EXPECT_EQ(files->front().filename(), "shallow.json");
+  ASSERT_EQ(files->files.size(), 1u);
+  EXPECT_EQ(files->files.front().filename(), "shallow.json");
+}
+
+TEST(RegularFilesUnder, NoMoreEntriesThanTheBoundAreLookedAtAndTheListSaysItIsCutShort) {
+  // A folder a job (or whoever else writes there) filled with more entries
+  // than any output holds: listed to the bound, not held whole.
+  TempDir dir;
+  for (int i = 0; i < 30; ++i) dir.write("out/f" + std::to_string(i) + ".json", "{}");
+  dir.write("out/sub/g.json", "{}");
+  std::optional<FolderFiles> cut = regular_files_under(dir.file("out"), 10);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_TRUE(cut->cut_short);
+  EXPECT_LE(cut->files.size(), 10u);
+  EXPECT_GE(cut->files.size(), 9u);  // the subfolder may be among the first ten
+  std::optional<FolderFiles> whole = regular_files_under(dir.file("out"), 32);
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_FALSE(whole->cut_short);
+  EXPECT_EQ(whole->files.size(), 31u);
 }
 
 }  // namespace

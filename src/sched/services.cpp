@@ -53,9 +53,9 @@ bool Services::starting() const {
                      [&](JobId id) { return !m_runs.at(id).ready; });
 }
 
-Params Services::variables_for(const Job& job, const Task& task) const {
+Params Services::variables_for(const JobSpec& spec, const NodeLayout* layout, int rank) const {
   Params variables;
-  if (job.layout) variables = multi_node_variables(job.spec, *job.layout, task.rank);
+  if (layout) variables = multi_node_variables(spec, *layout, rank);
   variables.insert(variables.end(), m_variables.begin(), m_variables.end());
   return variables;
 }

@@ -328,10 +328,8 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
   std::vector<std::string> commands;
   for (std::size_t rank = 0; rank < placement.size(); ++rank) {
     const std::vector<int>& slots = placement[rank];
-    Params builtins;
-    if (layout) builtins = multi_node_variables(job, *layout, static_cast<int>(rank));
-    builtins.insert(builtins.end(), m_services.variables().begin(), m_services.variables().end());
-    Result<std::string> command = render_job(job, m_fleet, slots, builtins);
+    Result<std::string> command = render_job(
+        job, m_fleet, slots, m_services.variables_for(job, layout, static_cast<int>(rank)));
     if (!command) {
       const std::string& host = m_fleet.hosts[m_fleet.slots[slots.front()].host].name;
       report_once(fmt::format("the next job (queue line {}): {}{}; edit the queue to go on",

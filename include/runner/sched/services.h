@@ -86,8 +86,12 @@ class Services {
   // first service to give a name keeps it).
   const Params& variables() const { return m_variables; }
   // The variables a task's templates see besides its slots' and its job's:
-  // its rank's, and what ready services gave.
-  Params variables_for(const Job& job, const Task& task) const;
+  // its rank's (of `layout`, for a job that spans hosts), and what ready
+  // services gave.
+  Params variables_for(const JobSpec& spec, const NodeLayout* layout, int rank) const;
+  Params variables_for(const Job& job, const Task& task) const {
+    return variables_for(job.spec, job.layout ? &*job.layout : nullptr, task.rank);
+  }
 
   // Readiness. Each is true when the service became ready by it: the jobs
   // after it may start.

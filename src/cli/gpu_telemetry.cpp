@@ -1,7 +1,6 @@
 #include "gpu_telemetry.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <set>
@@ -62,7 +61,7 @@ void GpuTelemetry::job_launched(const Job& job) {
   for (int host : hosts) {
     HostMonitor& monitor = m_hosts[host];
     if (++monitor.jobs == 1 && monitor.state == MonitorState::idle && has_gpu_slots(host) &&
-        static_cast<std::size_t>(host) < m_executors.size())
+        static_cast<std::size_t>(host) < m_host_ops.size())
       start_monitor(host);
   }
 }
@@ -79,11 +78,9 @@ void GpuTelemetry::start_monitor(int host) {
   monitor.partial.clear();
   // What an earlier monitor of the host says late is not this one's.
   int generation = ++monitor.generation;
-  monitor.command = m_executors[host]->run_command_streaming(
+  monitor.command = m_host_ops[host]->run_command_streaming(
       gpu_monitor_command(m_period),
-      [this, host, generation](std::string_view bytes) {
-        monitor_output(host, generation, bytes);
-      },
+      [this, host, generation](std::string_view bytes) { monitor_output(host, generation, bytes); },
       [this, host, generation](const JobExit& exit, const std::string&) {
         monitor_ended(host, generation, exit);
       });
@@ -94,7 +91,7 @@ void GpuTelemetry::stop_monitor(int host) {
   monitor.restart_at.reset();
   if (monitor.state != MonitorState::running) return;
   monitor.state = MonitorState::idle;
-  m_executors[host]->signal_task(monitor.command, SIGKILL);
+  m_host_ops[host]->stop_command(monitor.command);
   monitor.command = 0;
 }
 

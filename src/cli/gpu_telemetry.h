@@ -42,7 +42,7 @@
 #include "runner/config/gpu_energy.h"
 #include "runner/config/hosts.h"
 #include "runner/core/pollable.h"
-#include "runner/exec/executor.h"
+#include "runner/exec/host_ops.h"
 #include "runner/sched/job.h"
 #include "runner/state/gpu_power_series.h"
 
@@ -83,8 +83,9 @@ class GpuTelemetry final : public Pollable {
     m_figures_sink = std::move(sink);
   }
 
-  // The run's executors, one per host (Fleet::hosts order); before any job.
-  void attach(std::vector<Executor*> executors) { m_executors = std::move(executors); }
+  // The typed operations on the run's hosts, one per host (Fleet::hosts
+  // order); before any job.
+  void attach(std::vector<HostOps*> host_ops) { m_host_ops = std::move(host_ops); }
 
   // Starts the monitors of the job's hosts that have none.
   void job_launched(const Job& job);
@@ -180,7 +181,7 @@ class GpuTelemetry final : public Pollable {
   std::chrono::milliseconds m_period;
   std::function<void(const std::string&)> m_warn;
   ClockSource m_clock;
-  std::vector<Executor*> m_executors;
+  std::vector<HostOps*> m_host_ops;
   std::vector<HostMonitor> m_hosts;
   std::map<TaskId, Clock::time_point> m_task_starts;
   std::vector<AwaitedFigures> m_awaited;

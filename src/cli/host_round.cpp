@@ -12,6 +12,7 @@ void HostRound::run(const Fleet& fleet, std::shared_ptr<SshContext> ssh,
   m_left = fleet.hosts.size();
   FleetConnections connections(fleet, std::move(ssh), *this);
   m_executors = connections.executors();
+  m_host_ops = connections.host_ops();
   connections.connect();
   while (m_left > 0) {
     if (deadline && Clock::now() >= *deadline) {

@@ -24,6 +24,7 @@
 #include "runner/config/multi_node.h"
 #include "runner/core/printable.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/host_ops.h"
 #include "runner/probe/net_check_scripts.h"
 #include "runner/probe/net_reachability.h"
 #include "runner/ui/console.h"
@@ -94,13 +95,14 @@ class NetCheck final : public ExecutorEvents {
   explicit NetCheck(std::vector<NetHostCheck>& checks) : m_checks(checks) {}
 
   void set_executors(std::vector<Executor*> executors) { m_executors = std::move(executors); }
+  void set_host_ops(std::vector<HostOps*> host_ops) { m_host_ops = std::move(host_ops); }
 
   void host_ready(int host) override {
     m_checks[host].phase = NetHostCheck::Phase::surveying;
-    m_executors[host]->run_command(host_survey_command(),
-                                   [this, host](const JobExit& exit, const std::string& output) {
-                                     surveyed(host, exit, output);
-                                   });
+    m_host_ops[host]->run_command(host_survey_command(),
+                                  [this, host](const JobExit& exit, const std::string& output) {
+                                    surveyed(host, exit, output);
+                                  });
   }
 
   void host_failed(int host, const Status& error) override {
@@ -151,7 +153,7 @@ class NetCheck final : public ExecutorEvents {
   void start_prober(int host, const std::vector<ProbeTarget>& targets) {
     NetHostCheck& check = m_checks[host];
     check.phase = NetHostCheck::Phase::probing;
-    m_executors[host]->run_command(
+    m_host_ops[host]->run_command(
         prober_command(*check.prober, check.survey.tools, targets, k_attempt_timeout_seconds),
         [this, host](const JobExit& exit, const std::string& output) {
           NetHostCheck& check = m_checks[host];
@@ -185,6 +187,7 @@ class NetCheck final : public ExecutorEvents {
 
   std::vector<NetHostCheck>& m_checks;
   std::vector<Executor*> m_executors;
+  std::vector<HostOps*> m_host_ops;
 };
 
 using Phase = NetHostCheck::Phase;
@@ -376,6 +379,7 @@ int check_network(const CheckOptions& options) {
   NetCheck net_check(checks);
   FleetConnections connections(fleet, context, net_check);
   net_check.set_executors(connections.executors());
+  net_check.set_host_ops(connections.host_ops());
   connections.connect();
 
   run_until(

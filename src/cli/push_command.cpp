@@ -14,7 +14,7 @@
 #include "runner/cli/options.h"
 #include "runner/config/config_error.h"
 #include "runner/config/hosts.h"
-#include "runner/exec/executor.h"
+#include "runner/exec/host_ops.h"
 #include "runner/ui/console.h"
 #include "subcommand.h"
 
@@ -59,9 +59,9 @@ class Pusher final : public HostRound {
   const std::vector<PutResult>& results() const { return m_results; }
 
  private:
-  void begin(int host, Executor& executor) override {
-    executor.put_files(m_files, m_to,
-                       [this, host](const PutResult& result) { finish(host, result); });
+  void begin(int host, Executor&) override {
+    host_ops(host).put_files(m_files, m_to,
+                             [this, host](const PutResult& result) { finish(host, result); });
   }
 
   void failed(int host, const std::string& why) override {

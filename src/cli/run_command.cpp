@@ -323,7 +323,7 @@ int run_jobs(const RunOptions& options) {
   GpuPowerSeriesWriter gpu_power_series(gpu_power_series_path(state_dir));
   if (gpu_telemetry) {
     gpu_telemetry->record_power_to(&gpu_power_series);
-    gpu_telemetry->attach(scheduler.executors());
+    gpu_telemetry->attach(scheduler.host_ops());
     reporter.set_gpu_telemetry(gpu_telemetry.get());
     // Each job's GPU figures, once read, in a job_gpu record beside its job_end.
     gpu_telemetry->report_figures_to([&](const JobGpuFigures& job) {
@@ -334,6 +334,7 @@ int run_jobs(const RunOptions& options) {
 
   EventLoop loop;
   for (Executor* executor : scheduler.executors()) loop.add(executor);
+  for (HostOps* ops : scheduler.host_ops()) loop.add(ops);
   Result<RunWatchers> watchers =
       watch_run(options, state_dir, queue, scheduler, status_line.get(), console);
   if (!watchers) return end_unstarted(journal, console, watchers.status());

@@ -1,7 +1,7 @@
-// Executor::get_files: a job's output files brought back over the host's
+// ShellHostOps::get_files: a job's output files brought back over the host's
 // own connection, as one tar stream on the stdout of a runner's command,
 // unpacked into the job's folder as it arrives (OutputUnpacker); and
-// Executor::remove_files, which removes from the host exactly the files
+// ShellHostOps::remove_files, which removes from the host exactly the files
 // that came back, by their names as they came.
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "runner/core/lines.h"
-#include "runner/exec/executor.h"
 #include "runner/exec/output_unpacker.h"
 #include "runner/exec/shell.h"
+#include "runner/exec/shell_host_ops.h"
 
 namespace runner {
 
@@ -52,8 +52,8 @@ constexpr std::size_t k_remove_command_bytes = 32 * 1024;
 
 }  // namespace
 
-void Executor::get_files(const std::string& patterns, const std::string& into,
-                         std::function<void(const FetchedFiles&)> done) {
+void ShellHostOps::get_files(const std::string& patterns, const std::string& into,
+                             std::function<void(const FetchedFiles&)> done) {
   std::error_code error;
   std::filesystem::create_directories(into, error);
   if (error) {
@@ -83,7 +83,7 @@ void Executor::get_files(const std::string& patterns, const std::string& into,
       });
 }
 
-void Executor::remove_files(const std::vector<std::string>& paths, CommandDone done) {
+void ShellHostOps::remove_files(const std::vector<std::string>& paths, CommandDone done) {
   auto commands = std::make_shared<std::vector<std::string>>();
   for (const std::string& path : paths) {
     std::string word = " " + shell_quote(path);
@@ -95,8 +95,8 @@ void Executor::remove_files(const std::vector<std::string>& paths, CommandDone d
   run_in_turn(std::move(commands), 0, std::move(done));
 }
 
-void Executor::run_in_turn(std::shared_ptr<std::vector<std::string>> commands, std::size_t next,
-                           CommandDone done) {
+void ShellHostOps::run_in_turn(std::shared_ptr<std::vector<std::string>> commands, std::size_t next,
+                               CommandDone done) {
   const std::string& command = (*commands)[next];
   if (next + 1 == commands->size()) {
     run_command(command, std::move(done));

@@ -1,4 +1,4 @@
-// Executor::put_files: local files copied to a host over its own
+// ShellHostOps::put_files: local files copied to a host over its own
 // connection. The host lists what it has of them; the files it lacks or
 // has with another size, time or mode go as one tar archive (a
 // PushArchive, shared by the hosts that lack the same files), sent once it
@@ -15,7 +15,7 @@
 
 #include "push_archive.h"
 #include "runner/core/lines.h"
-#include "runner/exec/executor.h"
+#include "runner/exec/shell_host_ops.h"
 
 namespace runner {
 
@@ -60,14 +60,14 @@ Result<std::vector<PushFile>> local_push_files(const std::vector<std::string>& s
   return files;
 }
 
-void Executor::put_files(const std::vector<PushFile>& files, const std::string& to,
-                         std::function<void(const PutResult&)> done) {
+void ShellHostOps::put_files(const std::vector<PushFile>& files, const std::string& to,
+                             std::function<void(const PutResult&)> done) {
   auto listing = std::make_shared<std::string>();
-  TaskId listing_command = run_command_streaming(
-      host_listing_command(to, files),
+  run_transfer(
+      host_listing_command(to, files), std::nullopt,
       [listing](std::string_view bytes) { listing->append(bytes); },
       [this, files, to, listing, done = std::move(done)](const JobExit& exit,
-                                                          const std::string& errors) {
+                                                         const std::string& errors) {
         PutResult result;
         if (!exit.succeeded()) {
           result.lost = exit.lost();
@@ -97,8 +97,8 @@ void Executor::put_files(const std::vector<PushFile>& files, const std::string& 
             done(result);
             return;
           }
-          TaskId unpacking = run_command_reading(
-              unpack_command(to), archive->path(),
+          run_transfer(
+              unpack_command(to), archive->path(), nullptr,
               [archive, result, sent, to, done](const JobExit& exit,
                                                 const std::string& output) mutable {
                 if (exit.succeeded()) {
@@ -114,14 +114,12 @@ void Executor::put_files(const std::vector<PushFile>& files, const std::string& 
                 }
                 done(result);
               });
-          track_transfer(unpacking);
         });
       });
-  track_transfer(listing_command);
 }
 
-void Executor::await_archive(std::shared_ptr<PushArchive> archive,
-                             std::function<void(const Status&)> then) {
+void ShellHostOps::await_archive(std::shared_ptr<PushArchive> archive,
+                                 std::function<void(const Status&)> then) {
   if (std::optional<Status> made = archive->made()) {
     then(*made);
     return;
@@ -129,12 +127,12 @@ void Executor::await_archive(std::shared_ptr<PushArchive> archive,
   m_awaited_archives.push_back({std::move(archive), std::move(then)});
 }
 
-void Executor::poll_archive_fds(std::vector<pollfd>& out) const {
+void ShellHostOps::poll_fds(std::vector<pollfd>& out) {
   for (const AwaitedArchive& awaited : m_awaited_archives)
     if (int fd = awaited.archive->pending_fd(); fd >= 0) out.push_back({fd, POLLIN, 0});
 }
 
-void Executor::step_archives() {
+void ShellHostOps::step(Clock::time_point) {
   for (size_t i = 0; i < m_awaited_archives.size();) {
     std::optional<Status> made = m_awaited_archives[i].archive->made();
     if (!made) {

@@ -1,8 +1,13 @@
 #include "runner/exec/backend.h"
 #include "runner/exec/local_executor.h"
+#include "runner/exec/shell_host_ops.h"
 #include "runner/exec/ssh/ssh_executor.h"
 
 namespace runner {
+
+std::unique_ptr<HostOps> Backend::host_ops(Executor& executor) {
+  return std::make_unique<ShellHostOps>(executor);
+}
 
 std::vector<std::unique_ptr<Executor>> FleetBackend::executors(ExecutorEvents& events) {
   std::vector<std::unique_ptr<Executor>> executors;

@@ -23,6 +23,7 @@
 
 #include "local_launch.h"
 #include "runner/core/file_system.h"
+#include "runner/core/process_group.h"
 #include "runner/exec/docker_exec.h"
 #include "spawn_in_own_group.h"
 
@@ -81,7 +82,7 @@ class LocalExecutor final : public Executor {
   bool idle() const override { return m_jobs.empty(); }
   std::string address() const override { return m_launch->address(); }
 
-  void poll_host_fds(std::vector<pollfd>& out) override {
+  void poll_fds(std::vector<pollfd>& out) override {
     for (auto& [id, job] : m_jobs) {
       for (int fd : job.pipes)
         if (fd >= 0) out.push_back({fd, POLLIN, 0});
@@ -89,7 +90,7 @@ class LocalExecutor final : public Executor {
     }
   }
 
-  void step_host(Clock::time_point) override {
+  void step(Clock::time_point) override {
     for (auto it = m_jobs.begin(); it != m_jobs.end();) {
       JobId id = it->first;
       LocalJob& job = it->second;

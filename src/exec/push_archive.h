@@ -1,4 +1,4 @@
-// Private to exec: the tar archive a push sends (Executor::put_files),
+// Private to exec: the tar archive a push sends (ShellHostOps::put_files),
 // made by a `tar -c` of its own in a temporary folder while the event loop
 // goes on. Hosts that lack the same files share one. The folder, and a tar
 // still at work, go with the archive's last holder. Threading: none.

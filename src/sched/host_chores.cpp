@@ -1,7 +1,6 @@
 #include "runner/sched/host_chores.h"
 
 #include <fmt/format.h>
-#include <signal.h>
 
 #include "runner/config/job_render.h"
 #include "runner/sched/job_records.h"
@@ -38,7 +37,7 @@ void HostChores::collect_outputs(const Job& job) {
     std::string into = attempt_outputs_dir(m_options.outputs_dir, job.id, job.attempt);
     if (rank) into += fmt::format("/{}", *rank);
     ++m_under_way;
-    Executor& executor = m_hosts.executor(task.host);
+    HostOps& host_ops = m_hosts.ops(task.host);
     // Files named by an absolute path come back without the leading '/':
     // only relative ones are removed by what came back.
     bool absolute = patterns.rfind('/', 0) == 0 || patterns.find(" /") != std::string::npos;
@@ -49,9 +48,9 @@ void HostChores::collect_outputs(const Job& job) {
     bool cleanup = job.spec.outputs_cleanup && !absolute;
     JobId id = job.id;
     int attempt = job.attempt;
-    executor.get_files(patterns, into,
+    host_ops.get_files(patterns, into,
                        [this, id, attempt, rank, into, cleanup,
-                        &executor](const FetchedFiles& fetched) {
+                        &host_ops](const FetchedFiles& fetched) {
                          --m_under_way;
                          m_run_log.record_outputs(id, attempt, rank, into, fetched.files,
                                                   fetched.missing, outputs_problem(fetched));
@@ -60,7 +59,7 @@ void HostChores::collect_outputs(const Job& job) {
                          std::vector<std::string> paths;
                          for (const OutputFile& file : fetched.files) paths.push_back(file.path);
                          ++m_under_way;
-                         executor.remove_files(paths, [this, id](const JobExit& exit,
+                         host_ops.remove_files(paths, [this, id](const JobExit& exit,
                                                                  const std::string& output) {
                            --m_under_way;
                            if (!exit.succeeded())
@@ -75,7 +74,7 @@ void HostChores::collect_outputs(const Job& job) {
 void HostChores::remove_hostfile(const HostfileRemoval& removal) {
   for (int host : removal.hosts) {
     ++m_under_way;
-    m_hosts.executor(host).remove_files(
+    m_hosts.ops(host).remove_files(
         {removal.path}, [this, id = removal.job](const JobExit& exit, const std::string& output) {
           --m_under_way;
           if (!exit.succeeded() && !exit.lost())
@@ -93,7 +92,7 @@ void HostChores::clean_up_after(ServiceCleanup cleanup) {
   // Under way until its `after:` command is: the run does not end before.
   ++m_under_way;
   std::vector<ProcessGroup> groups{*cleanup.leftovers};
-  m_hosts.executor(cleanup.host)
+  m_hosts.ops(cleanup.host)
       .kill_leftovers(groups, [this, cleanup = std::move(cleanup)](const LeftoverCheck& check) {
         --m_under_way;
         m_services.leftovers_killed(cleanup, check);
@@ -105,7 +104,7 @@ void HostChores::run_after_command(ServiceCleanup cleanup) {
   if (!cleanup.after) return;
   ++m_under_way;
   std::string command = *cleanup.after;
-  m_hosts.executor(cleanup.host)
+  m_hosts.ops(cleanup.host)
       .run_command(command, [this, cleanup = std::move(cleanup)](const JobExit& exit,
                                                                  const std::string& output) {
         --m_under_way;
@@ -122,7 +121,7 @@ void HostChores::run_cancel_command(const Job& job, const Task& task) {
     return;
   }
   JobId id = job.id;
-  m_hosts.executor(task.host)
+  m_hosts.ops(task.host)
       .run_command(*command, [this, id](const JobExit& exit, const std::string& output) {
         if (!exit.succeeded())
           m_observer.warning(fmt::format("the cancel command of #{} failed{}{}", id,
@@ -133,7 +132,7 @@ void HostChores::run_cancel_command(const Job& job, const Task& task) {
 void HostChores::look_at_gpus(bool wanted, Clock::time_point now) {
   for (const GpuLook& look : m_gpu_gates.begin_due_looks(wanted, now)) {
     int h = look.host;
-    TaskId command = m_hosts.executor(h).run_command(
+    TaskId command = m_hosts.ops(h).run_command(
         look.command, [this, h](const JobExit& exit, const std::string& output) {
           if (m_gpu_gates.looked(h, exit, output, m_options.clock())) m_changed();
         });
@@ -144,7 +143,7 @@ void HostChores::look_at_gpus(bool wanted, Clock::time_point now) {
 void HostChores::give_up_gpu_looks(Clock::time_point now) {
   for (const GpuLookGivenUp& look : m_gpu_gates.give_up_overdue(now)) {
     m_changed();
-    m_hosts.executor(look.host).signal_task(look.command, SIGKILL);
+    m_hosts.ops(look.host).stop_command(look.command);
   }
 }
 
@@ -153,13 +152,13 @@ void HostChores::probe(const ReadinessStep& step) {
   auto answered = [this, id, probe = step.action](bool passed) {
     if (m_services.probe_answered(id, probe, passed, m_options.clock())) m_changed();
   };
-  Executor& executor = m_hosts.executor(step.host);
+  HostOps& host_ops = m_hosts.ops(step.host);
   if (step.action == ReadinessStep::Action::look_for_port)
-    executor.survey_network([answered, port = step.port](const Result<NetworkSurvey>& survey) {
+    host_ops.survey_network([answered, port = step.port](const Result<NetworkSurvey>& survey) {
       answered(survey && survey->listening_ports.count(port) > 0);
     });
   else
-    executor.run_command(step.command, [answered](const JobExit& exit, const std::string&) {
+    host_ops.run_command(step.command, [answered](const JobExit& exit, const std::string&) {
       answered(exit.succeeded());
     });
 }

@@ -12,16 +12,17 @@ bool permanent(const Status& error) {
 
 }  // namespace
 
-Hosts::Hosts(const Fleet& fleet, std::vector<std::unique_ptr<Executor>> executors,
-             const SchedulerOptions& options, RunLog& run_log, RunObserver& observer,
-             Callbacks callbacks)
-    : m_fleet(fleet),
-      m_executors(std::move(executors)),
+Hosts::Hosts(Backend& backend, ExecutorEvents& events, const SchedulerOptions& options,
+             RunLog& run_log, RunObserver& observer, Callbacks callbacks)
+    : m_fleet(backend.fleet()),
+      m_executors(backend.executors(events)),
       m_options(options),
       m_run_log(run_log),
       m_observer(observer),
       m_callbacks(std::move(callbacks)),
-      m_table(fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}) {}
+      m_table(m_fleet.hosts.size(), Backoff{options.reconnect_first, options.reconnect_longest}) {
+  for (const auto& executor : m_executors) m_ops.push_back(backend.host_ops(*executor));
+}
 
 void Hosts::connect_all() {
   for (auto& executor : m_executors) executor->connect();
@@ -142,7 +143,7 @@ void Hosts::clean(int host) {
   std::vector<OrphanJob> orphans = std::exchange(m_table[host].orphans, {});
   for (const OrphanJob& orphan : orphans) groups.push_back(orphan.group);
   const std::string& name = m_fleet.hosts[host].name;
-  m_executors[host]->kill_leftovers(
+  m_ops[host]->kill_leftovers(
       groups, [this, host, name, orphans = std::move(orphans)](const LeftoverCheck& check) mutable {
         if (!check.error.empty() && !check.lost)
           m_observer.warning(

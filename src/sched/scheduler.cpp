@@ -59,7 +59,7 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunOb
       m_observer(observer),
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
-      m_hosts(m_fleet, backend.executors(*this), m_options, m_run_log, m_observer,
+      m_hosts(backend, *this, m_options, m_run_log, m_observer,
               {[this](OrphanJob orphan) { rerun_orphan(std::move(orphan)); },
                [this] { m_queue_dirty = true; }}),
       m_slots(m_fleet),
@@ -70,6 +70,12 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunOb
       m_chores(m_fleet, m_hosts, m_options, m_services, m_gpu_gates, m_run_log, m_observer,
                [this] { m_queue_dirty = true; }),
       m_pace(m_options.take_until) {}
+
+std::vector<HostOps*> Scheduler::host_ops() const {
+  std::vector<HostOps*> host_ops;
+  for (const auto& ops : m_hosts.ops()) host_ops.push_back(ops.get());
+  return host_ops;
+}
 
 std::vector<Executor*> Scheduler::executors() const {
   std::vector<Executor*> executors;
@@ -87,7 +93,7 @@ void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
   m_cancelling = true;
   if (m_steps.pushing())
-    for (const auto& executor : m_hosts.executors()) executor->stop_transfers();
+    for (const auto& ops : m_hosts.ops()) ops->stop_transfers();
   for (auto& [id, job] : m_running) {
     job.running().cancelled = true;
     if (!job.running().kill_at) stop_job(job, now);
@@ -390,7 +396,7 @@ void Scheduler::begin(Job job, Placement placement, std::vector<std::string> com
   JobId id = job.id;
   m_slots.hold(placement, id);
   int master_host = m_gangs.stage(std::move(job), std::move(placement));
-  m_hosts.executor(master_host).survey_network(
+  m_hosts.ops(master_host).survey_network(
       [this, id](const Result<NetworkSurvey>& survey) { staged(id, survey); });
 }
 

@@ -278,7 +278,7 @@ void Scheduler::push_step(BroadcastStep step) {
                                 hosts.size(), hosts.size() == 1 ? "" : "s", to));
   m_steps.push(std::move(step), static_cast<int>(hosts.size()));
   for (int host : hosts)
-    m_hosts.executor(host).put_files(
+    m_hosts.ops(host).put_files(
         *files, to, [this, host](const PutResult& result) { step_pushed(host, result); });
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/exec/shell_host_ops.h"
 #include "support/no_executor_events.h"
 
 namespace runner {
@@ -43,10 +44,8 @@ class MonitorHost final : public Executor {
   bool idle() const override { return true; }
   std::string address() const override { return "localhost"; }
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
-
- protected:
-  void poll_host_fds(std::vector<pollfd>&) override {}
-  void step_host(Clock::time_point) override {}
+  void poll_fds(std::vector<pollfd>&) override {}
+  void step(Clock::time_point) override {}
 
  private:
   TaskId m_monitor = 0;
@@ -78,7 +77,7 @@ class GpuTelemetryTest : public ::testing::Test {
     m_job.id = 7;
     m_job.attempt = 2;
     m_job.tasks.push_back(Task{.id = 11, .host = 0, .slots = {0}});
-    m_telemetry.attach({&m_host});
+    m_telemetry.attach({&m_host_ops});
     m_telemetry.report_figures_to([this](const JobGpuFigures& job) { m_figures.push_back(job); });
   }
 
@@ -120,6 +119,7 @@ class GpuTelemetryTest : public ::testing::Test {
   Fleet m_fleet = one_gpu();
   testing::NoExecutorEvents m_events;
   MonitorHost m_host{m_events};
+  ShellHostOps m_host_ops{m_host};
   Clock::time_point m_now = at_seconds(0);
   GpuTelemetry m_telemetry{m_fleet, k_period, [](const std::string&) {}, [this] { return m_now; }};
   Job m_job;

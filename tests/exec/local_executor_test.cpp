@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "runner/exec/event_loop.h"
+#include "runner/exec/shell_host_ops.h"
 #include "support/process.h"
 
 namespace runner {
@@ -33,10 +34,12 @@ struct Recorder final : ExecutorEvents {
 struct Local : ::testing::Test {
   Recorder events;
   std::unique_ptr<Executor> executor = make_local_executor(0, events);
+  ShellHostOps host_ops{*executor};
   EventLoop loop;
 
   void SetUp() override {
     loop.add(executor.get());
+    loop.add(&host_ops);
     executor->connect();
     ASSERT_TRUE(events.ready);
   }
@@ -138,13 +141,14 @@ TEST_F(Local, EndsWhenItsShellExitsThoughALeftoverHoldsItsOutput) {
   EXPECT_EQ(testing::live_group_members(pgid), 0) << "the leftover writer outlived its pipes";
 }
 
-// The typed operations every executor offers on top of starting and
-// signalling tasks: the runner's own commands and killing leftovers.
+// The typed operations built on starting and signalling tasks
+// (ShellHostOps), on real processes: the runner's own commands and killing
+// leftovers.
 
 TEST_F(Local, AnOwnCommandsOutputAndEndGoToItsCallerNotToTheEvents) {
   std::optional<JobExit> exit;
   std::string output;
-  executor->run_command("echo cleaned; exit 4", [&](const JobExit& e, const std::string& o) {
+  host_ops.run_command("echo cleaned; exit 4", [&](const JobExit& e, const std::string& o) {
     exit = e;
     output = o;
   });
@@ -178,8 +182,8 @@ TEST_F(Local, KillLeftoversKillsTheJobsGroupsThatStillLiveAndLeavesOthers) {
   ProcessGroup unmarked{unmarked_job.pid(), ""};
 
   std::optional<LeftoverCheck> check;
-  executor->kill_leftovers({living, gone, left, reused, unmarked},
-                            [&](const LeftoverCheck& c) { check = c; });
+  host_ops.kill_leftovers({living, gone, left, reused, unmarked},
+                          [&](const LeftoverCheck& c) { check = c; });
   run_until([&] { return check.has_value() && events.exits.count(1) > 0; });
   EXPECT_EQ(check->killed, (std::vector<long>{living.id, left.id, unmarked.id}));
   EXPECT_EQ(check->kept, std::vector<long>{reused.id});

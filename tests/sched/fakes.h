@@ -1,6 +1,6 @@
 // Test doubles for the scheduler: a scripted Executor that records what
-// ran, an in-memory JobSource, an observer that records what it is told, and
-// a run log that records what is written to it and can refuse to sync.
+// ran, HostOps that answer with scripted typed values, an in-memory JobSource, an observer that
+// records what it is told, and a run log that records what is written to it and can refuse to sync.
 #pragma once
 
 #include <fmt/format.h>
@@ -93,10 +93,10 @@ class FakeExecutor final : public Executor {
     return reached_as.empty() ? "10.0.0." + std::to_string(host() + 1) : reached_as;
   }
   std::string reached_as;  // address(); empty: 10.0.0.<host + 1>
-  void poll_host_fds(std::vector<pollfd>&) override {}
+  void poll_fds(std::vector<pollfd>&) override {}
   std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
 
-  void step_host(Clock::time_point) override {
+  void step(Clock::time_point) override {
     if (std::exchange(m_end_allocation, false)) {
       report_failed(Status{ErrorKind::ended, "Slurm is ending allocation 7 (state COMPLETING)"});
       for (auto& [id, o] : std::exchange(m_jobs, {}))
@@ -141,13 +141,124 @@ class FakeExecutor final : public Executor {
   bool m_end_allocation = false;
 };
 
-// Makes fake executors, and lets the test reach them.
+// A host's typed operations, answered with scripted values. Each runs as an
+// own task of the host's FakeExecutor, the runner's commands under their
+// own text and the typed operations under their name (k_survey, ...): it
+// takes the steps the executor's `outcome` gives it, is lost with the
+// host, and shows in FakeRun::control_sent; when it exits 0 its answer is
+// the scripted value.
+class FakeHostOps final : public HostOps {
+ public:
+  static constexpr const char* k_survey = "survey_network";
+  static constexpr const char* k_kill_leftovers = "kill_leftovers";
+  static constexpr const char* k_get_files = "get_files";
+  static constexpr const char* k_put_files = "put_files";
+  static constexpr const char* k_remove_files = "remove_files";
+
+  explicit FakeHostOps(FakeExecutor& executor) : m_executor(executor) {}
+
+  // Scripting.
+  // survey_network's answer, each time it is asked.
+  std::function<NetworkSurvey()> survey = [] { return NetworkSurvey{}; };
+  // kill_leftovers's answer for the groups asked about (by default none
+  // was found).
+  std::function<LeftoverCheck(const std::vector<ProcessGroup>& groups)> leftovers =
+      [](const std::vector<ProcessGroup>&) { return LeftoverCheck{}; };
+  FetchedFiles fetched;  // get_files's answer
+  PutResult put;         // put_files's answer
+
+  // Recording.
+  int surveys = 0;
+  std::vector<std::vector<ProcessGroup>> leftover_checks;  // kill_leftovers's groups, each call
+  std::vector<std::vector<std::string>> removals;          // remove_files's paths, each call
+  std::vector<std::string> fetches;                        // get_files's patterns, each call
+  std::vector<std::string> puts;                           // put_files's folder, each call
+  int transfer_stops = 0;
+  std::vector<TaskId> stopped;  // stop_command's commands
+
+  TaskId run_command(const std::string& command, CommandDone done) override {
+    return run_command_streaming(command, nullptr, std::move(done));
+  }
+  TaskId run_command_streaming(const std::string& command,
+                               std::function<void(std::string_view)> on_stdout,
+                               CommandDone done) override {
+    auto output = std::make_shared<std::string>();
+    return m_executor.start_own_task(
+        command, {[output, on_stdout](OutputStream stream, std::string_view bytes) {
+                    if (on_stdout && stream == OutputStream::out)
+                      on_stdout(bytes);
+                    else
+                      output->append(bytes);
+                  },
+                  [output, done](const JobExit& exit) { done(exit, *output); }});
+  }
+  void stop_command(TaskId command) override {
+    stopped.push_back(command);
+    m_executor.signal_task(command, 9);
+  }
+  void kill_leftovers(const std::vector<ProcessGroup>& groups,
+                      std::function<void(const LeftoverCheck&)> done) override {
+    leftover_checks.push_back(groups);
+    answer_at_end<LeftoverCheck>(
+        k_kill_leftovers, [this, groups] { return leftovers(groups); }, std::move(done));
+  }
+  void get_files(const std::string& patterns, const std::string&,
+                 std::function<void(const FetchedFiles&)> done) override {
+    fetches.push_back(patterns);
+    answer_at_end<FetchedFiles>(
+        k_get_files, [this] { return fetched; }, std::move(done));
+  }
+  void put_files(const std::vector<PushFile>&, const std::string& to,
+                 std::function<void(const PutResult&)> done) override {
+    puts.push_back(to);
+    answer_at_end<PutResult>(
+        k_put_files, [this] { return put; }, std::move(done));
+  }
+  void stop_transfers() override { ++transfer_stops; }
+  void remove_files(const std::vector<std::string>& paths, CommandDone done) override {
+    removals.push_back(paths);
+    run_command(k_remove_files, std::move(done));
+  }
+  void survey_network(std::function<void(Result<NetworkSurvey>)> done) override {
+    ++surveys;
+    run_command(k_survey, [this, done](const JobExit& exit, const std::string&) {
+      if (exit.succeeded())
+        done(survey());
+      else
+        done(Status{exit.lost() ? ErrorKind::disconnected : ErrorKind::failed, exit.error()});
+    });
+  }
+
+  void poll_fds(std::vector<pollfd>&) override {}
+  void step(Clock::time_point) override {}
+  std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
+
+ private:
+  // Runs `label`: when it exits 0, the answer is `scripted()`; else an
+  // empty one that says how it ended (lost, and why).
+  template <typename Answer>
+  void answer_at_end(const char* label, std::function<Answer()> scripted,
+                     std::function<void(const Answer&)> done) {
+    run_command(label, [scripted, done](const JobExit& exit, const std::string&) {
+      Answer answer = exit.succeeded() ? scripted() : Answer{};
+      answer.lost = exit.lost();
+      if (!exit.succeeded()) answer.error = exit.error();
+      done(answer);
+    });
+  }
+
+  FakeExecutor& m_executor;
+};
+
+// Makes fake executors and their fake host operations, and lets the test
+// reach them.
 class FakeBackend final : public Backend {
  public:
-  // `made` gets the executors; `log`, if set, is given to each.
+  // `made` gets the executors, `made_ops` their HostOps; `log`, if set, is
+  // given to each executor.
   FakeBackend(const Fleet& fleet, std::vector<FakeExecutor*>& made,
-              std::vector<std::string>* log = nullptr)
-      : m_fleet(fleet), m_made(made), m_log(log) {}
+              std::vector<FakeHostOps*>& made_ops, std::vector<std::string>* log = nullptr)
+      : m_fleet(fleet), m_made(made), m_made_ops(made_ops), m_log(log) {}
   const Fleet& fleet() const override { return m_fleet; }
   std::vector<std::unique_ptr<Executor>> executors(ExecutorEvents& events) override {
     std::vector<std::unique_ptr<Executor>> executors;
@@ -159,10 +270,16 @@ class FakeBackend final : public Backend {
     }
     return executors;
   }
+  std::unique_ptr<HostOps> host_ops(Executor& executor) override {
+    auto ops = std::make_unique<FakeHostOps>(static_cast<FakeExecutor&>(executor));
+    m_made_ops.push_back(ops.get());
+    return ops;
+  }
 
  private:
   const Fleet& m_fleet;
   std::vector<FakeExecutor*>& m_made;
+  std::vector<FakeHostOps*>& m_made_ops;
   std::vector<std::string>* m_log;
 };
 
@@ -334,21 +451,24 @@ struct FakeRun {
   RecordingObserver observer;
   FakeRunLog run_log{observer.events};
   std::vector<FakeExecutor*> executors;  // owned by the scheduler
+  std::vector<FakeHostOps*> host_ops;    // owned by the scheduler
   std::unique_ptr<Scheduler> scheduler;
   Clock::time_point now{};
   JobId next_id = 1;
 
   explicit FakeRun(Fleet f, SchedulerOptions options = {}) : fleet(std::move(f)) {
     options.clock = [this] { return now; };
-    FakeBackend backend(fleet, executors, &observer.events);
+    FakeBackend backend(fleet, executors, host_ops, &observer.events);
     scheduler = std::make_unique<Scheduler>(backend, source, run_log, observer, options,
                                             [this] { return next_id++; });
   }
 
-  // One loop iteration: executors first, the scheduler last, as in a run.
+  // One loop iteration: executors and their host operations first, the
+  // scheduler last, as in a run.
   void tick(Clock::duration advance = std::chrono::milliseconds(10)) {
     now += advance;
     for (auto& t : executors) t->step(now);
+    for (auto& ops : host_ops) ops->step(now);
     scheduler->step(now);
   }
 
@@ -370,7 +490,8 @@ struct FakeRun {
 
   // Queue jobs sent to host `h`, in order.
   std::vector<std::string> jobs_sent(std::size_t h) const { return sent(h, false); }
-  // The runner's own commands sent to host `h`.
+  // The runner's own commands sent to host `h` (FakeHostOps: a typed
+  // operation under its name).
   std::vector<std::string> control_sent(std::size_t h) const { return sent(h, true); }
   std::vector<std::string> all_jobs_sent() const {
     std::vector<std::string> out;

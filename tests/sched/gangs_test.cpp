@@ -18,7 +18,8 @@ using testing::make_fleet;
 // Gangs over a fleet whose executors reach host h as 10.0.0.<h + 1>.
 struct Fixture {
   explicit Fixture(Fleet of) : fleet(std::move(of)) {
-    FakeBackend backend(fleet, made);
+    std::vector<testing::FakeHostOps*> no_host_ops;
+    FakeBackend backend(fleet, made, no_host_ops);
     executors = backend.executors(events);
   }
 

@@ -11,6 +11,7 @@ namespace runner {
 namespace {
 
 using testing::FakeExecutor;
+using testing::FakeHostOps;
 using testing::make_fleet;
 using Harness = testing::FakeRun;
 
@@ -64,7 +65,11 @@ TEST(MultiNode, EachRankRunsOnADifferentHostWithItsVariablesAndEnvironment) {
   for (std::size_t host = 0; host < 3; ++host) {
     auto control = h.control_sent(host);
     ASSERT_EQ(control.size(), host == 0 ? 2u : 1u) << host;
-    EXPECT_EQ(control.back(), "rm -f -- '/tmp/runner-run-1-1.hostfile'") << host;
+    EXPECT_EQ(h.host_ops[host]->surveys, host == 0 ? 1 : 0) << host;
+    EXPECT_EQ(control.back(), FakeHostOps::k_remove_files) << host;
+    EXPECT_EQ(h.host_ops[host]->removals,
+              (std::vector<std::vector<std::string>>{{"/tmp/runner-run-1-1.hostfile"}}))
+        << host;
   }
   ASSERT_EQ(h.observer.finished.size(), 1u);
   EXPECT_EQ(h.observer.finished[0].first.tasks.size(), 3u);
@@ -74,16 +79,11 @@ TEST(MultiNode, TheMasterPortIsFreeOnRankZerosHostAndDiffersForEveryRunningJob) 
   Harness h(make_fleet({{"a", {"0", "1"}}, {"b", {"0", "1"}}}));
   for (auto* t : h.executors) t->outcome = [](const std::string&) { return lasting(1); };
   h.executors[0]->outcome = [](const std::string& command) {
-    FakeExecutor::Outcome outcome = lasting(20);
-    if (contains(command, "/proc/net/tcp")) {
-      // 29500 listens, 29501 is in TIME_WAIT: neither is taken.
-      outcome.steps = 1;
-      outcome.output =
-          "  sl  local_address rem_address   st tx_queue rx_queue\n"
-          "   0: 00000000:733C 00000000:0000 0A 00000000:00000000\n"
-          "   1: 0100007F:733D 0100007F:9C40 06 00000000:00000000\n";
-    }
-    return outcome;
+    return lasting(command == FakeHostOps::k_survey ? 1 : 20);
+  };
+  h.host_ops[0]->survey = [] {
+    // 29500 listens, 29501 is in TIME_WAIT: neither is taken.
+    return NetworkSurvey{.ports_in_use = {29500, 29501}, .listening_ports = {29500}};
   };
   h.source.jobs.push_back(on_nodes("first <<master_port>>", 2));
   h.source.jobs.push_back(on_nodes("second <<master_port>>", 2));
@@ -98,11 +98,8 @@ TEST(MultiNode, TheMasterPortIsFreeOnRankZerosHostAndDiffersForEveryRunningJob) 
 TEST(MultiNode, RankZeroReachedOnLoopbackIsGivenOneOfItsHostsAddressesForTheOthers) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}}));
   h.executors[0]->reached_as = "127.0.0.1";
-  h.executors[0]->outcome = [](const std::string& command) {
-    FakeExecutor::Outcome outcome = lasting(1);
-    if (contains(command, "hostname -I")) outcome.output = "runner-addresses\n192.168.5.5 10.1.1.1 \n";
-    return outcome;
-  };
+  h.executors[0]->outcome = [](const std::string&) { return lasting(1); };
+  h.host_ops[0]->survey = [] { return NetworkSurvey{.addresses = {"192.168.5.5", "10.1.1.1"}}; };
   h.source.jobs.push_back(on_nodes("train <<master_addr>> <<hosts>>", 2));
   h.scheduler->start();
   EXPECT_EQ(h.run(), 0);
@@ -199,17 +196,17 @@ TEST(MultiNode, RetriesRunTheWholeJobAgain) {
   EXPECT_EQ(sent_with(h, 1, "/tmp/runner-run-1-1.hostfile"), 1);
   EXPECT_EQ(sent_with(h, 1, "/tmp/runner-run-1-2.hostfile"), 1);
   for (std::size_t host = 0; host < 2; ++host) {
-    auto control = h.control_sent(host);
-    for (const char* removal :
-         {"rm -f -- '/tmp/runner-run-1-1.hostfile'", "rm -f -- '/tmp/runner-run-1-2.hostfile'"})
-      EXPECT_EQ(std::count(control.begin(), control.end(), removal), 1) << host << removal;
+    const auto& removals = h.host_ops[host]->removals;
+    for (const char* hostfile : {"/tmp/runner-run-1-1.hostfile", "/tmp/runner-run-1-2.hostfile"})
+      EXPECT_EQ(std::count(removals.begin(), removals.end(), std::vector<std::string>{hostfile}), 1)
+          << host << hostfile;
   }
 }
 
 TEST(MultiNode, AHostLostUnderOneRankPutsTheWholeJobBack) {
   Harness h(make_fleet({{"a", {"0"}}, {"b", {"0"}}, {"c", {"0"}}}));
   for (auto* t : h.executors)
-    t->outcome = [](const std::string& c) { return lasting(contains(c, "/proc") ? 1 : 50); };
+    t->outcome = [](const std::string& c) { return lasting(c == FakeHostOps::k_survey ? 1 : 50); };
   h.source.jobs.push_back(on_nodes("train <<rank>>", 2));
   h.scheduler->start();
   for (int i = 0; i < 6; ++i) h.tick();

@@ -15,6 +15,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::FakeExecutor;
+using testing::FakeHostOps;
 using Campaign = testing::FakeRun;
 
 Fleet two_hosts(int slots_each = 1) {
@@ -70,12 +71,10 @@ TEST(Recovery, LostHostReconnectsKillsLeftoversThenTakesJobsAgain) {
   EXPECT_EQ(r.run(), 0);
   auto cleanup = r.control_sent(0);
   ASSERT_EQ(cleanup.size(), 1u);
-  EXPECT_NE(cleanup[0].find("kill -s KILL -- -" + std::to_string(pgid)), std::string::npos)
-      << cleanup[0];
+  EXPECT_EQ(cleanup[0], FakeHostOps::k_kill_leftovers);
   // Only if it is still the job's: one of its processes carries the job's mark.
-  EXPECT_NE(cleanup[0].find("ours 1001 '" + r.executors[0]->group_mark(1) + "'"),
-            std::string::npos)
-      << cleanup[0];
+  EXPECT_EQ(r.host_ops[0]->leftover_checks,
+            (std::vector<std::vector<ProcessGroup>>{{{pgid, r.executors[0]->group_mark(1)}}}));
   EXPECT_GT(r.jobs_sent(0).size(), 1u) << "host a rejoined the pool";
 }
 
@@ -94,7 +93,10 @@ TEST(Recovery, AJobLostAloneIsKilledAtOnceOnItsLiveHost) {
   EXPECT_EQ(r.run(), 0);
   auto cleanup = r.control_sent(0);
   ASSERT_EQ(cleanup.size(), 1u) << "the lost job's group is killed while host a stays up";
-  EXPECT_NE(cleanup[0].find("-- -1001"), std::string::npos) << cleanup[0];
+  EXPECT_EQ(cleanup[0], FakeHostOps::k_kill_leftovers);
+  ASSERT_EQ(r.host_ops[0]->leftover_checks.size(), 1u);
+  ASSERT_EQ(r.host_ops[0]->leftover_checks[0].size(), 1u);
+  EXPECT_EQ(r.host_ops[0]->leftover_checks[0][0].id, 1001);
   auto ends = r.ends_of(1);
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_TRUE(ends[0].lost());
@@ -293,8 +295,9 @@ TEST(Recovery, OrphansOfADeadRunAreKilledThenRunFirst) {
   EXPECT_EQ(r.run(), 0);
   auto cleanup = r.control_sent(0);
   ASSERT_EQ(cleanup.size(), 1u);
-  EXPECT_NE(cleanup[0].find("-- -777"), std::string::npos);
-  EXPECT_NE(cleanup[0].find("ours 777 '0a-3'"), std::string::npos) << cleanup[0];
+  EXPECT_EQ(cleanup[0], FakeHostOps::k_kill_leftovers);
+  EXPECT_EQ(r.host_ops[0]->leftover_checks,
+            (std::vector<std::vector<ProcessGroup>>{{{777, "0a-3"}}}));
   // The orphan ran again under its own id, and before the queue's job.
   auto ends = r.ends_of(41);
   ASSERT_EQ(ends.size(), 1u);

@@ -12,12 +12,13 @@ namespace runner {
 namespace {
 
 using testing::FakeExecutor;
+using testing::FakeHostOps;
 using testing::make_fleet;
 
 // Whether `command` is the runner's kill of what a service's shell left of
-// its process group (Executor::kill_leftovers).
+// its process group (HostOps::kill_leftovers).
 bool is_leftover_kill(const std::string& command) {
-  return command.find("ours() {") != std::string::npos;
+  return command == FakeHostOps::k_kill_leftovers;
 }
 using Harness = testing::FakeRun;
 using namespace std::chrono_literals;
@@ -106,13 +107,14 @@ TEST(ServiceJobs, ReadyWhenItsPortIsOpen) {
   Harness h(make_fleet({{"a", {"7", "1"}}}));
   int surveys = 0;
   h.executors[0]->outcome = [&](const std::string& command) {
-    if (contains(command, "/proc/net/tcp")) {
-      // 31337 is 0x7A69: listening from the second look on.
-      FakeExecutor::Outcome outcome;
-      if (++surveys > 1) outcome.output = "   0: 00000000:7A69 00000000:0000 0A\n";
-      return outcome;
-    }
+    if (command == FakeHostOps::k_survey) return FakeExecutor::Outcome{};
     return by_command(command);
+  };
+  h.host_ops[0]->survey = [&] {
+    // 31337: listening from the second look on.
+    NetworkSurvey survey;
+    if (++surveys > 1) survey.ports_in_use = survey.listening_ports = {31337};
+    return survey;
   };
   JobSpec server = service("serve port", "");
   server.service->ready_port = "3133<<gpu>>";  // 31337 on a gpu=7
@@ -124,16 +126,15 @@ TEST(ServiceJobs, NotReadyWhileItsPortHoldsOnlySocketsThatDoNotListen) {
   Harness h(make_fleet({{"a", {"7", "1"}}}));
   int surveys = 0;
   h.executors[0]->outcome = [&](const std::string& command) {
-    if (contains(command, "/proc/net/tcp")) {
-      // 31337 (0x7A69): the last run's TIME_WAIT, then a client's socket,
-      // then a listener.
-      const char* states[] = {"06", "01", "0A"};
-      FakeExecutor::Outcome outcome;
-      outcome.output = fmt::format("   0: 0100007F:7A69 0100007F:C350 {} 00000000:00000000\n",
-                                   states[std::min(surveys++, 2)]);
-      return outcome;
-    }
+    if (command == FakeHostOps::k_survey) return FakeExecutor::Outcome{};
     return by_command(command);
+  };
+  h.host_ops[0]->survey = [&] {
+    // 31337: the last run's TIME_WAIT, then a client's socket (in use, not
+    // listening), then a listener.
+    NetworkSurvey survey{.ports_in_use = {31337}};
+    if (surveys++ >= 2) survey.listening_ports = {31337};
+    return survey;
   };
   JobSpec server = service("serve port", "");
   server.service->ready_port = "31337";
@@ -254,9 +255,9 @@ TEST(ServiceJobs, StopServiceStopsTheNamedOneAsTheRunsEndWouldAndTheRunGoesOn) {
   auto control = h.control_sent(0);
   ASSERT_GE(control.size(), 2u);
   EXPECT_TRUE(is_leftover_kill(control[0])) << control[0];
-  EXPECT_NE(control[0].find("ours 1001 '" + h.executors[0]->group_mark(1) + "'"),
-            std::string::npos)
-      << control[0];
+  ASSERT_GE(h.host_ops[0]->leftover_checks.size(), 1u);
+  EXPECT_EQ(h.host_ops[0]->leftover_checks[0],
+            (std::vector<ProcessGroup>{{1001, h.executors[0]->group_mark(1)}}));
   EXPECT_EQ(control[1], "after coordinator");
   EXPECT_EQ(terminated(*h.executors[0]), (std::vector<TaskId>{1, 2}));
   auto said = [&](const std::string& part) {

@@ -14,6 +14,7 @@
 #include "runner/config/hosts.h"
 #include "runner/core/clock.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/host_ops.h"
 
 namespace runner {
 
@@ -48,10 +49,12 @@ class HostRound : public ExecutorEvents {
   bool done(int host);
   bool is_done(int host) const { return m_done[host]; }
   Executor& executor(int host) { return *m_executors[host]; }
+  HostOps& host_ops(int host) { return *m_host_ops[host]; }
 
  private:
   std::string m_work;
   std::vector<Executor*> m_executors;
+  std::vector<HostOps*> m_host_ops;
   std::vector<bool> m_done;
   std::vector<bool> m_began;
   std::size_t m_left = 0;

@@ -30,7 +30,7 @@ struct HostFile {
   bool operator==(const HostFile&) const = default;
 };
 
-// What Executor::put_files did on one host.
+// What HostOps::put_files did on one host.
 struct PutResult {
   std::size_t sent = 0;     // files copied
   std::uint64_t bytes = 0;  // their bytes

@@ -22,6 +22,7 @@
 #include "runner/config/hosts.h"
 #include "runner/config/multi_node.h"
 #include "runner/exec/executor.h"
+#include "runner/exec/host_ops.h"
 #include "runner/sched/job.h"
 
 namespace runner {

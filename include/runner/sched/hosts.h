@@ -1,4 +1,5 @@
-// The hosts of a run as the scheduler uses them: one executor each, where
+// The hosts of a run as the scheduler uses them: one executor each (and the
+// typed operations on it, HostOps), where
 // each is in its life (HostTable), and what happens when one comes and
 // goes. A host that is ready opens its slots once what lost and orphaned
 // jobs left there is killed; one that failed is connected again with
@@ -16,7 +17,7 @@
 #include <vector>
 
 #include "runner/config/hosts.h"
-#include "runner/exec/executor.h"
+#include "runner/exec/backend.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/run_observer.h"
 #include "runner/sched/scheduler_options.h"
@@ -42,14 +43,15 @@ class Hosts {
     std::function<void()> changed;
   };
 
-  // `executors`: one per host of `fleet`, in its order.
-  Hosts(const Fleet& fleet, std::vector<std::unique_ptr<Executor>> executors,
-        const SchedulerOptions& options, RunLog& run_log, RunObserver& observer,
-        Callbacks callbacks);
+  // One executor per host of `backend`'s fleet, reporting to `events`.
+  Hosts(Backend& backend, ExecutorEvents& events, const SchedulerOptions& options,
+        RunLog& run_log, RunObserver& observer, Callbacks callbacks);
 
   const HostTable& table() const { return m_table; }
   const std::vector<std::unique_ptr<Executor>>& executors() const { return m_executors; }
   Executor& executor(int host) { return *m_executors[host]; }
+  const std::vector<std::unique_ptr<HostOps>>& ops() const { return m_ops; }
+  HostOps& ops(int host) { return *m_ops[host]; }
 
   void connect_all();
   // Jobs of a dead run: those whose process group is known wait on their
@@ -84,6 +86,7 @@ class Hosts {
 
   const Fleet& m_fleet;
   std::vector<std::unique_ptr<Executor>> m_executors;
+  std::vector<std::unique_ptr<HostOps>> m_ops;  // one per executor, built on it
   const SchedulerOptions& m_options;
   RunLog& m_run_log;
   RunObserver& m_observer;

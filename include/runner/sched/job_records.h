@@ -6,7 +6,7 @@
 #include <string>
 
 #include "runner/config/hosts.h"
-#include "runner/exec/executor.h"
+#include "runner/exec/host_ops.h"
 #include "runner/sched/job.h"
 #include "runner/state/journal_records.h"
 

@@ -11,7 +11,7 @@
 #include "runner/config/hosts.h"
 #include "runner/config/queue_entry.h"
 #include "runner/core/status.h"
-#include "runner/exec/executor.h"
+#include "runner/exec/host_ops.h"
 #include "runner/sched/job.h"
 
 namespace runner {

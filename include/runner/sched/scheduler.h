@@ -31,8 +31,9 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunObserver& observer,
             SchedulerOptions options, std::function<JobId()> next_job_id);
 
-  // For the event loop to poll, and to shut down at the end.
+  // For the event loop to poll (and the executors to shut down at the end).
   std::vector<Executor*> executors() const;
+  std::vector<HostOps*> host_ops() const;
   // Before start(): jobs of a dead run to check, clean up after, run first.
   void adopt_orphans(std::vector<OrphanJob> orphans) { m_hosts.adopt_orphans(std::move(orphans)); }
   void start() { m_hosts.connect_all(); }

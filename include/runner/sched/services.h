@@ -24,6 +24,7 @@
 #include "runner/config/hosts.h"
 #include "runner/config/params.h"
 #include "runner/core/clock.h"
+#include "runner/exec/host_ops.h"
 #include "runner/sched/job.h"
 #include "runner/sched/job_end.h"
 #include "runner/sched/run_observer.h"

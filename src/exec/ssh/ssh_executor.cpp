@@ -108,12 +108,12 @@ class SshExecutor final : public Executor, public ssh::TaskSink {
            m_assigned.empty();
   }
 
-  void poll_host_fds(std::vector<pollfd>& out) override {
+  void poll_fds(std::vector<pollfd>& out) override {
     if (m_link) m_link->poll_fds(out);
     for (const auto& connection : m_connections) connection->poll_fds(out);
   }
 
-  void step_host(Clock::time_point now) override {
+  void step(Clock::time_point now) override {
     if (m_link) m_link->step(now);
     for (size_t i = 0; i < m_connections.size(); ++i) m_connections[i]->step(now);
     settle(now);

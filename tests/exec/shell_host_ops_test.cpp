@@ -1,0 +1,224 @@
+// ShellHostOps over a scripted executor that answers in shell text: the
+// commands it runs on a host, byte for byte, and how it reads their output
+// into typed answers (a network survey, a leftover check, removals in
+// turn, an own command's output). Real processes: local_executor_test.cpp.
+#include "runner/exec/shell_host_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runner/exec/shell.h"
+#include "support/no_executor_events.h"
+
+namespace runner {
+namespace {
+
+// A host whose shell prints scripted text: each command started ends at
+// the next step() with its answer.
+class ShellTextHost final : public Executor {
+ public:
+  struct Answer {
+    JobExit exit = JobExit::exited(0);
+    std::string out;
+    std::string err;
+  };
+
+  explicit ShellTextHost(ExecutorEvents& events) : Executor(0, events) {}
+
+  std::function<Answer(const std::string& command)> answer = [](const std::string&) {
+    return Answer{};
+  };
+  std::vector<std::string> commands;  // every command started, in order
+
+  // The host is lost: what runs ends as lost.
+  void lose() { report_failed(Status{ErrorKind::disconnected, "dropped"}); }
+
+  void connect() override {}
+  void start_task(TaskId task, const std::string& command) override {
+    commands.push_back(command);
+    m_started.emplace_back(task, command);
+  }
+  void start_task_reading(TaskId task, const std::string& command, const std::string&) override {
+    start_task(task, command);
+  }
+  void signal_task(TaskId, int) override {}
+  void shutdown() override {}
+  bool idle() const override { return m_started.empty(); }
+  std::string address() const override { return "10.0.0.1"; }
+  void poll_fds(std::vector<pollfd>&) override {}
+  std::optional<Clock::time_point> deadline() const override { return std::nullopt; }
+  void step(Clock::time_point) override {
+    for (auto& [task, command] : std::exchange(m_started, {})) {
+      Answer said = answer(command);
+      if (!said.out.empty()) report_output(task, OutputStream::out, said.out);
+      if (!said.err.empty()) report_output(task, OutputStream::err, said.err);
+      report_exited(task, said.exit);
+    }
+  }
+
+ private:
+  std::vector<std::pair<TaskId, std::string>> m_started;
+};
+
+class ShellHostOpsTest : public ::testing::Test {
+ protected:
+  // Steps the host until nothing runs there.
+  void settle() {
+    for (int i = 0; i < 100 && !m_host.idle(); ++i) m_host.step(Clock::time_point{});
+  }
+
+  testing::NoExecutorEvents m_events;
+  ShellTextHost m_host{m_events};
+  ShellHostOps m_ops{m_host};
+};
+
+TEST_F(ShellHostOpsTest, SurveyReadsTheHostsPortsListenersAndRoutableAddresses) {
+  m_host.answer = [](const std::string&) {
+    // 29500 (0x733C) listens; 29501 (0x733D) is in TIME_WAIT; 8080
+    // (0x1F90) listens on IPv6.
+    return ShellTextHost::Answer{
+        .out =
+            "  sl  local_address rem_address   st tx_queue rx_queue\n"
+            "   0: 00000000:733C 00000000:0000 0A 00000000:00000000\n"
+            "   1: 0100007F:733D 0100007F:9C40 06 00000000:00000000\n"
+            "  sl  local_address                         remote_address                        "
+            "st\n"
+            "   0: 00000000000000000000000000000000:1F90 "
+            "00000000000000000000000000000000:0000 0A\n"
+            "runner-addresses\n"
+            "192.168.5.5 127.0.0.1 10.1.1.1 ::1 fe80::1\n"};
+  };
+  std::optional<Result<NetworkSurvey>> survey;
+  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
+  settle();
+  ASSERT_EQ(m_host.commands,
+            (std::vector<std::string>{"cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; echo "
+                                      "runner-addresses; hostname -I 2>/dev/null; true"}));
+  ASSERT_TRUE(survey && *survey) << (survey ? survey->status().message() : "no answer");
+  EXPECT_EQ((*survey)->ports_in_use, (std::set<int>{8080, 29500, 29501}));
+  EXPECT_EQ((*survey)->listening_ports, (std::set<int>{8080, 29500}));
+  EXPECT_EQ((*survey)->addresses, (std::vector<std::string>{"192.168.5.5", "10.1.1.1", "fe80::1"}));
+}
+
+TEST_F(ShellHostOpsTest, SurveyOfAHostWithoutProcOrHostnameFindsNothing) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.out = "runner-addresses\n"};
+  };
+  std::optional<Result<NetworkSurvey>> survey;
+  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
+  settle();
+  ASSERT_TRUE(survey && *survey);
+  EXPECT_TRUE((*survey)->ports_in_use.empty());
+  EXPECT_TRUE((*survey)->addresses.empty());
+}
+
+TEST_F(ShellHostOpsTest, SurveyThatFailsSaysWhatTheHostSaidAndALostOneIsADisconnection) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.exit = JobExit::exited(2), .err = "sh: cannot fork"};
+  };
+  std::optional<Result<NetworkSurvey>> survey;
+  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
+  settle();
+  ASSERT_TRUE(survey && !*survey);
+  EXPECT_EQ(survey->status().kind(), ErrorKind::failed);
+  EXPECT_EQ(survey->status().message(), "reading /proc/net/tcp failed: sh: cannot fork");
+
+  survey.reset();
+  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
+  m_host.lose();
+  ASSERT_TRUE(survey && !*survey);
+  EXPECT_EQ(survey->status().kind(), ErrorKind::disconnected);
+}
+
+TEST_F(ShellHostOpsTest, KillLeftoversRunsTheKillOfTheGroupsAndReadsWhichWereKilledOrKept) {
+  std::vector<ProcessGroup> groups{{12, "mark-1"}, {13, "mark-2"}, {14, ""}};
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.out = "killed 12\nkept 13\nkilled 1x\nkilledd 5\nkept\n"};
+  };
+  std::optional<LeftoverCheck> check;
+  m_ops.kill_leftovers(groups, [&](const LeftoverCheck& said) { check = said; });
+  settle();
+  EXPECT_EQ(m_host.commands, (std::vector<std::string>{kill_leftovers_command(groups)}));
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->killed, std::vector<long>{12});
+  EXPECT_EQ(check->kept, std::vector<long>{13});
+  EXPECT_TRUE(check->error.empty()) << check->error;
+  EXPECT_FALSE(check->lost);
+}
+
+TEST_F(ShellHostOpsTest, KillLeftoversThatFailsSaysWhatTheShellSaidOrThatTheHostWasLost) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{
+        .exit = JobExit::exited(1), .out = "killed 12\n", .err = "no /proc"};
+  };
+  std::optional<LeftoverCheck> check;
+  m_ops.kill_leftovers({{12, "m"}}, [&](const LeftoverCheck& said) { check = said; });
+  settle();
+  ASSERT_TRUE(check);
+  EXPECT_EQ(check->killed, std::vector<long>{12});
+  EXPECT_EQ(check->error, "killed 12\nno /proc");
+  EXPECT_FALSE(check->lost);
+
+  check.reset();
+  m_ops.kill_leftovers({{12, "m"}}, [&](const LeftoverCheck& said) { check = said; });
+  m_host.lose();
+  ASSERT_TRUE(check);
+  EXPECT_TRUE(check->lost);
+  EXPECT_EQ(check->error, "dropped");
+}
+
+TEST_F(ShellHostOpsTest, RemoveFilesRemovesEachByItsExactNameInTurnAndStopsAtAFailure) {
+  m_ops.remove_files({"a b", "it's", "-rf"}, [](const JobExit&, const std::string&) {});
+  settle();
+  EXPECT_EQ(m_host.commands, (std::vector<std::string>{"rm -f -- 'a b' 'it'\\''s' '-rf'"}));
+
+  // Long lists take several commands, each one after the one before it
+  // succeeded.
+  std::vector<std::string> paths(3000, std::string(20, 'x'));
+  m_host.commands.clear();
+  int removals = 0;
+  m_host.answer = [&](const std::string&) {
+    return ShellTextHost::Answer{.exit = JobExit::exited(++removals == 2 ? 1 : 0),
+                                 .out = "rm: cannot remove"};
+  };
+  std::optional<JobExit> exit;
+  std::string output;
+  m_ops.remove_files(paths, [&](const JobExit& e, const std::string& o) {
+    exit = e;
+    output = o;
+  });
+  settle();
+  ASSERT_EQ(m_host.commands.size(), 2u) << "the removals after a failure do not run";
+  for (const std::string& command : m_host.commands) {
+    EXPECT_EQ(command.rfind("rm -f -- ", 0), 0u);
+    EXPECT_LE(command.size(), 32u * 1024);
+  }
+  ASSERT_TRUE(exit);
+  EXPECT_EQ(exit->code(), 1);
+  EXPECT_EQ(output, "rm: cannot remove");
+}
+
+TEST_F(ShellHostOpsTest, AnOwnCommandKeepsItsFirst64KiBOrStreamsItsStdout) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.out = std::string(70000, 'o'), .err = "warning"};
+  };
+  std::string kept;
+  m_ops.run_command("chatty", [&](const JobExit&, const std::string& output) { kept = output; });
+  settle();
+  EXPECT_EQ(kept, std::string(65536, 'o'));
+
+  std::string streamed;
+  m_ops.run_command_streaming(
+      "chatty", [&](std::string_view bytes) { streamed.append(bytes); },
+      [&](const JobExit&, const std::string& output) { kept = output; });
+  settle();
+  EXPECT_EQ(streamed, std::string(70000, 'o'));
+  EXPECT_EQ(kept, "warning");
+}
+
+}  // namespace
+}  // namespace runner

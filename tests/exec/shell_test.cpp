@@ -129,6 +129,20 @@ TEST(KillGroupCommand, KillsTheWholeGroupThroughSh) {
   EXPECT_TRUE(testing::running_group_members(leader).empty()) << "a process of the group survived";
 }
 
+TEST(KillLeftoversCommand, KillsEachGroupOnlyWhileOneOfItsProcessesCarriesTheJobsMark) {
+  std::string command = kill_leftovers_command({{1001, "0a-1"}, {777, ""}});
+  // A marked group is killed only if it is still the job's.
+  EXPECT_NE(command.find("if kill -s 0 -- -1001 2>/dev/null; then\n"
+                         "  if ours 1001 '0a-1'; then kill -s KILL -- -1001; echo killed 1001; "
+                         "else echo kept 1001; fi\n"),
+            std::string::npos)
+      << command;
+  // One recorded without a mark is taken as the job's.
+  EXPECT_NE(command.find("  if true; then kill -s KILL -- -777; echo killed 777;"),
+            std::string::npos)
+      << command;
+}
+
 TEST(SignalName, UsesNamesWithoutSigPrefix) {
   EXPECT_EQ(signal_name(SIGTERM), "TERM");
   EXPECT_EQ(signal_name(SIGKILL), "KILL");

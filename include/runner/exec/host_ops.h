@@ -5,8 +5,9 @@
 // shell commands over an Executor) stays behind this interface, and unit
 // tests substitute a fake that scripts the answers.
 //
-// Threading: none. Every answer comes from inside the step() of the
-// executor it is built on or its own (it is a Pollable of the event loop).
+// Threading: none. Answers come from inside the step() of the executor it
+// is built on or its own (it is a Pollable of the event loop), or at once
+// when an operation cannot begin (get_files's folder cannot be made).
 #pragma once
 
 #include <functional>

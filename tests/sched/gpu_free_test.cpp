@@ -125,6 +125,7 @@ TEST(GpuFree, AHostWhoseNvidiaSmiHangsIsGivenUpOnAtTheLimitAndRunsJobsUnchecked)
   ASSERT_EQ(signals.size(), 1u);
   ASSERT_GE(r.executors[0]->started.size(), 1u);
   EXPECT_EQ(signals[0], (std::pair<JobId, int>{r.executors[0]->started[0].first, SIGKILL}));
+  EXPECT_EQ(r.host_ops[0]->stopped, std::vector<TaskId>{r.executors[0]->started[0].first});
   EXPECT_GE(r.now - Clock::time_point{}, k_gpu_usage_limit);
 }
 

@@ -90,25 +90,25 @@ TaskId ShellHostOps::run_command_streaming(const std::string& command,
 
 void ShellHostOps::stop_command(TaskId command) { m_executor.signal_task(command, SIGKILL); }
 
-TaskId ShellHostOps::run_transfer(const std::string& command,
-                                  const std::optional<std::string>& input,
-                                  std::function<void(std::string_view)> on_stdout,
-                                  CommandDone done) {
+void ShellHostOps::run_transfer(const std::string& command, const std::optional<std::string>& input,
+                                std::function<void(std::string_view)> on_stdout, CommandDone done) {
   // The command may end at once (its host is gone): it is counted only
   // while it runs.
-  auto transfer = std::make_shared<std::pair<TaskId, bool>>(0, false);  // id, ended
+  struct Transfer {
+    TaskId id = 0;
+    bool ended = false;
+  };
+  auto transfer = std::make_shared<Transfer>();
   Executor::OwnTaskHandler handler = own_command_handler(
       std::move(on_stdout),
       [this, transfer, done = std::move(done)](const JobExit& exit, const std::string& output) {
-        transfer->second = true;
-        m_transfers.erase(transfer->first);
+        transfer->ended = true;
+        m_transfers.erase(transfer->id);
         done(exit, output);
       });
-  TaskId id = input ? m_executor.start_own_task_reading(command, *input, std::move(handler))
-                    : m_executor.start_own_task(command, std::move(handler));
-  transfer->first = id;
-  if (!transfer->second) m_transfers.insert(id);
-  return id;
+  transfer->id = input ? m_executor.start_own_task_reading(command, *input, std::move(handler))
+                       : m_executor.start_own_task(command, std::move(handler));
+  if (!transfer->ended) m_transfers.insert(transfer->id);
 }
 
 void ShellHostOps::stop_transfers() {

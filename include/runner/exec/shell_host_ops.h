@@ -70,8 +70,8 @@ class ShellHostOps final : public HostOps {
                    CommandDone done);
   // run_command_streaming (or, with an `input` file, its stdin that file),
   // counted among the transfers that stop_transfers stops while it runs.
-  TaskId run_transfer(const std::string& command, const std::optional<std::string>& input,
-                      std::function<void(std::string_view)> on_stdout, CommandDone done);
+  void run_transfer(const std::string& command, const std::optional<std::string>& input,
+                    std::function<void(std::string_view)> on_stdout, CommandDone done);
 
   Executor& m_executor;
   std::set<TaskId> m_transfers;  // own commands of put_files under way

@@ -5,6 +5,7 @@
 #include "runner/exec/shell_host_ops.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ class ShellTextHost final : public Executor {
     return Answer{};
   };
   std::vector<std::string> commands;  // every command started, in order
+  std::vector<std::pair<TaskId, int>> signals;  // every signal sent, in order
 
   // The host is lost: what runs ends as lost.
   void lose() { report_failed(Status{ErrorKind::disconnected, "dropped"}); }
@@ -45,7 +47,7 @@ class ShellTextHost final : public Executor {
   void start_task_reading(TaskId task, const std::string& command, const std::string&) override {
     start_task(task, command);
   }
-  void signal_task(TaskId, int) override {}
+  void signal_task(TaskId task, int signal) override { signals.emplace_back(task, signal); }
   void shutdown() override {}
   bool idle() const override { return m_started.empty(); }
   std::string address() const override { return "10.0.0.1"; }
@@ -200,6 +202,25 @@ TEST_F(ShellHostOpsTest, RemoveFilesRemovesEachByItsExactNameInTurnAndStopsAtAFa
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->code(), 1);
   EXPECT_EQ(output, "rm: cannot remove");
+}
+
+TEST_F(ShellHostOpsTest, StopTransfersKillsThePutsCommandsUnderWayAndOnlyThose) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.exit = JobExit::exited(1), .err = "find: denied"};
+  };
+  std::optional<PutResult> put;
+  m_ops.put_files({{"/here", "x.bin", 1, 0, 0644}}, "to", [&](const PutResult& r) { put = r; });
+  m_ops.run_command("not a transfer", [](const JobExit&, const std::string&) {});
+  ASSERT_EQ(m_host.commands.size(), 2u);
+  EXPECT_EQ(m_host.commands[0], host_listing_command("to", {{"/here", "x.bin", 1, 0, 0644}}));
+  m_ops.stop_transfers();
+  EXPECT_EQ(m_host.signals,
+            (std::vector<std::pair<TaskId, int>>{{k_first_own_command_id, SIGKILL}}));
+  settle();
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->error, "listing what is under to failed: find: denied");
+  m_ops.stop_transfers();
+  EXPECT_EQ(m_host.signals.size(), 1u) << "a transfer that ended is not stopped again";
 }
 
 TEST_F(ShellHostOpsTest, AnOwnCommandKeepsItsFirst64KiBOrStreamsItsStdout) {

@@ -1,14 +1,11 @@
-// The scheduling policy, for both modes (its rules: scheduler.cpp). The
-// core keeps a job's life: taken (taking.cpp), placed, recorded, started,
-// ended, run again. Its components own the rest: Hosts (connections,
-// reconnects, leftovers, hosts set aside), SlotBook, GpuGates, Services,
-// Gangs (multi-node staging), BroadcastSteps, HostChores (the runner's own
-// commands on hosts). It touches no socket and no file: jobs come from a
-// JobSource and run through a Backend's executors; what it decides goes to
-// a RunLog, durable before anything decided starts, and to a RunObserver.
-//
-// Threading: none; events arrive from executors' step(), scheduling happens
-// in the scheduler's own step() (add it to the loop last).
+// The scheduling policy, for both modes; its rules are in scheduler.cpp.
+// The core keeps a job's life (taken in taking.cpp, placed, recorded,
+// started, ended, run again); its components own the rest: Hosts, SlotBook,
+// GpuGates, Services, Gangs, BroadcastSteps, HostChores. It touches no
+// socket and no file: what it decides goes to a RunLog, durable before
+// anything decided starts, and to a RunObserver. Threading: none; events
+// come from executors' step(), scheduling happens in its own step() (add it
+// to the loop last).
 #pragma once
 
 #include <deque>

@@ -1,5 +1,6 @@
 // ShellHostOps's own commands, and what it reads of a host with them: its
-// network (survey_network) and the leftovers of lost jobs (kill_leftovers).
+// network (survey_network), the leftovers of lost jobs (kill_leftovers)
+// and what its GPUs hold (look_at_gpus).
 // Copying files is in file_fetch.cpp and file_put.cpp, but the count of
 // the copies under way that stop_transfers stops.
 #include "runner/exec/shell_host_ops.h"
@@ -14,6 +15,7 @@
 #include "runner/config/multi_node.h"
 #include "runner/config/tcp_sockets.h"
 #include "runner/exec/shell.h"
+#include "runner/probe/gpu_listing.h"
 
 namespace runner {
 
@@ -138,6 +140,17 @@ void ShellHostOps::survey_network(std::function<void(Result<NetworkSurvey>)> don
                       routable_addresses(output.substr(split + k_addresses_line.size()));
                 done(std::move(survey));
               });
+}
+
+TaskId ShellHostOps::look_at_gpus(std::function<void(const GpuLookAnswer&)> done) {
+  return run_command(k_gpu_usage, [done = std::move(done)](const JobExit& exit,
+                                                           const std::string& output) {
+    GpuLookAnswer answer;
+    answer.exit = exit;
+    if (exit.succeeded()) answer.usage = parse_gpu_usage(output);
+    if (!answer.usage) answer.said = output.substr(0, output.find('\n'));
+    done(answer);
+  });
 }
 
 void ShellHostOps::kill_leftovers(const std::vector<ProcessGroup>& groups,

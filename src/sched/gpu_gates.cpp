@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "runner/core/printable.h"
-#include "runner/probe/gpu_listing.h"
 #include "runner/ui/exit_text.h"
 #include "runner/ui/summary.h"
 
@@ -78,7 +77,7 @@ std::vector<GpuLook> GpuGates::begin_due_looks(bool wanted, Clock::time_point no
     std::optional<Clock::time_point> due = look_due(h, wanted);
     if (!due || *due > now) continue;
     m_hosts[h].look = HostLooks::Look{0, now + m_options.gpu_check_limit};
-    looks.push_back(GpuLook{h, k_gpu_usage});
+    looks.push_back(GpuLook{h});
   }
   return looks;
 }
@@ -87,18 +86,15 @@ void GpuGates::look_runs_as(int host, TaskId command) {
   if (m_hosts[host].look) m_hosts[host].look->command = command;
 }
 
-bool GpuGates::looked(int host, const JobExit& exit, const std::string& output,
-                      Clock::time_point now) {
+bool GpuGates::looked(int host, const GpuLookAnswer& answer, Clock::time_point now) {
   if (!m_hosts[host].look) return false;  // given up on already
   m_hosts[host].look.reset();
-  std::optional<std::map<std::string, GpuUsage>> usage;
-  if (exit.succeeded()) usage = parse_gpu_usage(output);
-  if (usage) {
-    record(host, *usage, now);
-  } else if (!exit.lost()) {  // the host's loss is said on its own
-    std::string said = printable(output.substr(0, output.find('\n')));
-    broke(host,
-          fmt::format("nvidia-smi: {}{}", describe_exit(exit), said.empty() ? "" : ", " + said));
+  if (answer.usage) {
+    record(host, *answer.usage, now);
+  } else if (!answer.exit.lost()) {  // the host's loss is said on its own
+    std::string said = printable(answer.said);
+    broke(host, fmt::format("nvidia-smi: {}{}", describe_exit(answer.exit),
+                            said.empty() ? "" : ", " + said));
   }
   return true;
 }

@@ -132,10 +132,9 @@ void HostChores::run_cancel_command(const Job& job, const Task& task) {
 void HostChores::look_at_gpus(bool wanted, Clock::time_point now) {
   for (const GpuLook& look : m_gpu_gates.begin_due_looks(wanted, now)) {
     int h = look.host;
-    TaskId command = m_hosts.ops(h).run_command(
-        look.command, [this, h](const JobExit& exit, const std::string& output) {
-          if (m_gpu_gates.looked(h, exit, output, m_options.clock())) m_changed();
-        });
+    TaskId command = m_hosts.ops(h).look_at_gpus([this, h](const GpuLookAnswer& answer) {
+      if (m_gpu_gates.looked(h, answer, m_options.clock())) m_changed();
+    });
     m_gpu_gates.look_runs_as(h, command);
   }
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runner/exec/shell.h"
+#include "runner/probe/gpu_listing.h"
 #include "support/no_executor_events.h"
 
 namespace runner {
@@ -134,6 +135,48 @@ TEST_F(ShellHostOpsTest, SurveyThatFailsSaysWhatTheHostSaidAndALostOneIsADisconn
   m_host.lose();
   ASSERT_TRUE(survey && !*survey);
   EXPECT_EQ(survey->status().kind(), ErrorKind::disconnected);
+}
+
+TEST_F(ShellHostOpsTest, ALookAtGpusRunsNvidiaSmiAndReadsWhatEachGpuHolds) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{
+        .out = "0, GPU-aa, 5000\n1, GPU-bb, 10\n---\nGPU-aa, 4242\nGPU-aa, 4343\n"};
+  };
+  std::optional<GpuLookAnswer> look;
+  m_ops.look_at_gpus([&](const GpuLookAnswer& answer) { look = answer; });
+  settle();
+  EXPECT_EQ(m_host.commands, std::vector<std::string>{k_gpu_usage});
+  ASSERT_TRUE(look && look->usage);
+  ASSERT_EQ(look->usage->size(), 2u);
+  EXPECT_EQ(look->usage->at("0").memory_used_mib, 5000);
+  EXPECT_EQ(look->usage->at("0").processes, 2);
+  EXPECT_EQ(look->usage->at("1").memory_used_mib, 10);
+  EXPECT_EQ(look->usage->at("1").processes, 0);
+}
+
+TEST_F(ShellHostOpsTest, ALookAtGpusThatFailsOrPrintsSomethingElseSaysHowItEndedAndItsFirstLine) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.exit = JobExit::exited(127),
+                                 .err = "sh: nvidia-smi: not found\nmore\n"};
+  };
+  std::optional<GpuLookAnswer> look;
+  m_ops.look_at_gpus([&](const GpuLookAnswer& answer) { look = answer; });
+  settle();
+  ASSERT_TRUE(look);
+  EXPECT_FALSE(look->usage);
+  EXPECT_EQ(look->exit.code(), 127);
+  EXPECT_EQ(look->said, "sh: nvidia-smi: not found");
+
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.out = "NVIDIA-SMI has failed\n"};
+  };
+  look.reset();
+  m_ops.look_at_gpus([&](const GpuLookAnswer& answer) { look = answer; });
+  settle();
+  ASSERT_TRUE(look);
+  EXPECT_FALSE(look->usage);
+  EXPECT_TRUE(look->exit.succeeded());
+  EXPECT_EQ(look->said, "NVIDIA-SMI has failed");
 }
 
 TEST_F(ShellHostOpsTest, KillLeftoversRunsTheKillOfTheGroupsAndReadsWhichWereKilledOrKept) {

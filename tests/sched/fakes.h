@@ -154,6 +154,7 @@ class FakeHostOps final : public HostOps {
   static constexpr const char* k_get_files = "get_files";
   static constexpr const char* k_put_files = "put_files";
   static constexpr const char* k_remove_files = "remove_files";
+  static constexpr const char* k_look_at_gpus = "look_at_gpus";
 
   explicit FakeHostOps(FakeExecutor& executor) : m_executor(executor) {}
 
@@ -165,6 +166,12 @@ class FakeHostOps final : public HostOps {
   std::function<LeftoverCheck(const std::vector<ProcessGroup>& groups)> leftovers =
       [](const std::vector<ProcessGroup>&) { return LeftoverCheck{}; };
   FetchedFiles fetched;  // get_files's answer
+  // look_at_gpus's answer, each time it is asked and its own task (the
+  // executor's outcome for k_look_at_gpus) exits 0: by default, no GPU
+  // holds anything.
+  std::function<GpuLookAnswer()> gpus = [] {
+    return GpuLookAnswer{std::map<std::string, GpuUsage>{}};
+  };
   PutResult put;         // put_files's answer
 
   // Recording.
@@ -227,6 +234,15 @@ class FakeHostOps final : public HostOps {
       else
         done(Status{exit.lost() ? ErrorKind::disconnected : ErrorKind::failed, exit.error()});
     });
+  }
+
+  TaskId look_at_gpus(std::function<void(const GpuLookAnswer&)> done) override {
+    return run_command(k_look_at_gpus,
+                       [this, done](const JobExit& exit, const std::string& output) {
+                         done(exit.succeeded() ? gpus()
+                                              : GpuLookAnswer{std::nullopt, exit,
+                                                              output.substr(0, output.find('\n'))});
+                       });
   }
 
   void poll_fds(std::vector<pollfd>&) override {}
@@ -431,16 +447,13 @@ inline Fleet make_fleet(
   return fleet;
 }
 
-// nvidia-smi's answer to k_gpu_usage: `memory` MiB in use per GPU index,
-// `processes` compute processes on each.
-inline std::string usage(const std::vector<std::pair<long, int>>& gpus) {
-  std::string text;
+// A look at a host's GPUs that found `memory` MiB in use per GPU index
+// and `processes` compute processes on each.
+inline GpuLookAnswer usage(const std::vector<std::pair<long, int>>& gpus) {
+  std::map<std::string, GpuUsage> found;
   for (std::size_t i = 0; i < gpus.size(); ++i)
-    text += fmt::format("{}, GPU-{}, {}\n", i, i, gpus[i].first);
-  text += "---\n";
-  for (std::size_t i = 0; i < gpus.size(); ++i)
-    for (int p = 0; p < gpus[i].second; ++p) text += fmt::format("GPU-{}, {}\n", i, 100 + p);
-  return text;
+    found[std::to_string(i)] = GpuUsage{gpus[i].first, gpus[i].second};
+  return GpuLookAnswer{std::move(found)};
 }
 
 // A scheduler over fake executors and an in-memory queue, driven tick by

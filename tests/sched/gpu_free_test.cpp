@@ -15,6 +15,7 @@ namespace runner {
 namespace {
 
 using testing::FakeExecutor;
+using testing::FakeHostOps;
 using testing::make_fleet;
 using testing::usage;
 using Campaign = testing::FakeRun;
@@ -31,22 +32,22 @@ Fleet gated(Fleet fleet, const std::string& rule) {
   return fleet;
 }
 
-// Answers k_gpu_usage with `answer(n)` for its n-th call (from 0); jobs
-// last `steps` steps.
-void script(FakeExecutor& executor, std::function<std::string(int)> answer, int steps = 2) {
+// Answers the n-th look at host 0's GPUs (from 0) with `answer(n)`, each
+// at the step after it was asked; jobs last `steps` steps.
+void script(Campaign& r, std::function<GpuLookAnswer(int)> answer, int steps = 2) {
   auto calls = std::make_shared<int>(0);
-  executor.outcome = [=](const std::string& command) {
-    if (command == k_gpu_usage)
-      return FakeExecutor::Outcome{.exit = JobExit::exited(0), .steps = 1,
-                                    .output = answer((*calls)++)};
+  r.host_ops[0]->gpus = [=] { return answer((*calls)++); };
+  r.executors[0]->outcome = [=](const std::string& command) {
+    if (command == FakeHostOps::k_look_at_gpus) return FakeExecutor::Outcome{.steps = 1};
     return FakeExecutor::Outcome{.steps = steps};
   };
 }
 
-// Answers k_gpu_usage with `look`; other commands end at once.
-void look_at_gpus(FakeExecutor& executor, FakeExecutor::Outcome look) {
-  executor.outcome = [look](const std::string& command) {
-    return command == k_gpu_usage ? look : FakeExecutor::Outcome{};
+// A look at host 0's GPUs ends as `look` says (its exit, its output, how
+// many steps it takes); other commands end at once.
+void answer_looks(Campaign& r, FakeExecutor::Outcome look) {
+  r.executors[0]->outcome = [look](const std::string& command) {
+    return command == FakeHostOps::k_look_at_gpus ? look : FakeExecutor::Outcome{};
   };
 }
 
@@ -63,7 +64,7 @@ void expect_jobs_run_unchecked(Campaign& r) {
 
 TEST(GpuFree, AJobWaitsWhileAnotherProcessHoldsTheGpuAndStartsOnceItIsFree) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  script(*r.executors[0], [](int call) {
+  script(r, [](int call) {
     return call < 2 ? usage({{5000, 1}}) : usage({{10, 0}});
   });
   r.source.add("train");
@@ -79,7 +80,7 @@ TEST(GpuFree, AJobWaitsWhileAnotherProcessHoldsTheGpuAndStartsOnceItIsFree) {
 TEST(GpuFree, OtherSlotsRunWhileOneGpuIsBusy) {
   Campaign r(gated(make_fleet({{"a", {"0", "1"}}}), "no-processes"));
   // GPU 0 has another user's process for the first four looks.
-  script(*r.executors[0], [](int call) {
+  script(r, [](int call) {
     return usage({{0, call < 4 ? 1 : 0}, {0, 0}});
   }, 4000);  // 40 s: longer than GPU 0 stays busy
   r.source.add("first <<gpu>>");
@@ -93,7 +94,7 @@ TEST(GpuFree, OtherSlotsRunWhileOneGpuIsBusy) {
 TEST(GpuFree, ThisRunsOwnJobOnTheSameGpuCountsBeforeNvidiaSmiShowsIt) {
   // Two slots on one GPU; nvidia-smi never shows anything on it.
   Campaign r(gated(make_fleet({{"a", {"0", "0"}}}), "no-processes"));
-  script(*r.executors[0], [](int) { return usage({{0, 0}}); }, 20);
+  script(r, [](int) { return usage({{0, 0}}); }, 20);
   r.source.add("one");
   r.source.add("two");
   r.scheduler->start();
@@ -107,15 +108,14 @@ TEST(GpuFree, ThisRunsOwnJobOnTheSameGpuCountsBeforeNvidiaSmiShowsIt) {
 
 TEST(GpuFree, AHostThatCannotBeLookedAtRunsJobsUncheckedAndSaysSo) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  look_at_gpus(*r.executors[0],
-               {.exit = JobExit::exited(127), .steps = 1, .output = "sh: nvidia-smi: not found\n"});
+  answer_looks(r, {.exit = JobExit::exited(127), .steps = 1, .output = "sh: nvidia-smi: not found\n"});
   expect_jobs_run_unchecked(r);
   EXPECT_TRUE(said(r, "a: cannot tell whether its GPUs are free for `gpu_free`"));
 }
 
 TEST(GpuFree, AHostWhoseNvidiaSmiHangsIsGivenUpOnAtTheLimitAndRunsJobsUnchecked) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  look_at_gpus(*r.executors[0], {.steps = 1'000'000});
+  answer_looks(r, {.steps = 1'000'000});
   expect_jobs_run_unchecked(r);
   EXPECT_TRUE(said(r,
                    "a: cannot tell whether its GPUs are free for `gpu_free` (nvidia-smi did "
@@ -133,7 +133,7 @@ TEST(GpuFree, TheLimitOfALookIsTheSchedulersOption) {
   SchedulerOptions options;
   options.gpu_check_limit = 500ms;
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"), options);
-  look_at_gpus(*r.executors[0], {.steps = 1'000'000});
+  answer_looks(r, {.steps = 1'000'000});
   r.source.add("train");
   r.scheduler->start();
   EXPECT_EQ(r.run(), 0);
@@ -143,7 +143,7 @@ TEST(GpuFree, TheLimitOfALookIsTheSchedulersOption) {
 
 TEST(GpuFree, EachStartFollowsAFreshLook) {
   Campaign r(gated(make_fleet({{"a", {"0"}}}), "memory < 1GiB"));
-  script(*r.executors[0], [](int) { return usage({{0, 0}}); }, 300);
+  script(r, [](int) { return usage({{0, 0}}); }, 300);
   r.source.add("one");
   r.source.add("two");
   r.scheduler->start();
@@ -154,7 +154,7 @@ TEST(GpuFree, EachStartFollowsAFreshLook) {
   auto two = std::find_if(sent.begin(), sent.end(), [](const auto& s) { return s.second == "two"; });
   ASSERT_NE(two, sent.end());
   ASSERT_GE(two - sent.begin(), 3);
-  EXPECT_EQ((two - 1)->second, k_gpu_usage);
+  EXPECT_EQ((two - 1)->second, FakeHostOps::k_look_at_gpus);
   EXPECT_EQ((two - 2)->second, "one");
 }
 

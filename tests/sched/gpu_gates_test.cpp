@@ -36,13 +36,13 @@ struct Gates {
         gates(fleet, slots, hosts, options, observer) {
     for (std::size_t h = 0; h < hosts.size(); ++h) hosts[h].state = HostState::ready;
   }
-  // A look at `host` begun at `at` answers `output`.
-  bool look(int host, const std::string& output, Clock::time_point at) {
+  // A look at `host` begun at `at` answers `answer`.
+  bool look(int host, const GpuLookAnswer& answer, Clock::time_point at) {
     std::vector<GpuLook> looks = gates.begin_due_looks(true, at);
     bool begun = std::any_of(looks.begin(), looks.end(),
                              [&](const GpuLook& look) { return look.host == host; });
     EXPECT_TRUE(begun) << "no look at host " << host << " was due";
-    return gates.looked(host, JobExit::exited(0), output, at);
+    return gates.looked(host, answer, at);
   }
   // What the gates said since the last call.
   std::vector<std::string> said() { return std::exchange(observer.notices, {}); }
@@ -55,8 +55,8 @@ struct Gates {
   GpuGates gates;
 };
 
-const std::string idle = usage({{0, 0}, {0, 0}});
-const std::string busy = usage({{900, 1}, {0, 0}});
+const GpuLookAnswer idle = usage({{0, 0}, {0, 0}});
+const GpuLookAnswer busy = usage({{900, 1}, {0, 0}});
 
 TEST(GpuGates, ASlotWithoutGpuFreeIsAlwaysOpen) {
   Gates g(make_fleet({{"a", {"0"}}}));
@@ -82,8 +82,7 @@ TEST(GpuGates, AGatedSlotIsShutAndDueAtOnceUntilALookFindsItsGpuFree) {
   std::vector<GpuLook> looks = g.gates.begin_due_looks(true, t0);
   ASSERT_EQ(looks.size(), 1u);
   EXPECT_EQ(looks[0].host, 0);
-  EXPECT_EQ(looks[0].command, k_gpu_usage);
-  EXPECT_TRUE(g.gates.looked(0, JobExit::exited(0), idle, t0));
+  EXPECT_TRUE(g.gates.looked(0, idle, t0));
   EXPECT_TRUE(g.said().empty());  // free from the start: nothing to say
   EXPECT_TRUE(g.gates.open(0, t0));
   EXPECT_FALSE(g.gates.waiting(0, t0));
@@ -165,7 +164,7 @@ TEST(GpuGates, ALookUnderWayIsNotDueAgainAndIsGivenUpAtItsLimit) {
             "a: cannot tell whether its GPUs are free for `gpu_free` (nvidia-smi did not answer "
             "within 30.0s); its jobs start without waiting");
   EXPECT_FALSE(g.gates.next_due(true));
-  EXPECT_FALSE(g.gates.looked(0, JobExit::exited(0), idle, t0 + 31s))
+  EXPECT_FALSE(g.gates.looked(0, idle, t0 + 31s))
       << "its late answer is not looked at";
   EXPECT_TRUE(g.gates.open(0, t0 + 31s)) << "unchecked from now on";
 }
@@ -173,7 +172,7 @@ TEST(GpuGates, ALookUnderWayIsNotDueAgainAndIsGivenUpAtItsLimit) {
 TEST(GpuGates, ALookThatEndsAtOnceKeepsNoCommand) {
   Gates g(gated(make_fleet({{"a", {"0"}}})));
   ASSERT_EQ(g.gates.begin_due_looks(true, t0).size(), 1u);
-  EXPECT_TRUE(g.gates.looked(0, JobExit::exited(0), busy, t0));
+  EXPECT_TRUE(g.gates.looked(0, busy, t0));
   g.gates.look_runs_as(0, 42);
   EXPECT_TRUE(g.gates.give_up_overdue(t0 + 30s).empty());
   EXPECT_EQ(g.gates.due(0), t0 + 5s);
@@ -182,7 +181,7 @@ TEST(GpuGates, ALookThatEndsAtOnceKeepsNoCommand) {
 TEST(GpuGates, AHostWhoseNvidiaSmiFailsTakesJobsUncheckedButNotOnAGpuThisRunHolds) {
   Gates g(gated(make_fleet({{"a", {"0", "0"}}, {"b", {"0"}}})));
   ASSERT_EQ(g.gates.begin_due_looks(true, t0).size(), 2u);
-  EXPECT_TRUE(g.gates.looked(0, JobExit::exited(127), "sh: nvidia-smi: not found\n", t0));
+  EXPECT_TRUE(g.gates.looked(0, GpuLookAnswer{std::nullopt, JobExit::exited(127), "sh: nvidia-smi: not found"}, t0));
   std::vector<std::string> said = g.said();
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0],
@@ -199,7 +198,7 @@ TEST(GpuGates, AHostWhoseNvidiaSmiFailsTakesJobsUncheckedButNotOnAGpuThisRunHold
 TEST(GpuGates, ALookLostWithItsHostSaysNothingAndKeepsItsGate) {
   Gates g(gated(make_fleet({{"a", {"0"}}})));
   ASSERT_EQ(g.gates.begin_due_looks(true, t0).size(), 1u);
-  EXPECT_TRUE(g.gates.looked(0, JobExit::lost_because("connection lost"), "", t0));
+  EXPECT_TRUE(g.gates.looked(0, GpuLookAnswer{std::nullopt, JobExit::lost_because("connection lost"), ""}, t0));
   EXPECT_TRUE(g.said().empty());
   EXPECT_FALSE(g.gates.open(0, t0));
   EXPECT_EQ(g.gates.due(0), Clock::time_point::min());

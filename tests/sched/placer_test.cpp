@@ -112,7 +112,7 @@ TEST(Placer, ASlotIsOpenWhenFreeOnAReadyHostWithItsGateOpen) {
 
   c.hosts[1].state = HostState::ready;
   ASSERT_EQ(c.gates.begin_due_looks(true, t0).size(), 1u);
-  ASSERT_TRUE(c.gates.looked(1, JobExit::exited(0), testing::usage({{0, 0}}), t0));
+  ASSERT_TRUE(c.gates.looked(1, testing::usage({{0, 0}}), t0));
   EXPECT_TRUE(c.placer().any_slot_open());
   EXPECT_FALSE(c.placer().gates_waiting());
 }

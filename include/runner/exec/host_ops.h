@@ -11,11 +11,14 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runner/config/gpu_free.h"
 #include "runner/core/job_exit.h"
 #include "runner/core/pollable.h"
 #include "runner/core/process_group.h"
@@ -33,6 +36,15 @@ struct LeftoverCheck {
   std::string error;         // non-empty: the host could not be asked, or
                              // its shell failed (what it said)
   bool lost = false;         // the host was lost before it answered
+};
+
+// What a look at a host's GPUs found: what each GPU holds now, by index
+// ("0"); or, when nvidia-smi could not tell, how its command ended and the
+// first line it printed.
+struct GpuLookAnswer {
+  std::optional<std::map<std::string, GpuUsage>> usage;
+  JobExit exit = JobExit::exited(0);
+  std::string said;
 };
 
 // A host's network, as a job that spans hosts needs it.
@@ -104,6 +116,10 @@ class HostOps : public Pollable {
   // sockets (none where it cannot tell) and its addresses, or why they
   // could not be read.
   virtual void survey_network(std::function<void(Result<NetworkSurvey>)> done) = 0;
+  // What each of the host's GPUs holds now (memory in use, compute
+  // processes), for `gpu_free`. Returns the look's id, for stop_command
+  // (a hung driver).
+  virtual TaskId look_at_gpus(std::function<void(const GpuLookAnswer&)> done) = 0;
 };
 
 }  // namespace runner

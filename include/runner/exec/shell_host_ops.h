@@ -28,6 +28,7 @@ class ShellHostOps final : public HostOps {
   explicit ShellHostOps(Executor& executor) : m_executor(executor) {}
 
   TaskId run_command(const std::string& command, CommandDone done) override;
+  TaskId look_at_gpus(std::function<void(const GpuLookAnswer&)> done) override;
   TaskId run_command_streaming(const std::string& command,
                                std::function<void(std::string_view)> on_stdout,
                                CommandDone done) override;

@@ -3,8 +3,8 @@
 // last look and each host's look under way, decides which ready host is to
 // be looked at when (while its gated slots are free and work waits, again a
 // few seconds later while a GPU is busy), reads what a look found, and says
-// what changed; the scheduler runs the looks it asks for (k_gpu_usage) and
-// hands back their answers. A host whose nvidia-smi fails, or does not
+// what changed; the scheduler runs the looks it asks for
+// (HostOps::look_at_gpus) and hands back their answers. A host whose nvidia-smi fails, or does not
 // answer within gpu_check_limit, is said once, and its slots then take jobs
 // unchecked. A GPU that a job of this run holds through another slot is not
 // free either, whatever nvidia-smi says yet. Queue mode only: broadcast
@@ -19,6 +19,7 @@
 #include "runner/config/gpu_free.h"
 #include "runner/config/hosts.h"
 #include "runner/core/clock.h"
+#include "runner/exec/host_ops.h"
 #include "runner/sched/host_table.h"
 #include "runner/sched/job_end.h"
 #include "runner/sched/run_observer.h"
@@ -27,10 +28,9 @@
 
 namespace runner {
 
-// A look at a host's GPUs to run now: `command` on `host`.
+// A look at a host's GPUs to run now.
 struct GpuLook {
   int host = 0;
-  std::string command;
 };
 
 // A look given up on at its limit: its command on `host`, to kill.
@@ -69,7 +69,7 @@ class GpuGates {
   // slot whose GPU is busy for a new reason, or free again, said), or, when
   // nvidia-smi failed, its gates open from now on (said). False when the
   // look had been given up on: its answer is not looked at.
-  bool looked(int host, const JobExit& exit, const std::string& output, Clock::time_point now);
+  bool looked(int host, const GpuLookAnswer& answer, Clock::time_point now);
   // Gives up the looks under way past their limit at `now`: their hosts'
   // gates open from now on (said), and their commands are to be killed.
   std::vector<GpuLookGivenUp> give_up_overdue(Clock::time_point now);

@@ -38,10 +38,12 @@ def counts(runner, directory, jobs):
                           "--color", "never"], work, trace, CALLS)
 
 
-def strace_counts(command, cwd, trace, calls):
+def strace_counts(command, cwd, trace, calls, threads=False):
     """{call: count} of the system calls `calls` that `command`, run in
-    `cwd`, makes itself (not its children), strace's summary kept at `trace`."""
-    ran = subprocess.run(["strace", "-qq", "-c", "-U", "name,calls", "-o", trace,
+    `cwd`, makes itself (not its children; with `threads`, its threads' too,
+    for a command that starts no process), strace's summary kept at `trace`."""
+    follow = ["-f"] if threads else []
+    ran = subprocess.run(["strace", "-qq", "-c", "-U", "name,calls", *follow, "-o", trace,
                           "-e", "trace=" + ",".join(calls), *command],
                          cwd=cwd, capture_output=True, text=True)
     if ran.returncode != 0:

@@ -1,6 +1,6 @@
 """How many file-system calls `runner results` and `runner report` make per
 job of a campaign whose every job brought a result file back and printed a
-metric: each under strace on two state directories (bench/results_scenario.py
+metric: each under strace (its reading threads too) on two state directories (bench/results_scenario.py
 makes them: a real run, replicated), the difference over the extra jobs is
 what one job costs. Counts, not times: the same on a busy machine as on an
 idle one, and each call a round trip where the state directory sits on NFS.
@@ -30,7 +30,7 @@ COMMANDS = {"results": ["results"], "report": ["report", "-o", "report.html"]}
 def counts(runner, directory, args):
     """{call: count} of one `runner ARGS` in the campaign `directory`."""
     return file_ops.strace_counts([runner, *args, "--state-dir", "queue.runner"], directory,
-                                  os.path.join(directory, "strace.txt"), CALLS)
+                                  os.path.join(directory, "strace.txt"), CALLS, threads=True)
 
 
 def per_job(runner, directory, real_jobs=20, few_jobs=40, many_jobs=240):

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "runner/config/metrics.h"
@@ -109,6 +111,12 @@ Params json_numbers(std::string_view text) {
 // held one at a time, each up to this length.
 constexpr std::uintmax_t k_json_limit = 64 * 1024 * 1024;
 constexpr std::size_t k_line_limit = 16 * 1024 * 1024;
+
+// Jobs' metrics are read by up to this many threads at once (one per
+// core): each job's files are a few system calls, round trips on a network
+// file system; a reader claims this many jobs at a time.
+constexpr std::size_t k_most_readers = 8;
+constexpr std::size_t k_claim = 64;
 
 std::string mib(std::uintmax_t bytes) { return fmt::format("{} MiB", bytes / (1024 * 1024)); }
 
@@ -222,19 +230,18 @@ Params output_numbers(std::string_view file_name, std::string_view text) {
   return {};
 }
 
-bool CollectedJobs::has(JobId id) {
-  if (!m_ids) {
-    m_ids.emplace();
+bool CollectedJobs::has(JobId id) const {
+  std::call_once(m_listed, [this] {
     std::error_code error;
     for (fs::directory_iterator it(outputs_dir(m_state_dir), error), end; !error && it != end;
          it.increment(error)) {
       std::string name = it->path().filename().string();
       JobId job = 0;
       auto [rest, failed] = std::from_chars(name.data(), name.data() + name.size(), job);
-      if (failed == std::errc() && rest == name.data() + name.size()) m_ids->insert(job);
+      if (failed == std::errc() && rest == name.data() + name.size()) m_ids.insert(job);
     }
-  }
-  return m_ids->count(id) > 0;
+  });
+  return m_ids.count(id) > 0;
 }
 
 const Pattern* MetricPatterns::find(const std::string& text) {
@@ -247,7 +254,7 @@ const Pattern* MetricPatterns::find(const std::string& text) {
 }
 
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       CollectedJobs& collected, MetricPatterns& patterns,
+                       const CollectedJobs& collected, MetricPatterns& patterns,
                        const ResultsWarning& warn) {
   JobMetrics metrics;
   // Where the run brought them, if that is still there (it is named as
@@ -290,16 +297,54 @@ JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
   return metrics;
 }
 
+std::vector<JobMetrics> jobs_metrics(const std::string& state_dir,
+                                     const std::vector<const CampaignJob*>& jobs,
+                                     const ResultsWarning& warn) {
+  std::vector<JobMetrics> metrics(jobs.size());
+  std::vector<std::vector<std::string>> warnings(jobs.size());
+  CollectedJobs collected(state_dir);
+  // Readers claim the next k_claim jobs at a time until none are left.
+  std::atomic<std::size_t> next{0};
+  auto read = [&] {
+    MetricPatterns patterns;
+    for (std::size_t begin; (begin = next.fetch_add(k_claim)) < jobs.size();)
+      for (std::size_t i = begin; i < std::min(begin + k_claim, jobs.size()); ++i)
+        metrics[i] = job_metrics(state_dir, *jobs[i], collected, patterns,
+                                 [&warnings, i](const std::string& text) {
+                                   warnings[i].push_back(text);
+                                 });
+  };
+  std::size_t readers =
+      std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, k_most_readers);
+  readers = std::min(readers, (jobs.size() + k_claim - 1) / k_claim);
+  std::vector<std::exception_ptr> failures(readers);
+  {
+    std::vector<std::jthread> others;
+    for (std::size_t r = 1; r < readers; ++r)
+      others.emplace_back([&, r] {
+        try {
+          read();
+        } catch (...) {
+          failures[r] = std::current_exception();
+        }
+      });
+    read();
+  }
+  for (const std::exception_ptr& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+  if (warn)
+    for (const std::vector<std::string>& said : warnings)
+      for (const std::string& text : said) warn(text);
+  return metrics;
+}
+
 ResultsTable read_results(const Campaign& campaign, ServiceRows services,
                           const ResultsWarning& warn) {
-  CollectedJobs collected(campaign.state_dir);
-  MetricPatterns patterns;
+  std::vector<JobMetrics> metrics =
+      jobs_metrics(campaign.state_dir, last_attempts(campaign, services), warn);
+  std::size_t row = 0;
   return results_table(
-      campaign,
-      [&](const CampaignJob& job) {
-        return job_metrics(campaign.state_dir, job, collected, patterns, warn);
-      },
-      services);
+      campaign, [&](const CampaignJob&) { return std::move(metrics[row++]); }, services);
 }
 
 }  // namespace runner

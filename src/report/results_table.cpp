@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
-#include <map>
+#include <unordered_map>
 
 #include "runner/report/service_status.h"
 
@@ -90,25 +90,32 @@ std::optional<std::size_t> ResultsTable::column(std::string_view name) const {
   return static_cast<std::size_t>(at - columns.begin());
 }
 
+std::vector<const CampaignJob*> last_attempts(const Campaign& campaign, ServiceRows services) {
+  std::vector<const CampaignJob*> rows;
+  std::unordered_map<JobId, std::size_t> row_of;
+  for (const CampaignJob& job : campaign.jobs) {
+    if (job.is_service() && services == ServiceRows::left_out) continue;
+    auto [at, added] = row_of.try_emplace(job.id, rows.size());
+    if (added)
+      rows.push_back(&job);
+    else
+      rows[at->second] = &job;
+  }
+  return rows;
+}
+
 ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of,
                            ServiceRows services) {
   bool with_services = services == ServiceRows::included;
-  // Each id's last attempt, ids in the order they first started.
-  std::vector<JobId> ids;
-  std::map<JobId, const CampaignJob*> last;
-  for (const CampaignJob& job : campaign.jobs) {
-    if (job.is_service() && !with_services) continue;
-    if (!last.count(job.id)) ids.push_back(job.id);
-    last[job.id] = &job;
-  }
+  std::vector<const CampaignJob*> jobs = last_attempts(campaign, services);
   std::vector<std::string> params;
   std::vector<MetricKey> metric_keys;
   std::vector<JobMetrics> metrics;
   bool with_gpu = false;
-  for (JobId id : ids) {
-    with_gpu = with_gpu || last[id]->gpu.has_value();
-    add_names(params, last[id]->params);
-    metrics.push_back(metrics_of(*last[id]));
+  for (const CampaignJob* job : jobs) {
+    with_gpu = with_gpu || job->gpu.has_value();
+    add_names(params, job->params);
+    metrics.push_back(metrics_of(*job));
     add_keys(metric_keys, true, metrics.back().files);
     add_keys(metric_keys, false, metrics.back().patterns);
   }
@@ -137,8 +144,8 @@ ResultsTable results_table(const Campaign& campaign, const MetricsOf& metrics_of
   std::size_t param_column = fixed.size();
   std::size_t run_column = param_column + params.size();
   std::size_t metric_column = run_column + run_columns.size();
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    const CampaignJob& job = *last[ids[i]];
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const CampaignJob& job = *jobs[i];
     std::vector<std::string> row(table.columns.size());
     row[0] = std::to_string(job.id);
     if (with_services) row[1] = job.service == "true" ? "#" + row[0] : job.service;

@@ -3,7 +3,9 @@
 // `metrics:`, from collected outputs), in each output format.
 #include "runner/report/results_table.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -147,6 +149,40 @@ TEST(ResultsTable, EachMetricIsTheLastValueItsPatternFindsWhereverItStandsInTheL
                                    [&](const std::string& w) { warnings.push_back(w); });
   EXPECT_EQ(metrics.patterns, (Params{{"first", "2"}, {"loss", "0.5"}, {"step", "3"}}));
   EXPECT_TRUE(warnings.empty());
+}
+
+// Enough jobs for every reader to claim some: each job's own numbers, and
+// what was passed over said job by job in the jobs' order.
+TEST(JobsMetrics, EachJobGetsItsOwnNumbersAndWarningsComeInTheJobsOrder) {
+  TempDir state;
+  std::vector<CampaignJob> jobs(700);
+  std::vector<const CampaignJob*> order;
+  std::vector<std::string> expected_warnings;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    CampaignJob& job = jobs[i];
+    // Ids not in the order asked, so that order is the one kept.
+    job.id = static_cast<JobId>(jobs.size() - i);
+    job.metrics = {{"loss", "loss=([0-9]+)"}};
+    state.write(fmt::format("logs/{}.log", job.id), fmt::format("loss={}\n", job.id * 2));
+    state.write(fmt::format("outputs/{}/r.json", job.id), fmt::format(R"({{"n": {}}})", job.id));
+    if (i % 97 == 5) {
+      std::string big = state.write(fmt::format("outputs/{}/big.json", job.id), "{");
+      ASSERT_EQ(::truncate(big.c_str(), 65 * 1024 * 1024), 0);
+      expected_warnings.push_back(fmt::format("#{}: its output is passed over: {} is 65 MiB, more "
+                                              "than the 64 MiB a JSON file is read to",
+                                              job.id, big));
+    }
+    order.push_back(&job);
+  }
+  std::vector<std::string> warnings;
+  std::vector<JobMetrics> metrics =
+      jobs_metrics(state.path(), order, [&](const std::string& w) { warnings.push_back(w); });
+  ASSERT_EQ(metrics.size(), jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    EXPECT_EQ(metrics[i].files, (Params{{"n", std::to_string(jobs[i].id)}})) << i;
+    EXPECT_EQ(metrics[i].patterns, (Params{{"loss", std::to_string(jobs[i].id * 2)}})) << i;
+  }
+  EXPECT_EQ(warnings, expected_warnings);
 }
 
 TEST(MetricPatterns, CompilesEachTextOnceAndRefusesWhatCannotBeAMetric) {

@@ -2,10 +2,12 @@
 // and the numbers of the files collected from it (state_dir/outputs/<id>/),
 // for `runner results`. Reading only.
 //
-// Threading: none.
+// Threading: jobs_metrics reads on threads of its own, which share one
+// CollectedJobs; a MetricPatterns is one thread's.
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <optional>
@@ -50,11 +52,13 @@ class MetricPatterns {
 class CollectedJobs {
  public:
   explicit CollectedJobs(std::string state_dir) : m_state_dir(std::move(state_dir)) {}
-  bool has(JobId id);
+  // Safe to ask from several threads at once.
+  bool has(JobId id) const;
 
  private:
   std::string m_state_dir;
-  std::optional<std::unordered_set<JobId>> m_ids;
+  mutable std::once_flag m_listed;
+  mutable std::unordered_set<JobId> m_ids;
 };
 
 // The job's metrics (of `job`, its last attempt), name → value as written:
@@ -68,8 +72,15 @@ class CollectedJobs {
 // outputs directory gives nothing. `collected` and `patterns` are kept for
 // every job.
 JobMetrics job_metrics(const std::string& state_dir, const CampaignJob& job,
-                       CollectedJobs& collected, MetricPatterns& patterns,
+                       const CollectedJobs& collected, MetricPatterns& patterns,
                        const ResultsWarning& warn = {});
+
+// job_metrics of each of `jobs`, in their order, read by several threads
+// at once (one a core); `warn` is told what each reading passed over, job
+// by job in that order, once all are read.
+std::vector<JobMetrics> jobs_metrics(const std::string& state_dir,
+                                     const std::vector<const CampaignJob*>& jobs,
+                                     const ResultsWarning& warn = {});
 
 // results_table of the campaign, each job's metrics read from its state
 // directory.

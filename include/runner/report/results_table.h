@@ -38,8 +38,12 @@ using MetricsOf = std::function<JobMetrics(const CampaignJob&)>;
 // Whether the table has a row for each service (`service:`) too.
 enum class ServiceRows { left_out, included };
 
-// One row per job id of the campaign, in the order the jobs first started,
-// described by its last attempt; services only when included. Columns: id,
+// The jobs the table has a row for, in its order: each job id's last
+// attempt, ids in the order they first started; services only when included.
+std::vector<const CampaignJob*> last_attempts(const Campaign& campaign, ServiceRows services);
+
+// One row per job of last_attempts, in its order; `metrics_of` is asked
+// about each of them once, in that order. Columns: id,
 // `service` (its name; only when services are included), then every
 // parameter name any job has (first seen first), then host, slot, outcome
 // (a service's is its state: stopped, ready, ...), exit (the status, or the

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "runner/state/journal.h"
+#include "runner/state/journal_record_stream.h"
 #include "runner/state/state_dir.h"
 #include "runner/ui/exit_text.h"
 
@@ -397,13 +398,7 @@ Result<Campaign> load_campaign(const std::string& state_dir, const PidAlive& ali
   // Each record folded as it is parsed, then dropped: a long journal is
   // never all in memory at once.
   Result<std::optional<JournalRead>> read = std::optional<JournalRead>();
-  auto records = [&](const RecordFold& fold) {
-    read = read_journal_from(state_dir, {}, {}, {}, SIZE_MAX,
-                             [&](nlohmann::json&& value, std::string_view) {
-                               if (Result<JournalRecord> record = record_from_json(value))
-                                 fold(*record);
-                             });
-  };
+  auto records = [&](const RecordFold& fold) { read = fold_journal_records(state_dir, fold); };
   Campaign campaign = campaign_from_records(records, alive);
   if (!read) return read.status();
   campaign.state_dir = state_dir;

@@ -13,6 +13,7 @@
 
 #include "runner/state/journal.h"
 #include "runner/state/journal_checkpoint.h"
+#include "runner/state/journal_record_stream.h"
 #include "runner/state/state_dir.h"
 #include "support/failing_file_system.h"
 #include "support/temp_dir.h"
@@ -78,6 +79,41 @@ TEST_F(JournalSegments, TheWriterSealsSegmentsAndTheReaderReadsThemAllInOrder) {
   EXPECT_EQ(read->records.front().value("event", ""), "run_start");
   EXPECT_EQ(job_ids(read->records), one_to(12));
   EXPECT_EQ(read->records.size(), 1u + 2 * 12);
+}
+
+// More records than are read ahead, across segments, with a line that is
+// not a record among them: each typed record arrives once, in order, and
+// the line is said as a plain reading says it.
+TEST_F(JournalSegments, FoldingReadsEveryRecordInOrderOnAThreadOfItsOwn) {
+  Journal journal =
+      testing::value_of(Journal::open(m_dir, false, real_file_system(), /*segment_bytes=*/64 * 1024));
+  ASSERT_TRUE(journal.run_start("queue", "hosts.yaml", "queue.yaml"));
+  for (JobId id = 1; id <= 6000; ++id) {
+    JobStartRecord start;
+    start.job = id;
+    start.command = "true";
+    ASSERT_TRUE(journal.job_start(start));
+    ASSERT_TRUE(journal.job_end(id, JobExit::exited(0), std::chrono::milliseconds(5)));
+    if (id % 100 != 0) continue;
+    ASSERT_TRUE(journal.sync());
+    if (journal.wants_rotation()) ASSERT_TRUE(journal.rotate());
+  }
+  std::ofstream(journal_path(m_dir), std::ios::app) << "not a record\n";
+  ASSERT_GE(testing::value_of(list_sealed_segments(m_dir)).size(), 3u);
+  std::vector<JobId> started;
+  std::size_t ends = 0;
+  auto read = testing::value_of(fold_journal_records(m_dir, [&](const JournalRecord& record) {
+    if (const auto* start = std::get_if<JobStartRecord>(&record)) started.push_back(start->job);
+    if (const auto* end = std::get_if<JobEndRecord>(&record)) {
+      EXPECT_EQ(end->job, started.empty() ? 0 : started.back());
+      ++ends;
+    }
+  }));
+  EXPECT_EQ(started, one_to(6000));
+  EXPECT_EQ(ends, 6000u);
+  ASSERT_TRUE(read.has_value());
+  ASSERT_EQ(read->skipped.size(), 1u);
+  EXPECT_NE(read->skipped[0].find("journal.jsonl line"), std::string::npos) << read->skipped[0];
 }
 
 TEST_F(JournalSegments, AReadingGoesOnFromItsPositionAcrossRotations) {

@@ -2,8 +2,9 @@
 // waits for, its steps, the work it takes and gives back, and how it ends.
 // Setting up is its SshConnector (ssh_connector.cpp), the session's
 // channels ssh_session.cpp and which work goes where its ChannelPool
-// (ssh_channel_pool.cpp), and what runs on them ssh_exec_channel.cpp,
-// ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp. Every libssh2 call is
+// (ssh_channel_pool.cpp), and what runs on them its ExecChannels,
+// Launchers and JumpTunnels (ssh_exec_channel.cpp,
+// ssh_launcher_channel.cpp, ssh_jump_tunnel.cpp). Every libssh2 call is
 // non-blocking; after LIBSSH2_ERROR_EAGAIN the same call is repeated with
 // the same arguments on a later step. Threading: none.
 #include "ssh_connection.h"
@@ -26,7 +27,6 @@ SshConnection::SshConnection(const HostTarget& target, HostHints& hints, TaskSin
       m_sink(sink),
       m_via(std::move(via)),
       m_connector(std::make_unique<SshConnector>(target, hints, m_via.get(), m_inbound)),
-      m_random(std::random_device{}()),
       m_pool(hints.channel_limit) {}
 
 SshConnection::~SshConnection() { destroy_session(); }
@@ -125,6 +125,10 @@ void SshConnection::add_work(ChannelWork work) {
 }
 
 std::vector<ChannelWork> SshConnection::take_returned() { return m_pool.take_returned(); }
+
+bool SshConnection::signal_task(TaskId job, int signal) {
+  return m_exec_channels.signal_job(job, signal);
+}
 
 bool SshConnection::has_jobs() const { return m_pool.has_jobs(); }
 

@@ -10,11 +10,15 @@
 // (ssh_connector.h), which it owns while connecting; what the server sent is
 // an InboundTrace (ssh_inbound.h) both see; the channels, the work waiting
 // for one and sshd's limit on them are its ChannelPool (ssh_channel_pool.h).
-// Its members are defined by concept: ssh_connection.cpp (the event-loop
-// interface, taking work, ending), ssh_session.cpp (opening and stepping
-// channels, keepalive, disconnect), ssh_exec_channel.cpp,
-// ssh_launcher_channel.cpp and ssh_jump_tunnel.cpp; a channel and its kinds
-// are ssh_channel.h.
+// What runs on a channel is a component of its kind, each with its own
+// state: ExecChannels (ssh_exec_channel.h), Launchers
+// (ssh_launcher_channel.h), what both share, the ChannelProtocol
+// (ssh_channel_protocol.h), and JumpTunnels (ssh_jump_tunnel.h). They see
+// the connection only as a ChannelContext (ssh_channel_context.h). What
+// remains here is the connection's own life: its state, stepping the
+// session (ssh_session.cpp: opening and stepping channels, keepalive,
+// disconnect) and how it ends (ssh_connection.cpp); a channel and its
+// kinds' per-channel state are ssh_channel.h.
 // Threading: none; the pool (ssh_executor.cpp) steps it from the event loop.
 #pragma once
 
@@ -22,24 +26,28 @@
 
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "runner/exec/launcher.h"
 #include "ssh_channel.h"
+#include "ssh_channel_context.h"
 #include "ssh_channel_pool.h"
+#include "ssh_channel_protocol.h"
 #include "ssh_common.h"
 #include "ssh_connector.h"
+#include "ssh_exec_channel.h"
 #include "ssh_inbound.h"
+#include "ssh_jump_tunnel.h"
+#include "ssh_launcher_channel.h"
 #include "ssh_proxy_command.h"
 
 namespace runner::ssh {
 
 class JumpLink;
 
-class SshConnection {
+class SshConnection : private ChannelContext {
  public:
   enum class State {
     connecting,  // TCP, handshake, host key, authentication
@@ -67,7 +75,9 @@ class SshConnection {
   bool was_ready() const { return m_was_ready; }
   const Status& error() const { return m_error; }
   // "node03 (127.0.0.1:2222)"
-  const std::string& display() const { return m_connector ? m_connector->display() : m_display; }
+  const std::string& display() const override {
+    return m_connector ? m_connector->display() : m_display;
+  }
   // Once ready: how it authenticated, and how the host key was found.
   const std::string& auth_method() const { return m_auth_method; }
   const std::string& host_key_status() const { return m_host_key_status; }
@@ -112,9 +122,6 @@ class SshConnection {
 
   using Channel = SshChannel;
 
-  // What one call into libssh2 did.
-  enum class Outcome { progressed, blocked, finished, broken };
-
   // ssh_connection.cpp: while connecting, what m_connector's step ended in.
   void after_connecting();
 
@@ -122,65 +129,26 @@ class SshConnection {
   void step_session(Clock::time_point now);
   void maybe_start_pump();
   Outcome step_open();
-  // The channel being opened (pool's opening()) got its handle.
-  Outcome opened(Channel& opening, LIBSSH2_CHANNEL* handle);
-  // Steps a channel: its kind's steps (step_exec, step_tunnel), then the
-  // close every kind ends with (step_ending).
+  // Steps a channel: its kind's steps (a launcher's own, then an exec
+  // channel's; or a tunnel's), then the close every kind ends with
+  // (step_ending).
   Outcome step_channel(Channel& channel);
   Outcome step_ending(Channel& channel);
   void keepalive(Clock::time_point now);
-  bool blocked_outbound() const;
   bool send_queue_empty() const;
-  // What libssh2's `rc` means here: 0, and an error that ends only the
-  // channel, are progressed.
-  Outcome classify(int rc, Channel* channel);
+
+  // ChannelContext: what the kinds of channels see of it.
+  LIBSSH2_SESSION* session() const override { return m_session; }
+  TaskSink& sink() override { return m_sink; }
+  const HostTarget& target() const override { return m_target; }
+  HostHints& hints() override { return m_hints; }
+  const InboundTrace& inbound() const override { return m_inbound; }
+  Outcome classify(int rc, Channel* channel) override;
+  bool blocked_outbound() const override;
+  void note_progress() override { m_progressed = true; }
+  Outcome opened(Channel& opening, LIBSSH2_CHANNEL* handle) override;
   // Why the socket broke, as precisely as known.
   std::string socket_failure() const;
-
-  // ssh_exec_channel.cpp: channels that run something.
-  Outcome step_exec(Channel& channel);
-  // Sends channel.request as an exec request. A refusal is reported for the
-  // job (if any) and releases the channel; `answer_lost`: libssh2 lost the
-  // server's answer, so whether it ran is unknown (the caller decides).
-  Outcome send_exec(Channel& channel, bool& answer_lost);
-  Outcome read_channel(Channel& channel);
-  // Sends a share of the job's input file once its wrapper runs; progressed
-  // once it all went out (or the job ended, or the file failed: said on
-  // the job's stderr).
-  Outcome feed_input(Channel& channel);
-  // Output of the channel's work: to its job, if it has one.
-  void take_output(Channel& channel, int stream, std::string_view bytes);
-  void handle_stdout(Channel& channel, std::string_view bytes);
-  // Passes stdout held before the wrapper's line on to the channel's job.
-  void release_head(Channel& channel);
-  // Why a job did not start when the login shell ended with `status`.
-  std::string login_shell_failure(int status) const;
-  void finish_channel(Channel& channel);
-  void send_signal(Channel& channel, int signal);
-
-  // ssh_launcher_channel.cpp: the channel protocol and launchers.
-  // A launcher's steps.
-  Outcome step_launcher(Channel& channel);
-  // Gives the channel a fresh token and the scanners that look for it.
-  void start_markers(Channel& channel);
-  // Writes what is left of channel.line; progressed once all went out.
-  Outcome write_stdin(Channel& channel);
-  // What a channel's stream carried: nothing before the ready marker, then
-  // the current work's part of it.
-  void take_channel_output(Channel& channel, int stream, std::string_view bytes);
-  void finish_launched(Channel& channel);
-  void launcher_closed(Channel& channel);
-  // The channel's job ended with `status` as the launcher's shell saw it.
-  JobExit exit_from_status(const Channel& channel, int status) const;
-  // A signal's channel or launcher line ended (the login shell with
-  // `shell_status`): says so when the signal may not have reached its group.
-  void control_ended(const Channel& channel, int shell_status);
-
-  // ssh_jump_tunnel.cpp: tunnels for ProxyJump.
-  Outcome step_tunnel(Channel& channel);
-  Outcome open_tunnel_channel();
-  Outcome start_bridge(Channel& channel);
-  Outcome pump_tunnel(Channel& channel, bool& done);
 
   // ssh_connection.cpp: how it ends.
   void fail(ErrorKind kind, const std::string& message);
@@ -208,13 +176,16 @@ class SshConnection {
   int m_fd = -1;
   LIBSSH2_SESSION* m_session = nullptr;
   Clock::time_point m_disconnect_deadline{};
-  std::minstd_rand m_random;  // launchers' end markers
 
   Clock::time_point m_busy_since{};
   Clock::time_point m_last_keepalive{};
   bool m_progressed = false;  // the last step did something
 
   ChannelPool m_pool;
+  ChannelProtocol m_protocol{*this, m_pool};
+  ExecChannels m_exec_channels{*this, m_pool, m_protocol};
+  Launchers m_launchers{*this, m_pool, m_protocol};
+  JumpTunnels m_tunnels{*this, m_pool};
 };
 
 }  // namespace runner::ssh

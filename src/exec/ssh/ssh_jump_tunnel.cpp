@@ -1,14 +1,13 @@
-// Tunnel channels, the jump host's side of ProxyJump (see ssh_jump.h): a
-// direct-tcpip channel to the next host, bridged to a socketpair whose other
-// end that host's connection uses as its socket. Threading: none.
+// Tunnel channels (see ssh_jump_tunnel.h), and the bridge end each keeps.
+// Threading: none.
+#include "ssh_jump_tunnel.h"
+
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include "ssh_connection.h"
 
 namespace runner::ssh {
 
@@ -24,7 +23,7 @@ void TunnelChannel::poll_fds(std::vector<pollfd>& out) const {
   if (events) out.push_back(pollfd{bridge_fd, events, 0});
 }
 
-SshConnection::Outcome SshConnection::open_tunnel_channel() {
+Outcome JumpTunnels::open() {
   Channel& opening = *m_pool.opening();
   TunnelChannel& bridge = opening.tunnel();
   if (!bridge.tunnel) {
@@ -32,17 +31,17 @@ SshConnection::Outcome SshConnection::open_tunnel_channel() {
     if (!bridge.tunnel) {
       // The next host's connection gave up before its tunnel was asked for.
       m_pool.drop_opening();
-      m_progressed = true;
+      m_context.note_progress();
       return Outcome::progressed;
     }
   }
   Tunnel& tunnel = *bridge.tunnel;
-  LIBSSH2_CHANNEL* handle =
-      libssh2_channel_direct_tcpip_ex(m_session, tunnel.host.c_str(), tunnel.port, "127.0.0.1", 22);
-  if (handle) return opened(opening, handle);
-  int rc = libssh2_session_last_errno(m_session);
-  if (rc == LIBSSH2_ERROR_EAGAIN || is_session_error(rc)) return classify(rc, nullptr);
-  std::string why = last_error(m_session);
+  LIBSSH2_CHANNEL* handle = libssh2_channel_direct_tcpip_ex(
+      m_context.session(), tunnel.host.c_str(), tunnel.port, "127.0.0.1", 22);
+  if (handle) return m_context.opened(opening, handle);
+  int rc = libssh2_session_last_errno(m_context.session());
+  if (rc == LIBSSH2_ERROR_EAGAIN || is_session_error(rc)) return m_context.classify(rc, nullptr);
+  std::string why = last_error(m_context.session());
   std::string hint;
   if (why.find("prohibited") != std::string::npos) {
     hint =
@@ -54,17 +53,18 @@ SshConnection::Outcome SshConnection::open_tunnel_channel() {
         "from the jump host?";
   }
   tunnel.state = Tunnel::State::failed;
-  tunnel.error = {ErrorKind::connect, fmt::format("{} refused a tunnel to {}:{} ({}){}", m_display,
-                                                  tunnel.host, tunnel.port, why, hint)};
+  tunnel.error = {ErrorKind::connect,
+                  fmt::format("{} refused a tunnel to {}:{} ({}){}", m_context.display(),
+                              tunnel.host, tunnel.port, why, hint)};
   m_pool.drop_opening();
-  m_progressed = true;
+  m_context.note_progress();
   return Outcome::progressed;
 }
 
-SshConnection::Outcome SshConnection::start_bridge(Channel& channel) {
+Outcome JumpTunnels::start_bridge(Channel& channel) {
   TunnelChannel& bridge = channel.tunnel();
   std::shared_ptr<Tunnel> tunnel = std::move(bridge.tunnel);
-  m_progressed = true;
+  m_context.note_progress();
   if (!tunnel || tunnel.use_count() == 1) {
     // The next host's connection gave up meanwhile.
     channel.silent = true;
@@ -75,8 +75,8 @@ SshConnection::Outcome SshConnection::start_bridge(Channel& channel) {
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, pair) != 0) {
     tunnel->state = Tunnel::State::failed;
     tunnel->error = {ErrorKind::connect,
-                     fmt::format("{}: cannot make a socket pair for a tunnel: {}", m_display,
-                                 std::strerror(errno))};
+                     fmt::format("{}: cannot make a socket pair for a tunnel: {}",
+                                 m_context.display(), std::strerror(errno))};
     channel.silent = true;
     channel.step = Channel::Step::close;
     return Outcome::progressed;
@@ -89,7 +89,7 @@ SshConnection::Outcome SshConnection::start_bridge(Channel& channel) {
   return Outcome::progressed;
 }
 
-SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) {
+Outcome JumpTunnels::pump_tunnel(Channel& channel, bool& done) {
   TunnelChannel& bridge = channel.tunnel();
   done = false;
   char buffer[32 * 1024];
@@ -100,7 +100,7 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
                             MSG_NOSIGNAL | MSG_DONTWAIT);
       if (sent > 0) {
         bridge.to_local.erase(0, static_cast<size_t>(sent));
-        m_progressed = true;
+        m_context.note_progress();
         continue;
       }
       if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
@@ -110,11 +110,11 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
     ssize_t got = libssh2_channel_read(channel.handle, buffer, sizeof buffer);
     if (got > 0) {
       bridge.to_local.assign(buffer, static_cast<size_t>(got));
-      m_progressed = true;
+      m_context.note_progress();
       continue;
     }
     if (got == 0) break;
-    Outcome outcome = classify(static_cast<int>(got), &channel);
+    Outcome outcome = m_context.classify(static_cast<int>(got), &channel);
     if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
     break;
   }
@@ -129,11 +129,11 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
           libssh2_channel_write(channel.handle, bridge.to_remote.data(), bridge.to_remote.size());
       if (written > 0) {
         bridge.to_remote.erase(0, static_cast<size_t>(written));
-        m_progressed = true;
+        m_context.note_progress();
         continue;
       }
       if (written == 0) break;
-      Outcome outcome = classify(static_cast<int>(written), &channel);
+      Outcome outcome = m_context.classify(static_cast<int>(written), &channel);
       if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
       break;
     }
@@ -144,12 +144,12 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
     ssize_t got = ::recv(bridge.bridge_fd, buffer, sizeof buffer, MSG_DONTWAIT);
     if (got > 0) {
       bridge.to_remote.assign(buffer, static_cast<size_t>(got));
-      m_progressed = true;
+      m_context.note_progress();
       continue;
     }
     if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       bridge.local_eof = true;
-      m_progressed = true;
+      m_context.note_progress();
       continue;
     }
     break;
@@ -157,7 +157,7 @@ SshConnection::Outcome SshConnection::pump_tunnel(Channel& channel, bool& done) 
   return Outcome::blocked;
 }
 
-SshConnection::Outcome SshConnection::step_tunnel(Channel& channel) {
+Outcome JumpTunnels::step(Channel& channel) {
   TunnelChannel& bridge = channel.tunnel();
   using Step = Channel::Step;
   if (channel.step == Step::exec) start_bridge(channel);
@@ -169,7 +169,7 @@ SshConnection::Outcome SshConnection::step_tunnel(Channel& channel) {
     ::close(bridge.bridge_fd);
     bridge.bridge_fd = -1;
     channel.step = Step::close;
-    m_progressed = true;
+    m_context.note_progress();
   }
   return Outcome::progressed;
 }

@@ -3,7 +3,8 @@
 // sshd's MaxSessions), the order in which channels are stepped (a half-sent
 // request first), keepalives, and the polite disconnect. Which work goes
 // where is its ChannelPool's (ssh_channel_pool.cpp); what a channel carries
-// is ssh_exec_channel.cpp, ssh_launcher_channel.cpp or ssh_jump_tunnel.cpp.
+// is its kind's: ExecChannels, Launchers or JumpTunnels (ssh_exec_channel.cpp,
+// ssh_launcher_channel.cpp, ssh_jump_tunnel.cpp).
 // Threading: none.
 #include <fmt/format.h>
 #include <linux/sockios.h>
@@ -30,7 +31,7 @@ bool SshConnection::blocked_outbound() const {
          (libssh2_session_block_directions(m_session) & LIBSSH2_SESSION_BLOCK_OUTBOUND);
 }
 
-SshConnection::Outcome SshConnection::classify(int rc, Channel* channel) {
+Outcome SshConnection::classify(int rc, Channel* channel) {
   if (rc == LIBSSH2_ERROR_EAGAIN || rc == LIBSSH2_ERROR_BAD_USE) {
     // A request that is half sent must be completed by the same call before
     // any other call may send.
@@ -149,7 +150,7 @@ void SshConnection::maybe_start_pump() {
   }
 }
 
-SshConnection::Outcome SshConnection::step_open() {
+Outcome SshConnection::step_open() {
   if (!m_pool.opening()) {
     bool gave_back = false;
     if (!m_pool.open_next(m_now, !m_hints.no_launcher, gave_back)) {
@@ -159,7 +160,7 @@ SshConnection::Outcome SshConnection::step_open() {
     if (!m_round_trip) m_open_started = m_now;
   }
   Channel& opening = *m_pool.opening();
-  if (opening.work.kind == ChannelWork::Kind::tunnel) return open_tunnel_channel();
+  if (opening.work.kind == ChannelWork::Kind::tunnel) return m_tunnels.open();
   LIBSSH2_CHANNEL* handle = libssh2_channel_open_session(m_session);
   if (handle) {
     debug_log::detail("{}: channel opened for {}, {} open", m_display,
@@ -203,7 +204,7 @@ SshConnection::Outcome SshConnection::step_open() {
   return Outcome::finished;
 }
 
-SshConnection::Outcome SshConnection::opened(Channel& opening, LIBSSH2_CHANNEL* handle) {
+Outcome SshConnection::opened(Channel& opening, LIBSSH2_CHANNEL* handle) {
   opening.handle = handle;
   m_pool.opened();
   m_progressed = true;
@@ -211,14 +212,25 @@ SshConnection::Outcome SshConnection::opened(Channel& opening, LIBSSH2_CHANNEL* 
   return Outcome::progressed;
 }
 
-SshConnection::Outcome SshConnection::step_channel(Channel& channel) {
+Outcome SshConnection::step_channel(Channel& channel) {
   // The kind's own steps first; every kind ends with the same close.
-  Outcome outcome = channel.is_tunnel() ? step_tunnel(channel) : step_exec(channel);
+  Outcome outcome;
+  if (channel.is_tunnel()) {
+    outcome = m_tunnels.step(channel);
+  } else {
+    // A launcher's own steps; once retired, it ends as an exec channel.
+    if (Launchers::at_own_step(channel)) {
+      outcome = m_launchers.step(channel);
+      if (outcome == Outcome::broken || m_pool.blocked_on(channel)) return outcome;
+      if (Launchers::at_own_step(channel)) return Outcome::blocked;
+    }
+    outcome = m_exec_channels.step(channel);
+  }
   if (outcome != Outcome::progressed) return outcome;
   return step_ending(channel);
 }
 
-SshConnection::Outcome SshConnection::step_ending(Channel& channel) {
+Outcome SshConnection::step_ending(Channel& channel) {
   using Step = Channel::Step;
   if (channel.step == Step::close) {
     Outcome outcome = classify(libssh2_channel_close(channel.handle), &channel);
@@ -228,7 +240,11 @@ SshConnection::Outcome SshConnection::step_ending(Channel& channel) {
   if (channel.step == Step::wait_closed) {
     Outcome outcome = classify(libssh2_channel_wait_closed(channel.handle), &channel);
     if (outcome != Outcome::progressed) return outcome;
-    finish_channel(channel);
+    if (channel.is_launcher()) {
+      m_launchers.closed(channel);
+    } else {
+      m_exec_channels.finish(channel);
+    }
     channel.step = Step::release;
   }
   if (channel.step == Step::release) {

@@ -83,12 +83,9 @@ class Services {
   // A running service is not ready yet: jobs after it wait.
   bool starting() const;
 
-  // The variables ready services gave, seen by the jobs after them (the
-  // first service to give a name keeps it).
-  const Params& variables() const { return m_variables; }
   // The variables a task's templates see besides its slots' and its job's:
   // its rank's (of `layout`, for a job that spans hosts), and what ready
-  // services gave.
+  // services gave (the first service to give a name keeps it).
   Params variables_for(const JobSpec& spec, const NodeLayout* layout, int rank) const;
   Params variables_for(const Job& job, const Task& task) const {
     return variables_for(job.spec, job.layout ? &*job.layout : nullptr, task.rank);

@@ -18,18 +18,14 @@ std::string Executor::group_mark(TaskId task) const {
   return fmt::format("{}-{}", m_mark_prefix, task);
 }
 
-TaskId Executor::start_own_task(const std::string& command, OwnTaskHandler handler) {
+TaskId Executor::start_own_task(const std::string& command, OwnTaskHandler handler,
+                                const std::optional<std::string>& input) {
   TaskId id = m_next_own_id++;
   m_own.emplace(id, std::move(handler));
-  start_task(id, command);
-  return id;
-}
-
-TaskId Executor::start_own_task_reading(const std::string& command, const std::string& input,
-                                        OwnTaskHandler handler) {
-  TaskId id = m_next_own_id++;
-  m_own.emplace(id, std::move(handler));
-  start_task_reading(id, command, input);
+  if (input)
+    start_task_reading(id, command, *input);
+  else
+    start_task(id, command);
   return id;
 }
 

@@ -108,8 +108,7 @@ void ShellHostOps::run_transfer(const std::string& command, const std::optional<
         m_transfers.erase(transfer->id);
         done(exit, output);
       });
-  transfer->id = input ? m_executor.start_own_task_reading(command, *input, std::move(handler))
-                       : m_executor.start_own_task(command, std::move(handler));
+  transfer->id = m_executor.start_own_task(command, std::move(handler), input);
   if (!transfer->ended) m_transfers.insert(transfer->id);
 }
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -112,12 +113,11 @@ class Executor : public Pollable {
   };
   // Starts the runner's own command as start_task starts a task, under an
   // id of its own (returned, for signal_task); its output and end go to
-  // `handler`. Only after host_ready; `exited` runs with a lost exit if
-  // the host fails first.
-  TaskId start_own_task(const std::string& command, OwnTaskHandler handler);
-  // start_own_task, its stdin the local file `input`.
-  TaskId start_own_task_reading(const std::string& command, const std::string& input,
-                                OwnTaskHandler handler);
+  // `handler`; with an `input`, its stdin is that local file (as
+  // start_task_reading). Only after host_ready; `exited` runs with a lost
+  // exit if the host fails first.
+  TaskId start_own_task(const std::string& command, OwnTaskHandler handler,
+                        const std::optional<std::string>& input = std::nullopt);
   // The mark the processes of `task` carry (process_group.h): unique to
   // this executor and the task. Implementations put it in the environment
   // of the process whose group they report with task_started.

@@ -61,8 +61,8 @@ std::vector<long> groups_said(const std::string& output, std::string_view word) 
   return groups;
 }
 
-// What an own command says goes to `on_stdout` (set: its stdout) or is
-// kept, up to k_own_output_limit; its end, with what was kept, to `done`.
+}  // namespace
+
 Executor::OwnTaskHandler own_command_handler(std::function<void(std::string_view)> on_stdout,
                                              HostOps::CommandDone done) {
   auto output = std::make_shared<std::string>();
@@ -76,8 +76,6 @@ Executor::OwnTaskHandler own_command_handler(std::function<void(std::string_view
           },
           [output, done = std::move(done)](const JobExit& exit) { done(exit, *output); }};
 }
-
-}  // namespace
 
 TaskId ShellHostOps::run_command(const std::string& command, CommandDone done) {
   return run_command_streaming(command, nullptr, std::move(done));

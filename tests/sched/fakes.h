@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/exec/shell_host_ops.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/run_observer.h"
 #include "runner/sched/scheduler.h"
@@ -189,15 +190,8 @@ class FakeHostOps final : public HostOps {
   TaskId run_command_streaming(const std::string& command,
                                std::function<void(std::string_view)> on_stdout,
                                CommandDone done) override {
-    auto output = std::make_shared<std::string>();
     return m_executor.start_own_task(
-        command, {[output, on_stdout](OutputStream stream, std::string_view bytes) {
-                    if (on_stdout && stream == OutputStream::out)
-                      on_stdout(bytes);
-                    else
-                      output->append(bytes);
-                  },
-                  [output, done](const JobExit& exit) { done(exit, *output); }});
+        command, own_command_handler(std::move(on_stdout), std::move(done)));
   }
   void stop_command(TaskId command) override {
     stopped.push_back(command);

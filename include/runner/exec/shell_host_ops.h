@@ -22,6 +22,12 @@ namespace runner {
 
 class PushArchive;
 
+// How ShellHostOps runs an own command: what it says goes to `on_stdout`
+// (when set: its stdout) or is kept, up to 64 KiB; its end, with what was
+// kept, to `done`.
+Executor::OwnTaskHandler own_command_handler(std::function<void(std::string_view)> on_stdout,
+                                             HostOps::CommandDone done);
+
 class ShellHostOps final : public HostOps {
  public:
   // `executor` must outlive this, and this every command it started.

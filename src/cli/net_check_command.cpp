@@ -55,7 +55,7 @@ struct NetHostCheck {
   std::string listener_output;
   std::optional<std::string> prober;
   bool probed = false;
-  std::string probe_output;
+  std::vector<ProbeAnswer> probe_answers;
 };
 
 // What a multi-node job whose rank 0 is `hosts[rank0]` gives as
@@ -99,10 +99,8 @@ class NetCheck final : public ExecutorEvents {
 
   void host_ready(int host) override {
     m_checks[host].phase = NetHostCheck::Phase::surveying;
-    m_host_ops[host]->run_command(host_survey_command(),
-                                  [this, host](const JobExit& exit, const std::string& output) {
-                                    surveyed(host, exit, output);
-                                  });
+    m_host_ops[host]->survey_interfaces(
+        [this, host](Result<HostSurvey> survey) { surveyed(host, std::move(survey)); });
   }
 
   void host_failed(int host, const Status& error) override {
@@ -153,14 +151,14 @@ class NetCheck final : public ExecutorEvents {
   void start_prober(int host, const std::vector<ProbeTarget>& targets) {
     NetHostCheck& check = m_checks[host];
     check.phase = NetHostCheck::Phase::probing;
-    m_host_ops[host]->run_command(
-        prober_command(*check.prober, check.survey.tools, targets, k_attempt_timeout_seconds),
-        [this, host](const JobExit& exit, const std::string& output) {
+    m_host_ops[host]->probe_connections(
+        *check.prober, check.survey.tools, targets, k_attempt_timeout_seconds,
+        [this, host](const ConnectionProbes& probes) {
           NetHostCheck& check = m_checks[host];
           if (check.phase != NetHostCheck::Phase::probing) return;
           check.phase = NetHostCheck::Phase::done;
-          check.probed = !exit.lost();
-          check.probe_output = output;
+          check.probed = !probes.lost;
+          check.probe_answers = probes.answers;
         });
   }
 
@@ -171,16 +169,16 @@ class NetCheck final : public ExecutorEvents {
   }
 
  private:
-  void surveyed(int host, const JobExit& exit, const std::string& output) {
+  void surveyed(int host, Result<HostSurvey> survey) {
     NetHostCheck& check = m_checks[host];
     if (check.phase != NetHostCheck::Phase::surveying) return;
     check.phase = NetHostCheck::Phase::surveyed;
-    if (exit.lost() || !exit.error().empty()) {
-      check.failure = "cannot run commands: " + exit.error();
+    if (!survey) {
+      check.failure = "cannot run commands: " + survey.status().message();
       check.phase = NetHostCheck::Phase::done;
       return;
     }
-    check.survey = parse_host_survey(output);
+    check.survey = std::move(*survey);
     check.prober = prober_tool(check.survey.tools);
     if (!listener_tool(check.survey.tools)) check.listener_note = "no python3, perl or nc to listen with";
   }
@@ -320,7 +318,7 @@ std::vector<NetProbe> probes_seen(const Fleet& fleet, const std::vector<NetHostC
   std::vector<NetProbe> probes;
   for (std::size_t h = 0; h < checks.size(); ++h) {
     hosts[h].probing = checks[h].probed && checks[h].failure.empty();
-    for (const ProbeAnswer& answer : parse_probe_answers(checks[h].probe_output)) {
+    for (const ProbeAnswer& answer : checks[h].probe_answers) {
       auto target = host_of_port.find(answer.port);
       if (target == host_of_port.end()) continue;
       bool answered = answer.said == token_of(target->second);

@@ -1,5 +1,6 @@
 // ShellHostOps's own commands, and what it reads of a host with them: its
-// network (survey_network), the leftovers of lost jobs (kill_leftovers)
+// network (survey_network, and for `check --net` survey_interfaces and
+// probe_connections), the leftovers of lost jobs (kill_leftovers)
 // and what its GPUs hold (look_at_gpus).
 // Copying files is in file_fetch.cpp and file_put.cpp, but the count of
 // the copies under way that stop_transfers stops.
@@ -16,6 +17,7 @@
 #include "runner/config/tcp_sockets.h"
 #include "runner/exec/shell.h"
 #include "runner/probe/gpu_listing.h"
+#include "runner/probe/net_check_scripts.h"
 
 namespace runner {
 
@@ -136,6 +138,28 @@ void ShellHostOps::survey_network(std::function<void(Result<NetworkSurvey>)> don
                   survey.addresses =
                       routable_addresses(output.substr(split + k_addresses_line.size()));
                 done(std::move(survey));
+              });
+}
+
+void ShellHostOps::survey_interfaces(std::function<void(Result<HostSurvey>)> done) {
+  run_command(host_survey_command(),
+              [done = std::move(done)](const JobExit& exit, const std::string& output) {
+                if (exit.lost() || !exit.error().empty()) {
+                  done(Status{exit.lost() ? ErrorKind::disconnected : ErrorKind::failed,
+                              exit.error()});
+                  return;
+                }
+                done(parse_host_survey(output));
+              });
+}
+
+void ShellHostOps::probe_connections(const std::string& tool,
+                                     const std::vector<std::string>& tools,
+                                     const std::vector<ProbeTarget>& targets, int timeout_seconds,
+                                     std::function<void(const ConnectionProbes&)> done) {
+  run_command(prober_command(tool, tools, targets, timeout_seconds),
+              [done = std::move(done)](const JobExit& exit, const std::string& output) {
+                done(ConnectionProbes{parse_probe_answers(output), exit.lost()});
               });
 }
 

@@ -14,6 +14,7 @@
 
 #include "runner/exec/shell.h"
 #include "runner/probe/gpu_listing.h"
+#include "runner/probe/net_check_scripts.h"
 #include "support/no_executor_events.h"
 
 namespace runner {
@@ -135,6 +136,77 @@ TEST_F(ShellHostOpsTest, SurveyThatFailsSaysWhatTheHostSaidAndALostOneIsADisconn
   m_host.lose();
   ASSERT_TRUE(survey && !*survey);
   EXPECT_EQ(survey->status().kind(), ErrorKind::disconnected);
+}
+
+TEST_F(ShellHostOpsTest, InterfaceSurveyRunsTheCheckSurveyAndReadsToolsInterfacesAndPorts) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{
+        .out = "tool python3\ntool bash\n"
+               "== ip -o addr\n"
+               "4: eth0    inet 192.0.2.2/24 brd 192.0.2.255 scope global eth0\\ valid_lft "
+               "forever\n"
+               "== /proc/net/tcp\n"
+               "  sl  local_address rem_address   st tx_q\n"
+               "   0: 00000000:733C\n"};
+  };
+  std::optional<Result<HostSurvey>> survey;
+  m_ops.survey_interfaces([&](Result<HostSurvey> said) { survey = std::move(said); });
+  settle();
+  ASSERT_EQ(m_host.commands, (std::vector<std::string>{host_survey_command()}));
+  ASSERT_TRUE(survey && *survey) << (survey ? survey->status().message() : "no answer");
+  EXPECT_EQ((*survey)->tools, (std::vector<std::string>{"python3", "bash"}));
+  EXPECT_EQ((*survey)->interfaces_from, "ip -o addr");
+  EXPECT_EQ((*survey)->addresses,
+            (std::vector<InterfaceAddress>{{"eth0", "192.0.2.2", 24, false}}));
+  EXPECT_EQ((*survey)->ports_in_use, (std::set<int>{29500}));
+}
+
+TEST_F(ShellHostOpsTest, InterfaceSurveyThatCouldNotRunSaysWhyAndALostOneIsADisconnection) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.exit = JobExit::failed_because("sh: cannot fork"),
+                                 .out = "tool python3\n"};
+  };
+  std::optional<Result<HostSurvey>> survey;
+  m_ops.survey_interfaces([&](Result<HostSurvey> said) { survey = std::move(said); });
+  settle();
+  ASSERT_TRUE(survey && !*survey);
+  EXPECT_EQ(survey->status().kind(), ErrorKind::failed);
+  EXPECT_EQ(survey->status().message(), "sh: cannot fork");
+
+  survey.reset();
+  m_ops.survey_interfaces([&](Result<HostSurvey> said) { survey = std::move(said); });
+  m_host.lose();
+  ASSERT_TRUE(survey && !*survey);
+  EXPECT_EQ(survey->status().kind(), ErrorKind::disconnected);
+  EXPECT_EQ(survey->status().message(), "dropped");
+}
+
+TEST_F(ShellHostOpsTest, ConnectionProbesRunTheProberAndReadWhatEachTargetAnswered) {
+  m_host.answer = [](const std::string&) {
+    return ShellTextHost::Answer{.out = "probe 192.0.2.3 29500 runner-net-check-1\n"
+                                        "probe fd00::3 29500 Connection refused\n"};
+  };
+  std::vector<ProbeTarget> targets{{"192.0.2.3", 29500, "runner-net-check-1"},
+                                   {"fd00::3", 29500, "runner-net-check-1"}};
+  std::optional<ConnectionProbes> probes;
+  m_ops.probe_connections("python3", {"python3", "bash"}, targets, 3,
+                          [&](const ConnectionProbes& said) { probes = said; });
+  settle();
+  ASSERT_EQ(m_host.commands, (std::vector<std::string>{
+                                 prober_command("python3", {"python3", "bash"}, targets, 3)}));
+  ASSERT_TRUE(probes);
+  EXPECT_FALSE(probes->lost);
+  EXPECT_EQ(probes->answers,
+            (std::vector<ProbeAnswer>{{"192.0.2.3", 29500, "runner-net-check-1"},
+                                      {"fd00::3", 29500, "Connection refused"}}));
+
+  probes.reset();
+  m_ops.probe_connections("python3", {"python3"}, targets, 3,
+                          [&](const ConnectionProbes& said) { probes = said; });
+  m_host.lose();
+  ASSERT_TRUE(probes);
+  EXPECT_TRUE(probes->lost);
+  EXPECT_TRUE(probes->answers.empty());
 }
 
 TEST_F(ShellHostOpsTest, ALookAtGpusRunsNvidiaSmiAndReadsWhatEachGpuHolds) {

@@ -229,6 +229,16 @@ class FakeHostOps final : public HostOps {
         done(Status{exit.lost() ? ErrorKind::disconnected : ErrorKind::failed, exit.error()});
     });
   }
+  // `check --net`'s operations, which the scheduler never asks for:
+  // empty answers.
+  void survey_interfaces(std::function<void(Result<HostSurvey>)> done) override {
+    done(HostSurvey{});
+  }
+  void probe_connections(const std::string&, const std::vector<std::string>&,
+                         const std::vector<ProbeTarget>&, int,
+                         std::function<void(const ConnectionProbes&)> done) override {
+    done(ConnectionProbes{});
+  }
 
   TaskId look_at_gpus(std::function<void(const GpuLookAnswer&)> done) override {
     return run_command(k_look_at_gpus,

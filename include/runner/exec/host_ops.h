@@ -1,7 +1,8 @@
 // The typed operations the scheduler and the commands of the CLI need on
 // one host besides its jobs' tasks: the runner's own commands, killing the
 // leftovers of lost jobs, copying files both ways, and a look at its
-// network. Answers are typed values; how a host is asked (ShellHostOps:
+// network (and, for `check --net`, its interfaces and whether it reaches
+// others). Answers are typed values; how a host is asked (ShellHostOps:
 // shell commands over an Executor) stays behind this interface, and unit
 // tests substitute a fake that scripts the answers.
 //
@@ -25,6 +26,7 @@
 #include "runner/core/result.h"
 #include "runner/exec/output_unpacker.h"
 #include "runner/exec/push_plan.h"
+#include "runner/probe/net_check_scripts.h"
 
 namespace runner {
 
@@ -52,6 +54,14 @@ struct NetworkSurvey {
   std::set<int> ports_in_use;          // by a socket in any state
   std::set<int> listening_ports;       // by a socket that listens
   std::vector<std::string> addresses;  // the host's own, loopback excluded
+};
+
+// What a host's connections to others' listeners met (probe_connections):
+// a line per target, each what it read or why not, as far as they came
+// before the host was lost, if it was.
+struct ConnectionProbes {
+  std::vector<ProbeAnswer> answers;
+  bool lost = false;
 };
 
 // What get_files brought back: the files unpacked whole (path under the
@@ -116,6 +126,16 @@ class HostOps : public Pollable {
   // sockets (none where it cannot tell) and its addresses, or why they
   // could not be read.
   virtual void survey_network(std::function<void(Result<NetworkSurvey>)> done) = 0;
+  // What `runner check --net` needs of the host: the tools it has to
+  // listen and connect with, its interfaces and their addresses, and the
+  // ports its TCP sockets hold; or why its shell could not tell.
+  virtual void survey_interfaces(std::function<void(Result<HostSurvey>)> done) = 0;
+  // Connects to every one of `targets` at once with `tool` (prober_tool
+  // of the host's `tools`), each within `timeout_seconds` and once more
+  // when its token did not come, and says what each answered.
+  virtual void probe_connections(const std::string& tool, const std::vector<std::string>& tools,
+                                 const std::vector<ProbeTarget>& targets, int timeout_seconds,
+                                 std::function<void(const ConnectionProbes&)> done) = 0;
   // What each of the host's GPUs holds now (memory in use, compute
   // processes), for `gpu_free`. Returns the look's id, for stop_command
   // (a hung driver).

@@ -58,6 +58,13 @@ class ShellHostOps final : public HostOps {
   // Reads its /proc/net/tcp{,6} (no ports where it has no /proc) and
   // `hostname -I`.
   void survey_network(std::function<void(Result<NetworkSurvey>)> done) override;
+  // With probe's survey script: tools, `ip -o addr` (else `ifconfig -a`,
+  // else /proc/net) and /proc/net/tcp{,6}.
+  void survey_interfaces(std::function<void(Result<HostSurvey>)> done) override;
+  // With probe's prober script.
+  void probe_connections(const std::string& tool, const std::vector<std::string>& tools,
+                         const std::vector<ProbeTarget>& targets, int timeout_seconds,
+                         std::function<void(const ConnectionProbes&)> done) override;
 
   // Pollable: the archives put_files waits for.
   void poll_fds(std::vector<pollfd>& out) override;

@@ -75,6 +75,22 @@ class ShellHostOpsTest : public ::testing::Test {
     for (int i = 0; i < 100 && !m_host.idle(); ++i) m_host.step(Clock::time_point{});
   }
 
+  enum class Then { command_ends, host_is_lost };
+  // What the survey `ask` answers once its command ended, or once the
+  // host is lost while it runs.
+  template <typename Survey>
+  std::optional<Result<Survey>> survey_by(
+      void (ShellHostOps::*ask)(std::function<void(Result<Survey>)>),
+      Then then = Then::command_ends) {
+    std::optional<Result<Survey>> survey;
+    (m_ops.*ask)([&](Result<Survey> said) { survey = std::move(said); });
+    if (then == Then::host_is_lost)
+      m_host.lose();
+    else
+      settle();
+    return survey;
+  }
+
   testing::NoExecutorEvents m_events;
   ShellTextHost m_host{m_events};
   ShellHostOps m_ops{m_host};
@@ -96,9 +112,7 @@ TEST_F(ShellHostOpsTest, SurveyReadsTheHostsPortsListenersAndRoutableAddresses) 
             "runner-addresses\n"
             "192.168.5.5 127.0.0.1 10.1.1.1 ::1 fe80::1\n"};
   };
-  std::optional<Result<NetworkSurvey>> survey;
-  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
-  settle();
+  std::optional<Result<NetworkSurvey>> survey = survey_by(&ShellHostOps::survey_network);
   ASSERT_EQ(m_host.commands,
             (std::vector<std::string>{"cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; echo "
                                       "runner-addresses; hostname -I 2>/dev/null; true"}));
@@ -112,9 +126,7 @@ TEST_F(ShellHostOpsTest, SurveyOfAHostWithoutProcOrHostnameFindsNothing) {
   m_host.answer = [](const std::string&) {
     return ShellTextHost::Answer{.out = "runner-addresses\n"};
   };
-  std::optional<Result<NetworkSurvey>> survey;
-  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
-  settle();
+  std::optional<Result<NetworkSurvey>> survey = survey_by(&ShellHostOps::survey_network);
   ASSERT_TRUE(survey && *survey);
   EXPECT_TRUE((*survey)->ports_in_use.empty());
   EXPECT_TRUE((*survey)->addresses.empty());
@@ -124,16 +136,12 @@ TEST_F(ShellHostOpsTest, SurveyThatFailsSaysWhatTheHostSaidAndALostOneIsADisconn
   m_host.answer = [](const std::string&) {
     return ShellTextHost::Answer{.exit = JobExit::exited(2), .err = "sh: cannot fork"};
   };
-  std::optional<Result<NetworkSurvey>> survey;
-  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
-  settle();
+  std::optional<Result<NetworkSurvey>> survey = survey_by(&ShellHostOps::survey_network);
   ASSERT_TRUE(survey && !*survey);
   EXPECT_EQ(survey->status().kind(), ErrorKind::failed);
   EXPECT_EQ(survey->status().message(), "reading /proc/net/tcp failed: sh: cannot fork");
 
-  survey.reset();
-  m_ops.survey_network([&](Result<NetworkSurvey> said) { survey = std::move(said); });
-  m_host.lose();
+  survey = survey_by(&ShellHostOps::survey_network, Then::host_is_lost);
   ASSERT_TRUE(survey && !*survey);
   EXPECT_EQ(survey->status().kind(), ErrorKind::disconnected);
 }
@@ -149,9 +157,7 @@ TEST_F(ShellHostOpsTest, InterfaceSurveyRunsTheCheckSurveyAndReadsToolsInterface
                "  sl  local_address rem_address   st tx_q\n"
                "   0: 00000000:733C\n"};
   };
-  std::optional<Result<HostSurvey>> survey;
-  m_ops.survey_interfaces([&](Result<HostSurvey> said) { survey = std::move(said); });
-  settle();
+  std::optional<Result<HostSurvey>> survey = survey_by(&ShellHostOps::survey_interfaces);
   ASSERT_EQ(m_host.commands, (std::vector<std::string>{host_survey_command()}));
   ASSERT_TRUE(survey && *survey) << (survey ? survey->status().message() : "no answer");
   EXPECT_EQ((*survey)->tools, (std::vector<std::string>{"python3", "bash"}));
@@ -166,16 +172,12 @@ TEST_F(ShellHostOpsTest, InterfaceSurveyThatCouldNotRunSaysWhyAndALostOneIsADisc
     return ShellTextHost::Answer{.exit = JobExit::failed_because("sh: cannot fork"),
                                  .out = "tool python3\n"};
   };
-  std::optional<Result<HostSurvey>> survey;
-  m_ops.survey_interfaces([&](Result<HostSurvey> said) { survey = std::move(said); });
-  settle();
+  std::optional<Result<HostSurvey>> survey = survey_by(&ShellHostOps::survey_interfaces);
   ASSERT_TRUE(survey && !*survey);
   EXPECT_EQ(survey->status().kind(), ErrorKind::failed);
   EXPECT_EQ(survey->status().message(), "sh: cannot fork");
 
-  survey.reset();
-  m_ops.survey_interfaces([&](Result<HostSurvey> said) { survey = std::move(said); });
-  m_host.lose();
+  survey = survey_by(&ShellHostOps::survey_interfaces, Then::host_is_lost);
   ASSERT_TRUE(survey && !*survey);
   EXPECT_EQ(survey->status().kind(), ErrorKind::disconnected);
   EXPECT_EQ(survey->status().message(), "dropped");

@@ -64,7 +64,8 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunOb
                [this] { m_queue_dirty = true; }}),
       m_slots(m_fleet),
       m_gpu_gates(m_fleet, m_slots, m_hosts.table(), m_options, m_observer),
-      m_steps(m_fleet),
+      m_steps(m_fleet, m_hosts.table(), m_hosts.ops(), m_observer,
+              [this](BroadcastSteps::Pushed pushed) { step_pushed(std::move(pushed)); }),
       m_gangs(m_fleet, m_hosts.executors(), options.run_id),
       m_services(m_fleet, m_running, m_run_log, m_observer),
       m_chores(m_fleet, m_hosts, m_options, m_services, m_gpu_gates, m_run_log, m_observer,
@@ -92,8 +93,7 @@ void Scheduler::stop_scheduling() {
 void Scheduler::cancel_running(Clock::time_point now) {
   stop_scheduling();
   m_cancelling = true;
-  if (m_steps.pushing())
-    for (const auto& ops : m_hosts.ops()) ops->stop_transfers();
+  m_steps.stop_pushing();
   for (auto& [id, job] : m_running) {
     job.running().cancelled = true;
     if (!job.running().kill_at) stop_job(job, now);

@@ -5,12 +5,10 @@
 // what a stop found in the queue means. Broadcast mode: one job of the
 // queue at a time, run on every slot of every ready host, the next once all
 // of it has ended (BroadcastSteps holds the step); a step's `push:` copies
-// its files to every ready host (as `runner push` does) before its command
-// starts on the slots of the hosts that got them (a host that did not is a
-// failure of the step).
+// its files to every ready host (as `runner push` does; BroadcastSteps does
+// it) before its command starts on the slots of the hosts that got them (a
+// host that did not is a failure of the step).
 #include <fmt/format.h>
-
-#include <sstream>
 
 #include "runner/config/job_render.h"
 #include "runner/config/multi_node.h"
@@ -19,17 +17,6 @@
 #include "runner/sched/scheduler.h"
 
 namespace runner {
-
-namespace {
-
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> split;
-  for (std::string word; in >> word;) split.push_back(word);
-  return split;
-}
-
-}  // namespace
 
 Placer Scheduler::placer() const {
   return Placer(m_fleet, m_hosts.table(), m_slots, m_gpu_gates, m_services, m_now);
@@ -240,7 +227,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     m_last_report.clear();
     BroadcastStep step{batch.taken.front(), std::move(commands)};
     if (!step.spec.push.empty())
-      push_step(std::move(step));
+      m_steps.push(std::move(step));
     else
       launch_step(std::move(step), now);
     return;
@@ -259,46 +246,11 @@ void Scheduler::launch_step(BroadcastStep step, Clock::time_point now) {
     launch(new_job(step.spec), {{slot}}, {std::move(command)}, now);
 }
 
-void Scheduler::push_step(BroadcastStep step) {
-  const JobSpec& spec = step.spec;
-  Result<std::vector<PushFile>> files = local_push_files(words(spec.push));
-  if (!files) {
-    m_observer.warning(fmt::format("queue line {}: push: {}", spec.line, files.status().message()));
-    m_steps.job_failed();
-    ++m_failures;
-    m_queue_dirty = true;
-    return;
-  }
-  std::vector<int> hosts;
-  for (std::size_t h = 0; h < m_fleet.hosts.size(); ++h)
-    if (m_hosts.table()[h].state == HostState::ready) hosts.push_back(static_cast<int>(h));
-  std::string to = spec.push_to.empty() ? "." : spec.push_to;
-  m_observer.notice(fmt::format("queue line {}: pushing {} file{} to {} host{} into {}",
-                                spec.line, files->size(), files->size() == 1 ? "" : "s",
-                                hosts.size(), hosts.size() == 1 ? "" : "s", to));
-  m_steps.push(std::move(step), static_cast<int>(hosts.size()));
-  for (int host : hosts)
-    m_hosts.ops(host).put_files(
-        *files, to, [this, host](const PutResult& result) { step_pushed(host, result); });
-}
-
-void Scheduler::step_pushed(int host, const PutResult& result) {
-  const std::string& name = m_fleet.hosts[host].name;
-  if (result.error.empty()) {
-    m_observer.notice(fmt::format("push to {}: {}", name, put_summary(result)));
-  } else {
-    m_observer.warning(fmt::format("push to {} failed: {}", name, result.error));
-  }
-  std::optional<BroadcastSteps::Pushed> pushed = m_steps.pushed(host, result.error.empty());
-  if (!pushed) return;
+void Scheduler::step_pushed(BroadcastSteps::Pushed pushed) {
   m_queue_dirty = true;
-  m_failures += pushed->hosts_without_files;
+  m_failures += pushed.failures;
   // Interrupted meanwhile: the command does not start.
-  if (m_stopping) return;
-  std::erase_if(pushed->step.commands, [&](const auto& slot_command) {
-    return m_hosts.table()[m_fleet.slots[slot_command.first].host].state != HostState::ready;
-  });
-  launch_step(std::move(pushed->step), m_options.clock());
+  if (!m_stopping) launch_step(std::move(pushed.step), m_options.clock());
 }
 
 void Scheduler::rerun_orphan(OrphanJob orphan) {

@@ -2,9 +2,13 @@
 // every ready host, the next once all of it has ended; a step with `push:`
 // waits until its files reached every host it was sent to, and runs only
 // where they did. This holds the current step's state (whether a job of it
-// failed, the push under way); the scheduler takes, pushes and launches.
+// failed, the push under way) and does the push: it reads the local files,
+// sends them to the ready hosts, says what each host answered, and hands
+// the step back once all answered. The scheduler takes and launches.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +17,9 @@
 
 #include "runner/config/hosts.h"
 #include "runner/config/queue_entry.h"
+#include "runner/exec/host_ops.h"
+#include "runner/sched/host_table.h"
+#include "runner/sched/run_observer.h"
 
 namespace runner {
 
@@ -24,7 +31,20 @@ struct BroadcastStep {
 
 class BroadcastSteps {
  public:
-  explicit BroadcastSteps(const Fleet& fleet) : m_fleet(fleet) {}
+  // A step whose push ended: its commands left only on the slots of the
+  // hosts that got the files and are still ready (none if the files could
+  // not be read), and how many failures of the step the push was (a host
+  // without the files, or the files that could not be read, each one).
+  struct Pushed {
+    BroadcastStep step;
+    int failures = 0;
+  };
+
+  // `host_ops`: each host's operations, by host index. `pushed`: a step's
+  // push ended (at once, inside push(), if its files cannot be read).
+  BroadcastSteps(const Fleet& fleet, const HostTable& hosts,
+                 const std::vector<std::unique_ptr<HostOps>>& host_ops, RunObserver& observer,
+                 std::function<void(Pushed)> pushed);
 
   // A new step begins: none of its jobs has failed yet.
   void begin() { m_failed = false; }
@@ -33,21 +53,17 @@ class BroadcastSteps {
   void job_failed() { m_failed = true; }
   bool failed() const { return m_failed; }
 
-  // `step`'s files are on their way to `hosts` hosts; its commands wait.
-  void push(BroadcastStep step, int hosts);
+  // Sends `step`'s `push:` files to every ready host (there is one at
+  // least) into its `push_to:` folder; its commands wait.
+  void push(BroadcastStep step);
   // A step's files are on their way: the next step waits.
   bool pushing() const { return m_pushing.has_value(); }
-  // Once every host answered, the step whose push `host`'s answer ended
-  // (`got_files`: it has them), its commands left only on the slots of the
-  // hosts that have them, and how many hosts did not get them (each a
-  // failure of the step); nullopt while hosts have yet to answer.
-  struct Pushed {
-    BroadcastStep step;
-    int hosts_without_files = 0;
-  };
-  std::optional<Pushed> pushed(int host, bool got_files);
+  // Stops the copies under way (each ends as failed).
+  void stop_pushing();
 
  private:
+  void host_answered(int host, const PutResult& result);
+
   struct Pushing {
     BroadcastStep step;
     int pending = 0;       // hosts yet to answer
@@ -55,6 +71,10 @@ class BroadcastSteps {
   };
 
   const Fleet& m_fleet;
+  const HostTable& m_hosts;
+  const std::vector<std::unique_ptr<HostOps>>& m_host_ops;
+  RunObserver& m_observer;
+  std::function<void(Pushed)> m_pushed;
   bool m_failed = false;
   std::optional<Pushing> m_pushing;
 };

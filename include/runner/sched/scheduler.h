@@ -72,8 +72,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void pump_queue(Clock::time_point now);
   void handle_stop(const TakeBatch& batch, Clock::time_point now);
   void pump_broadcast(Clock::time_point now);
-  void push_step(BroadcastStep step);
-  void step_pushed(int host, const PutResult& result);
+  void step_pushed(BroadcastSteps::Pushed pushed);
   void launch_step(BroadcastStep step, Clock::time_point now);
   void rerun_orphan(OrphanJob orphan);
   Job new_job(const JobSpec& spec);

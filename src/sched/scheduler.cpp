@@ -61,7 +61,7 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunOb
       m_next_job_id(std::move(next_job_id)),
       m_hosts(backend, *this, m_options, m_run_log, m_observer,
               {[this](OrphanJob orphan) { rerun_orphan(std::move(orphan)); },
-               [this] { m_queue_dirty = true; }}),
+               [this] { m_look.changed(); }}),
       m_slots(m_fleet),
       m_gpu_gates(m_fleet, m_slots, m_hosts.table(), m_options, m_observer),
       m_steps(m_fleet, m_hosts.table(), m_hosts.ops(), m_observer,
@@ -69,7 +69,8 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunOb
       m_gangs(m_fleet, m_hosts.executors(), options.run_id),
       m_services(m_fleet, m_running, m_run_log, m_observer),
       m_chores(m_fleet, m_hosts, m_options, m_services, m_gpu_gates, m_run_log, m_observer,
-               [this] { m_queue_dirty = true; }),
+               [this] { m_look.changed(); }),
+      m_look(m_observer, m_options.retry_interval),
       m_pace(m_options.take_until) {}
 
 std::vector<HostOps*> Scheduler::host_ops() const {
@@ -120,14 +121,14 @@ bool Scheduler::nothing_left_to_run() const {
 }
 
 bool Scheduler::work_waits() const {
-  return !m_reruns.empty() || !m_queue_empty || m_queue_dirty;
+  return !m_reruns.empty() || !m_look.empty() || m_look.due();
 }
 
 int Scheduler::exit_code() const {
   if (m_interrupted) return 130;
   if (m_failures > 0 || m_unrunnable) return 1;
   if (!m_reruns.empty()) return 1;
-  if (!m_hosts.table().any(HostState::ready) && !m_queue_empty) return 1;
+  if (!m_hosts.table().any(HostState::ready) && !m_look.empty()) return 1;
   return 0;
 }
 
@@ -150,12 +151,12 @@ void Scheduler::say_if_no_host_is_left() {
   if (m_hosts.table().any_usable() || !m_hosts.table().any(HostState::set_aside) || m_stopping)
     return;
   if (!m_reruns.empty())
-    report_once(fmt::format(
+    m_look.report_once(fmt::format(
         "no usable host is left: {} job{} that could not start wait{} for `runner queue "
         "--resume`; the queue file keeps the rest",
         m_reruns.size(), m_reruns.size() == 1 ? "" : "s", m_reruns.size() == 1 ? "s" : ""));
-  else if (!m_queue_empty)
-    report_once("no usable host is left: the queue file keeps the jobs that did not run");
+  else if (!m_look.empty())
+    m_look.report_once("no usable host is left: the queue file keeps the jobs that did not run");
 }
 
 void Scheduler::stop_job(Job& job, Clock::time_point now) {
@@ -204,7 +205,7 @@ void Scheduler::task_started(TaskId id, long pgid) {
   m_run_log.record_process_group(job->id, task->group, recorded_rank(*job, *task));
   m_observer.task_started(*job, *task);
   if (job->spec.service && m_services.process_started(*job, m_options.clock()))
-    m_queue_dirty = true;
+    m_look.changed();
 }
 
 void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
@@ -221,7 +222,7 @@ void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view byt
   if (Job* job = job_of(id, &task)) {
     m_observer.task_output(*job, *task, stream, bytes);
     if (job->spec.service && m_services.output(*job, bytes, m_options.clock()))
-      m_queue_dirty = true;
+      m_look.changed();
   }
 }
 
@@ -292,7 +293,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
                     describe_exit(end.exit), m_stopping ? " in the next run (--resume)" : "");
     m_reruns.push_front(std::move(*end.again));
   }
-  m_queue_dirty = true;
+  m_look.changed();
 }
 
 void Scheduler::step(Clock::time_point now) {
@@ -324,7 +325,7 @@ void Scheduler::step(Clock::time_point now) {
 bool Scheduler::recorded(Clock::time_point now) {
   m_unrecorded = !m_run_log.sync().ok();
   if (m_unrecorded) {
-    m_retry_at = now + m_options.retry_interval;
+    m_look.retry_from(now);
     // Jobs taken but never started end, as not started, once the run stops.
     if (m_stopping)
       for (JobId id : std::exchange(m_launched, {}))
@@ -354,10 +355,7 @@ void Scheduler::act_on_timers(Clock::time_point now) {
     }
   }
   m_hosts.reconnect_due(now);
-  if (m_retry_at && now >= *m_retry_at) {
-    m_retry_at.reset();
-    m_queue_dirty = true;
-  }
+  m_look.retry_if_due(now);
   for (ReadinessStep& step : m_services.readiness_steps(now)) {
     if (step.action != ReadinessStep::Action::stop) {
       m_chores.probe(step);
@@ -373,7 +371,7 @@ void Scheduler::act_on_timers(Clock::time_point now) {
 
 std::optional<Clock::time_point> Scheduler::deadline() const {
   if (can_take_now()) return Clock::time_point::min();
-  std::optional<Clock::time_point> due = m_retry_at;
+  std::optional<Clock::time_point> due = m_look.next_retry();
   auto consider = [&](const std::optional<Clock::time_point>& t) {
     if (t && (!due || *t < *due)) due = t;
   };
@@ -403,7 +401,7 @@ void Scheduler::begin(Job job, Placement placement, std::vector<std::string> com
 void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
   auto outcome = m_gangs.staged(id, survey);
   if (!outcome) return;
-  m_queue_dirty = true;
+  m_look.changed();
   if (auto* lost = std::get_if<GangHostLost>(&*outcome)) {
     // Rank 0's host was lost before it answered: nothing ran; the job goes
     // back to the head of the queue, as it was.

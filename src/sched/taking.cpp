@@ -1,8 +1,8 @@
 // Taking jobs, in both modes. Queue mode: the jobs to run again first (and
 // those taken ahead of need from a long queue), then the queue file's, each
 // placed and rendered as it is taken, while slots are free, no service is
-// starting and (in an allocation) there is time left for another job; and
-// what a stop found in the queue means. Broadcast mode: one job of the
+// starting and (in an allocation) there is time left for another job
+// (QueueLook keeps what each look found). Broadcast mode: one job of the
 // queue at a time, run on every slot of every ready host, the next once all
 // of it has ended (BroadcastSteps holds the step); a step's `push:` copies
 // its files to every ready host (as `runner push` does; BroadcastSteps does
@@ -23,7 +23,7 @@ Placer Scheduler::placer() const {
 }
 
 bool Scheduler::can_take_now() const {
-  if (m_stopping || m_services.tearing_down() || m_unrecorded || !m_queue_dirty) return false;
+  if (m_stopping || m_services.tearing_down() || m_unrecorded || !m_look.due()) return false;
   // The jobs after a service wait until it is ready.
   if (m_services.starting()) return false;
   // Broadcast mode: the next step waits for the last and for every host.
@@ -62,7 +62,7 @@ bool Scheduler::pump_reruns(Clock::time_point now) {
 }
 
 void Scheduler::pump_queue(Clock::time_point now) {
-  m_queue_dirty = false;
+  m_look.begin();
   bool reruns_wait = !m_reruns.empty() && m_pace.out_of_time(now);
   if (!reruns_wait && !pump_reruns(now)) return;  // FIFO: the queue file waits behind them
   // Jobs the queue lets us take, each with the slots reserved for it: one
@@ -88,7 +88,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
     if (!job.push.empty()) {
       // Said once it is the head, when what this batch took cannot clear it.
       if (!placements.empty()) return false;
-      report_once(
+      m_look.report_once(
           fmt::format("the next job (queue line {}) has `push:`, which only a step of "
                       "`runner broadcast` takes (or use `runner push`); edit the queue to "
                       "go on",
@@ -126,8 +126,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
     for (const Copy& copy : placements[i]) m_slots.release(copy.placement);  // not taken after all
   if (!batch.taken.empty()) {
-    m_queue_empty = false;
-    m_last_report.clear();
+    m_look.took();
   }
   for (std::size_t i = 0; i < batch.taken.size(); ++i)
     for (Copy& copy : placements[i]) {
@@ -145,7 +144,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
   }
 
   if (no_time || reruns_wait) {
-    m_queue_empty = false;
+    m_look.left_jobs();
     auto left = std::chrono::duration_cast<std::chrono::seconds>(*m_options.take_until - now);
     m_observer.notice(fmt::format(
         "the allocation ends in {}s, sooner than another job would end ({} succeeded so far); "
@@ -156,44 +155,25 @@ void Scheduler::pump_queue(Clock::time_point now) {
   }
   // The jobs after a service taken wait until it is ready, not for slots.
   if (auto* head = std::get_if<HeadNotPlaceable>(&batch.stopped); head && !service_taken) {
-    m_queue_empty = false;
+    m_look.left_jobs();
     // Services keep their slots until the run ends.
     bool nothing_will_free = only_services_left() && !m_hosts.table().any(HostState::connecting) &&
                              !m_hosts.table().any(HostState::cleaning) &&
                              !m_hosts.table().any(HostState::reconnecting) && !placer().gates_waiting();
-    if (rendered_ok && debug_log::wanted(debug_log::Level::detail)) {
-      std::string why = placer().why_head_waits(head->job);
-      if (why != m_head_wait_said) debug_log::detail("the queue's head waits: {}", why);
-      m_head_wait_said = std::move(why);
-    }
+    if (rendered_ok && debug_log::wanted(debug_log::Level::detail))
+      m_look.head_waits(placer().why_head_waits(head->job));
     if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
-      if (rendered_ok) report_once(placer().why_not_placeable(head->job));
+      if (rendered_ok) m_look.report_once(placer().why_not_placeable(head->job));
       if (!m_options.daemon) m_unrunnable = true;
     }
     return;
   }
-  handle_stop(batch, now);
-}
-
-void Scheduler::handle_stop(const TakeBatch& batch, Clock::time_point now) {
-  if (std::holds_alternative<QueueEmpty>(batch.stopped)) {
-    m_queue_empty = true;
-    if (batch.taken.empty()) m_last_report.clear();
-    return;
-  }
-  if (const auto* unavailable = std::get_if<QueueUnavailable>(&batch.stopped)) {
-    m_queue_empty = false;
-    report_once(
-        unavailable->parse_error
-            ? fmt::format("{}; fix the file, the run goes on when it parses", unavailable->reason)
-            : fmt::format("queue {}; waiting", unavailable->reason));
-    m_retry_at = now + m_options.retry_interval;
-  }
+  m_look.stopped(batch, now);
 }
 
 void Scheduler::pump_broadcast(Clock::time_point now) {
-  m_queue_dirty = false;
+  m_look.begin();
   if (m_steps.failed() && !m_options.ignore_errors) {
     m_observer.notice("a job failed; stopping (use --ignore-errors to go on)");
     m_stopping = true;
@@ -206,7 +186,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (!commands.empty()) return false;
     if (job.nodes || job.every_host) {
-      report_once(fmt::format("the next job (queue line {}) has `{}`, but broadcast runs every "
+      m_look.report_once(fmt::format("the next job (queue line {}) has `{}`, but broadcast runs every "
                               "job on each slot alone; edit the queue to go on",
                               job.line, job.nodes ? "nodes:" : "every: host"));
       return false;
@@ -223,8 +203,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     return true;
   });
   if (!batch.taken.empty()) {
-    m_queue_empty = false;
-    m_last_report.clear();
+    m_look.took();
     BroadcastStep step{batch.taken.front(), std::move(commands)};
     if (!step.spec.push.empty())
       m_steps.push(std::move(step));
@@ -236,7 +215,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     if (!m_options.daemon) m_unrunnable = true;
     return;
   }
-  handle_stop(batch, now);
+  m_look.stopped(batch, now);
 }
 
 void Scheduler::launch_step(BroadcastStep step, Clock::time_point now) {
@@ -247,7 +226,7 @@ void Scheduler::launch_step(BroadcastStep step, Clock::time_point now) {
 }
 
 void Scheduler::step_pushed(BroadcastSteps::Pushed pushed) {
-  m_queue_dirty = true;
+  m_look.changed();
   m_failures += pushed.failures;
   // Interrupted meanwhile: the command does not start.
   if (!m_stopping) launch_step(std::move(pushed.step), m_options.clock());
@@ -284,7 +263,7 @@ std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
         job, m_fleet, slots, m_services.variables_for(job, layout, static_cast<int>(rank)));
     if (!command) {
       const std::string& host = m_fleet.hosts[m_fleet.slots[slots.front()].host].name;
-      report_once(fmt::format("the next job (queue line {}): {}{}; edit the queue to go on",
+      m_look.report_once(fmt::format("the next job (queue line {}): {}{}; edit the queue to go on",
                               job.line, command.status().message(),
                               command.status().kind() == ErrorKind::undefined
                                   ? " by the job or by host " + host
@@ -309,11 +288,5 @@ Job Scheduler::new_job(const JobSpec& spec) {
   return job;
 }
 
-
-void Scheduler::report_once(const std::string& message) {
-  if (message == m_last_report) return;
-  m_last_report = message;
-  m_observer.notice(message);
-}
 
 }  // namespace runner

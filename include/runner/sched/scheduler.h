@@ -1,7 +1,7 @@
 // The scheduling policy, for both modes; its rules are in scheduler.cpp.
 // The core keeps a job's life (taken in taking.cpp, placed, recorded,
 // started, ended, run again); its components own the rest: Hosts, SlotBook,
-// GpuGates, Services, Gangs, BroadcastSteps, HostChores. It touches no
+// GpuGates, Services, Gangs, BroadcastSteps, HostChores, QueueLook. It touches no
 // socket and no file: what it decides goes to a RunLog, durable before
 // anything decided starts, and to a RunObserver. Threading: none; events
 // come from executors' step(), scheduling happens in its own step() (add it
@@ -18,6 +18,7 @@
 #include "runner/sched/job_pace.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/placer.h"
+#include "runner/sched/queue_look.h"
 #include "runner/sched/slot_book.h"
 
 namespace runner {
@@ -35,7 +36,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void adopt_orphans(std::vector<OrphanJob> orphans) { m_hosts.adopt_orphans(std::move(orphans)); }
   void start() { m_hosts.connect_all(); }
   // The queue file (or its lock) changed.
-  void queue_changed() { m_queue_dirty = true; }
+  void queue_changed() { m_look.changed(); }
   // First interrupt: start no more jobs. Second: stop the running ones
   // (`cancel:`, TERM, KILL after the grace period).
   void stop_scheduling();
@@ -70,7 +71,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   bool can_take_now() const;
   bool pump_reruns(Clock::time_point now);  // false while a put-back job waits
   void pump_queue(Clock::time_point now);
-  void handle_stop(const TakeBatch& batch, Clock::time_point now);
   void pump_broadcast(Clock::time_point now);
   void step_pushed(BroadcastSteps::Pushed pushed);
   void launch_step(BroadcastStep step, Clock::time_point now);
@@ -80,7 +80,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   // One command per task; nullopt (said once) if a template cannot render.
   std::optional<std::vector<std::string>> render(const JobSpec& job, const Placement& placement,
                                                  const NodeLayout* layout = nullptr);
-  void report_once(const std::string& message);
 
   // A job's life (scheduler.cpp).
   void begin(Job job, Placement placement, std::vector<std::string> commands,
@@ -122,12 +121,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
   std::deque<Job> m_reruns;       // to run (again, or taken ahead) before the queue's
 
-  bool m_queue_dirty = true;
-  bool m_queue_empty = false;  // last look found no job
-  std::optional<Clock::time_point> m_retry_at;
-  std::string m_last_report;     // to say each queue problem once
-  std::string m_head_wait_said;  // why the queue's head waited, as the debug log last said
-  bool m_unrecorded = false;     // the last sync failed: start nothing
+  QueueLook m_look;
+  bool m_unrecorded = false;  // the last sync failed: start nothing
   bool m_stopping = false;
   bool m_interrupted = false;
   bool m_cancelling = false;  // second interrupt: staged jobs do not start

@@ -125,9 +125,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
   }, can_take_ahead);
   for (std::size_t i = batch.taken.size(); i < placements.size(); ++i)
     for (const Copy& copy : placements[i]) m_slots.release(copy.placement);  // not taken after all
-  if (!batch.taken.empty()) {
-    m_look.took();
-  }
+  if (!batch.taken.empty()) m_look.took();
   for (std::size_t i = 0; i < batch.taken.size(); ++i)
     for (Copy& copy : placements[i]) {
       Job job = new_job(batch.taken[i]);
@@ -186,9 +184,9 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   TakeBatch batch = m_source.take_while([&](const JobSpec& job) {
     if (!commands.empty()) return false;
     if (job.nodes || job.every_host) {
-      m_look.report_once(fmt::format("the next job (queue line {}) has `{}`, but broadcast runs every "
-                              "job on each slot alone; edit the queue to go on",
-                              job.line, job.nodes ? "nodes:" : "every: host"));
+      m_look.report_once(fmt::format("the next job (queue line {}) has `{}`, but broadcast "
+                                     "runs every job on each slot alone; edit the queue to go on",
+                                     job.line, job.nodes ? "nodes:" : "every: host"));
       return false;
     }
     for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {

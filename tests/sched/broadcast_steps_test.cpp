@@ -32,8 +32,9 @@ struct Pushes {
   std::vector<std::unique_ptr<HostOps>> host_ops;
   RecordingObserver observer;
   std::vector<BroadcastSteps::Pushed> handed;
-  BroadcastSteps steps{fleet, hosts, host_ops, observer,
-                       [this](BroadcastSteps::Pushed pushed) { handed.push_back(std::move(pushed)); }};
+  BroadcastSteps steps{fleet, hosts, host_ops, observer, [this](BroadcastSteps::Pushed pushed) {
+                         handed.push_back(std::move(pushed));
+                       }};
   testing::TempDir local;
   Clock::time_point now{};
 

@@ -16,6 +16,12 @@ namespace {
 constexpr std::size_t k_batch_records = 1024;
 constexpr std::size_t k_batches_ahead = 8;
 
+// Stops the handoff's taking when it goes out of scope.
+struct StopTaking {
+  Handoff<std::vector<JournalRecord>>& batches;
+  ~StopTaking() { batches.stop(); }
+};
+
 }  // namespace
 
 Result<std::optional<JournalRead>> fold_journal_records(
@@ -40,12 +46,11 @@ Result<std::optional<JournalRead>> fold_journal_records(
     }
     batches.close();
   });
-  try {
+  {
+    // Should `fold` throw, the reader is not left waiting for room.
+    StopTaking stop_taking{batches};
     while (std::optional<std::vector<JournalRecord>> batch = batches.take())
       for (const JournalRecord& record : *batch) fold(record);
-  } catch (...) {
-    batches.stop();
-    throw;
   }
   reader.join();
   if (reading_failed) std::rethrow_exception(reading_failed);

@@ -180,18 +180,8 @@ std::size_t Scheduler::stop_service(std::string_view name, Clock::time_point now
   return request.named;
 }
 
-Job* Scheduler::job_of(TaskId id, Task** task) {
-  auto owner = m_task_job.find(id);
-  if (owner == m_task_job.end()) return nullptr;
-  Job& job = m_running.at(owner->second);
-  for (Task& candidate : job.tasks)
-    if (candidate.id == id) *task = &candidate;
-  return &job;
-}
-
 void Scheduler::task_started(TaskId id, long pgid) {
-  Task* task = nullptr;
-  Job* job = job_of(id, &task);
+  auto [job, task] = m_running.job_of_task(id);
   if (!job) return;
   task->group = {pgid, m_hosts.executor(task->host).group_mark(id)};
   if (std::all_of(job->tasks.begin(), job->tasks.end(),
@@ -209,8 +199,7 @@ void Scheduler::task_started(TaskId id, long pgid) {
 }
 
 void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
-  Task* task = nullptr;
-  Job* job = job_of(id, &task);
+  auto [job, task] = m_running.job_of_task(id);
   std::string who =
       job ? fmt::format("#{} [{}]", job->id, task->label) : fmt::format("task {}", id);
   m_observer.warning(fmt::format("{} could not send SIG{} to its process group: {}", who,
@@ -218,8 +207,7 @@ void Scheduler::signal_failed(TaskId id, int signal, const std::string& why) {
 }
 
 void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view bytes) {
-  Task* task = nullptr;
-  if (Job* job = job_of(id, &task)) {
+  if (auto [job, task] = m_running.job_of_task(id); job) {
     m_observer.task_output(*job, *task, stream, bytes);
     if (job->spec.service && m_services.output(*job, bytes, m_options.clock()))
       m_look.changed();
@@ -227,8 +215,7 @@ void Scheduler::task_output(TaskId id, OutputStream stream, std::string_view byt
 }
 
 void Scheduler::task_exited(TaskId id, const JobExit& exit) {
-  Task* task = nullptr;
-  if (Job* job = job_of(id, &task)) task_ended(*job, *task, exit);
+  if (auto [job, task] = m_running.job_of_task(id); job) task_ended(*job, *task, exit);
 }
 
 void Scheduler::task_ended(Job& job, Task& task, const JobExit& exit) {
@@ -247,14 +234,10 @@ void Scheduler::task_ended(Job& job, Task& task, const JobExit& exit) {
 }
 
 void Scheduler::end_job(JobId id, const JobExit& reported) {
-  auto it = m_running.find(id);
-  if (it == m_running.end()) return;
-  Job job = std::move(it->second);
-  m_running.erase(it);
-  for (const Task& task : job.tasks) {
-    m_task_job.erase(task.id);
-    m_slots.release(task.slots);
-  }
+  std::optional<Job> ended = m_running.remove(id);
+  if (!ended) return;
+  Job job = std::move(*ended);
+  for (const Task& task : job.tasks) m_slots.release(task.slots);
   for (const Task& each : job.tasks)
     if (each.exit && each.exit->lost() && each.started()) m_hosts.job_lost(each.host, each.group);
   // The task whose end is the job's.
@@ -318,7 +301,7 @@ void Scheduler::step(Clock::time_point now) {
   }
   // One sync makes what executors reported (ends, losses) and the new
   // starts (staged jobs' too) durable together, before any of them can run.
-  if ((took || !m_launched.empty()) && !recorded(now)) return;
+  if ((took || m_running.any_unsent()) && !recorded(now)) return;
   start_launched();
 }
 
@@ -328,7 +311,7 @@ bool Scheduler::recorded(Clock::time_point now) {
     m_look.retry_from(now);
     // Jobs taken but never started end, as not started, once the run stops.
     if (m_stopping)
-      for (JobId id : std::exchange(m_launched, {}))
+      for (JobId id : m_running.take_unsent())
         end_job(id, JobExit::failed_because("not started: the journal could not be written"));
   }
   return !m_unrecorded;
@@ -425,7 +408,7 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
     // Interrupted twice while it was staged: recorded, and ended unstarted.
     Job& launched = m_running.at(id);
     launched.running().cancelled = true;
-    std::erase(m_launched, id);
+    m_running.never_send(id);
     JobExit unstarted = JobExit::not_started_because("the run was stopped");
     for (Task& task : launched.tasks) task.exit = unstarted;
     end_job(id, unstarted);
@@ -436,7 +419,6 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
                        Clock::time_point now) {
   for (std::size_t rank = 0; rank < placement.size(); ++rank) {
     Task task;
-    task.id = m_next_task_id++;
     task.rank = static_cast<int>(rank);
     task.host = m_fleet.slots[placement[rank].front()].host;
     task.label = slots_label(m_fleet, placement[rank]);
@@ -457,20 +439,16 @@ void Scheduler::launch(Job job, Placement placement, std::vector<std::string> co
   if (auto timeout = job.spec.timeout ? job.spec.timeout : m_options.default_timeout)
     if (!job.spec.service) running.deadline = now + *timeout + m_options.start_allowance;
   job.state = running;
-  for (const Task& t : job.tasks) {
-    m_slots.hold(t.slots, job.id);
-    m_task_job[t.id] = job.id;
-  }
-  JobId id = job.id;
-  Job& launched = m_running.emplace(id, std::move(job)).first->second;
+  for (const Task& t : job.tasks) m_slots.hold(t.slots, job.id);
+  // Its tasks get their ids, and it is sent once the run log holds it.
+  Job& launched = m_running.add(std::move(job));
   if (launched.spec.service) m_services.started(launched, now);
   m_run_log.record_launch(job_start_record(m_fleet, launched));
   m_observer.job_launched(launched);
-  m_launched.push_back(id);
 }
 
 void Scheduler::start_launched() {
-  for (JobId id : std::exchange(m_launched, {})) {
+  for (JobId id : m_running.take_unsent()) {
     for (const Task& task : m_running.at(id).tasks)
       m_hosts.executor(task.host).start_task_with(task.id, task.command, task.setup);
   }

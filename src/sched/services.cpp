@@ -26,7 +26,7 @@ std::string service_name(const Job& job) {
 
 }  // namespace
 
-Services::Services(const Fleet& fleet, const std::map<JobId, Job>& jobs, RunLog& run_log,
+Services::Services(const Fleet& fleet, const RunningJobs& jobs, RunLog& run_log,
                    RunObserver& observer)
     : m_fleet(fleet), m_jobs(jobs), m_run_log(run_log), m_observer(observer) {}
 
@@ -152,13 +152,13 @@ void Services::probe(const Job& job, ServiceRun& service, std::vector<ReadinessS
 bool Services::probe_answered(JobId id, ReadinessStep::Action probe, bool passed,
                               Clock::time_point now) {
   auto run = m_runs.find(id);
-  auto job = m_jobs.find(id);
-  if (run == m_runs.end() || job == m_jobs.end()) return false;
+  const Job* job = m_jobs.find(id);
+  if (run == m_runs.end() || !job) return false;
   ServiceRun& service = run->second;
   --service.probes_in_flight;
   if (passed && probe == ReadinessStep::Action::run_command) service.command_passed = true;
   if (passed && probe == ReadinessStep::Action::look_for_port) service.port_passed = true;
-  return ready_if_passed(job->second, service, now);
+  return ready_if_passed(*job, service, now);
 }
 
 bool Services::ready_if_passed(const Job& job, ServiceRun& service, Clock::time_point now) {

@@ -33,7 +33,7 @@ struct Components {
   SchedulerOptions options;
   testing::RecordingObserver observer;
   testing::FakeRunLog run_log{observer.events};
-  std::map<JobId, Job> running;
+  RunningJobs running;
   GpuGates gates;
   Services services;
 };

@@ -30,7 +30,7 @@ ServiceSpec db_with(std::string ServiceSpec::*key, std::string value) {
 // them.
 struct ServicesRun {
   Fleet fleet = make_fleet({{"a", {"7"}}});
-  std::map<JobId, Job> jobs;
+  RunningJobs jobs;
   RecordingObserver observer;
   testing::FakeRunLog run_log{observer.events};
   Services services{fleet, jobs, run_log, observer};
@@ -49,7 +49,7 @@ struct ServicesRun {
     Running running;
     running.start = t0;
     job.state = running;
-    Job& launched = jobs.insert_or_assign(id, std::move(job)).first->second;
+    Job& launched = jobs.add(std::move(job));
     services.started(launched, t0);
     return launched;
   }
@@ -62,9 +62,8 @@ struct ServicesRun {
   // again); it leaves the scheduler's running jobs.
   std::optional<ServiceCleanup> end(Job& job, JobEnd& end, bool stopping = false) {
     job.tasks.front().exit = end.exit;
-    Job ended = std::move(jobs.at(job.id));
-    jobs.erase(job.id);
-    return services.ended(ended, stopping, end);
+    std::optional<Job> ended = jobs.remove(job.id);
+    return services.ended(*ended, stopping, end);
   }
   bool said(const std::string& part) const {
     for (const std::string& notice : observer.notices)

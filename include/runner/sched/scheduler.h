@@ -1,7 +1,8 @@
 // The scheduling policy, for both modes; its rules are in scheduler.cpp.
 // The core keeps a job's life (taken in taking.cpp, placed, recorded,
-// started, ended, run again); its components own the rest: Hosts, SlotBook,
-// GpuGates, Services, Gangs, BroadcastSteps, HostChores, QueueLook. It touches no
+// started, ended, run again; RunningJobs holds those launched until their
+// end); its components own the rest: Hosts, SlotBook, GpuGates, Services,
+// Gangs, BroadcastSteps, HostChores, QueueLook, JobPace. It touches no
 // socket and no file: what it decides goes to a RunLog, durable before
 // anything decided starts, and to a RunObserver. Threading: none; events
 // come from executors' step(), scheduling happens in its own step() (add it
@@ -10,7 +11,6 @@
 
 #include <deque>
 #include <functional>
-#include <map>
 
 #include "runner/exec/backend.h"
 #include "runner/sched/broadcast_steps.h"
@@ -19,6 +19,7 @@
 #include "runner/sched/job_source.h"
 #include "runner/sched/placer.h"
 #include "runner/sched/queue_look.h"
+#include "runner/sched/running_jobs.h"
 #include "runner/sched/slot_book.h"
 
 namespace runner {
@@ -89,7 +90,6 @@ class Scheduler final : public ExecutorEvents, public Pollable {
               Clock::time_point now);
   bool recorded(Clock::time_point now);  // the run log's sync, retried on failure
   void start_launched();
-  Job* job_of(TaskId task, Task** found);
   void task_ended(Job& job, Task& task, const JobExit& exit);
   void end_job(JobId job, const JobExit& exit);
   void stop_job(Job& job, Clock::time_point now);
@@ -113,13 +113,10 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   GpuGates m_gpu_gates;
   BroadcastSteps m_steps;
   Gangs m_gangs;
-  std::map<JobId, Job> m_running;
+  RunningJobs m_running;
   Services m_services;
   HostChores m_chores;
-  std::map<TaskId, JobId> m_task_job;  // the running tasks' jobs
-  TaskId m_next_task_id = 1;
-  std::vector<JobId> m_launched;  // recorded, not yet sent to their hosts
-  std::deque<Job> m_reruns;       // to run (again, or taken ahead) before the queue's
+  std::deque<Job> m_reruns;  // to run (again, or taken ahead) before the queue's
 
   QueueLook m_look;
   bool m_unrecorded = false;  // the last sync failed: start nothing

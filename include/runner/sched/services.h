@@ -28,6 +28,7 @@
 #include "runner/sched/job.h"
 #include "runner/sched/job_end.h"
 #include "runner/sched/run_observer.h"
+#include "runner/sched/running_jobs.h"
 #include "runner/state/run_log.h"
 
 namespace runner {
@@ -69,7 +70,7 @@ class Services {
  public:
   // Services run on `fleet`'s slots as the scheduler's `jobs` (the running
   // ones, by id) say; what happens to them is said to `observer`.
-  Services(const Fleet& fleet, const std::map<JobId, Job>& jobs, RunLog& run_log,
+  Services(const Fleet& fleet, const RunningJobs& jobs, RunLog& run_log,
            RunObserver& observer);
 
   // `job`, a service, was launched at `now`: its readiness starts (the
@@ -157,7 +158,7 @@ class Services {
   ServiceCleanup cleanup_of(const Job& job);
 
   const Fleet& m_fleet;
-  const std::map<JobId, Job>& m_jobs;
+  const RunningJobs& m_jobs;
   RunLog& m_run_log;
   RunObserver& m_observer;
   std::vector<JobId> m_start_order;  // the running services

@@ -85,15 +85,10 @@ std::vector<Executor*> Scheduler::executors() const {
   return executors;
 }
 
-void Scheduler::stop_scheduling() {
-  if (m_stopping) return;
-  m_stopping = true;
-  m_interrupted = true;
-}
+void Scheduler::stop_scheduling() { m_outcome.interrupt(); }
 
 void Scheduler::cancel_running(Clock::time_point now) {
-  stop_scheduling();
-  m_cancelling = true;
+  m_outcome.cancel();
   m_steps.stop_pushing();
   for (auto& [id, job] : m_running) {
     job.running().cancelled = true;
@@ -113,7 +108,7 @@ bool Scheduler::only_services_left() const {
 
 bool Scheduler::nothing_left_to_run() const {
   // Services are torn down once nothing else is left: nothing more runs.
-  if (m_stopping || m_unrunnable || m_services.tearing_down()) return true;
+  if (m_outcome.stopping() || m_outcome.unrunnable() || m_services.tearing_down()) return true;
   if (m_hosts.table().any(HostState::connecting) || m_hosts.table().any(HostState::cleaning)) return false;
   if (!m_hosts.table().any(HostState::ready)) return !m_hosts.table().any(HostState::reconnecting) || !work_waits();
   if (m_options.daemon) return false;
@@ -125,21 +120,19 @@ bool Scheduler::work_waits() const {
 }
 
 int Scheduler::exit_code() const {
-  if (m_interrupted) return 130;
-  if (m_failures > 0 || m_unrunnable) return 1;
-  if (!m_reruns.empty()) return 1;
-  if (!m_hosts.table().any(HostState::ready) && !m_look.empty()) return 1;
-  return 0;
+  // Jobs left for `--resume`: put back, or in a queue no host was ready to take from.
+  return m_outcome.exit_code(!m_reruns.empty() ||
+                             (!m_hosts.table().any(HostState::ready) && !m_look.empty()));
 }
 
 void Scheduler::host_failed(int host, const Status& error) {
-  switch (m_hosts.failed(host, error, m_stopping)) {
+  switch (m_hosts.failed(host, error, m_outcome.stopping())) {
     case HostLoss::allocation_ending:
-      m_stopping = true;
+      m_outcome.stop();
       break;
     case HostLoss::given_up:
       // In broadcast mode every job was meant to run on this host too.
-      if (m_options.mode == Mode::broadcast) ++m_failures;
+      if (m_options.mode == Mode::broadcast) m_outcome.failed();
       break;
     case HostLoss::reconnecting:
     case HostLoss::ignored:
@@ -148,7 +141,8 @@ void Scheduler::host_failed(int host, const Status& error) {
 }
 
 void Scheduler::say_if_no_host_is_left() {
-  if (m_hosts.table().any_usable() || !m_hosts.table().any(HostState::set_aside) || m_stopping)
+  if (m_hosts.table().any_usable() || !m_hosts.table().any(HostState::set_aside) ||
+      m_outcome.stopping())
     return;
   if (!m_reruns.empty())
     m_look.report_once(fmt::format(
@@ -245,12 +239,12 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
 
   JobEnd end = judge_end(job, reported,
                          EndRules{m_options.mode, m_options.max_requeue, m_options.default_retries,
-                                  static_cast<int>(m_fleet.hosts.size()), m_stopping,
+                                  static_cast<int>(m_fleet.hosts.size()), m_outcome.stopping(),
                                   m_hosts.allocation_ending()});
   if (job.spec.service) {
-    std::optional<ServiceCleanup> cleanup = m_services.ended(job, m_stopping, end);
+    std::optional<ServiceCleanup> cleanup = m_services.ended(job, m_outcome.stopping(), end);
     if (cleanup) m_chores.clean_up_after(std::move(*cleanup));
-    if (end.stops_run) m_stopping = true;
+    if (end.stops_run) m_outcome.stop();
   }
   m_chores.collect_outputs(job);
   m_chores.remove_hostfile(m_gangs.ended(job));
@@ -258,7 +252,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   bool refused = end.exit.not_started() && !end.exit.timed_out && !end.exit.cancelled;
   if (refused) m_hosts.job_refused(task.host, reported.error());
   if (end.failed()) {
-    ++m_failures;
+    m_outcome.failed();
     m_steps.job_failed();
   }
   const Running& running = job.running();
@@ -267,13 +261,14 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
   if (end.exit.succeeded() && running.process_start) {
     m_pace.succeeded(ran);
   }
-  job.state = Done{end.again.has_value(), running.failed_rank, m_stopping};
+  job.state = Done{end.again.has_value(), running.failed_rank, m_outcome.stopping()};
   m_run_log.record_end(job.id, end.exit, std::chrono::duration_cast<std::chrono::milliseconds>(ran),
                        job.will_rerun(), job.failed_rank());
   m_observer.job_finished(job, end.exit, ran);
   if (end.again) {
     debug_log::step("#{}: {}; back at the queue's head to run again{}", job.id,
-                    describe_exit(end.exit), m_stopping ? " in the next run (--resume)" : "");
+                    describe_exit(end.exit),
+                    m_outcome.stopping() ? " in the next run (--resume)" : "");
     m_reruns.push_front(std::move(*end.again));
   }
   m_look.changed();
@@ -291,7 +286,7 @@ void Scheduler::step(Clock::time_point now) {
   m_hosts.clean_live_hosts();
   // While the journal cannot be written, nothing is taken and nothing starts.
   if (m_unrecorded && !recorded(now)) return;
-  m_chores.look_at_gpus(!m_stopping && work_waits(), now);
+  m_chores.look_at_gpus(!m_outcome.stopping() && work_waits(), now);
   bool took = can_take_now();
   if (took) {
     if (m_options.mode == Mode::queue)
@@ -310,7 +305,7 @@ bool Scheduler::recorded(Clock::time_point now) {
   if (m_unrecorded) {
     m_look.retry_from(now);
     // Jobs taken but never started end, as not started, once the run stops.
-    if (m_stopping)
+    if (m_outcome.stopping())
       for (JobId id : m_running.take_unsent())
         end_job(id, JobExit::failed_because("not started: the journal could not be written"));
   }
@@ -364,7 +359,7 @@ std::optional<Clock::time_point> Scheduler::deadline() const {
   }
   consider(m_services.next_due());
   consider(m_hosts.next_reconnect());
-  consider(m_gpu_gates.next_due(!m_stopping && work_waits()));
+  consider(m_gpu_gates.next_due(!m_outcome.stopping() && work_waits()));
   return due;
 }
 
@@ -404,7 +399,7 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
     return;
   }
   launch(std::move(job), std::move(placement), std::move(*commands), m_options.clock());
-  if (m_cancelling) {
+  if (m_outcome.cancelling()) {
     // Interrupted twice while it was staged: recorded, and ended unstarted.
     Job& launched = m_running.at(id);
     launched.running().cancelled = true;

@@ -23,7 +23,8 @@ Placer Scheduler::placer() const {
 }
 
 bool Scheduler::can_take_now() const {
-  if (m_stopping || m_services.tearing_down() || m_unrecorded || !m_look.due()) return false;
+  if (m_outcome.stopping() || m_services.tearing_down() || m_unrecorded || !m_look.due())
+    return false;
   // The jobs after a service wait until it is ready.
   if (m_services.starting()) return false;
   // Broadcast mode: the next step waits for the last and for every host.
@@ -44,7 +45,7 @@ bool Scheduler::pump_reruns(Clock::time_point now) {
           fmt::format("#{} runs on each host, and {} is no longer used; it does "
                       "not run there again",
                       rerun.id, m_fleet.hosts[rerun.pinned_host].name));
-      ++m_failures;
+      m_outcome.failed();
       m_reruns.pop_front();
       continue;
     }
@@ -148,7 +149,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
         "the allocation ends in {}s, sooner than another job would end ({} succeeded so far); "
         "no more jobs start, and the queue keeps the rest for the next allocation (--resume)",
         std::max<long long>(0, left.count()), m_pace.succeeded()));
-    m_stopping = true;
+    m_outcome.stop();
     return;
   }
   // The jobs after a service taken wait until it is ready, not for slots.
@@ -163,7 +164,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
     if (!rendered_ok || nothing_will_free) {
       // Nothing will change until the user edits the queue.
       if (rendered_ok) m_look.report_once(placer().why_not_placeable(head->job));
-      if (!m_options.daemon) m_unrunnable = true;
+      if (!m_options.daemon) m_outcome.mark_unrunnable();
     }
     return;
   }
@@ -174,7 +175,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
   m_look.begin();
   if (m_steps.failed() && !m_options.ignore_errors) {
     m_observer.notice("a job failed; stopping (use --ignore-errors to go on)");
-    m_stopping = true;
+    m_outcome.stop();
     return;
   }
   if (!m_hosts.table().any(HostState::ready)) return;
@@ -210,7 +211,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     return;
   }
   if (std::holds_alternative<HeadNotPlaceable>(batch.stopped)) {
-    if (!m_options.daemon) m_unrunnable = true;
+    if (!m_options.daemon) m_outcome.mark_unrunnable();
     return;
   }
   m_look.stopped(batch, now);
@@ -225,9 +226,9 @@ void Scheduler::launch_step(BroadcastStep step, Clock::time_point now) {
 
 void Scheduler::step_pushed(BroadcastSteps::Pushed pushed) {
   m_look.changed();
-  m_failures += pushed.failures;
+  m_outcome.failed(pushed.failures);
   // Interrupted meanwhile: the command does not start.
-  if (!m_stopping) launch_step(std::move(pushed.step), m_options.clock());
+  if (!m_outcome.stopping()) launch_step(std::move(pushed.step), m_options.clock());
 }
 
 void Scheduler::rerun_orphan(OrphanJob orphan) {

@@ -2,11 +2,11 @@
 // The core keeps a job's life (taken in taking.cpp, placed, recorded,
 // started, ended, run again; RunningJobs holds those launched until their
 // end); its components own the rest: Hosts, SlotBook, GpuGates, Services,
-// Gangs, BroadcastSteps, HostChores, QueueLook, JobPace. It touches no
-// socket and no file: what it decides goes to a RunLog, durable before
-// anything decided starts, and to a RunObserver. Threading: none; events
-// come from executors' step(), scheduling happens in its own step() (add it
-// to the loop last).
+// Gangs, BroadcastSteps, HostChores, QueueLook, JobPace, RunOutcome. It
+// touches no socket and no file: what it decides goes to a RunLog, durable
+// before anything decided starts, and to a RunObserver. Threading: none;
+// events come from executors' step(), scheduling happens in its own step()
+// (add it to the loop last).
 #pragma once
 
 #include <deque>
@@ -19,6 +19,7 @@
 #include "runner/sched/job_source.h"
 #include "runner/sched/placer.h"
 #include "runner/sched/queue_look.h"
+#include "runner/sched/run_outcome.h"
 #include "runner/sched/running_jobs.h"
 #include "runner/sched/slot_book.h"
 
@@ -120,12 +121,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
 
   QueueLook m_look;
   bool m_unrecorded = false;  // the last sync failed: start nothing
-  bool m_stopping = false;
-  bool m_interrupted = false;
-  bool m_cancelling = false;  // second interrupt: staged jobs do not start
   JobPace m_pace;  // whether another job ends before the allocation does
-  int m_failures = 0;
-  bool m_unrunnable = false;  // jobs remained that no usable host could run
+  RunOutcome m_outcome;  // whether it stops, and its exit code
 };
 
 }  // namespace runner

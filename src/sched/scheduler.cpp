@@ -60,7 +60,7 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunOb
       m_options(options),
       m_next_job_id(std::move(next_job_id)),
       m_hosts(backend, *this, m_options, m_run_log, m_observer,
-              {[this](OrphanJob orphan) { rerun_orphan(std::move(orphan)); },
+              {[this](OrphanJob orphan) { m_reruns.add_orphan(std::move(orphan)); },
                [this] { m_look.changed(); }}),
       m_slots(m_fleet),
       m_gpu_gates(m_fleet, m_slots, m_hosts.table(), m_options, m_observer),
@@ -70,7 +70,9 @@ Scheduler::Scheduler(Backend& backend, JobSource& source, RunLog& run_log, RunOb
       m_services(m_fleet, m_running, m_run_log, m_observer),
       m_chores(m_fleet, m_hosts, m_options, m_services, m_gpu_gates, m_run_log, m_observer,
                [this] { m_look.changed(); }),
+      m_reruns(m_options.mode, m_observer),
       m_look(m_observer, m_options.retry_interval),
+      m_render(m_fleet, m_services, m_gangs, m_look),
       m_pace(m_options.take_until) {}
 
 std::vector<HostOps*> Scheduler::host_ops() const {
@@ -269,7 +271,7 @@ void Scheduler::end_job(JobId id, const JobExit& reported) {
     debug_log::step("#{}: {}; back at the queue's head to run again{}", job.id,
                     describe_exit(end.exit),
                     m_outcome.stopping() ? " in the next run (--resume)" : "");
-    m_reruns.push_front(std::move(*end.again));
+    m_reruns.put_back(std::move(*end.again));
   }
   m_look.changed();
 }
@@ -384,12 +386,12 @@ void Scheduler::staged(JobId id, const Result<NetworkSurvey>& survey) {
     // Rank 0's host was lost before it answered: nothing ran; the job goes
     // back to the head of the queue, as it was.
     m_slots.release(lost->placement);
-    m_reruns.push_front(std::move(lost->job));
+    m_reruns.put_back(std::move(lost->job));
     return;
   }
   auto& [job, placement, warnings] = std::get<GangReady>(*outcome);
   for (const std::string& warning : warnings) m_observer.warning(warning);
-  auto commands = render(job.spec, placement, &*job.layout);
+  auto commands = m_render.render(job.spec, placement, &*job.layout);
   if (!commands) {
     // The queue's check rendered them already; only a master port can
     // differ, so this does not happen: end it rather than hold its slots.

@@ -10,8 +10,6 @@
 // host that did not is a failure of the step).
 #include <fmt/format.h>
 
-#include "runner/config/job_render.h"
-#include "runner/config/multi_node.h"
 #include "runner/core/debug_log.h"
 #include "runner/sched/job_records.h"
 #include "runner/sched/scheduler.h"
@@ -39,24 +37,22 @@ bool Scheduler::can_take_now() const {
 
 bool Scheduler::pump_reruns(Clock::time_point now) {
   while (!m_reruns.empty()) {
-    Job& rerun = m_reruns.front();
+    const Job& rerun = m_reruns.next();
     if (rerun.pinned_host >= 0 && !m_hosts.table().usable(rerun.pinned_host)) {
       m_observer.warning(
           fmt::format("#{} runs on each host, and {} is no longer used; it does "
                       "not run there again",
                       rerun.id, m_fleet.hosts[rerun.pinned_host].name));
       m_outcome.failed();
-      m_reruns.pop_front();
+      m_reruns.take_next();
       continue;
     }
     auto placement =
         placer().place(rerun.spec, std::get<Queued>(rerun.state).avoid_slot, rerun.pinned_host);
     if (!placement) return false;
-    auto commands = render(rerun.spec, *placement);
+    auto commands = m_render.render(rerun.spec, *placement);
     if (!commands) return false;
-    Job taken = std::move(rerun);
-    m_reruns.pop_front();
-    begin(std::move(taken), std::move(*placement), std::move(*commands), now);
+    begin(m_reruns.take_next(), std::move(*placement), std::move(*commands), now);
     if (m_services.starting()) return false;  // what comes after waits for it
   }
   return true;
@@ -113,7 +109,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
     }
     std::vector<Copy> copies;
     for (Placement& placement : where) {
-      auto commands = render(job, placement);
+      auto commands = m_render.render(job, placement);
       rendered_ok = commands.has_value();
       if (!rendered_ok) return false;
       copies.push_back({std::move(placement), std::move(*commands)});
@@ -138,8 +134,7 @@ void Scheduler::pump_queue(Clock::time_point now) {
   for (const JobSpec& spec : batch.taken_ahead) {
     Job job = new_job(spec);
     m_run_log.record_taken_ahead(job_taken_ahead_record(job));
-    std::get<Queued>(job.state).taken_ahead = true;
-    m_reruns.push_back(std::move(job));
+    m_reruns.add_taken_ahead(std::move(job));
   }
 
   if (no_time || reruns_wait) {
@@ -192,7 +187,7 @@ void Scheduler::pump_broadcast(Clock::time_point now) {
     }
     for (std::size_t s = 0; s < m_fleet.slots.size(); ++s) {
       if (m_hosts.table()[m_fleet.slots[s].host].state != HostState::ready) continue;
-      auto command = render(job, {{static_cast<int>(s)}});
+      auto command = m_render.render(job, {{static_cast<int>(s)}});
       if (!command) {
         commands.clear();
         return false;
@@ -230,56 +225,6 @@ void Scheduler::step_pushed(BroadcastSteps::Pushed pushed) {
   // Interrupted meanwhile: the command does not start.
   if (!m_outcome.stopping()) launch_step(std::move(pushed.step), m_options.clock());
 }
-
-void Scheduler::rerun_orphan(OrphanJob orphan) {
-  if (m_options.mode == Mode::broadcast) {
-    m_observer.warning(fmt::format(
-        "job #{} was one slot's share of a broadcast step; broadcast steps are not run again "
-        "(it is in consumed.yaml)",
-        orphan.id));
-    return;
-  }
-  Job job;
-  job.id = orphan.id;
-  job.spec = std::move(orphan.spec);
-  job.attempt = orphan.attempt + 1;
-  job.requeues = orphan.requeues;
-  if (job.spec.every_host) job.pinned_host = orphan.host;
-  m_reruns.push_back(std::move(job));
-}
-
-std::optional<std::vector<std::string>> Scheduler::render(const JobSpec& job,
-                                                          const Placement& placement,
-                                                          const NodeLayout* layout) {
-  // Before its master port is chosen, a multi-node job's commands are
-  // rendered to see that they can be.
-  std::optional<NodeLayout> provisional;
-  if (job.nodes && !layout) layout = &provisional.emplace(m_gangs.provisional_layout(placement));
-  std::vector<std::string> commands;
-  for (std::size_t rank = 0; rank < placement.size(); ++rank) {
-    const std::vector<int>& slots = placement[rank];
-    Result<std::string> command = render_job(
-        job, m_fleet, slots, m_services.variables_for(job, layout, static_cast<int>(rank)));
-    if (!command) {
-      const std::string& host = m_fleet.hosts[m_fleet.slots[slots.front()].host].name;
-      m_look.report_once(fmt::format("the next job (queue line {}): {}{}; edit the queue to go on",
-                              job.line, command.status().message(),
-                              command.status().kind() == ErrorKind::undefined
-                                  ? " by the job or by host " + host
-                                  : std::string()));
-      return std::nullopt;
-    }
-    commands.push_back(std::move(*command));
-  }
-  return commands;
-}
-
-
-std::size_t Scheduler::taken_ahead_waiting() const {
-  return std::count_if(m_reruns.begin(), m_reruns.end(),
-                       [](const Job& job) { return std::get<Queued>(job.state).taken_ahead; });
-}
-
 Job Scheduler::new_job(const JobSpec& spec) {
   Job job;
   job.id = m_next_job_id();

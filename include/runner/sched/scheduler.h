@@ -1,24 +1,25 @@
-// The scheduling policy, for both modes; its rules are in scheduler.cpp.
-// The core keeps a job's life (taken in taking.cpp, placed, recorded,
-// started, ended, run again; RunningJobs holds those launched until their
-// end); its components own the rest: Hosts, SlotBook, GpuGates, Services,
-// Gangs, BroadcastSteps, HostChores, QueueLook, JobPace, RunOutcome. It
-// touches no socket and no file: what it decides goes to a RunLog, durable
-// before anything decided starts, and to a RunObserver. Threading: none;
-// events come from executors' step(), scheduling happens in its own step()
-// (add it to the loop last).
+// The scheduling policy, for both modes; its rules are in scheduler.cpp. The
+// core keeps a job's life (taken in taking.cpp, placed, recorded, started,
+// ended, run again; RunningJobs holds those launched until their end); its
+// components own the rest: Hosts, SlotBook, GpuGates, Services, Gangs,
+// BroadcastSteps, HostChores, QueueLook, JobPace, RunOutcome, Reruns,
+// CommandRenderer. It touches no socket and no file: what it decides goes to a
+// RunLog, durable before anything decided starts, and to a RunObserver.
+// Threading: none; events come from executors' step(), scheduling happens in
+// its own step() (add it to the loop last).
 #pragma once
 
-#include <deque>
 #include <functional>
 
 #include "runner/exec/backend.h"
 #include "runner/sched/broadcast_steps.h"
+#include "runner/sched/command_renderer.h"
 #include "runner/sched/host_chores.h"
 #include "runner/sched/job_pace.h"
 #include "runner/sched/job_source.h"
 #include "runner/sched/placer.h"
 #include "runner/sched/queue_look.h"
+#include "runner/sched/reruns.h"
 #include "runner/sched/run_outcome.h"
 #include "runner/sched/running_jobs.h"
 #include "runner/sched/slot_book.h"
@@ -53,7 +54,7 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   std::size_t running_count() const { return m_running.size(); }
   // Jobs taken out of the queue file ahead of need that have not run: the
   // journal keeps them for `--resume`.
-  std::size_t taken_ahead_waiting() const;
+  std::size_t taken_ahead_waiting() const { return m_reruns.taken_ahead_waiting(); }
 
   // ExecutorEvents
   void host_ready(int host) override { m_hosts.ready(host); }
@@ -76,12 +77,8 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   void pump_broadcast(Clock::time_point now);
   void step_pushed(BroadcastSteps::Pushed pushed);
   void launch_step(BroadcastStep step, Clock::time_point now);
-  void rerun_orphan(OrphanJob orphan);
   Job new_job(const JobSpec& spec);
   Placer placer() const;
-  // One command per task; nullopt (said once) if a template cannot render.
-  std::optional<std::vector<std::string>> render(const JobSpec& job, const Placement& placement,
-                                                 const NodeLayout* layout = nullptr);
 
   // A job's life (scheduler.cpp).
   void begin(Job job, Placement placement, std::vector<std::string> commands,
@@ -117,9 +114,10 @@ class Scheduler final : public ExecutorEvents, public Pollable {
   RunningJobs m_running;
   Services m_services;
   HostChores m_chores;
-  std::deque<Job> m_reruns;  // to run (again, or taken ahead) before the queue's
+  Reruns m_reruns;
 
   QueueLook m_look;
+  CommandRenderer m_render;
   bool m_unrecorded = false;  // the last sync failed: start nothing
   JobPace m_pace;  // whether another job ends before the allocation does
   RunOutcome m_outcome;  // whether it stops, and its exit code

@@ -47,12 +47,13 @@ TEST(JournalCheckpointer, AChildWritesTheCheckpointOfTheJournalSoFar) {
 TEST(JournalCheckpointer, NoSecondChildWhileTheFirstStillReads) {
   TempDir dir;
   ASSERT_TRUE(ensure_state_dir(dir.path()).ok());
-  // A journal that is a pipe holds the child in its reading until a writer
-  // comes and goes.
+  // A journal that is a pipe holds the child in its opening until a writer
+  // comes, and in its reading until the writer goes.
   std::string journal = dir.file("journal.jsonl");
   ASSERT_EQ(mkfifo(journal.c_str(), 0600), 0);
   JournalCheckpointer checkpointer(dir.path());
   ASSERT_TRUE(checkpointer.refresh_in_background());
+  EXPECT_FALSE(checkpointer.refresh_in_background());
   int writer = -1;
   ASSERT_TRUE(wait_until(
       [&] {
@@ -61,7 +62,6 @@ TEST(JournalCheckpointer, NoSecondChildWhileTheFirstStillReads) {
       },
       std::chrono::seconds(10)))
       << "the child never opened the journal";
-  EXPECT_FALSE(checkpointer.refresh_in_background());
 
   ::close(writer);  // the child reads the end of the journal, and ends
   ASSERT_EQ(::unlink(journal.c_str()), 0);

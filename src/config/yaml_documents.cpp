@@ -18,19 +18,22 @@ int column_of(const YAML::Mark& mark) { return mark.column >= 0 ? mark.column + 
 // Whether a document of `text` could start at a `,`, which yaml-cpp's
 // LoadAll reads forever (an empty document there, again and again, each
 // kept in memory). Only a `,` that begins a token can: one first on its
-// line or after a blank, after a closing bracket or quote, or after an
-// anchor, alias or tag. One pass; text with NULs (UTF-16, UTF-32) always
-// could.
+// line or after a blank, after a closing bracket or quote, or in a word
+// that holds an anchor, alias or tag (`[]!a,` as well as `!a,`). One pass;
+// text with NULs (UTF-16, UTF-32) always could.
 bool may_start_a_document_at_a_comma(std::string_view text) {
   if (text.find('\0') != std::string_view::npos) return true;
   std::size_t word = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
+  bool word_has_a_mark = false;  // an anchor's, alias's or tag's
   for (std::size_t i = word; i < text.size(); ++i) {
     char c = text[i];
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
       word = i + 1;
-    } else if (c == ',' &&
-               (i == word || std::string_view("!&*").find(text[word]) != std::string_view::npos ||
-                std::string_view("]}\"'").find(text[i - 1]) != std::string_view::npos)) {
+      word_has_a_mark = false;
+    } else if (c == '!' || c == '&' || c == '*') {
+      word_has_a_mark = true;
+    } else if (c == ',' && (i == word || word_has_a_mark ||
+                            std::string_view("]}\"'").find(text[i - 1]) != std::string_view::npos)) {
       return true;
     }
   }

@@ -517,6 +517,8 @@ TEST(HostsErrors, ACommaOutsideAnyListIsNamedNotReadForever) {
   expect_error("- node01\n--- ,\n", 2, 5, "`,` outside of [ ] and { }");
   expect_error("\"node01\",\n", 1, 9, "`,` outside of [ ] and { }");
   expect_error("!t,\n", 1, 3, "`,` outside of [ ] and { }");
+  // A tag that begins after a closing bracket, within one word.
+  expect_error("[]!t,\n", 1, 5, "`,` outside of [ ] and { }");
 }
 
 TEST(HostsErrors, MessageCarriesPositionPrefix) {
